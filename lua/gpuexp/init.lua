@@ -1,0 +1,23 @@
+-- The Lua half of gpuexp: attaches the library's functions to the global gpuexp table.
+local gpuexp = gpuexp
+
+local csv = require("gpuexp.csv")
+local meta = require("gpuexp.meta")
+local sweep = require("gpuexp.sweep")
+
+gpuexp.sweep = sweep.run
+gpuexp.points = sweep.points
+gpuexp.csv = csv
+gpuexp.metadata = meta.collect
+gpuexp.print_table = csv.print_table
+
+-- gpuexp.check(condition, message, ...): a failed check is a script error (exit 1) with
+-- the caller's location; returns condition so it can be used inline.
+function gpuexp.check(condition, message, ...)
+  if not condition then
+    error("check failed: " .. string.format(message or "assertion", ...), 2)
+  end
+  return condition
+end
+
+return gpuexp

@@ -1,0 +1,15 @@
+/* Subcommands of the command line that need no Lua. */
+#ifndef GX_CLI_H
+#define GX_CLI_H
+
+enum gx_exit_code {
+    GX_EXIT_OK = 0,
+    GX_EXIT_SCRIPT = 1,  /* the script raised an error or a check failed */
+    GX_EXIT_USAGE = 2,   /* bad command line */
+    GX_EXIT_GPU = 3,     /* no driver, no GPU, or a CUDA call failed */
+    GX_EXIT_COMPILE = 4, /* NVRTC rejected a kernel */
+};
+
+int gx_cli_info(int argc, char **argv);
+
+#endif

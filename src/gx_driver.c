@@ -1,0 +1,96 @@
+#include "gx_driver.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+static gx_driver driver;
+static gx_error load_error;
+static int load_status = -1; /* -1 not tried, else a gx_error_kind */
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+
+static void load_driver(void)
+{
+    const char *library = getenv("GX_LIBCUDA") ? getenv("GX_LIBCUDA") : "libcuda.so.1";
+    void *handle = dlopen(library, RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+        load_status = gx_fail(&load_error, GX_ERR_DRIVER,
+                              "no CUDA driver found: dlopen(%s) failed: %s (is the NVIDIA driver installed?)",
+                              library, dlerror());
+        return;
+    }
+    PFN_cuGetProcAddress_v12000 get_proc = (PFN_cuGetProcAddress_v12000)dlsym(handle, "cuGetProcAddress_v2");
+    if (!get_proc) {
+        load_status = gx_fail(&load_error, GX_ERR_DRIVER,
+                              "the CUDA driver in %s is too old: it has no cuGetProcAddress_v2 (CUDA 12.0 or newer is needed)",
+                              library);
+        return;
+    }
+    CUdriverProcAddressQueryResult found;
+#define GX_DRIVER_LOAD(name, version)                                                                  \
+    if (get_proc(#name, (void **)&driver.name, version, CU_GET_PROC_ADDRESS_DEFAULT, &found) != CUDA_SUCCESS \
+        || found != CU_GET_PROC_ADDRESS_SUCCESS || !driver.name) {                                    \
+        load_status = gx_fail(&load_error, GX_ERR_DRIVER,                                              \
+                              "the CUDA driver has no %s (ABI version %d); update the NVIDIA driver",  \
+                              #name, version);                                                         \
+        return;                                                                                        \
+    }
+    GX_DRIVER_FUNCTIONS(GX_DRIVER_LOAD)
+#undef GX_DRIVER_LOAD
+    CUresult result = driver.cuInit(0);
+    if (result != CUDA_SUCCESS) {
+        gx_cuda_fail(&load_error, "cuInit", result);
+        if (result == CUDA_ERROR_STUB_LIBRARY)
+            gx_error_append(&load_error, "; %s is the toolkit's stub, not a driver: no NVIDIA driver is installed", library);
+        else if (result == CUDA_ERROR_NO_DEVICE)
+            gx_error_append(&load_error, "; no CUDA GPU found");
+        load_status = GX_ERR_DRIVER;
+        return;
+    }
+    driver.cuDriverGetVersion(&driver.version);
+    load_status = GX_OK;
+}
+
+const gx_driver *gx_driver_get(gx_error *error)
+{
+    pthread_once(&load_once, load_driver);
+    if (load_status != GX_OK) {
+        *error = load_error;
+        return NULL;
+    }
+    return &driver;
+}
+
+int gx_cuda_fail(gx_error *error, const char *call, CUresult result)
+{
+    const char *name = NULL, *text = NULL;
+    if (driver.cuGetErrorName)
+        driver.cuGetErrorName(result, &name);
+    if (driver.cuGetErrorString)
+        driver.cuGetErrorString(result, &text);
+    char number[32];
+    if (!name) {
+        snprintf(number, sizeof number, "CUDA error %d", (int)result);
+        name = number;
+    }
+    return gx_fail(error, GX_ERR_DRIVER, "%s failed: %s (%s)", call, name, text ? text : "no description");
+}
+
+int gx_cu_check(gx_error *error, const char *expression, CUresult result)
+{
+    if (result == CUDA_SUCCESS)
+        return GX_OK;
+    /* "driver->cuMemAlloc(&p, n)" -> "cuMemAlloc" */
+    const char *start = strstr(expression, "cu");
+    while (start && !(start[2] >= 'A' && start[2] <= 'Z'))
+        start = strstr(start + 1, "cu");
+    char call[128];
+    size_t length = 0;
+    if (start)
+        while (start[length] && start[length] != '(' && length + 1 < sizeof call)
+            length++;
+    memcpy(call, start ? start : expression, length);
+    call[length] = 0;
+    return gx_cuda_fail(error, length ? call : expression, result);
+}

@@ -1,0 +1,30 @@
+/* Errors of the core: a kind for the exit code and one message line, never printed here. */
+#ifndef GX_ERROR_H
+#define GX_ERROR_H
+
+#include <stdarg.h>
+
+enum gx_error_kind {
+    GX_OK = 0,
+    GX_ERR_USAGE,   /* bad arguments from the caller */
+    GX_ERR_DRIVER,  /* no driver, no device, or a CUDA call failed */
+    GX_ERR_COMPILE, /* NVRTC refused the source */
+    GX_ERR_SYSTEM,  /* file system, memory */
+};
+
+typedef struct gx_error {
+    enum gx_error_kind kind;
+    char message[4096];
+} gx_error;
+
+/* Sets *error and returns its kind, so callers can `return gx_fail(...)`. */
+int gx_fail(gx_error *error, enum gx_error_kind kind, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+int gx_fail_va(gx_error *error, enum gx_error_kind kind, const char *format, va_list args);
+
+/* Appends text to an error already set (for hints after the API's own text). */
+void gx_error_append(gx_error *error, const char *format, ...) __attribute__((format(printf, 2, 3)));
+
+const char *gx_error_kind_name(enum gx_error_kind kind);
+
+#endif

@@ -1,0 +1,131 @@
+#include "gx_module.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "gx_driver.h"
+
+int gx_module_load(gx_module *module, const gx_device *device, const void *cubin, gx_error *error)
+{
+    memset(module, 0, sizeof *module);
+    const gx_driver *d = gx_driver_get(error);
+    if (!d || gx_device_activate(device, error))
+        return error->kind;
+    if (GX_CU(error, d->cuModuleLoadData(&module->handle, cubin)))
+        return error->kind;
+    module->device = device;
+    return GX_OK;
+}
+
+void gx_module_unload(gx_module *module)
+{
+    gx_error ignored;
+    const gx_driver *d = gx_driver_get(&ignored);
+    if (d && module->handle && gx_device_activate(module->device, &ignored) == GX_OK)
+        d->cuModuleUnload(module->handle);
+    module->handle = NULL;
+}
+
+int gx_kernel_get(gx_kernel *kernel, const gx_module *module, const char *name, gx_error *error)
+{
+    memset(kernel, 0, sizeof *kernel);
+    const gx_driver *d = gx_driver_get(error);
+    if (!d || gx_device_activate(module->device, error))
+        return error->kind;
+    kernel->module = module;
+    snprintf(kernel->name, sizeof kernel->name, "%s", name);
+    if (GX_CU(error, d->cuModuleGetFunction(&kernel->function, module->handle, name)))
+        return error->kind;
+    struct {
+        int *out;
+        CUfunction_attribute attribute;
+    } wanted[] = {
+        {&kernel->info.registers, CU_FUNC_ATTRIBUTE_NUM_REGS},
+        {&kernel->info.static_shared_bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES},
+        {&kernel->info.local_bytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES},
+        {&kernel->info.constant_bytes, CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES},
+        {&kernel->info.max_threads_per_block, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK},
+        {&kernel->info.max_dynamic_shared_bytes, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES},
+        {&kernel->info.ptx_version, CU_FUNC_ATTRIBUTE_PTX_VERSION},
+        {&kernel->info.binary_version, CU_FUNC_ATTRIBUTE_BINARY_VERSION},
+    };
+    for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++)
+        if (GX_CU(error, d->cuFuncGetAttribute(wanted[i].out, wanted[i].attribute, kernel->function)))
+            return error->kind;
+    for (kernel->param_count = 0; kernel->param_count < GX_MAX_PARAMS; kernel->param_count++) {
+        size_t offset, size;
+        if (d->cuFuncGetParamInfo(kernel->function, (size_t)kernel->param_count, &offset, &size) != CUDA_SUCCESS)
+            break;
+        kernel->param_sizes[kernel->param_count] = size;
+    }
+    return GX_OK;
+}
+
+int gx_kernel_prepare(gx_kernel *kernel, const gx_launch_config *config, gx_error *error)
+{
+    const gx_device *device = kernel->module->device;
+    unsigned long long threads = (unsigned long long)config->block[0] * config->block[1] * config->block[2];
+    for (int i = 0; i < 3; i++)
+        if (config->grid[i] == 0 || config->block[i] == 0)
+            return gx_fail(error, GX_ERR_USAGE, "launch of '%s': grid and block dimensions must be at least 1 (grid %ux%ux%u, block %ux%ux%u)",
+                           kernel->name, config->grid[0], config->grid[1], config->grid[2], config->block[0],
+                           config->block[1], config->block[2]);
+    if (threads > (unsigned long long)kernel->info.max_threads_per_block)
+        return gx_fail(error, GX_ERR_USAGE,
+                       "launch of '%s' with a block of %llu threads: this kernel allows at most %d per block on %s (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)",
+                       kernel->name, threads, kernel->info.max_threads_per_block, device->name);
+    if ((int)config->shared_bytes <= kernel->info.max_dynamic_shared_bytes)
+        return GX_OK;
+    const gx_driver *d = gx_driver_get(error);
+    if (!d)
+        return error->kind;
+    int optin = 0;
+    if (GX_CU(error, d->cuDeviceGetAttribute(&optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, device->handle)))
+        return error->kind;
+    long available = (long)optin - kernel->info.static_shared_bytes;
+    if ((long)config->shared_bytes > available)
+        return gx_fail(error, GX_ERR_USAGE,
+                       "launch of '%s' with %u bytes of dynamic shared memory: %s allows %d bytes per block, %d of them taken by the kernel's static shared memory, so at most %ld dynamic",
+                       kernel->name, config->shared_bytes, device->name, optin, kernel->info.static_shared_bytes, available);
+    if (gx_device_activate(device, error)
+        || GX_CU(error, d->cuFuncSetAttribute(kernel->function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                              (int)config->shared_bytes)))
+        return error->kind;
+    kernel->info.max_dynamic_shared_bytes = (int)config->shared_bytes;
+    return GX_OK;
+}
+
+int gx_kernel_launch(const gx_kernel *kernel, const gx_launch_config *c, void **params, gx_error *error)
+{
+    const gx_driver *d = gx_driver_get(error);
+    if (!d || gx_device_activate(kernel->module->device, error))
+        return error->kind;
+    CUresult result = d->cuLaunchKernel(kernel->function, c->grid[0], c->grid[1], c->grid[2], c->block[0], c->block[1],
+                                        c->block[2], c->shared_bytes, NULL, params, NULL);
+    if (result != CUDA_SUCCESS) {
+        gx_cuda_fail(error, "cuLaunchKernel", result);
+        gx_error_append(error, " launching '%s' with grid %ux%ux%u, block %ux%ux%u, %u bytes dynamic shared memory",
+                        kernel->name, c->grid[0], c->grid[1], c->grid[2], c->block[0], c->block[1], c->block[2],
+                        c->shared_bytes);
+        return error->kind;
+    }
+    return GX_OK;
+}
+
+int gx_kernel_occupancy(const gx_kernel *kernel, int block_threads, size_t dynamic_shared_bytes, int *blocks_per_sm,
+                        gx_error *error)
+{
+    const gx_driver *d = gx_driver_get(error);
+    if (!d || gx_device_activate(kernel->module->device, error))
+        return error->kind;
+    return GX_CU(error, d->cuOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, kernel->function, block_threads,
+                                                                      dynamic_shared_bytes));
+}
+
+int gx_synchronize(const gx_device *device, gx_error *error)
+{
+    const gx_driver *d = gx_driver_get(error);
+    if (!d || gx_device_activate(device, error))
+        return error->kind;
+    return GX_CU(error, d->cuCtxSynchronize());
+}

@@ -1,0 +1,195 @@
+#include "gx_ptx.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Reads the integer just before `word` on the line [line, end), e.g. "16384 bytes smem". */
+static int number_before(const char *line, const char *end, const char *word)
+{
+    size_t word_length = strlen(word);
+    for (const char *p = line; p + word_length <= end; p++) {
+        if (memcmp(p, word, word_length) != 0)
+            continue;
+        const char *q = p;
+        while (q > line && q[-1] == ' ')
+            q--;
+        const char *digits = q;
+        while (digits > line && isdigit((unsigned char)digits[-1]))
+            digits--;
+        if (digits < q)
+            return atoi(digits);
+    }
+    return -1;
+}
+
+static void copy_quoted(const char *start, const char *end, char *out, size_t size)
+{
+    const char *open = memchr(start, '\'', end - start);
+    if (!open)
+        return;
+    const char *close = memchr(open + 1, '\'', end - open - 1);
+    if (!close)
+        return;
+    size_t n = (size_t)(close - open - 1);
+    if (n >= size)
+        n = size - 1;
+    memcpy(out, open + 1, n);
+    out[n] = 0;
+}
+
+/* The report lists, per function: "Compiling entry function 'f' for 'sm_90'" (entries only),
+   "Function properties for f", the stack/spill line, then "Used N registers, ...". */
+int gx_ptxas_parse(const char *log, gx_resources *out, int max)
+{
+    int count = 0;
+    gx_resources *current = NULL;
+    for (const char *line = log; line && *line;) {
+        const char *end = strchr(line, '\n');
+        if (!end)
+            end = line + strlen(line);
+        char name[256] = "";
+        if (strstr(line, "Compiling entry function") && strstr(line, "Compiling entry function") < end) {
+            copy_quoted(line, end, name, sizeof name);
+        } else if (strstr(line, "Function properties for") && strstr(line, "Function properties for") < end) {
+            const char *p = strstr(line, "for ") + 4;
+            size_t n = (size_t)(end - p);
+            if (n >= sizeof name)
+                n = sizeof name - 1;
+            memcpy(name, p, n);
+            name[n] = 0;
+            while (n && isspace((unsigned char)name[n - 1]))
+                name[--n] = 0;
+        }
+        if (name[0]) {
+            current = NULL;
+            for (int i = 0; i < count; i++)
+                if (strcmp(out[i].name, name) == 0)
+                    current = &out[i];
+            if (!current && count < max) {
+                current = &out[count++];
+                memset(current, 0, sizeof *current);
+                snprintf(current->name, sizeof current->name, "%s", name);
+            }
+        } else if (current) {
+            int v;
+            if ((v = number_before(line, end, "bytes stack frame")) >= 0)
+                current->stack_frame_bytes = v;
+            if ((v = number_before(line, end, "bytes spill stores")) >= 0)
+                current->spill_store_bytes = v;
+            if ((v = number_before(line, end, "bytes spill loads")) >= 0)
+                current->spill_load_bytes = v;
+            if ((v = number_before(line, end, "registers")) >= 0)
+                current->registers = v;
+            if ((v = number_before(line, end, "barriers")) >= 0)
+                current->barriers = v;
+            if ((v = number_before(line, end, "bytes smem")) >= 0)
+                current->static_shared_bytes = v;
+            if ((v = number_before(line, end, "bytes cmem[0]")) >= 0)
+                current->constant_bytes = v;
+        }
+        line = *end ? end + 1 : end;
+    }
+    return count;
+}
+
+int gx_ptxas_find(const char *log, const char *name, gx_resources *out)
+{
+    gx_resources all[256];
+    int count = gx_ptxas_parse(log, all, 256);
+    for (int i = 0; i < count; i++)
+        if (strcmp(all[i].name, name) == 0) {
+            *out = all[i];
+            return 0;
+        }
+    return -1;
+}
+
+/* Finds ".entry NAME(" with NAME followed by '(' or white space. */
+static const char *find_entry(const char *ptx, const char *name)
+{
+    size_t length = strlen(name);
+    for (const char *p = strstr(ptx, ".entry "); p; p = strstr(p + 1, ".entry ")) {
+        const char *q = p + 7;
+        while (*q == ' ')
+            q++;
+        if (strncmp(q, name, length) == 0 && (q[length] == '(' || isspace((unsigned char)q[length])))
+            return q + length;
+    }
+    return NULL;
+}
+
+int gx_ptx_params(const char *ptx, const char *name, gx_param *out, int max)
+{
+    const char *p = find_entry(ptx, name);
+    if (!p)
+        return -1;
+    const char *open = strchr(p, '(');
+    const char *brace = strchr(p, '{');
+    if (!open || (brace && brace < open))
+        return 0; /* no parameter list */
+    const char *close = strchr(open, ')');
+    if (!close)
+        return -1;
+    int count = 0;
+    for (const char *q = strstr(open, ".param"); q && q < close && count < max; q = strstr(q + 6, ".param")) {
+        const char *line_end = strpbrk(q, ",)");
+        if (!line_end || line_end > close)
+            line_end = close;
+        gx_param *param = &out[count++];
+        memset(param, 0, sizeof *param);
+        /* the type is the token after .param (and after .align N / .ptr ... qualifiers) */
+        const char *t = q + 6;
+        const char *type = NULL;
+        while (t < line_end) {
+            while (t < line_end && isspace((unsigned char)*t))
+                t++;
+            if (*t != '.')
+                break;
+            const char *word = t + 1;
+            const char *word_end = word;
+            while (word_end < line_end && isalnum((unsigned char)*word_end))
+                word_end++;
+            if (strncmp(word, "align", 5) == 0) {
+                t = word_end;
+                while (t < line_end && isspace((unsigned char)*t))
+                    t++;
+                while (t < line_end && isdigit((unsigned char)*t))
+                    t++;
+                continue;
+            }
+            if (word_end - word <= 4 && strchr("usbf", word[0]) && isdigit((unsigned char)word[1])) {
+                type = word;
+                snprintf(param->ptx_type, sizeof param->ptx_type, "%.*s", (int)(word_end - word), word);
+                t = word_end;
+                break;
+            }
+            t = word_end;
+        }
+        if (!type)
+            continue;
+        int bits = atoi(type + 1);
+        param->type_class = type[0] == 'f' ? GX_PARAM_FLOAT : GX_PARAM_INTEGER;
+        param->size_bytes = bits / 8;
+        const char *bracket = memchr(t, '[', (size_t)(line_end - t));
+        if (bracket) { /* .b8 name[16] */
+            param->type_class = GX_PARAM_BYTES;
+            param->size_bytes = atoi(bracket + 1) * (bits / 8);
+        }
+    }
+    return count;
+}
+
+void gx_ptx_entries(const char *ptx, char *buffer, size_t size)
+{
+    buffer[0] = 0;
+    size_t used = 0;
+    for (const char *p = strstr(ptx, ".entry "); p && used + 1 < size; p = strstr(p + 1, ".entry ")) {
+        const char *q = p + 7;
+        while (*q == ' ')
+            q++;
+        size_t n = strcspn(q, "( \t\n");
+        used += (size_t)snprintf(buffer + used, size - used, "%s%.*s", used ? ", " : "", (int)n, q);
+    }
+}

@@ -1,0 +1,40 @@
+/* Text the compiler produces: the ptxas -v report and the PTX entry signatures. Pure parsing. */
+#ifndef GX_PTX_H
+#define GX_PTX_H
+
+#include <stddef.h>
+
+typedef struct gx_resources {
+    char name[256];
+    int registers;
+    int barriers;
+    int static_shared_bytes;
+    int stack_frame_bytes; /* local memory per thread */
+    int spill_store_bytes;
+    int spill_load_bytes;
+    int constant_bytes; /* cmem[0], the parameter bank, where reported */
+} gx_resources;
+
+/* Fills out[] with one entry per function in the ptxas -v report; returns how many (at most max). */
+int gx_ptxas_parse(const char *log, gx_resources *out, int max);
+/* Finds one function's resources; returns 0 when found. */
+int gx_ptxas_find(const char *log, const char *name, gx_resources *out);
+
+typedef enum gx_param_class {
+    GX_PARAM_INTEGER, /* .u8 .u16 .u32 .u64 .s8 ... .b32 .b64 (pointers are .u64) */
+    GX_PARAM_FLOAT,   /* .f16 .f32 .f64 */
+    GX_PARAM_BYTES,   /* .b8 name[N]: structs passed by value */
+} gx_param_class;
+
+typedef struct gx_param {
+    gx_param_class type_class;
+    int size_bytes;
+    char ptx_type[8]; /* "u64", "f32", "b8" ... */
+} gx_param;
+
+/* Parameters of entry `name` in PTX text; returns the count, or -1 when there is no such entry. */
+int gx_ptx_params(const char *ptx, const char *name, gx_param *out, int max);
+/* Entry names in PTX text, written comma-separated into buffer (for "it has: a, b" messages). */
+void gx_ptx_entries(const char *ptx, char *buffer, size_t size);
+
+#endif

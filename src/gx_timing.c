@@ -1,0 +1,46 @@
+#include "gx_timing.h"
+
+#include "gx_driver.h"
+
+#define BATCH 256 /* event pairs in flight before the host waits */
+
+int gx_time_events(const gx_device *device, const gx_timing_request *request, double *samples_ms, gx_error *error)
+{
+    const gx_driver *d = gx_driver_get(error);
+    if (!d || gx_device_activate(device, error))
+        return error->kind;
+    for (int i = 0; i < request->warmup; i++)
+        if (request->work(request->user, error))
+            return error->kind;
+    if (GX_CU(error, d->cuCtxSynchronize()))
+        return error->kind;
+
+    CUevent events[2 * BATCH];
+    int created = 0;
+    int status = GX_OK;
+    for (; created < 2 * BATCH; created++)
+        if ((status = GX_CU(error, d->cuEventCreate(&events[created], CU_EVENT_DEFAULT))))
+            break;
+    for (size_t first = 0; status == GX_OK && first < request->samples; first += BATCH) {
+        size_t n = request->samples - first < BATCH ? request->samples - first : BATCH;
+        for (size_t i = 0; status == GX_OK && i < n; i++) {
+            if (request->before_each && (status = request->before_each(request->user, error)))
+                break;
+            if ((status = GX_CU(error, d->cuEventRecord(events[2 * i], NULL)))
+                || (status = request->work(request->user, error))
+                || (status = GX_CU(error, d->cuEventRecord(events[2 * i + 1], NULL))))
+                break;
+        }
+        if (status || (status = GX_CU(error, d->cuEventSynchronize(events[2 * n - 1]))))
+            break;
+        for (size_t i = 0; i < n; i++) {
+            float ms = 0;
+            if ((status = GX_CU(error, d->cuEventElapsedTime(&ms, events[2 * i], events[2 * i + 1]))))
+                break;
+            samples_ms[first + i] = ms;
+        }
+    }
+    for (int i = 0; i < created; i++)
+        d->cuEventDestroy(events[i]);
+    return status;
+}

@@ -1,0 +1,331 @@
+/* Lua type gpuexp.Buffer: typed elements on the device, or on the host (pinned or pageable). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "l_gpuexp.h"
+
+l_buffer *l_check_buffer(lua_State *L, int index)
+{
+    l_buffer *buffer = luaL_checkudata(L, index, GX_BUFFER_TYPE);
+    if (!buffer->buffer.host_pointer && !buffer->buffer.device_pointer)
+        l_raisef(L, GX_ERR_USAGE, "this buffer was freed");
+    return buffer;
+}
+
+l_buffer *l_push_buffer(lua_State *L, int device_index, gx_memory_kind kind, int type, size_t count)
+{
+    l_buffer *buffer = lua_newuserdatauv(L, sizeof *buffer, 1);
+    memset(buffer, 0, sizeof *buffer);
+    luaL_setmetatable(L, GX_BUFFER_TYPE);
+    const gx_device *device = NULL;
+    if (device_index) {
+        device = &((l_device *)lua_touserdata(L, device_index))->device;
+        lua_pushvalue(L, device_index); /* the buffer keeps its device (and context) alive */
+        lua_setiuservalue(L, -2, 1);
+    }
+    gx_error error;
+    if (gx_buffer_alloc(&buffer->buffer, device, kind, (gx_type)type, count, &error)) {
+        gx_buffer_free(&buffer->buffer);
+        l_raise(L, &error);
+    }
+    return buffer;
+}
+
+static int buffer_release(lua_State *L)
+{
+    l_buffer *buffer = luaL_checkudata(L, 1, GX_BUFFER_TYPE);
+    gx_buffer_free(&buffer->buffer);
+    return 0;
+}
+
+static int buffer_tostring(lua_State *L)
+{
+    l_buffer *b = luaL_checkudata(L, 1, GX_BUFFER_TYPE);
+    lua_pushfstring(L, "gpuexp.Buffer(%s, %s x %I)", gx_memory_kind_name(b->buffer.kind), gx_type_name(b->buffer.type),
+                    (lua_Integer)b->buffer.count);
+    return 1;
+}
+
+static int buffer_len(lua_State *L)
+{
+    lua_pushinteger(L, (lua_Integer)l_check_buffer(L, 1)->buffer.count);
+    return 1;
+}
+
+static void push_element(lua_State *L, const void *base, gx_type type, size_t index)
+{
+    if (gx_type_is_float(type))
+        lua_pushnumber(L, gx_element_get(base, type, index));
+    else if (type == GX_I64 || type == GX_U64)
+        lua_pushinteger(L, ((const int64_t *)base)[index]);
+    else
+        lua_pushinteger(L, (lua_Integer)gx_element_get(base, type, index));
+}
+
+/* Reads a Lua number into one element, refusing values the type cannot hold. */
+static void check_element(lua_State *L, int index, gx_type type, void *out, const char *what)
+{
+    if (lua_type(L, index) != LUA_TNUMBER)
+        l_raisef(L, GX_ERR_USAGE, "%s must be a number, got %s", what, luaL_typename(L, index));
+    if (gx_type_is_float(type)) {
+        gx_element_set(out, type, 0, lua_tonumber(L, index));
+        return;
+    }
+    int is_integer;
+    lua_Integer value = lua_tointegerx(L, index, &is_integer);
+    if (!is_integer)
+        l_raisef(L, GX_ERR_USAGE, "%s must be an integer for a %s buffer, got %s", what, gx_type_name(type),
+                 lua_tostring(L, index));
+    if (type == GX_I64 || type == GX_U64) {
+        memcpy(out, &value, 8);
+        return;
+    }
+    static const lua_Integer low[] = {[GX_I32] = INT32_MIN, [GX_U32] = 0, [GX_U8] = 0, [GX_I8] = INT8_MIN};
+    static const lua_Integer high[] = {[GX_I32] = INT32_MAX, [GX_U32] = UINT32_MAX, [GX_U8] = UINT8_MAX, [GX_I8] = INT8_MAX};
+    if (value < low[type] || value > high[type])
+        l_raisef(L, GX_ERR_USAGE, "%s %lld does not fit in %s", what, (long long)value, gx_type_name(type));
+    gx_element_set(out, type, 0, (double)value);
+}
+
+static size_t check_index(lua_State *L, int index, const gx_buffer *buffer)
+{
+    lua_Integer i = luaL_checkinteger(L, index);
+    if (i < 1 || (size_t)i > buffer->count)
+        l_raisef(L, GX_ERR_USAGE, "index %lld out of range 1..%zu", (long long)i, buffer->count);
+    return (size_t)(i - 1);
+}
+
+static int buffer_get(lua_State *L)
+{
+    l_buffer *b = l_check_buffer(L, 1);
+    size_t i = check_index(L, 2, &b->buffer);
+    size_t size = gx_type_size(b->buffer.type);
+    unsigned char element[8];
+    gx_error error;
+    if (gx_buffer_read(&b->buffer, i * size, element, size, &error))
+        return l_raise(L, &error);
+    push_element(L, element, b->buffer.type, 0);
+    return 1;
+}
+
+static int buffer_set(lua_State *L)
+{
+    l_buffer *b = l_check_buffer(L, 1);
+    size_t i = check_index(L, 2, &b->buffer);
+    unsigned char element[8];
+    check_element(L, 3, b->buffer.type, element, "value");
+    gx_error error;
+    size_t size = gx_type_size(b->buffer.type);
+    if (gx_buffer_write(&b->buffer, i * size, element, size, &error))
+        return l_raise(L, &error);
+    return 0;
+}
+
+static int buffer_fill(lua_State *L)
+{
+    l_buffer *b = l_check_buffer(L, 1);
+    unsigned char element[8];
+    check_element(L, 2, b->buffer.type, element, "fill value");
+    gx_error error;
+    if (gx_buffer_fill(&b->buffer, gx_element_get(element, b->buffer.type, 0), &error))
+        return l_raise(L, &error);
+    lua_settop(L, 1);
+    return 1;
+}
+
+static int buffer_random(lua_State *L)
+{
+    l_buffer *b = l_check_buffer(L, 1);
+    double low = 0, high = 1;
+    lua_Integer seed = 1;
+    if (!lua_isnoneornil(L, 2)) {
+        static const char *const allowed[] = {"seed", "min", "max", NULL};
+        l_check_options(L, 2, "random", allowed);
+        l_opt_integer_field(L, 2, "seed", 1, &seed);
+        low = l_opt_number_field(L, 2, "min", gx_type_is_float(b->buffer.type) ? 0 : 0);
+        high = l_opt_number_field(L, 2, "max", gx_type_is_float(b->buffer.type) ? 1 : 100);
+    } else if (!gx_type_is_float(b->buffer.type)) {
+        high = 100;
+    }
+    if (!(low <= high))
+        return l_raisef(L, GX_ERR_USAGE, "random: min (%g) must not exceed max (%g)", low, high);
+    gx_error error;
+    if (gx_buffer_random(&b->buffer, (uint64_t)seed, low, high, &error))
+        return l_raise(L, &error);
+    lua_settop(L, 1);
+    return 1;
+}
+
+/* buffer:copy_from(source [, {offset=, source_offset=, count=}]): source is a Buffer or a table. */
+static int buffer_copy_from(lua_State *L)
+{
+    l_buffer *b = l_check_buffer(L, 1);
+    lua_Integer offset = 0, source_offset = 0, count = -1;
+    if (!lua_isnoneornil(L, 3)) {
+        static const char *const allowed[] = {"offset", "source_offset", "count", NULL};
+        l_check_options(L, 3, "copy_from", allowed);
+        l_opt_integer_field(L, 3, "offset", 0, &offset);
+        l_opt_integer_field(L, 3, "source_offset", 0, &source_offset);
+        l_opt_integer_field(L, 3, "count", -1, &count);
+    }
+    if (offset < 0 || source_offset < 0)
+        return l_raisef(L, GX_ERR_USAGE, "copy_from: offsets must be >= 0");
+    gx_error error;
+    if (lua_type(L, 2) == LUA_TTABLE) {
+        size_t n = (size_t)lua_rawlen(L, 2);
+        if (count >= 0 && (size_t)count < n)
+            n = (size_t)count;
+        if ((size_t)offset > b->buffer.count || n > b->buffer.count - (size_t)offset)
+            return l_raisef(L, GX_ERR_USAGE, "copy_from: %zu values at offset %lld do not fit in %zu elements", n,
+                            (long long)offset, b->buffer.count);
+        size_t size = gx_type_size(b->buffer.type);
+        /* the staging memory lives in a userdata, so a raised error cannot leak it */
+        unsigned char *staging = lua_newuserdatauv(L, n * size + 1, 0);
+        char what[64];
+        for (size_t i = 0; i < n; i++) {
+            lua_rawgeti(L, 2, (lua_Integer)(i + 1 + (size_t)source_offset));
+            snprintf(what, sizeof what, "element %zu", i + 1);
+            check_element(L, -1, b->buffer.type, staging + i * size, what);
+            lua_pop(L, 1);
+        }
+        if (gx_buffer_write(&b->buffer, (size_t)offset * size, staging, n * size, &error))
+            return l_raise(L, &error);
+    } else {
+        l_buffer *source = l_check_buffer(L, 2);
+        size_t n = count >= 0 ? (size_t)count
+                              : ((size_t)source_offset <= source->buffer.count ? source->buffer.count - (size_t)source_offset : 0);
+        if (gx_buffer_copy(&b->buffer, (size_t)offset, &source->buffer, (size_t)source_offset, n, &error))
+            return l_raise(L, &error);
+    }
+    lua_settop(L, 1);
+    return 1;
+}
+
+/* buffer:to_table([first [, count]]): 1-based first. */
+static int buffer_to_table(lua_State *L)
+{
+    l_buffer *b = l_check_buffer(L, 1);
+    lua_Integer first = luaL_optinteger(L, 2, 1);
+    lua_Integer count = luaL_optinteger(L, 3, (lua_Integer)b->buffer.count - first + 1);
+    if (first < 1 || count < 0 || (size_t)(first - 1) > b->buffer.count || (size_t)count > b->buffer.count - (size_t)(first - 1))
+        return l_raisef(L, GX_ERR_USAGE, "to_table: range %lld..%lld outside 1..%zu", (long long)first,
+                        (long long)(first + count - 1), b->buffer.count);
+    if (count > (1 << 26))
+        return l_raisef(L, GX_ERR_USAGE, "to_table: %lld elements is too many for a Lua table; copy a range", (long long)count);
+    size_t size = gx_type_size(b->buffer.type);
+    void *staging = lua_newuserdatauv(L, (size_t)count * size + 1, 0);
+    gx_error error;
+    if (gx_buffer_read(&b->buffer, (size_t)(first - 1) * size, staging, (size_t)count * size, &error))
+        return l_raise(L, &error);
+    lua_createtable(L, (int)count, 0);
+    for (lua_Integer i = 0; i < count; i++) {
+        push_element(L, staging, b->buffer.type, (size_t)i);
+        lua_rawseti(L, -2, i + 1);
+    }
+    return 1;
+}
+
+/* buffer:compare(expected [, {rtol=, atol=}]) -> ok, {mismatches, first_mismatch, max_abs_error, ...} */
+static int buffer_compare(lua_State *L)
+{
+    l_buffer *a = l_check_buffer(L, 1);
+    l_buffer *b = l_check_buffer(L, 2);
+    double rtol = gx_type_is_float(b->buffer.type) ? 1e-5 : 0, atol = gx_type_is_float(b->buffer.type) ? 1e-8 : 0;
+    if (!lua_isnoneornil(L, 3)) {
+        static const char *const allowed[] = {"rtol", "atol", NULL};
+        l_check_options(L, 3, "compare", allowed);
+        rtol = l_opt_number_field(L, 3, "rtol", rtol);
+        atol = l_opt_number_field(L, 3, "atol", atol);
+    }
+    gx_compare_result result;
+    gx_error error;
+    if (gx_buffer_compare(&a->buffer, &b->buffer, rtol, atol, &result, &error))
+        return l_raise(L, &error);
+    lua_pushboolean(L, result.mismatches == 0);
+    lua_createtable(L, 0, 6);
+    l_set_integer(L, "mismatches", (lua_Integer)result.mismatches);
+    if (result.mismatches) {
+        l_set_integer(L, "first_mismatch", (lua_Integer)result.first_mismatch + 1);
+        l_set_number(L, "first_value", result.first_value);
+        l_set_number(L, "first_expected", result.first_expected);
+    }
+    l_set_number(L, "max_abs_error", result.max_abs_error);
+    l_set_number(L, "max_rel_error", result.max_rel_error);
+    return 2;
+}
+
+static int buffer_index(lua_State *L)
+{
+    l_buffer *b = luaL_checkudata(L, 1, GX_BUFFER_TYPE);
+    if (lua_type(L, 2) == LUA_TNUMBER) {
+        lua_settop(L, 2);
+        return buffer_get(L);
+    }
+    const char *key = luaL_checkstring(L, 2);
+    luaL_getmetafield(L, 1, "methods");
+    if (lua_getfield(L, -1, key) != LUA_TNIL)
+        return 1;
+    if (strcmp(key, "count") == 0)
+        lua_pushinteger(L, (lua_Integer)b->buffer.count);
+    else if (strcmp(key, "bytes") == 0)
+        lua_pushinteger(L, (lua_Integer)b->buffer.bytes);
+    else if (strcmp(key, "type") == 0)
+        lua_pushstring(L, gx_type_name(b->buffer.type));
+    else if (strcmp(key, "kind") == 0)
+        lua_pushstring(L, gx_memory_kind_name(b->buffer.kind));
+    else
+        lua_pushnil(L);
+    return 1;
+}
+
+static int buffer_newindex(lua_State *L)
+{
+    if (lua_type(L, 2) != LUA_TNUMBER)
+        return l_raisef(L, GX_ERR_USAGE, "buffers have no field '%s' to set", luaL_tolstring(L, 2, NULL));
+    return buffer_set(L);
+}
+
+static int gpuexp_host(lua_State *L)
+{
+    const char *type_name = luaL_checkstring(L, 1);
+    int type = gx_type_parse(type_name);
+    if (type < 0)
+        return l_raisef(L, GX_ERR_USAGE, "unknown element type '%s' (f32, f64, i32, u32, i64, u64, u8, i8)", type_name);
+    lua_Integer count = luaL_checkinteger(L, 2);
+    if (count < 0)
+        return l_raisef(L, GX_ERR_USAGE, "element count must be >= 0, got %lld", (long long)count);
+    int pinned = 0;
+    if (!lua_isnoneornil(L, 3)) {
+        static const char *const allowed[] = {"pinned", NULL};
+        l_check_options(L, 3, "host", allowed);
+        lua_getfield(L, 3, "pinned");
+        pinned = lua_toboolean(L, -1);
+        lua_pop(L, 1);
+    }
+    int device_index = 0;
+    if (pinned)
+        l_default_device(L, &device_index);
+    l_push_buffer(L, device_index, pinned ? GX_MEMORY_PINNED : GX_MEMORY_PAGEABLE, type, (size_t)count);
+    return 1;
+}
+
+void l_open_buffer(lua_State *L)
+{
+    static const luaL_Reg methods[] = {{"get", buffer_get},         {"set", buffer_set},
+                                       {"fill", buffer_fill},       {"random", buffer_random},
+                                       {"copy_from", buffer_copy_from}, {"to_table", buffer_to_table},
+                                       {"compare", buffer_compare}, {"free", buffer_release},
+                                       {NULL, NULL}};
+    static const luaL_Reg metamethods[] = {{"__index", buffer_index}, {"__newindex", buffer_newindex},
+                                           {"__gc", buffer_release},  {"__close", buffer_release},
+                                           {"__len", buffer_len},     {"__tostring", buffer_tostring},
+                                           {NULL, NULL}};
+    luaL_newmetatable(L, GX_BUFFER_TYPE);
+    luaL_setfuncs(L, metamethods, 0);
+    luaL_newlib(L, methods);
+    lua_setfield(L, -2, "methods");
+    lua_pop(L, 1);
+    lua_pushcfunction(L, gpuexp_host);
+    lua_setfield(L, -2, "host");
+}

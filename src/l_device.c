@@ -1,0 +1,269 @@
+/* Lua type gpuexp.Device: one per GPU ordinal, cached, holding the primary context. */
+#include <stdio.h>
+#include <string.h>
+
+#include "gx_driver.h"
+#include "gx_nvrtc.h"
+#include "l_gpuexp.h"
+
+#define DEVICE_CACHE "gpuexp.devices" /* registry: ordinal -> Device */
+
+l_device *l_check_device(lua_State *L, int index)
+{
+    l_device *device = luaL_checkudata(L, index, GX_DEVICE_TYPE);
+    if (!device->open)
+        l_raisef(L, GX_ERR_USAGE, "this device was closed");
+    return device;
+}
+
+/* Pushes the Device for an ordinal, opening it on first use. */
+static l_device *push_device(lua_State *L, int ordinal)
+{
+    lua_getfield(L, LUA_REGISTRYINDEX, DEVICE_CACHE);
+    if (lua_rawgeti(L, -1, ordinal) == LUA_TUSERDATA) {
+        lua_remove(L, -2);
+        return lua_touserdata(L, -1);
+    }
+    lua_pop(L, 1);
+    l_device *device = lua_newuserdatauv(L, sizeof *device, 0);
+    memset(device, 0, sizeof *device); /* released state first, so __gc is safe if open fails */
+    luaL_setmetatable(L, GX_DEVICE_TYPE);
+    gx_error error;
+    if (gx_device_open(&device->device, ordinal, &error))
+        l_raise(L, &error);
+    device->open = 1;
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, -3, ordinal);
+    lua_remove(L, -2);
+    return device;
+}
+
+static int default_ordinal(lua_State *L)
+{
+    lua_getfield(L, LUA_REGISTRYINDEX, GX_REGISTRY_DEFAULT_DEVICE);
+    int ordinal = (int)lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    return ordinal;
+}
+
+l_device *l_default_device(lua_State *L, int *index_out)
+{
+    const char *arch = l_offline_arch(L);
+    if (arch)
+        l_raisef(L, GX_ERR_USAGE, "this run is an offline plan for %s: there is no GPU to use", arch);
+    l_device *device = push_device(L, default_ordinal(L));
+    *index_out = lua_gettop(L);
+    return device;
+}
+
+static int device_gc(lua_State *L)
+{
+    l_device *device = luaL_checkudata(L, 1, GX_DEVICE_TYPE);
+    if (device->open)
+        gx_device_close(&device->device);
+    device->open = 0;
+    return 0;
+}
+
+static int device_tostring(lua_State *L)
+{
+    l_device *device = luaL_checkudata(L, 1, GX_DEVICE_TYPE);
+    lua_pushfstring(L, "gpuexp.Device(%d: %s, sm_%d%d)", device->device.ordinal, device->device.name,
+                    device->device.cc_major, device->device.cc_minor);
+    return 1;
+}
+
+static int device_attribute(lua_State *L)
+{
+    l_device *device = l_check_device(L, 1);
+    const char *name = luaL_checkstring(L, 2);
+    int value;
+    gx_error error;
+    if (gx_device_attribute(&device->device, name, &value, &error))
+        return l_raise(L, &error);
+    lua_pushinteger(L, value);
+    return 1;
+}
+
+static int device_attributes(lua_State *L)
+{
+    l_device *device = l_check_device(L, 1);
+    const gx_driver *d;
+    gx_error error;
+    if (!(d = gx_driver_get(&error)))
+        return l_raise(L, &error);
+    lua_newtable(L);
+    for (size_t i = 0; i < gx_device_attribute_count(); i++) {
+        const char *name = gx_device_attribute_name(i);
+        int value;
+        /* attributes newer than the driver are left out rather than failing the whole table */
+        if (d->cuDeviceGetAttribute(&value, (CUdevice_attribute)gx_device_attribute_lookup(name),
+                                    device->device.handle) == CUDA_SUCCESS)
+            l_set_integer(L, name, value);
+    }
+    return 1;
+}
+
+/* The derived facts as a table: what `gpuexp info` prints. */
+static void push_facts(lua_State *L, const l_device *device)
+{
+    gx_device_facts f;
+    gx_error error;
+    if (gx_device_facts_get(&device->device, &f, &error))
+        l_raise(L, &error);
+    const gx_driver *d = gx_driver_get(&error);
+    lua_createtable(L, 0, 32);
+    l_set_integer(L, "ordinal", device->device.ordinal);
+    l_set_string(L, "name", device->device.name);
+    l_set_string(L, "uuid", device->device.uuid);
+    l_set_string(L, "pci_bus_id", device->device.pci_bus_id);
+    lua_pushfstring(L, "%d.%d", device->device.cc_major, device->device.cc_minor);
+    lua_setfield(L, -2, "compute_capability");
+    lua_pushfstring(L, "sm_%d%d", device->device.cc_major, device->device.cc_minor);
+    lua_setfield(L, -2, "arch");
+    l_set_integer(L, "memory_bytes", (lua_Integer)device->device.total_memory_bytes);
+    l_set_integer(L, "sm_count", f.sm_count);
+    l_set_integer(L, "sm_clock_khz", f.sm_clock_khz);
+    l_set_integer(L, "memory_clock_khz", f.memory_clock_khz);
+    l_set_integer(L, "memory_bus_width_bits", f.memory_bus_width_bits);
+    l_set_integer(L, "l2_bytes", f.l2_bytes);
+    l_set_integer(L, "shared_per_sm_bytes", f.shared_per_sm_bytes);
+    l_set_integer(L, "shared_per_block_bytes", f.shared_per_block_bytes);
+    l_set_integer(L, "shared_per_block_optin_bytes", f.shared_per_block_optin_bytes);
+    l_set_integer(L, "reserved_shared_per_block_bytes", f.reserved_shared_per_block_bytes);
+    l_set_integer(L, "registers_per_sm", f.registers_per_sm);
+    l_set_integer(L, "registers_per_block", f.registers_per_block);
+    l_set_integer(L, "max_threads_per_sm", f.max_threads_per_sm);
+    l_set_integer(L, "max_warps_per_sm", f.max_warps_per_sm);
+    l_set_integer(L, "max_blocks_per_sm", f.max_blocks_per_sm);
+    l_set_integer(L, "max_threads_per_block", f.max_threads_per_block);
+    l_set_integer(L, "warp_size", f.warp_size);
+    l_set_integer(L, "fp32_lanes_per_sm", f.fp32_lanes_per_sm);
+    l_set_number(L, "peak_dram_gbps", f.peak_dram_bytes_per_second / 1e9);
+    l_set_number(L, "peak_fp32_gflops", f.peak_fp32_flops / 1e9);
+    if (d) {
+        l_set_integer(L, "driver_cuda_version", d->version);
+        lua_pushfstring(L, "%d.%d", d->version / 1000, (d->version % 1000) / 10);
+        lua_setfield(L, -2, "driver_cuda");
+    }
+    int major, minor;
+    if (gx_nvrtc_version(&major, &minor, &error) == GX_OK) {
+        lua_pushfstring(L, "%d.%d", major, minor);
+        lua_setfield(L, -2, "nvrtc");
+    }
+    lua_pushfstring(L, "%d.%d", CUDA_VERSION / 1000, (CUDA_VERSION % 1000) / 10);
+    lua_setfield(L, -2, "built_with_cuda");
+}
+
+static int device_index(lua_State *L)
+{
+    l_device *device = l_check_device(L, 1);
+    const char *key = luaL_checkstring(L, 2);
+    if (luaL_getmetafield(L, 1, "methods") && lua_getfield(L, -1, key) != LUA_TNIL)
+        return 1;
+    if (strcmp(key, "facts") == 0) {
+        push_facts(L, device);
+        return 1;
+    }
+    /* plain fields come from the facts, so dev.name, dev.sm_count, dev.arch all work */
+    push_facts(L, device);
+    lua_getfield(L, -1, key);
+    return 1;
+}
+
+static int device_alloc(lua_State *L)
+{
+    l_check_device(L, 1);
+    const char *type_name = luaL_checkstring(L, 2);
+    int type = gx_type_parse(type_name);
+    if (type < 0)
+        return l_raisef(L, GX_ERR_USAGE, "unknown element type '%s' (f32, f64, i32, u32, i64, u64, u8, i8)", type_name);
+    lua_Integer count = luaL_checkinteger(L, 3);
+    if (count < 0)
+        return l_raisef(L, GX_ERR_USAGE, "element count must be >= 0, got %lld", (long long)count);
+    l_push_buffer(L, 1, GX_MEMORY_DEVICE, type, (size_t)count);
+    return 1;
+}
+
+static int device_synchronize(lua_State *L)
+{
+    l_device *device = l_check_device(L, 1);
+    gx_error error;
+    if (gx_synchronize(&device->device, &error))
+        return l_raise(L, &error);
+    return 0;
+}
+
+static int device_memory_info(lua_State *L)
+{
+    l_device *device = l_check_device(L, 1);
+    gx_error error;
+    const gx_driver *d = gx_driver_get(&error);
+    size_t free_bytes, total_bytes;
+    if (!d || gx_device_activate(&device->device, &error) || GX_CU(&error, d->cuMemGetInfo(&free_bytes, &total_bytes)))
+        return l_raise(L, &error);
+    lua_pushinteger(L, (lua_Integer)free_bytes);
+    lua_pushinteger(L, (lua_Integer)total_bytes);
+    return 2;
+}
+
+static int gpuexp_device(lua_State *L)
+{
+    int ordinal = lua_isnoneornil(L, 1) ? -1 : (int)luaL_checkinteger(L, 1);
+    if (ordinal < 0) {
+        int index;
+        l_default_device(L, &index);
+        return 1;
+    }
+    if (l_offline_arch(L))
+        return l_raisef(L, GX_ERR_USAGE, "this run is an offline plan for %s: there is no GPU to use", l_offline_arch(L));
+    push_device(L, ordinal);
+    return 1;
+}
+
+static int gpuexp_device_count(lua_State *L)
+{
+    int count;
+    gx_error error;
+    if (gx_device_count(&count, &error))
+        return l_raise(L, &error);
+    lua_pushinteger(L, count);
+    return 1;
+}
+
+static int gpuexp_devices(lua_State *L)
+{
+    int count;
+    gx_error error;
+    if (gx_device_count(&count, &error))
+        return l_raise(L, &error);
+    lua_createtable(L, count, 0);
+    for (int i = 0; i < count; i++) {
+        push_device(L, i);
+        lua_rawseti(L, -2, i + 1);
+    }
+    return 1;
+}
+
+void l_open_device(lua_State *L)
+{
+    static const luaL_Reg methods[] = {
+        {"attribute", device_attribute}, {"attributes", device_attributes}, {"alloc", device_alloc},
+        {"synchronize", device_synchronize}, {"memory_info", device_memory_info}, {NULL, NULL}};
+    luaL_newmetatable(L, GX_DEVICE_TYPE);
+    luaL_newlib(L, methods);
+    lua_setfield(L, -2, "methods");
+    lua_pushcfunction(L, device_index);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, device_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, device_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_setfield(L, LUA_REGISTRYINDEX, DEVICE_CACHE);
+    /* the gpuexp table is on the top of the stack */
+    static const luaL_Reg functions[] = {
+        {"device", gpuexp_device}, {"devices", gpuexp_devices}, {"device_count", gpuexp_device_count}, {NULL, NULL}};
+    luaL_setfuncs(L, functions, 0);
+}

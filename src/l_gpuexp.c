@@ -1,0 +1,148 @@
+/* The gpuexp module table: functions that belong to no type, and the embedded Lua library. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "gx_cache.h"
+#include "gx_driver.h"
+#include "gx_embedded.h"
+#include "gx_nvrtc.h"
+#include "gx_stats.h"
+#include "l_gpuexp.h"
+
+/* gpuexp.stats(list_of_numbers [, unit_suffix]) -> {min, median, mean, stddev, noise_pct, ...} */
+static int gpuexp_stats(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    const char *unit = luaL_optstring(L, 2, "");
+    size_t n = (size_t)lua_rawlen(L, 1);
+    double *samples = lua_newuserdatauv(L, sizeof(double) * (n ? n : 1), 0);
+    for (size_t i = 0; i < n; i++) {
+        if (lua_rawgeti(L, 1, (lua_Integer)i + 1) != LUA_TNUMBER)
+            return l_raisef(L, GX_ERR_USAGE, "stats: element %zu is %s, not a number", i + 1, luaL_typename(L, -1));
+        samples[i] = lua_tonumber(L, -1);
+        lua_pop(L, 1);
+    }
+    l_push_stats(L, samples, n, unit);
+    return 1;
+}
+
+/* gpuexp.hash(string) -> 32 hex digits (XXH3-128), for script hashes and keys. */
+static int gpuexp_hash(lua_State *L)
+{
+    size_t size;
+    const char *data = luaL_checklstring(L, 1, &size);
+    XXH128_hash_t hash = XXH3_128bits(data, size);
+    char hex[33];
+    snprintf(hex, sizeof hex, "%016llx%016llx", (unsigned long long)hash.high64, (unsigned long long)hash.low64);
+    lua_pushstring(L, hex);
+    return 1;
+}
+
+/* gpuexp.clock() -> seconds on a monotonic clock. */
+static int gpuexp_clock(lua_State *L)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    lua_pushnumber(L, (double)t.tv_sec + (double)t.tv_nsec * 1e-9);
+    return 1;
+}
+
+/* gpuexp.versions() -> {gpuexp, built_with_cuda, driver_cuda, nvrtc}; missing parts are absent. */
+static int gpuexp_versions(lua_State *L)
+{
+    lua_createtable(L, 0, 4);
+    l_set_string(L, "gpuexp", GX_VERSION);
+    lua_pushfstring(L, "%d.%d", CUDA_VERSION / 1000, (CUDA_VERSION % 1000) / 10);
+    lua_setfield(L, -2, "built_with_cuda");
+    gx_error error;
+    const gx_driver *d = gx_driver_get(&error);
+    if (d) {
+        lua_pushfstring(L, "%d.%d", d->version / 1000, (d->version % 1000) / 10);
+        lua_setfield(L, -2, "driver_cuda");
+    }
+    int major, minor;
+    if (gx_nvrtc_version(&major, &minor, &error) == GX_OK) {
+        lua_pushfstring(L, "%d.%d", major, minor);
+        lua_setfield(L, -2, "nvrtc");
+    }
+    return 1;
+}
+
+/* gpuexp.error(kind, message): raises a gpuexp error value from Lua code (kind as in exit codes). */
+static int gpuexp_error(lua_State *L)
+{
+    static const char *const kinds[] = {"usage", "driver", "compile", "system", NULL};
+    static const enum gx_error_kind values[] = {GX_ERR_USAGE, GX_ERR_DRIVER, GX_ERR_COMPILE, GX_ERR_SYSTEM};
+    int kind = luaL_checkoption(L, 1, NULL, kinds);
+    int level = (int)luaL_optinteger(L, 3, 1);
+    luaL_where(L, level);
+    lua_pushstring(L, luaL_checkstring(L, 2));
+    lua_concat(L, 2);
+    l_push_error(L, values[kind], lua_tostring(L, -1));
+    return lua_error(L);
+}
+
+/* gpuexp.mkdir(path): creates the folder and its parents. */
+static int gpuexp_mkdir(lua_State *L)
+{
+    gx_error error;
+    if (gx_make_directories(luaL_checkstring(L, 1), &error))
+        return l_raise(L, &error);
+    return 0;
+}
+
+/* Searcher for require("gpuexp.x"): from GPUEXP_LUA_DIR when set (development), else embedded. */
+static int embedded_searcher(lua_State *L)
+{
+    const char *name = luaL_checkstring(L, 1);
+    for (const struct gx_embedded_module *m = gx_embedded_modules; m->name; m++) {
+        if (strcmp(m->name, name) != 0)
+            continue;
+        const char *dir = getenv("GPUEXP_LUA_DIR");
+        if (dir && *dir) {
+            lua_pushfstring(L, "%s/%s", dir, m->path + strlen("lua/"));
+            if (luaL_loadfile(L, lua_tostring(L, -1)) != LUA_OK)
+                return lua_error(L);
+        } else {
+            lua_pushfstring(L, "@%s", m->path);
+            if (luaL_loadbuffer(L, m->code, m->size, lua_tostring(L, -1)) != LUA_OK)
+                return lua_error(L);
+        }
+        lua_pushstring(L, name);
+        return 2;
+    }
+    lua_pushfstring(L, "\n\tno embedded module '%s'", name);
+    return 1;
+}
+
+void l_open_gpuexp(lua_State *L)
+{
+    static const luaL_Reg functions[] = {{"stats", gpuexp_stats},       {"hash", gpuexp_hash},
+                                         {"clock", gpuexp_clock},       {"versions", gpuexp_versions},
+                                         {"error", gpuexp_error},       {"mkdir", gpuexp_mkdir},
+                                         {NULL, NULL}};
+    luaL_setfuncs(L, functions, 0);
+    l_set_string(L, "version", GX_VERSION);
+    l_open_error(L);
+    l_open_device(L);
+    l_open_buffer(L);
+    l_open_program(L);
+    l_open_kernel(L);
+    /* put the embedded searcher first in package.searchers */
+    lua_getglobal(L, "package");
+    lua_getfield(L, -1, "searchers");
+    int n = (int)lua_rawlen(L, -1);
+    for (int i = n; i >= 1; i--) {
+        lua_rawgeti(L, -1, i);
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_pushcfunction(L, embedded_searcher);
+    lua_rawseti(L, -2, 1);
+    lua_pop(L, 2);
+}

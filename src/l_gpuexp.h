@@ -1,0 +1,109 @@
+/* Shared by the binding files: type names, the error object, argument helpers. */
+#ifndef L_GPUEXP_H
+#define L_GPUEXP_H
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "gx_device.h"
+#include "gx_error.h"
+#include "gx_memory.h"
+#include "gx_module.h"
+#include "gx_nvrtc.h"
+
+#define GX_DEVICE_TYPE "gpuexp.Device"
+#define GX_BUFFER_TYPE "gpuexp.Buffer"
+#define GX_PROGRAM_TYPE "gpuexp.Program"
+#define GX_KERNEL_TYPE "gpuexp.Kernel"
+#define GX_LAUNCH_TYPE "gpuexp.Launch"
+#define GX_SCALAR_TYPE "gpuexp.Scalar"
+#define GX_ERROR_TYPE "gpuexp.Error"
+
+/* Registry keys of process settings, set by main before the script runs. */
+#define GX_REGISTRY_DEFAULT_DEVICE "gpuexp.default_device" /* integer ordinal */
+#define GX_REGISTRY_OFFLINE_ARCH "gpuexp.offline_arch"     /* string, when planning without a GPU */
+#define GX_REGISTRY_SCRIPT_DIR "gpuexp.script_dir"
+
+typedef struct l_device {
+    gx_device device;
+    int open;
+} l_device;
+
+typedef struct l_buffer {
+    gx_buffer buffer;
+} l_buffer;
+
+typedef struct l_program {
+    gx_compile_result compiled;
+    char arch[16];
+    char source_name[512];
+    gx_module module; /* loaded on first use of a kernel */
+    int loaded;
+} l_program;
+
+typedef struct l_kernel {
+    gx_kernel kernel; /* function NULL in offline mode */
+    gx_resources ptxas;
+    int has_ptxas;
+    int ptx_param_count;
+    gx_param ptx_params[GX_MAX_PARAMS];
+} l_kernel;
+
+typedef struct l_scalar {
+    int type; /* gx_type */
+    union {
+        float f32;
+        double f64;
+        int32_t i32;
+        uint32_t u32;
+        int64_t i64;
+        uint64_t u64;
+        uint8_t u8;
+        int8_t i8;
+    } value;
+} l_scalar;
+
+/* Raises a gpuexp error value: message "where: text", fields kind and message. Never returns. */
+int l_raise(lua_State *L, const gx_error *error);
+int l_raisef(lua_State *L, enum gx_error_kind kind, const char *format, ...);
+/* Pushes a new error value without raising it. */
+void l_push_error(lua_State *L, enum gx_error_kind kind, const char *message);
+
+/* Option tables: raise on keys not in `allowed` (NULL-terminated). */
+void l_check_options(lua_State *L, int index, const char *what, const char *const *allowed);
+int l_opt_integer_field(lua_State *L, int index, const char *key, lua_Integer fallback, lua_Integer *out);
+double l_opt_number_field(lua_State *L, int index, const char *key, double fallback);
+const char *l_opt_string_field(lua_State *L, int index, const char *key, const char *fallback);
+
+/* Sets t[key] = value on the table at the top of the stack. */
+void l_set_integer(lua_State *L, const char *key, lua_Integer value);
+void l_set_number(lua_State *L, const char *key, double value);
+void l_set_string(lua_State *L, const char *key, const char *value);
+
+/* Metatable helper: luaL_newmetatable + methods as __index + extra metamethods. */
+void l_new_class(lua_State *L, const char *name, const luaL_Reg *methods, const luaL_Reg *metamethods);
+
+/* The default device (opened on first use); raises when there is none. */
+l_device *l_default_device(lua_State *L, int *index_out);
+l_device *l_check_device(lua_State *L, int index);
+l_buffer *l_check_buffer(lua_State *L, int index);
+l_program *l_check_program(lua_State *L, int index);
+l_kernel *l_check_kernel(lua_State *L, int index);
+const char *l_offline_arch(lua_State *L); /* NULL when a GPU is used */
+
+void l_open_error(lua_State *L);
+void l_open_device(lua_State *L);
+void l_open_buffer(lua_State *L);
+void l_open_program(lua_State *L);
+void l_open_kernel(lua_State *L);
+/* Fills the gpuexp table at the top of the stack with the module functions. */
+void l_open_gpuexp(lua_State *L);
+
+/* Pushes the Buffer for a new allocation; the device's userdata at device_index is kept alive. */
+l_buffer *l_push_buffer(lua_State *L, int device_index, gx_memory_kind kind, int type, size_t count);
+/* Pushes a table of statistics (min_ms, median_ms, ...) computed from samples (sorted in place). */
+void l_push_stats(lua_State *L, double *samples, size_t count, const char *unit_suffix);
+/* Fills a resources/occupancy table on the top of the stack. */
+void l_push_function_info(lua_State *L, const l_kernel *kernel);
+
+#endif

@@ -1,0 +1,496 @@
+/* Lua types gpuexp.Kernel and gpuexp.Launch (a kernel with its configuration and arguments bound),
+   plus typed scalars. Launch, timing and the driver's occupancy. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gx_stats.h"
+#include "gx_timing.h"
+#include "l_gpuexp.h"
+
+const gx_module *l_program_module(lua_State *L, int program_index);
+
+typedef struct l_launch {
+    l_kernel *kernel; /* kept alive by uservalue 1 */
+    gx_launch_config config;
+    int arg_count;
+    unsigned char storage[GX_MAX_PARAMS][16];
+    void *pointers[GX_MAX_PARAMS];
+} l_launch;
+
+l_kernel *l_check_kernel(lua_State *L, int index)
+{
+    return luaL_checkudata(L, index, GX_KERNEL_TYPE);
+}
+
+static const gx_device *kernel_device(lua_State *L, const l_kernel *kernel)
+{
+    if (!kernel->kernel.function)
+        l_raisef(L, GX_ERR_USAGE, "kernel '%s' was compiled for an offline plan (%s): it cannot run here",
+                 kernel->kernel.name, l_offline_arch(L) ? l_offline_arch(L) : "no GPU");
+    return kernel->kernel.module->device;
+}
+
+/* program:kernel(name): name is an extern "C" name, a name expression given at compile, or a
+   mangled name. Works offline too: the resources then come from the ptxas report alone. */
+int l_program_kernel(lua_State *L)
+{
+    l_program *program = l_check_program(L, 1);
+    const char *name = luaL_checkstring(L, 2);
+    char lowered[512];
+    const char *symbol = gx_compile_lowered_name(&program->compiled, name, lowered, sizeof lowered);
+    if (!symbol)
+        symbol = name;
+    l_kernel *kernel = lua_newuserdatauv(L, sizeof *kernel, 1);
+    memset(kernel, 0, sizeof *kernel);
+    luaL_setmetatable(L, GX_KERNEL_TYPE);
+    lua_pushvalue(L, 1);
+    lua_setiuservalue(L, -2, 1); /* the kernel keeps its program (and module) alive */
+    kernel->ptx_param_count = gx_ptx_params(program->compiled.ptx, symbol, kernel->ptx_params, GX_MAX_PARAMS);
+    if (kernel->ptx_param_count < 0) {
+        char entries[4096];
+        gx_ptx_entries(program->compiled.ptx, entries, sizeof entries);
+        return l_raisef(L, GX_ERR_USAGE, "no kernel '%s' in %s; it has: %s%s", name, program->source_name,
+                        entries[0] ? entries : "(no kernels)",
+                        strchr(entries, '_') && entries[0] == '_' ? " (C++ names are mangled: use extern \"C\" or compile{names={...}})" : "");
+    }
+    kernel->has_ptxas = gx_ptxas_find(program->compiled.log, symbol, &kernel->ptxas) == 0;
+    snprintf(kernel->kernel.name, sizeof kernel->kernel.name, "%s", symbol);
+    const gx_module *module = l_program_module(L, 1);
+    if (module) {
+        gx_error error;
+        if (gx_kernel_get(&kernel->kernel, module, symbol, &error))
+            return l_raise(L, &error);
+    }
+    return 1;
+}
+
+void l_push_function_info(lua_State *L, const l_kernel *k)
+{
+    lua_createtable(L, 0, 12);
+    l_set_string(L, "name", k->kernel.name);
+    if (k->kernel.function) {
+        l_set_integer(L, "registers", k->kernel.info.registers);
+        l_set_integer(L, "static_shared_bytes", k->kernel.info.static_shared_bytes);
+        l_set_integer(L, "local_bytes", k->kernel.info.local_bytes);
+        l_set_integer(L, "constant_bytes", k->kernel.info.constant_bytes);
+        l_set_integer(L, "max_threads_per_block", k->kernel.info.max_threads_per_block);
+        l_set_integer(L, "max_dynamic_shared_bytes", k->kernel.info.max_dynamic_shared_bytes);
+        l_set_integer(L, "ptx_version", k->kernel.info.ptx_version);
+        l_set_integer(L, "binary_version", k->kernel.info.binary_version);
+    } else if (k->has_ptxas) {
+        l_set_integer(L, "registers", k->ptxas.registers);
+        l_set_integer(L, "static_shared_bytes", k->ptxas.static_shared_bytes);
+        l_set_integer(L, "local_bytes", k->ptxas.stack_frame_bytes);
+    }
+    if (k->has_ptxas) {
+        l_set_integer(L, "ptxas_registers", k->ptxas.registers);
+        l_set_integer(L, "barriers", k->ptxas.barriers);
+        l_set_integer(L, "stack_frame_bytes", k->ptxas.stack_frame_bytes);
+        l_set_integer(L, "spill_store_bytes", k->ptxas.spill_store_bytes);
+        l_set_integer(L, "spill_load_bytes", k->ptxas.spill_load_bytes);
+    }
+    lua_createtable(L, k->ptx_param_count, 0);
+    for (int i = 0; i < k->ptx_param_count; i++) {
+        lua_pushstring(L, k->ptx_params[i].ptx_type);
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_setfield(L, -2, "params");
+}
+
+static int kernel_resources(lua_State *L)
+{
+    l_push_function_info(L, l_check_kernel(L, 1));
+    return 1;
+}
+
+/* ---- launch configuration and arguments ---- */
+
+static void read_dim3(lua_State *L, int table, const char *key, unsigned out[3], int required)
+{
+    out[0] = out[1] = out[2] = 1;
+    int type = lua_getfield(L, table, key);
+    if (type == LUA_TNIL) {
+        if (required)
+            l_raisef(L, GX_ERR_USAGE, "launch: '%s' is required (a number or {x, y, z})", key);
+    } else if (type == LUA_TNUMBER || type == LUA_TTABLE) {
+        int count = type == LUA_TNUMBER ? 1 : (int)lua_rawlen(L, -1);
+        if (count < 1 || count > 3)
+            l_raisef(L, GX_ERR_USAGE, "launch: '%s' must have 1 to 3 dimensions", key);
+        for (int i = 0; i < count; i++) {
+            if (type == LUA_TTABLE)
+                lua_rawgeti(L, -1 - 0, i + 1);
+            else
+                lua_pushvalue(L, -1);
+            int is_integer;
+            lua_Integer v = lua_tointegerx(L, -1, &is_integer);
+            if (!is_integer || v < 1 || v > 0x7fffffff)
+                l_raisef(L, GX_ERR_USAGE, "launch: %s[%d] must be an integer from 1 to 2^31-1, got %s", key, i + 1,
+                         luaL_tolstring(L, -1, NULL));
+            out[i] = (unsigned)v;
+            lua_pop(L, 1);
+        }
+    } else {
+        l_raisef(L, GX_ERR_USAGE, "launch: '%s' must be a number or {x, y, z}, got %s", key, luaL_typename(L, -1));
+    }
+    lua_pop(L, 1);
+}
+
+/* Does a scalar of gx type `type` fit the PTX parameter? */
+static int scalar_matches(int type, const gx_param *param)
+{
+    int size = (int)gx_type_size((gx_type)type);
+    if (param->type_class == GX_PARAM_BYTES)
+        return 0;
+    if (param->size_bytes != size)
+        return 0;
+    return (param->type_class == GX_PARAM_FLOAT) == gx_type_is_float((gx_type)type);
+}
+
+static void describe_params(const l_kernel *k, char *out, size_t size)
+{
+    out[0] = 0;
+    for (int i = 0; i < k->ptx_param_count; i++)
+        snprintf(out + strlen(out), size - strlen(out), "%s%s", i ? ", " : "", k->ptx_params[i].ptx_type);
+}
+
+/* Reads config and args from the table at `table` into launch; buffers are stored in the table at
+   `keep` (when non-zero) so a bound launch keeps them alive. */
+static void read_launch(lua_State *L, int table, l_kernel *k, l_launch *launch, int keep, const char *what,
+                        const char *const *allowed)
+{
+    l_check_options(L, table, what, allowed);
+    memset(launch, 0, sizeof *launch);
+    launch->kernel = k;
+    read_dim3(L, table, "grid", launch->config.grid, 1);
+    read_dim3(L, table, "block", launch->config.block, 1);
+    lua_Integer shared = 0;
+    l_opt_integer_field(L, table, "shared", 0, &shared);
+    if (shared < 0 || shared > 0x7fffffff)
+        l_raisef(L, GX_ERR_USAGE, "launch: 'shared' must be a byte count >= 0, got %lld", (long long)shared);
+    launch->config.shared_bytes = (unsigned)shared;
+    int type = lua_getfield(L, table, "args");
+    if (type != LUA_TTABLE && type != LUA_TNIL)
+        l_raisef(L, GX_ERR_USAGE, "launch: 'args' must be a list, got %s", luaL_typename(L, -1));
+    int count = type == LUA_TNIL ? 0 : (int)lua_rawlen(L, -1);
+    int expected = k->ptx_param_count;
+    if (count != expected) {
+        char params[512];
+        describe_params(k, params, sizeof params);
+        l_raisef(L, GX_ERR_USAGE, "kernel '%s' takes %d argument%s (%s), got %d", k->kernel.name, expected,
+                 expected == 1 ? "" : "s", params, count);
+    }
+    for (int i = 0; i < count; i++) {
+        const gx_param *param = &k->ptx_params[i];
+        lua_rawgeti(L, -1, i + 1);
+        l_buffer *buffer = luaL_testudata(L, -1, GX_BUFFER_TYPE);
+        l_scalar *scalar = luaL_testudata(L, -1, GX_SCALAR_TYPE);
+        if (buffer) {
+            if (buffer->buffer.kind != GX_MEMORY_DEVICE)
+                l_raisef(L, GX_ERR_USAGE, "argument %d of '%s' is a %s host buffer; kernels take device buffers", i + 1,
+                         k->kernel.name, gx_memory_kind_name(buffer->buffer.kind));
+            if (!buffer->buffer.device_pointer)
+                l_raisef(L, GX_ERR_USAGE, "argument %d of '%s' is a freed buffer", i + 1, k->kernel.name);
+            if (param->size_bytes != 8 || param->type_class != GX_PARAM_INTEGER)
+                l_raisef(L, GX_ERR_USAGE, "argument %d of '%s' is a buffer (a pointer), but the kernel expects .%s", i + 1,
+                         k->kernel.name, param->ptx_type);
+            memcpy(launch->storage[i], &buffer->buffer.device_pointer, sizeof(CUdeviceptr));
+            if (keep) {
+                lua_pushvalue(L, -1);
+                lua_rawseti(L, keep, i + 1);
+            }
+        } else if (scalar) {
+            if (!scalar_matches(scalar->type, param))
+                l_raisef(L, GX_ERR_USAGE, "argument %d of '%s' is %s, but the kernel expects .%s (give %s)", i + 1,
+                         k->kernel.name, gx_type_name((gx_type)scalar->type), param->ptx_type,
+                         param->type_class == GX_PARAM_FLOAT   ? (param->size_bytes == 4 ? "gpuexp.f32(x)" : "gpuexp.f64(x)")
+                         : param->type_class == GX_PARAM_BYTES ? "a struct: not supported"
+                         : param->size_bytes == 8              ? "a buffer, gpuexp.i64(n) or gpuexp.u64(n)"
+                         : param->size_bytes == 4              ? "gpuexp.i32(n) or gpuexp.u32(n)"
+                                                               : "gpuexp.u8(n) or gpuexp.i8(n)");
+            memcpy(launch->storage[i], &scalar->value, gx_type_size((gx_type)scalar->type));
+        } else {
+            l_raisef(L, GX_ERR_USAGE,
+                     "argument %d of '%s' is a %s; pass a device buffer or a typed scalar such as gpuexp.%s(%s) (the kernel expects .%s)",
+                     i + 1, k->kernel.name, luaL_typename(L, -1),
+                     param->type_class == GX_PARAM_FLOAT ? (param->size_bytes == 4 ? "f32" : "f64")
+                                                         : (param->size_bytes == 8 ? "i64" : "i32"),
+                     lua_type(L, -1) == LUA_TNUMBER ? lua_tostring(L, -1) : "value", param->ptx_type);
+        }
+        launch->pointers[i] = launch->storage[i];
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    launch->arg_count = count;
+    kernel_device(L, k);
+    gx_error error;
+    if (gx_kernel_prepare(&k->kernel, &launch->config, &error))
+        l_raise(L, &error);
+}
+
+static int launch_work(void *user, gx_error *error)
+{
+    l_launch *launch = user;
+    return gx_kernel_launch(&launch->kernel->kernel, &launch->config, launch->pointers, error);
+}
+
+static const char *const launch_options[] = {"grid", "block", "shared", "args", NULL};
+static const char *const time_options[] = {"grid", "block", "shared", "args", "warmup", "reps", NULL};
+
+static int kernel_launch(lua_State *L)
+{
+    l_kernel *k = l_check_kernel(L, 1);
+    l_launch launch;
+    read_launch(L, 2, k, &launch, 0, "launch", launch_options);
+    gx_error error;
+    if (launch_work(&launch, &error))
+        return l_raise(L, &error);
+    return 0;
+}
+
+/* Times `launch` with CUDA events; options warmup (default 5) and reps (default 100). */
+static int time_launch(lua_State *L, l_launch *launch, int options)
+{
+    lua_Integer warmup = 5, reps = 100;
+    if (options) {
+        l_opt_integer_field(L, options, "warmup", 5, &warmup);
+        l_opt_integer_field(L, options, "reps", 100, &reps);
+    }
+    if (warmup < 0 || reps < 1 || reps > 10000000)
+        return l_raisef(L, GX_ERR_USAGE, "time: warmup must be >= 0 and reps from 1 to 10^7 (got %lld, %lld)",
+                        (long long)warmup, (long long)reps);
+    double *samples = lua_newuserdatauv(L, sizeof(double) * (size_t)reps, 0);
+    gx_timing_request request = {.work = launch_work, .user = launch, .warmup = (int)warmup, .samples = (size_t)reps};
+    gx_error error;
+    if (gx_time_events(kernel_device(L, launch->kernel), &request, samples, &error))
+        return l_raise(L, &error);
+    lua_createtable(L, (int)reps, 0);
+    for (lua_Integer i = 0; i < reps; i++) {
+        lua_pushnumber(L, samples[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+    l_push_stats(L, samples, (size_t)reps, "_ms");
+    lua_insert(L, -2);
+    lua_setfield(L, -2, "samples_ms");
+    l_set_integer(L, "warmup", warmup);
+    l_set_string(L, "timer", "cuda_events");
+    return 1;
+}
+
+static int kernel_time(lua_State *L)
+{
+    l_kernel *k = l_check_kernel(L, 1);
+    l_launch *launch = lua_newuserdatauv(L, sizeof *launch, 0); /* freed by the GC on any error */
+    read_launch(L, 2, k, launch, 0, "time", time_options);
+    return time_launch(L, launch, 2);
+}
+
+/* kernel:bind{grid, block, shared, args} -> Launch, for tight loops with no per-call parsing. */
+static int kernel_bind(lua_State *L)
+{
+    l_kernel *k = l_check_kernel(L, 1);
+    l_launch *launch = lua_newuserdatauv(L, sizeof *launch, 2);
+    luaL_setmetatable(L, GX_LAUNCH_TYPE);
+    int launch_index = lua_gettop(L);
+    lua_newtable(L);
+    int keep = lua_gettop(L);
+    read_launch(L, 2, k, launch, keep, "bind", launch_options);
+    lua_setiuservalue(L, launch_index, 2);
+    lua_pushvalue(L, 1);
+    lua_setiuservalue(L, launch_index, 1);
+    return 1;
+}
+
+static int launch_launch(lua_State *L)
+{
+    l_launch *launch = luaL_checkudata(L, 1, GX_LAUNCH_TYPE);
+    gx_error error;
+    if (launch_work(launch, &error))
+        return l_raise(L, &error);
+    return 0;
+}
+
+static int launch_time(lua_State *L)
+{
+    l_launch *launch = luaL_checkudata(L, 1, GX_LAUNCH_TYPE);
+    static const char *const allowed[] = {"warmup", "reps", NULL};
+    if (!lua_isnoneornil(L, 2))
+        l_check_options(L, 2, "time", allowed);
+    return time_launch(L, launch, lua_isnoneornil(L, 2) ? 0 : 2);
+}
+
+/* kernel:occupancy{block=, shared=}: the driver's theoretical occupancy for this kernel. */
+static int kernel_occupancy(lua_State *L)
+{
+    l_kernel *k = l_check_kernel(L, 1);
+    static const char *const allowed[] = {"block", "shared", NULL};
+    l_check_options(L, 2, "occupancy", allowed);
+    unsigned block[3];
+    read_dim3(L, 2, "block", block, 1);
+    lua_Integer shared = 0;
+    l_opt_integer_field(L, 2, "shared", 0, &shared);
+    if (shared < 0)
+        return l_raisef(L, GX_ERR_USAGE, "occupancy: 'shared' must be >= 0");
+    int threads = (int)(block[0] * block[1] * block[2]);
+    lua_getfield(L, LUA_REGISTRYINDEX, "gpuexp.model_occupancy");
+    if (!k->kernel.function || threads > k->kernel.info.max_threads_per_block) {
+        if (!k->kernel.function && lua_isfunction(L, -1)) { /* offline: the model in Lua/C */
+            l_push_function_info(L, k);
+            lua_pushinteger(L, threads);
+            lua_pushinteger(L, shared);
+            lua_call(L, 3, 1);
+            return 1;
+        }
+        if (!k->kernel.function)
+            kernel_device(L, k);
+        return l_raisef(L, GX_ERR_USAGE, "occupancy: a block of %d threads exceeds '%s''s limit of %d", threads,
+                        k->kernel.name, k->kernel.info.max_threads_per_block);
+    }
+    lua_pop(L, 1);
+    gx_launch_config config = {{1, 1, 1}, {block[0], block[1], block[2]}, (unsigned)shared};
+    gx_error error;
+    int blocks_per_sm;
+    if (gx_kernel_prepare(&k->kernel, &config, &error)
+        || gx_kernel_occupancy(&k->kernel, threads, (size_t)shared, &blocks_per_sm, &error))
+        return l_raise(L, &error);
+    gx_device_facts facts;
+    if (gx_device_facts_get(k->kernel.module->device, &facts, &error))
+        return l_raise(L, &error);
+    int warps_per_block = (threads + facts.warp_size - 1) / facts.warp_size;
+    lua_createtable(L, 0, 6);
+    l_set_integer(L, "block_size", threads);
+    l_set_integer(L, "active_blocks_per_sm", blocks_per_sm);
+    l_set_integer(L, "active_warps_per_sm", blocks_per_sm * warps_per_block);
+    l_set_integer(L, "max_warps_per_sm", facts.max_warps_per_sm);
+    l_set_number(L, "occupancy_pct", 100.0 * blocks_per_sm * warps_per_block / facts.max_warps_per_sm);
+    l_set_string(L, "source", "driver");
+    return 1;
+}
+
+static int kernel_index(lua_State *L)
+{
+    l_kernel *k = l_check_kernel(L, 1);
+    const char *key = luaL_checkstring(L, 2);
+    luaL_getmetafield(L, 1, "methods");
+    if (lua_getfield(L, -1, key) != LUA_TNIL)
+        return 1;
+    if (strcmp(key, "name") == 0)
+        lua_pushstring(L, k->kernel.name);
+    else if (strcmp(key, "program") == 0)
+        lua_getiuservalue(L, 1, 1);
+    else
+        lua_pushnil(L);
+    return 1;
+}
+
+static int kernel_tostring(lua_State *L)
+{
+    lua_pushfstring(L, "gpuexp.Kernel(%s)", l_check_kernel(L, 1)->kernel.name);
+    return 1;
+}
+
+/* ---- typed scalars: gpuexp.f32(2.5), gpuexp.i32(7), ... ---- */
+
+static int make_scalar(lua_State *L, int type)
+{
+    l_scalar *scalar = lua_newuserdatauv(L, sizeof *scalar, 0);
+    memset(scalar, 0, sizeof *scalar);
+    scalar->type = type;
+    if (lua_type(L, 1) != LUA_TNUMBER)
+        return l_raisef(L, GX_ERR_USAGE, "gpuexp.%s: expected a number, got %s", gx_type_name((gx_type)type),
+                        luaL_typename(L, 1));
+    if (gx_type_is_float((gx_type)type)) {
+        gx_element_set(&scalar->value, (gx_type)type, 0, lua_tonumber(L, 1));
+    } else {
+        int is_integer;
+        lua_Integer v = lua_tointegerx(L, 1, &is_integer);
+        if (!is_integer)
+            return l_raisef(L, GX_ERR_USAGE, "gpuexp.%s: expected an integer, got %s", gx_type_name((gx_type)type),
+                            lua_tostring(L, 1));
+        int ok = 1;
+        switch (type) {
+        case GX_I32: ok = v >= INT32_MIN && v <= INT32_MAX; scalar->value.i32 = (int32_t)v; break;
+        case GX_U32: ok = v >= 0 && v <= UINT32_MAX; scalar->value.u32 = (uint32_t)v; break;
+        case GX_I64: scalar->value.i64 = v; break;
+        case GX_U64: ok = v >= 0; scalar->value.u64 = (uint64_t)v; break;
+        case GX_U8: ok = v >= 0 && v <= 255; scalar->value.u8 = (uint8_t)v; break;
+        case GX_I8: ok = v >= -128 && v <= 127; scalar->value.i8 = (int8_t)v; break;
+        }
+        if (!ok)
+            return l_raisef(L, GX_ERR_USAGE, "gpuexp.%s: %lld is out of range", gx_type_name((gx_type)type), (long long)v);
+    }
+    luaL_setmetatable(L, GX_SCALAR_TYPE);
+    return 1;
+}
+
+#define SCALAR_CONSTRUCTOR(name, type)                                                             \
+    static int scalar_##name(lua_State *L) { return make_scalar(L, type); }
+SCALAR_CONSTRUCTOR(f32, GX_F32)
+SCALAR_CONSTRUCTOR(f64, GX_F64)
+SCALAR_CONSTRUCTOR(i32, GX_I32)
+SCALAR_CONSTRUCTOR(u32, GX_U32)
+SCALAR_CONSTRUCTOR(i64, GX_I64)
+SCALAR_CONSTRUCTOR(u64, GX_U64)
+SCALAR_CONSTRUCTOR(u8, GX_U8)
+SCALAR_CONSTRUCTOR(i8, GX_I8)
+
+static int scalar_tostring(lua_State *L)
+{
+    l_scalar *s = luaL_checkudata(L, 1, GX_SCALAR_TYPE);
+    if (gx_type_is_float((gx_type)s->type))
+        lua_pushfstring(L, "gpuexp.%s(%f)", gx_type_name((gx_type)s->type), gx_element_get(&s->value, (gx_type)s->type, 0));
+    else if (s->type == GX_U64 || s->type == GX_I64)
+        lua_pushfstring(L, "gpuexp.%s(%I)", gx_type_name((gx_type)s->type), (lua_Integer)s->value.i64);
+    else
+        lua_pushfstring(L, "gpuexp.%s(%I)", gx_type_name((gx_type)s->type),
+                        (lua_Integer)gx_element_get(&s->value, (gx_type)s->type, 0));
+    return 1;
+}
+
+static int scalar_index(lua_State *L)
+{
+    l_scalar *s = luaL_checkudata(L, 1, GX_SCALAR_TYPE);
+    const char *key = luaL_checkstring(L, 2);
+    if (strcmp(key, "type") == 0)
+        lua_pushstring(L, gx_type_name((gx_type)s->type));
+    else if (strcmp(key, "value") == 0) {
+        if (gx_type_is_float((gx_type)s->type))
+            lua_pushnumber(L, gx_element_get(&s->value, (gx_type)s->type, 0));
+        else if (s->type == GX_U64 || s->type == GX_I64)
+            lua_pushinteger(L, (lua_Integer)s->value.i64);
+        else
+            lua_pushinteger(L, (lua_Integer)gx_element_get(&s->value, (gx_type)s->type, 0));
+    } else
+        lua_pushnil(L);
+    return 1;
+}
+
+void l_open_kernel(lua_State *L)
+{
+    static const luaL_Reg methods[] = {{"launch", kernel_launch},     {"bind", kernel_bind},
+                                       {"time", kernel_time},         {"occupancy", kernel_occupancy},
+                                       {"resources", kernel_resources}, {NULL, NULL}};
+    luaL_newmetatable(L, GX_KERNEL_TYPE);
+    luaL_newlib(L, methods);
+    lua_setfield(L, -2, "methods");
+    lua_pushcfunction(L, kernel_index);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, kernel_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pop(L, 1);
+
+    static const luaL_Reg launch_methods[] = {{"launch", launch_launch}, {"time", launch_time}, {NULL, NULL}};
+    static const luaL_Reg launch_meta[] = {{NULL, NULL}};
+    l_new_class(L, GX_LAUNCH_TYPE, launch_methods, launch_meta);
+
+    luaL_newmetatable(L, GX_SCALAR_TYPE);
+    lua_pushcfunction(L, scalar_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pushcfunction(L, scalar_index);
+    lua_setfield(L, -2, "__index");
+    lua_pop(L, 1);
+    static const luaL_Reg scalars[] = {{"f32", scalar_f32}, {"f64", scalar_f64}, {"i32", scalar_i32},
+                                       {"u32", scalar_u32}, {"i64", scalar_i64}, {"u64", scalar_u64},
+                                       {"u8", scalar_u8},   {"i8", scalar_i8},   {NULL, NULL}};
+    luaL_setfuncs(L, scalars, 0);
+}

@@ -1,0 +1,182 @@
+/* Helpers shared by the bindings: the error value, option tables, metatables. */
+#include <stdio.h>
+#include <string.h>
+
+#include "gx_stats.h"
+#include "l_gpuexp.h"
+
+static int error_tostring(lua_State *L)
+{
+    lua_getfield(L, 1, "message");
+    return 1;
+}
+
+static int error_concat(lua_State *L)
+{
+    luaL_tolstring(L, 1, NULL);
+    luaL_tolstring(L, 2, NULL);
+    lua_concat(L, 2);
+    return 1;
+}
+
+void l_open_error(lua_State *L)
+{
+    luaL_newmetatable(L, GX_ERROR_TYPE);
+    lua_pushcfunction(L, error_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pushcfunction(L, error_concat);
+    lua_setfield(L, -2, "__concat");
+    lua_pop(L, 1);
+}
+
+void l_push_error(lua_State *L, enum gx_error_kind kind, const char *message)
+{
+    lua_createtable(L, 0, 2);
+    lua_pushstring(L, message);
+    lua_setfield(L, -2, "message");
+    lua_pushstring(L, gx_error_kind_name(kind));
+    lua_setfield(L, -2, "kind");
+    luaL_setmetatable(L, GX_ERROR_TYPE);
+}
+
+int l_raise(lua_State *L, const gx_error *error)
+{
+    luaL_where(L, 1);
+    lua_pushstring(L, error->message);
+    lua_concat(L, 2);
+    const char *message = lua_tostring(L, -1);
+    l_push_error(L, error->kind, message);
+    return lua_error(L);
+}
+
+int l_raisef(lua_State *L, enum gx_error_kind kind, const char *format, ...)
+{
+    gx_error error;
+    va_list args;
+    va_start(args, format);
+    gx_fail_va(&error, kind, format, args);
+    va_end(args);
+    return l_raise(L, &error);
+}
+
+void l_check_options(lua_State *L, int index, const char *what, const char *const *allowed)
+{
+    luaL_checktype(L, index, LUA_TTABLE);
+    lua_pushnil(L);
+    while (lua_next(L, index)) {
+        lua_pop(L, 1);
+        int known = 0;
+        if (lua_type(L, -1) == LUA_TSTRING) {
+            const char *key = lua_tostring(L, -1);
+            for (int i = 0; allowed[i] && !known; i++)
+                known = strcmp(key, allowed[i]) == 0;
+        }
+        if (!known) {
+            char list[512] = "";
+            for (int i = 0; allowed[i]; i++)
+                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", allowed[i]);
+            const char *key = luaL_tolstring(L, -1, NULL);
+            l_raisef(L, GX_ERR_USAGE, "%s: unknown option '%s' (known: %s)", what, key, list);
+        }
+    }
+}
+
+int l_opt_integer_field(lua_State *L, int index, const char *key, lua_Integer fallback, lua_Integer *out)
+{
+    int type = lua_getfield(L, index, key);
+    *out = fallback;
+    if (type == LUA_TNIL) {
+        lua_pop(L, 1);
+        return 0;
+    }
+    int is_integer = 0;
+    lua_Integer value = lua_tointegerx(L, -1, &is_integer);
+    if (!is_integer)
+        l_raisef(L, GX_ERR_USAGE, "option '%s' must be an integer, got %s", key, luaL_typename(L, -1));
+    lua_pop(L, 1);
+    *out = value;
+    return 1;
+}
+
+double l_opt_number_field(lua_State *L, int index, const char *key, double fallback)
+{
+    int type = lua_getfield(L, index, key);
+    double value = fallback;
+    if (type != LUA_TNIL) {
+        if (type != LUA_TNUMBER)
+            l_raisef(L, GX_ERR_USAGE, "option '%s' must be a number, got %s", key, luaL_typename(L, -1));
+        value = lua_tonumber(L, -1);
+    }
+    lua_pop(L, 1);
+    return value;
+}
+
+const char *l_opt_string_field(lua_State *L, int index, const char *key, const char *fallback)
+{
+    int type = lua_getfield(L, index, key);
+    const char *value = fallback;
+    if (type != LUA_TNIL) {
+        if (type != LUA_TSTRING)
+            l_raisef(L, GX_ERR_USAGE, "option '%s' must be a string, got %s", key, luaL_typename(L, -1));
+        value = lua_tostring(L, -1); /* kept alive by the table */
+    }
+    lua_pop(L, 1);
+    return value;
+}
+
+void l_set_integer(lua_State *L, const char *key, lua_Integer value)
+{
+    lua_pushinteger(L, value);
+    lua_setfield(L, -2, key);
+}
+
+void l_set_number(lua_State *L, const char *key, double value)
+{
+    lua_pushnumber(L, value);
+    lua_setfield(L, -2, key);
+}
+
+void l_set_string(lua_State *L, const char *key, const char *value)
+{
+    lua_pushstring(L, value);
+    lua_setfield(L, -2, key);
+}
+
+void l_new_class(lua_State *L, const char *name, const luaL_Reg *methods, const luaL_Reg *metamethods)
+{
+    luaL_newmetatable(L, name);
+    luaL_setfuncs(L, metamethods, 0);
+    lua_newtable(L);
+    luaL_setfuncs(L, methods, 0);
+    lua_setfield(L, -2, "__index");
+    lua_pop(L, 1);
+}
+
+const char *l_offline_arch(lua_State *L)
+{
+    lua_getfield(L, LUA_REGISTRYINDEX, GX_REGISTRY_OFFLINE_ARCH);
+    const char *arch = lua_tostring(L, -1); /* registry strings stay alive */
+    lua_pop(L, 1);
+    return arch;
+}
+
+void l_push_stats(lua_State *L, double *samples, size_t count, const char *unit)
+{
+    gx_stats stats;
+    gx_stats_compute(samples, count, &stats);
+    char key[64];
+    lua_createtable(L, 0, 10);
+#define STAT(name, value)                                                                          \
+    snprintf(key, sizeof key, "%s%s", name, unit);                                                 \
+    l_set_number(L, key, value);
+    STAT("min", stats.min)
+    STAT("max", stats.max)
+    STAT("median", stats.median)
+    STAT("mean", stats.mean)
+    STAT("stddev", stats.stddev)
+    STAT("p10", stats.p10)
+    STAT("p90", stats.p90)
+#undef STAT
+    l_set_number(L, "noise_pct", stats.noise_pct);
+    l_set_integer(L, "samples", (lua_Integer)stats.count);
+}

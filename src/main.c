@@ -1,0 +1,206 @@
+/* gpuexp: command line, Lua state, and the script run under a traceback handler. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+
+#include "gx_cli.h"
+#include "l_gpuexp.h"
+
+static const char usage_text[] =
+    "usage: gpuexp [options] SCRIPT.lua [script arguments...]\n"
+    "       gpuexp info [--device N]\n"
+    "\n"
+    "Runs a Lua experiment script: compile kernels with NVRTC, launch, time, sweep, write CSV.\n"
+    "\n"
+    "options:\n"
+    "  -d, --device N   use GPU N (default 0)\n"
+    "  -o, --out PATH   where the script's CSV goes (scripts read it as gpuexp.out)\n"
+    "  -q, --quiet      no progress line\n"
+    "  -h, --help       this text\n"
+    "  -V, --version    print the version\n"
+    "\n"
+    "exit codes: 0 ok, 1 script error or failed check, 2 usage, 3 GPU or driver error,\n"
+    "            4 kernel compile error\n";
+
+static int usage_error(const char *format, const char *detail)
+{
+    fprintf(stderr, "gpuexp: ");
+    fprintf(stderr, format, detail);
+    fprintf(stderr, "\n(see gpuexp --help)\n");
+    return GX_EXIT_USAGE;
+}
+
+/* Message handler: keeps error values as they are and adds a traceback beside them. */
+static int message_handler(lua_State *L)
+{
+    const char *message = NULL;
+    if (luaL_testudata(L, 1, GX_ERROR_TYPE) || lua_istable(L, 1)) {
+        lua_getfield(L, 1, "message");
+        message = lua_tostring(L, -1);
+        lua_pop(L, 1);
+    }
+    if (!message)
+        message = lua_tostring(L, 1);
+    if (!message)
+        message = luaL_typename(L, 1);
+    luaL_traceback(L, L, message, 1);
+    lua_setfield(L, LUA_REGISTRYINDEX, "gpuexp.traceback");
+    return 1; /* the original error value */
+}
+
+static int exit_code_for(lua_State *L, int index)
+{
+    if (!lua_istable(L, index))
+        return GX_EXIT_SCRIPT;
+    lua_getfield(L, index, "kind");
+    const char *kind = lua_tostring(L, -1);
+    int code = GX_EXIT_SCRIPT;
+    if (kind && strcmp(kind, "driver") == 0)
+        code = GX_EXIT_GPU;
+    else if (kind && strcmp(kind, "compile") == 0)
+        code = GX_EXIT_COMPILE;
+    lua_pop(L, 1);
+    return code;
+}
+
+struct options {
+    int device;
+    const char *out;
+    int quiet;
+    const char *script;
+    int script_index;
+};
+
+static int run_script(int argc, char **argv, const struct options *options)
+{
+    lua_State *L = luaL_newstate();
+    if (!L) {
+        fprintf(stderr, "gpuexp: cannot create a Lua state (out of memory)\n");
+        return GX_EXIT_SCRIPT;
+    }
+    luaL_openlibs(L);
+    lua_pushinteger(L, options->device);
+    lua_setfield(L, LUA_REGISTRYINDEX, GX_REGISTRY_DEFAULT_DEVICE);
+    char script_dir[PATH_MAX];
+    snprintf(script_dir, sizeof script_dir, "%s", options->script);
+    char *slash = strrchr(script_dir, '/');
+    if (slash)
+        *slash = 0;
+    else
+        snprintf(script_dir, sizeof script_dir, ".");
+    char resolved[PATH_MAX];
+    if (realpath(script_dir, resolved))
+        snprintf(script_dir, sizeof script_dir, "%s", resolved);
+    lua_pushstring(L, script_dir);
+    lua_setfield(L, LUA_REGISTRYINDEX, GX_REGISTRY_SCRIPT_DIR);
+
+    lua_newtable(L); /* gpuexp */
+    l_open_gpuexp(L);
+    lua_pushstring(L, options->script);
+    lua_setfield(L, -2, "script");
+    lua_pushstring(L, script_dir);
+    lua_setfield(L, -2, "script_dir");
+    if (options->out) {
+        lua_pushstring(L, options->out);
+        lua_setfield(L, -2, "out");
+    }
+    lua_pushboolean(L, options->quiet);
+    lua_setfield(L, -2, "quiet");
+    lua_pushboolean(L, isatty(STDERR_FILENO));
+    lua_setfield(L, -2, "stderr_is_terminal");
+    lua_pushinteger(L, options->device);
+    lua_setfield(L, -2, "device_ordinal");
+    lua_pushvalue(L, -1);
+    lua_setglobal(L, "gpuexp");
+    /* script arguments: arg[0] the script, arg[1..] the rest, as lua.c does */
+    lua_createtable(L, argc - options->script_index, 1);
+    for (int i = options->script_index; i < argc; i++) {
+        lua_pushstring(L, argv[i]);
+        lua_rawseti(L, -2, i - options->script_index);
+    }
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -3, "args");
+    lua_setglobal(L, "arg");
+
+    lua_pushcfunction(L, message_handler);
+    int handler = lua_gettop(L);
+    int status = LUA_OK;
+    /* the Lua library adds its functions (sweep, csv, ...) to the gpuexp table */
+    lua_getglobal(L, "require");
+    lua_pushstring(L, "gpuexp.init");
+    status = lua_pcall(L, 1, 0, handler);
+    if (status == LUA_OK) {
+        status = luaL_loadfile(L, options->script);
+        if (status == LUA_OK) {
+            for (int i = options->script_index + 1; i < argc; i++)
+                lua_pushstring(L, argv[i]);
+            status = lua_pcall(L, argc - options->script_index - 1, 0, handler);
+        } else if (status == LUA_ERRFILE) {
+            fprintf(stderr, "gpuexp: %s\n", lua_tostring(L, -1));
+            lua_close(L);
+            return GX_EXIT_USAGE;
+        }
+    }
+    int code = GX_EXIT_OK;
+    if (status != LUA_OK) {
+        code = exit_code_for(L, -1);
+        lua_getfield(L, LUA_REGISTRYINDEX, "gpuexp.traceback");
+        const char *text = lua_tostring(L, -1);
+        if (!text) /* syntax errors never reach the handler */
+            text = luaL_tolstring(L, -2, NULL);
+        fprintf(stderr, "%s\n", text);
+    }
+    lua_close(L); /* runs __gc: buffers freed, contexts released, files closed */
+    return code;
+}
+
+int main(int argc, char **argv)
+{
+    struct options options = {0};
+    int i = 1;
+    if (argc > 1 && strcmp(argv[1], "info") == 0)
+        return gx_cli_info(argc - 2, argv + 2);
+    for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0) {
+            i++;
+            break;
+        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            fputs(usage_text, stdout);
+            return GX_EXIT_OK;
+        } else if (strcmp(a, "-V") == 0 || strcmp(a, "--version") == 0) {
+            printf("gpuexp %s (built with CUDA %d.%d, %s)\n", GX_VERSION, CUDA_VERSION / 1000,
+                   (CUDA_VERSION % 1000) / 10, LUA_RELEASE);
+            return GX_EXIT_OK;
+        } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
+            options.quiet = 1;
+        } else if (strcmp(a, "-d") == 0 || strcmp(a, "--device") == 0) {
+            if (i + 1 >= argc)
+                return usage_error("%s needs a GPU number", a);
+            char *end;
+            errno = 0;
+            long value = strtol(argv[++i], &end, 10);
+            if (*end || errno || value < 0 || value > 1024)
+                return usage_error("--device takes a GPU number, got '%s'", argv[i]);
+            options.device = (int)value;
+        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--out") == 0) {
+            if (i + 1 >= argc)
+                return usage_error("%s needs a path", a);
+            options.out = argv[++i];
+        } else {
+            return usage_error("unknown option '%s'", a);
+        }
+    }
+    if (i >= argc)
+        return usage_error("%s", "no script given");
+    options.script = argv[i];
+    options.script_index = i;
+    return run_script(argc, argv, &options);
+}
