@@ -20,6 +20,15 @@ static void load_driver(void)
                               library, dlerror());
         return;
     }
+    /* cuInit first, through its one stable ABI, so a stub library or a missing GPU says so */
+    PFN_cuInit_v2000 init = (PFN_cuInit_v2000)dlsym(handle, "cuInit");
+    CUresult init_result = init ? init(0) : CUDA_ERROR_NOT_FOUND;
+    if (init_result == CUDA_ERROR_STUB_LIBRARY) {
+        load_status = gx_fail(&load_error, GX_ERR_DRIVER,
+                              "no CUDA driver found: %s is the CUDA toolkit's stub library, not a driver (cuInit: CUDA_ERROR_STUB_LIBRARY)",
+                              library);
+        return;
+    }
     PFN_cuGetProcAddress_v12000 get_proc = (PFN_cuGetProcAddress_v12000)dlsym(handle, "cuGetProcAddress_v2");
     if (!get_proc) {
         load_status = gx_fail(&load_error, GX_ERR_DRIVER,

@@ -92,8 +92,8 @@ int gx_buffer_copy(gx_buffer *destination, size_t destination_offset, const gx_b
                    size_t count, gx_error *error)
 {
     size_t size = gx_type_size(source->type);
-    if (gx_type_size(destination->type) != size)
-        return gx_fail(error, GX_ERR_USAGE, "cannot copy %s elements into a %s buffer (element sizes differ)",
+    if (destination->type != source->type)
+        return gx_fail(error, GX_ERR_USAGE, "cannot copy %s elements into a %s buffer (the element types differ)",
                        gx_type_name(source->type), gx_type_name(destination->type));
     if (source_offset > source->count || count > source->count - source_offset || destination_offset > destination->count
         || count > destination->count - destination_offset)

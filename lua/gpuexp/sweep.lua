@@ -86,8 +86,13 @@ function M.run(spec)
   local points, axes = M.points(spec.axes, spec.where)
   local name = spec.name or "sweep"
   local path = spec.out or default_out()
+  -- the device recorded in the metadata: given, else the default one when there is a GPU;
+  -- device = false for sweeps that use none
   local device = spec.device
-  if device == nil and not gpuexp.offline_arch then device = gpuexp.device() end
+  if device == nil and not gpuexp.offline_arch then
+    local ok, default = pcall(gpuexp.device)
+    device = ok and default or nil
+  end
 
   local info = meta.collect(device or nil)
   info.sweep = {name = name, points = #points, axes = {}, output = path, mode = gpuexp.offline_arch and "plan" or "measured"}

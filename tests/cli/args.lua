@@ -1,0 +1,2 @@
+if gpuexp.out then print("out: " .. gpuexp.out) end
+print("args: " .. table.concat(arg, " ") .. " " .. #gpuexp.args)

@@ -1,0 +1,4 @@
+local x = 1
+local function f()
+  error("something went wrong") end
+f()

@@ -1,0 +1,74 @@
+-- Sweeps without a GPU: enumeration, filter, error rows, CSV flushed per row, metadata.
+local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
+
+local points = gpuexp.points({{"a", {1, 2, 3}}, {"b", {"x", "y"}}}, function(p) return not (p.a == 2 and p.b == "y") end)
+T.eq(#points, 5, "points after the filter")
+T.eq(points[1].a, 1, "first point a"); T.eq(points[1].b, "x", "first point b")
+T.eq(points[2].b, "y", "last axis varies fastest")
+T.eq(points[4].a, 3, "filtered point skipped")
+
+local out = os.tmpname() .. ".csv"
+local seen_rows_on_disk = {}
+local rows, path, columns = gpuexp.sweep{
+  name = "unit", out = out, device = false,
+  axes = {{"n", {1, 2, 3, 4}}, {"mode", {"fast", "slow"}}},
+  where = function(p) return p.n ~= 4 or p.mode == "fast" end,
+  columns = {"square", "label"},
+  run = function(p)
+    -- every earlier row is already on disk when the next point runs
+    local file = io.open(out)
+    local text = file:read("a")
+    file:close()
+    local _, lines = text:gsub("\n", "")
+    seen_rows_on_disk[#seen_rows_on_disk + 1] = lines
+    if p.n == 3 and p.mode == "slow" then error("point failed on purpose") end
+    if p.n == 2 and p.mode == "slow" then return 42 end
+    return {square = p.n * p.n, label = p.mode .. ",\"quoted\""}
+  end,
+}
+T.eq(path, out, "path")
+T.eq(#rows, 7, "rows")
+for i, lines in ipairs(seen_rows_on_disk) do T.eq(lines, i, "lines on disk before point " .. i) end
+T.eq(table.concat(columns, ","), "n,mode,square,label,status,error", "columns")
+T.eq(rows[1].status, "ok", "row 1 status")
+T.eq(rows[4].status, "error", "non-table result is an error row")
+T.ok(rows[4].error:find("run returned number, not a row table", 1, true), "message of a non-table row")
+T.eq(rows[6].status, "error", "raising point")
+T.ok(rows[6].error:find("test_sweep.lua:%d+: point failed on purpose"), "error message with location: " .. rows[6].error)
+T.eq(rows[7].n, 4, "sweep continued after the error")
+
+local back, back_columns = gpuexp.csv.read(out)
+T.eq(#back, 7, "rows read back")
+T.eq(#back_columns, 6, "columns read back")
+T.eq(back[3].square, 4, "number read back")
+T.eq(back[1].label, 'fast,"quoted"', "quoted field read back")
+T.eq(back[6].status, "error", "error row read back")
+T.eq(back[6].square, "", "error row leaves value columns empty")
+
+local meta_file = io.open((out:gsub("%.csv$", "")) .. ".meta.json")
+local meta = meta_file:read("a")
+meta_file:close()
+T.ok(meta:find('"rows_ok": 5', 1, true), "meta rows_ok")
+T.ok(meta:find('"rows_error": 2', 1, true), "meta rows_error")
+T.ok(meta:find('"gpuexp_version": "' .. gpuexp.version .. '"', 1, true), "meta version")
+T.ok(meta:find('"script_hash": "%x+"'), "meta script hash")
+
+-- columns inferred from the first successful row; error rows before it are held, not lost
+local out2 = os.tmpname() .. ".csv"
+local rows2, _, columns2 = gpuexp.sweep{
+  out = out2, device = false, axes = {{"i", {1, 2}}},
+  run = function(p)
+    if p.i == 1 then error("first fails") end
+    return {zeta = 1, alpha = 2}
+  end,
+}
+T.eq(table.concat(columns2, ","), "i,alpha,zeta,status,error", "inferred columns")
+local back2 = gpuexp.csv.read(out2)
+T.eq(#back2, 2, "held error row written"); T.eq(back2[1].status, "error", "held row status")
+T.eq(#rows2, 2, "rows2")
+
+T.raises(function() gpuexp.sweep{axes = {{"a", {1}}}, run = function() end, colums = {}} end, "unknown option 'colums'")
+T.raises(function() gpuexp.sweep{axes = {}, run = function() end} end, "'axes' must be a list")
+T.raises(function() gpuexp.sweep{axes = {{"a", {1}}}} end, "'run' must be a function")
+os.remove(out); os.remove(out2)
+T.done()

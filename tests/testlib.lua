@@ -1,0 +1,45 @@
+-- Assertions for tests run by the gpuexp binary. A failed assertion raises with the test's line.
+local T = {}
+
+function T.require_gpu()
+  local ok, count = pcall(gpuexp.device_count)
+  if not ok or count == 0 then
+    io.stderr:write("SKIP: no GPU (" .. tostring(count) .. ")\n")
+    os.exit(77)
+  end
+  return gpuexp.device()
+end
+
+function T.eq(actual, expected, what)
+  if actual ~= expected then
+    error(string.format("%s: expected %s, got %s", what or "value", tostring(expected), tostring(actual)), 2)
+  end
+end
+
+function T.near(actual, expected, tolerance, what)
+  if type(actual) ~= "number" or math.abs(actual - expected) > tolerance then
+    error(string.format("%s: expected %s +- %s, got %s", what or "value", tostring(expected), tostring(tolerance),
+      tostring(actual)), 2)
+  end
+end
+
+function T.ok(condition, what)
+  if not condition then error("expected true: " .. (what or "condition"), 2) end
+end
+
+-- Calls fn, expects an error whose text contains `needle` (plain text); returns the error value.
+function T.raises(fn, needle, what)
+  local ok, err = pcall(fn)
+  if ok then error((what or "call") .. ": expected an error containing '" .. needle .. "', got none", 2) end
+  local text = type(err) == "table" and err.message or tostring(err)
+  if not text:find(needle, 1, true) then
+    error(string.format("%s: expected an error containing '%s', got '%s'", what or "call", needle, text), 2)
+  end
+  return err
+end
+
+function T.done(name)
+  print("ok " .. (name or gpuexp.script))
+end
+
+return T

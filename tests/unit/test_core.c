@@ -1,0 +1,211 @@
+/* Unit tests of the core: no GPU, no Lua. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gx_cache.h"
+#include "gx_device.h"
+#include "gx_memory.h"
+#include "gx_ptx.h"
+#include "gx_random.h"
+#include "gx_stats.h"
+
+static int failures, checks;
+
+#define CHECK(condition)                                                                           \
+    do {                                                                                           \
+        checks++;                                                                                  \
+        if (!(condition)) {                                                                        \
+            failures++;                                                                            \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #condition);          \
+        }                                                                                          \
+    } while (0)
+#define CHECK_NEAR(a, b, tolerance) CHECK(fabs((double)(a) - (double)(b)) <= (tolerance))
+
+static void test_stats(void)
+{
+    double samples[] = {5, 1, 4, 2, 3};
+    gx_stats s;
+    gx_stats_compute(samples, 5, &s);
+    CHECK(s.count == 5);
+    CHECK_NEAR(s.min, 1, 0);
+    CHECK_NEAR(s.max, 5, 0);
+    CHECK_NEAR(s.median, 3, 0);
+    CHECK_NEAR(s.mean, 3, 1e-12);
+    CHECK_NEAR(s.stddev, sqrt(2.5), 1e-12);
+    CHECK_NEAR(s.noise_pct, 100 * sqrt(2.5) / 3, 1e-9);
+    double even[] = {4, 1, 3, 2};
+    gx_stats_compute(even, 4, &s);
+    CHECK_NEAR(s.median, 2.5, 1e-12);
+    /* an outlier moves the mean, not the median */
+    double outlier[] = {1, 1, 1, 1, 1000};
+    gx_stats_compute(outlier, 5, &s);
+    CHECK_NEAR(s.median, 1, 0);
+    CHECK(s.mean > 100);
+    gx_stats_compute(NULL, 0, &s);
+    CHECK(s.count == 0 && s.median == 0);
+}
+
+static const char ptxas_log[] =
+    "ptxas info    : 0 bytes gmem\n"
+    "ptxas info    : Compiling entry function '_Z4tmplPf' for 'sm_90'\n"
+    "ptxas info    : Function properties for _Z4tmplPf\n"
+    "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+    "ptxas info    : Used 8 registers, used 0 barriers\n"
+    "ptxas info    : Compile time = 16.446 ms\n"
+    "ptxas info    : Compiling entry function 's' for 'sm_90'\n"
+    "ptxas info    : Function properties for s\n"
+    "    256 bytes stack frame, 44 bytes spill stores, 40 bytes spill loads\n"
+    "ptxas info    : Used 96 registers, used 1 barriers, 16384 bytes smem, 380 bytes cmem[0]\n";
+
+static void test_ptxas(void)
+{
+    gx_resources r[8];
+    int n = gx_ptxas_parse(ptxas_log, r, 8);
+    CHECK(n == 2);
+    CHECK(strcmp(r[0].name, "_Z4tmplPf") == 0);
+    CHECK(r[0].registers == 8 && r[0].barriers == 0 && r[0].static_shared_bytes == 0);
+    gx_resources s;
+    CHECK(gx_ptxas_find(ptxas_log, "s", &s) == 0);
+    CHECK(s.registers == 96);
+    CHECK(s.barriers == 1);
+    CHECK(s.static_shared_bytes == 16384);
+    CHECK(s.stack_frame_bytes == 256);
+    CHECK(s.spill_store_bytes == 44);
+    CHECK(s.spill_load_bytes == 40);
+    CHECK(s.constant_bytes == 380);
+    CHECK(gx_ptxas_find(ptxas_log, "missing", &s) != 0);
+}
+
+static const char ptx[] = ".version 9.0\n.target sm_90\n"
+                          ".visible .entry k(\n"
+                          "\t.param .u64 k_param_0,\n"
+                          "\t.param .f32 k_param_1,\n"
+                          "\t.param .u32 k_param_2,\n"
+                          "\t.param .f64 k_param_3,\n"
+                          "\t.param .u8 k_param_4,\n"
+                          "\t.param .align 8 .b8 k_param_5[24]\n"
+                          ")\n{\n ret;\n}\n"
+                          ".visible .entry empty()\n{\n ret;\n}\n";
+
+static void test_ptx_params(void)
+{
+    gx_param p[8];
+    int n = gx_ptx_params(ptx, "k", p, 8);
+    CHECK(n == 6);
+    CHECK(p[0].type_class == GX_PARAM_INTEGER && p[0].size_bytes == 8 && strcmp(p[0].ptx_type, "u64") == 0);
+    CHECK(p[1].type_class == GX_PARAM_FLOAT && p[1].size_bytes == 4);
+    CHECK(p[2].type_class == GX_PARAM_INTEGER && p[2].size_bytes == 4);
+    CHECK(p[3].type_class == GX_PARAM_FLOAT && p[3].size_bytes == 8);
+    CHECK(p[4].type_class == GX_PARAM_INTEGER && p[4].size_bytes == 1);
+    CHECK(p[5].type_class == GX_PARAM_BYTES && p[5].size_bytes == 24);
+    CHECK(gx_ptx_params(ptx, "empty", p, 8) == 0);
+    CHECK(gx_ptx_params(ptx, "nope", p, 8) == -1);
+    CHECK(gx_ptx_params(ptx, "em", p, 8) == -1); /* a prefix is not a match */
+    char names[64];
+    gx_ptx_entries(ptx, names, sizeof names);
+    CHECK(strcmp(names, "k, empty") == 0);
+}
+
+static void test_random_and_types(void)
+{
+    CHECK(gx_type_parse("f32") == GX_F32 && gx_type_parse("u8") == GX_U8 && gx_type_parse("float") == -1);
+    float a[1000], b[600];
+    gx_fill_random(a, GX_F32, 0, 1000, 7, -1, 1);
+    gx_fill_random(b, GX_F32, 400, 600, 7, -1, 1); /* element i depends only on (seed, i) */
+    CHECK(memcmp(a + 400, b, sizeof b) == 0);
+    double sum = 0;
+    int distinct = 0;
+    for (int i = 0; i < 1000; i++) {
+        CHECK(a[i] >= -1 && a[i] < 1);
+        sum += a[i];
+        distinct += i > 0 && a[i] != a[i - 1];
+    }
+    CHECK(fabs(sum / 1000) < 0.1); /* uniform on [-1, 1): mean near 0 */
+    CHECK(distinct > 990);
+    gx_fill_random(b, GX_F32, 0, 600, 8, -1, 1);
+    CHECK(memcmp(a, b, sizeof b) != 0); /* another seed, other values */
+    int32_t ints[500];
+    gx_fill_random(ints, GX_I32, 0, 500, 3, -5, 5);
+    int seen_low = 0, seen_high = 0;
+    for (int i = 0; i < 500; i++) {
+        CHECK(ints[i] >= -5 && ints[i] <= 5);
+        seen_low |= ints[i] == -5;
+        seen_high |= ints[i] == 5;
+    }
+    CHECK(seen_low && seen_high);
+    double values[37];
+    gx_fill_value(values, GX_F64, 37, 2.5);
+    for (int i = 0; i < 37; i++)
+        CHECK(values[i] == 2.5);
+}
+
+static void test_host_buffers(void)
+{
+    gx_buffer a, b;
+    gx_error error;
+    CHECK(gx_buffer_alloc(&a, NULL, GX_MEMORY_PAGEABLE, GX_F32, 100, &error) == GX_OK);
+    CHECK(gx_buffer_alloc(&b, NULL, GX_MEMORY_PAGEABLE, GX_F32, 100, &error) == GX_OK);
+    CHECK(gx_buffer_random(&a, 1, 0, 1, &error) == GX_OK);
+    CHECK(gx_buffer_copy(&b, 0, &a, 0, 100, &error) == GX_OK);
+    gx_compare_result r;
+    CHECK(gx_buffer_compare(&a, &b, 0, 0, &r, &error) == GX_OK && r.mismatches == 0);
+    ((float *)b.host_pointer)[42] += 0.5f;
+    ((float *)b.host_pointer)[77] = NAN;
+    CHECK(gx_buffer_compare(&b, &a, 1e-6, 0, &r, &error) == GX_OK);
+    CHECK(r.mismatches == 2 && r.first_mismatch == 42);
+    CHECK_NEAR(r.first_value - r.first_expected, 0.5, 1e-6);
+    CHECK(gx_buffer_copy(&b, 50, &a, 0, 60, &error) == GX_ERR_USAGE);
+    CHECK(strstr(error.message, "out of range") != NULL);
+    gx_buffer_free(&a);
+    gx_buffer_free(&a); /* idempotent */
+    gx_buffer_free(&b);
+}
+
+static void test_files(void)
+{
+    char dir[] = "/tmp/gx_test_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char path[256];
+    snprintf(path, sizeof path, "%s/a/b/c", dir);
+    gx_error error;
+    CHECK(gx_make_directories(path, &error) == GX_OK);
+    snprintf(path, sizeof path, "%s/a/b/c/file.bin", dir);
+    const char data[] = "cubin\0bytes";
+    CHECK(gx_write_file_atomic(path, data, sizeof data, &error) == GX_OK);
+    char *read;
+    size_t size;
+    CHECK(gx_read_file(path, &read, &size, &error) == GX_OK);
+    CHECK(size == sizeof data && memcmp(read, data, size) == 0);
+    free(read);
+    CHECK(gx_read_file("/nonexistent/x", &read, &size, &error) == GX_ERR_SYSTEM);
+    CHECK(strstr(error.message, "No such file") != NULL);
+    char command[300];
+    snprintf(command, sizeof command, "rm -rf %s", dir);
+    CHECK(system(command) == 0);
+}
+
+static void test_attributes(void)
+{
+    CHECK(gx_device_attribute_count() > 100);
+    CHECK(gx_device_attribute_lookup("max_threads_per_block") == 1);
+    CHECK(gx_device_attribute_lookup("multiprocessor_count") == 16);
+    CHECK(gx_device_attribute_lookup("l2_cache_size") == 38);
+    CHECK(gx_device_attribute_lookup("no_such_thing") == -1);
+    CHECK(gx_fp32_lanes_per_sm(9, 0) == 128 && gx_fp32_lanes_per_sm(8, 0) == 64 && gx_fp32_lanes_per_sm(8, 6) == 128);
+}
+
+int main(void)
+{
+    test_stats();
+    test_ptxas();
+    test_ptx_params();
+    test_random_and_types();
+    test_host_buffers();
+    test_files();
+    test_attributes();
+    printf("%d checks, %d failed\n", checks, failures);
+    return failures ? 1 : 0;
+}
