@@ -31,7 +31,7 @@ static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 
 static void load_nvrtc(void)
 {
-    char candidates[8][512];
+    char candidates[10][512];
     int n = 0;
     const char *explicit_path = getenv("GX_LIBNVRTC");
     const char *cuda_home = getenv("CUDA_HOME");
@@ -42,6 +42,7 @@ static void load_nvrtc(void)
     snprintf(candidates[n++], 512, "libnvrtc.so");
     if (cuda_home)
         snprintf(candidates[n++], 512, "%s/lib64/libnvrtc.so", cuda_home);
+    snprintf(candidates[n++], 512, "/usr/local/cuda/lib64/libnvrtc.so.13");
     snprintf(candidates[n++], 512, "/usr/local/cuda/lib64/libnvrtc.so");
     void *handle = NULL;
     char tried[2048] = "";
