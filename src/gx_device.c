@@ -77,20 +77,21 @@ void gx_device_close(gx_device *device)
         d->cuCtxSynchronize();
         d->cuDevicePrimaryCtxRelease(device->handle);
     }
+    if (gx_current_context == device->context)
+        gx_current_context = NULL;
     device->context = NULL;
 }
 
-int gx_device_activate(const gx_device *device, gx_error *error)
+__thread CUcontext gx_current_context;
+
+int gx_device_activate_slow(const gx_device *device, gx_error *error)
 {
-    static __thread CUcontext current;
-    if (current == device->context)
-        return GX_OK;
     const gx_driver *d = gx_driver_get(error);
     if (!d)
         return error->kind;
     if (GX_CU(error, d->cuCtxSetCurrent(device->context)))
         return error->kind;
-    current = device->context;
+    gx_current_context = device->context;
     return GX_OK;
 }
 

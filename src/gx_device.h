@@ -37,8 +37,13 @@ int gx_device_count(int *count, gx_error *error);
 int gx_device_open(gx_device *device, int ordinal, gx_error *error);
 void gx_device_close(gx_device *device);
 
-/* Makes the device's context current on this thread (cheap when it already is). */
-int gx_device_activate(const gx_device *device, gx_error *error);
+/* Makes the device's context current on this thread; inline, since launches call it each time. */
+int gx_device_activate_slow(const gx_device *device, gx_error *error);
+extern __thread CUcontext gx_current_context;
+static inline int gx_device_activate(const gx_device *device, gx_error *error)
+{
+    return device->context == gx_current_context ? GX_OK : gx_device_activate_slow(device, error);
+}
 
 /* Attribute by lower-case name without the CU_DEVICE_ATTRIBUTE_ prefix ("max_threads_per_block"). */
 int gx_device_attribute(const gx_device *device, const char *name, int *value, gx_error *error);

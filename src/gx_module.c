@@ -33,6 +33,7 @@ int gx_kernel_get(gx_kernel *kernel, const gx_module *module, const char *name, 
     if (!d || gx_device_activate(module->device, error))
         return error->kind;
     kernel->module = module;
+    kernel->driver = d;
     snprintf(kernel->name, sizeof kernel->name, "%s", name);
     if (GX_CU(error, d->cuModuleGetFunction(&kernel->function, module->handle, name)))
         return error->kind;
@@ -97,8 +98,8 @@ int gx_kernel_prepare(gx_kernel *kernel, const gx_launch_config *config, gx_erro
 
 int gx_kernel_launch(const gx_kernel *kernel, const gx_launch_config *c, void **params, gx_error *error)
 {
-    const gx_driver *d = gx_driver_get(error);
-    if (!d || gx_device_activate(kernel->module->device, error))
+    const gx_driver *d = kernel->driver; /* set by gx_kernel_get: no lookup on the hot path */
+    if (gx_device_activate(kernel->module->device, error))
         return error->kind;
     CUresult result = d->cuLaunchKernel(kernel->function, c->grid[0], c->grid[1], c->grid[2], c->block[0], c->block[1],
                                         c->block[2], c->shared_bytes, NULL, params, NULL);

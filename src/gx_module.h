@@ -24,8 +24,11 @@ typedef struct gx_function_info {
     int ptx_version, binary_version;
 } gx_function_info;
 
+struct gx_driver;
+
 typedef struct gx_kernel {
     const gx_module *module;
+    const struct gx_driver *driver;
     CUfunction function;
     char name[256];
     gx_function_info info;

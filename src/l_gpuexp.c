@@ -44,11 +44,13 @@ static int gpuexp_hash(lua_State *L)
     return 1;
 }
 
-/* gpuexp.clock() -> seconds on a monotonic clock. */
+/* gpuexp.clock(["realtime"]) -> seconds on the monotonic clock, or since the epoch. */
 static int gpuexp_clock(lua_State *L)
 {
+    static const char *const clocks[] = {"monotonic", "realtime", NULL};
+    int which = luaL_checkoption(L, 1, "monotonic", clocks);
     struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
+    clock_gettime(which ? CLOCK_REALTIME : CLOCK_MONOTONIC, &t);
     lua_pushnumber(L, (double)t.tv_sec + (double)t.tv_nsec * 1e-9);
     return 1;
 }

@@ -210,12 +210,14 @@ static void read_launch(lua_State *L, int table, l_kernel *k, l_launch *launch, 
                                                                : "gpuexp.u8(n) or gpuexp.i8(n)");
             memcpy(launch->storage[i], &scalar->value, gx_type_size((gx_type)scalar->type));
         } else {
+            const char *type_name = luaL_typename(L, -1);
+            const char *example = lua_type(L, -1) == LUA_TNUMBER ? luaL_tolstring(L, -1, NULL) : "value";
             l_raisef(L, GX_ERR_USAGE,
                      "argument %d of '%s' is a %s; pass a device buffer or a typed scalar such as gpuexp.%s(%s) (the kernel expects .%s)",
-                     i + 1, k->kernel.name, luaL_typename(L, -1),
+                     i + 1, k->kernel.name, type_name,
                      param->type_class == GX_PARAM_FLOAT ? (param->size_bytes == 4 ? "f32" : "f64")
                                                          : (param->size_bytes == 8 ? "i64" : "i32"),
-                     lua_type(L, -1) == LUA_TNUMBER ? lua_tostring(L, -1) : "value", param->ptx_type);
+                     example, param->ptx_type);
         }
         launch->pointers[i] = launch->storage[i];
         lua_pop(L, 1);
@@ -301,9 +303,13 @@ static int kernel_bind(lua_State *L)
     return 1;
 }
 
+/* The hot path of launch loops: the type check compares the metatable with an upvalue instead
+   of a registry lookup by name, and the launch goes straight to the driver. */
 static int launch_launch(lua_State *L)
 {
-    l_launch *launch = luaL_checkudata(L, 1, GX_LAUNCH_TYPE);
+    l_launch *launch = lua_touserdata(L, 1);
+    if (!launch || !lua_getmetatable(L, 1) || !lua_rawequal(L, -1, lua_upvalueindex(1)))
+        return luaL_typeerror(L, 1, GX_LAUNCH_TYPE);
     gx_error error;
     if (launch_work(launch, &error))
         return l_raise(L, &error);
@@ -479,9 +485,15 @@ void l_open_kernel(lua_State *L)
     lua_setfield(L, -2, "__tostring");
     lua_pop(L, 1);
 
-    static const luaL_Reg launch_methods[] = {{"launch", launch_launch}, {"time", launch_time}, {NULL, NULL}};
-    static const luaL_Reg launch_meta[] = {{NULL, NULL}};
-    l_new_class(L, GX_LAUNCH_TYPE, launch_methods, launch_meta);
+    luaL_newmetatable(L, GX_LAUNCH_TYPE);
+    lua_createtable(L, 0, 2);
+    lua_pushvalue(L, -2);
+    lua_pushcclosure(L, launch_launch, 1); /* upvalue: the metatable itself */
+    lua_setfield(L, -2, "launch");
+    lua_pushcfunction(L, launch_time);
+    lua_setfield(L, -2, "time");
+    lua_setfield(L, -2, "__index");
+    lua_pop(L, 1);
 
     luaL_newmetatable(L, GX_SCALAR_TYPE);
     lua_pushcfunction(L, scalar_tostring);
