@@ -8,6 +8,7 @@
 #include "gx_cache.h"
 #include "gx_device.h"
 #include "gx_memory.h"
+#include "gx_occupancy.h"
 #include "gx_ptx.h"
 #include "gx_random.h"
 #include "gx_stats.h"
@@ -197,8 +198,67 @@ static void test_attributes(void)
     CHECK(gx_fp32_lanes_per_sm(9, 0) == 128 && gx_fp32_lanes_per_sm(8, 0) == 64 && gx_fp32_lanes_per_sm(8, 6) == 128);
 }
 
+static gx_occupancy_result occupancy(const char *arch, int block, int registers, int shared, int carveout)
+{
+    gx_occupancy_input in = {.block_size = block, .registers = registers, .static_shared_bytes = shared,
+                             .barriers = 1, .carveout_kib = carveout};
+    gx_occupancy_result r;
+    gx_error error;
+    const gx_arch_limits *limits = gx_arch_find(arch);
+    CHECK(limits != NULL);
+    CHECK(limits && gx_occupancy_compute(limits, &in, &r, &error) == GX_OK);
+    return r;
+}
+
+static void test_occupancy(void)
+{
+    /* seed 000, A10G (sm_86): the three SAXPY kernels at 1024 threads are held to one block per
+       SM by the warp limit (48 warps, 32 per block): 66.7% */
+    int registers[] = {19, 25, 40}, shared[] = {0, 16384, 49152 - 1024};
+    for (int i = 0; i < 3; i++) {
+        gx_occupancy_result r = occupancy("sm_86", 1024, registers[i], shared[i], -1);
+        CHECK(r.blocks_per_sm == 1 && r.limit_warps == 1 && (r.limiters & GX_LIMIT_WARPS));
+        CHECK(i < 2 ? r.limiters == GX_LIMIT_WARPS : r.limiters == (GX_LIMIT_WARPS | GX_LIMIT_REGISTERS)); /* 40 registers tie */
+        CHECK_NEAR(r.occupancy_pct, 66.6666666, 1e-5);
+    }
+    CHECK(occupancy("sm_86", 1024, 19, 0, -1).limit_registers == 2);  /* 3.36 by the seed's formula, 2 allocated */
+    CHECK(occupancy("sm_86", 1024, 19, 0, -1).limit_shared == 100);   /* 1 KB reservation: 100 KB / 1 KB */
+    /* seed 003, the register cliff on sm_80 at 256 threads: 32 registers 100%, 33 registers 75% */
+    gx_occupancy_result at32 = occupancy("sm_80", 256, 32, 0, -1), at33 = occupancy("sm_80", 256, 33, 0, -1);
+    CHECK(at32.blocks_per_sm == 8 && at32.occupancy_pct == 100.0);
+    CHECK(at33.blocks_per_sm == 6 && at33.occupancy_pct == 75.0 && at33.limiters == GX_LIMIT_REGISTERS);
+    /* the 1 KB per-block reservation: 32 KB blocks on sm_80 fit 5 without it, 4 with it */
+    gx_occupancy_result reserved = occupancy("sm_80", 128, 16, 32768, -1);
+    CHECK(reserved.allocated_shared_per_block_bytes == 33792);
+    CHECK(reserved.limit_shared == 4 && reserved.limiters == GX_LIMIT_SHARED);
+    CHECK(occupancy("sm_75", 128, 16, 32768, -1).limit_shared == 2); /* no reservation before 8.0 */
+    /* carve-outs: the largest by default, the requested one, or the driver's smallest sufficient one */
+    CHECK(occupancy("sm_90", 256, 16, 0, -1).shared_config_bytes == 228 * 1024);
+    CHECK(occupancy("sm_90", 256, 16, 0, -1).limit_shared == 228);
+    gx_occupancy_result picked = occupancy("sm_90", 256, 16, 0, -2);
+    CHECK(picked.shared_config_bytes == 8 * 1024 && picked.limit_shared == 8 && picked.blocks_per_sm == 8);
+    CHECK(occupancy("sm_90", 128, 16, 4096, 64).limit_shared == 12); /* 64 KB / 5 KB */
+    /* barriers on 9.0: twice the block limit */
+    CHECK(occupancy("sm_90", 32, 16, 0, -1).limit_barriers == 64);
+    /* names */
+    CHECK(gx_arch_find("8.6") == gx_arch_find("sm_86") && gx_arch_find("90a") == gx_arch_find("sm_90"));
+    CHECK(gx_arch_find("sm_61") == NULL);
+    char names[64];
+    gx_limiter_names(GX_LIMIT_WARPS | GX_LIMIT_BLOCKS, names, sizeof names);
+    CHECK(strcmp(names, "warps+blocks") == 0);
+    gx_occupancy_input bad = {.block_size = 2048, .registers = 16};
+    gx_occupancy_result r;
+    gx_error error;
+    CHECK(gx_occupancy_compute(gx_arch_find("sm_90"), &bad, &r, &error) == GX_ERR_USAGE);
+    CHECK(strcmp(error.message, "block size 2048 is outside 1..1024 for sm_90") == 0);
+    bad.block_size = 256;
+    bad.static_shared_bytes = 232449;
+    CHECK(gx_occupancy_compute(gx_arch_find("sm_90"), &bad, &r, &error) == GX_ERR_USAGE);
+}
+
 int main(void)
 {
+    test_occupancy();
     test_stats();
     test_ptxas();
     test_ptx_params();
