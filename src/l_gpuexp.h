@@ -96,6 +96,14 @@ void l_open_device(lua_State *L);
 void l_open_buffer(lua_State *L);
 void l_open_program(lua_State *L);
 void l_open_kernel(lua_State *L);
+void l_open_occupancy(lua_State *L);
+struct gx_arch_limits;
+struct gx_occupancy_input;
+struct gx_occupancy_result;
+const struct gx_arch_limits *l_check_arch(lua_State *L, const char *arch);
+int l_carveout_option(lua_State *L, int table);
+void l_push_occupancy(lua_State *L, const struct gx_arch_limits *arch, const struct gx_occupancy_input *in,
+                      const struct gx_occupancy_result *result);
 /* Fills the gpuexp table at the top of the stack with the module functions. */
 void l_open_gpuexp(lua_State *L);
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gx_occupancy.h"
 #include "gx_stats.h"
 #include "gx_timing.h"
 #include "l_gpuexp.h"
@@ -154,6 +155,17 @@ static void describe_params(const l_kernel *k, char *out, size_t size)
         snprintf(out + strlen(out), size - strlen(out), "%s%s", i ? ", " : "", k->ptx_params[i].ptx_type);
 }
 
+/* A buffer of an offline plan: a table with kind = "planned" (made by the Lua library). */
+static int is_planned_buffer(lua_State *L, int index)
+{
+    if (!l_offline_arch(L) || !lua_istable(L, index))
+        return 0;
+    lua_getfield(L, index, "kind");
+    int planned = lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), "planned") == 0;
+    lua_pop(L, 1);
+    return planned;
+}
+
 /* Reads config and args from the table at `table` into launch; buffers are stored in the table at
    `keep` (when non-zero) so a bound launch keeps them alive. */
 static void read_launch(lua_State *L, int table, l_kernel *k, l_launch *launch, int keep, const char *what,
@@ -209,6 +221,10 @@ static void read_launch(lua_State *L, int table, l_kernel *k, l_launch *launch, 
                          : param->size_bytes == 4              ? "gpuexp.i32(n) or gpuexp.u32(n)"
                                                                : "gpuexp.u8(n) or gpuexp.i8(n)");
             memcpy(launch->storage[i], &scalar->value, gx_type_size((gx_type)scalar->type));
+        } else if (is_planned_buffer(L, -1)) { /* offline: checked like a pointer, never passed */
+            if (param->size_bytes != 8 || param->type_class != GX_PARAM_INTEGER)
+                l_raisef(L, GX_ERR_USAGE, "argument %d of '%s' is a buffer (a pointer), but the kernel expects .%s", i + 1,
+                         k->kernel.name, param->ptx_type);
         } else {
             const char *type_name = luaL_typename(L, -1);
             const char *example = lua_type(L, -1) == LUA_TNUMBER ? luaL_tolstring(L, -1, NULL) : "value";
@@ -224,7 +240,13 @@ static void read_launch(lua_State *L, int table, l_kernel *k, l_launch *launch, 
     }
     lua_pop(L, 1);
     launch->arg_count = count;
-    kernel_device(L, k);
+    if (!k->kernel.function) { /* offline plan: nothing runs; the configuration is still checked */
+        unsigned long long threads = (unsigned long long)launch->config.block[0] * launch->config.block[1] * launch->config.block[2];
+        if (threads > 1024)
+            l_raisef(L, GX_ERR_USAGE, "launch of '%s' with a block of %llu threads: at most 1024 per block", k->kernel.name,
+                     threads);
+        return;
+    }
     gx_error error;
     if (gx_kernel_prepare(&k->kernel, &launch->config, &error))
         l_raise(L, &error);
@@ -233,6 +255,8 @@ static void read_launch(lua_State *L, int table, l_kernel *k, l_launch *launch, 
 static int launch_work(void *user, gx_error *error)
 {
     l_launch *launch = user;
+    if (!launch->kernel->kernel.function)
+        return GX_OK; /* offline plan: launches are checked, not run */
     return gx_kernel_launch(&launch->kernel->kernel, &launch->config, launch->pointers, error);
 }
 
@@ -261,6 +285,13 @@ static int time_launch(lua_State *L, l_launch *launch, int options)
     if (warmup < 0 || reps < 1 || reps > 10000000)
         return l_raisef(L, GX_ERR_USAGE, "time: warmup must be >= 0 and reps from 1 to 10^7 (got %lld, %lld)",
                         (long long)warmup, (long long)reps);
+    if (!launch->kernel->kernel.function) { /* offline plan: no timings, never invented ones */
+        lua_createtable(L, 0, 3);
+        l_set_integer(L, "samples", 0);
+        l_set_integer(L, "warmup", 0);
+        l_set_string(L, "timer", "none (offline plan)");
+        return 1;
+    }
     double *samples = lua_newuserdatauv(L, sizeof(double) * (size_t)reps, 0);
     gx_timing_request request = {.work = launch_work, .user = launch, .warmup = (int)warmup, .samples = (size_t)reps};
     gx_error error;
@@ -325,50 +356,76 @@ static int launch_time(lua_State *L)
     return time_launch(L, launch, lua_isnoneornil(L, 2) ? 0 : 2);
 }
 
-/* kernel:occupancy{block=, shared=}: the driver's theoretical occupancy for this kernel. */
+/* kernel:occupancy{block=, shared=, carveout=}: theoretical occupancy with the block limit of
+   each resource and the limiter from the model; on a GPU, active_blocks_per_sm is the driver's
+   (cuOccupancyMaxActiveBlocksPerMultiprocessor) and model_blocks_per_sm the model's. */
 static int kernel_occupancy(lua_State *L)
 {
     l_kernel *k = l_check_kernel(L, 1);
-    static const char *const allowed[] = {"block", "shared", NULL};
+    static const char *const allowed[] = {"block", "shared", "carveout", NULL};
     l_check_options(L, 2, "occupancy", allowed);
     unsigned block[3];
     read_dim3(L, 2, "block", block, 1);
     lua_Integer shared = 0;
     l_opt_integer_field(L, 2, "shared", 0, &shared);
-    if (shared < 0)
-        return l_raisef(L, GX_ERR_USAGE, "occupancy: 'shared' must be >= 0");
-    int threads = (int)(block[0] * block[1] * block[2]);
-    lua_getfield(L, LUA_REGISTRYINDEX, "gpuexp.model_occupancy");
-    if (!k->kernel.function || threads > k->kernel.info.max_threads_per_block) {
-        if (!k->kernel.function && lua_isfunction(L, -1)) { /* offline: the model in Lua/C */
-            l_push_function_info(L, k);
-            lua_pushinteger(L, threads);
-            lua_pushinteger(L, shared);
-            lua_call(L, 3, 1);
-            return 1;
-        }
-        if (!k->kernel.function)
-            kernel_device(L, k);
-        return l_raisef(L, GX_ERR_USAGE, "occupancy: a block of %d threads exceeds '%s''s limit of %d", threads,
-                        k->kernel.name, k->kernel.info.max_threads_per_block);
+    if (shared < 0 || shared > 1 << 30)
+        return l_raisef(L, GX_ERR_USAGE, "occupancy: 'shared' must be a byte count >= 0");
+    unsigned long long threads = (unsigned long long)block[0] * block[1] * block[2];
+    if (threads > 1024 || (k->kernel.function && threads > (unsigned long long)k->kernel.info.max_threads_per_block))
+        return l_raisef(L, GX_ERR_USAGE, "occupancy: a block of %llu threads exceeds '%s''s limit of %d", threads,
+                        k->kernel.name, k->kernel.function ? k->kernel.info.max_threads_per_block : 1024);
+    const char *arch_name;
+    char device_arch[16];
+    if (k->kernel.function) {
+        const gx_device *device = k->kernel.module->device;
+        snprintf(device_arch, sizeof device_arch, "sm_%d%d", device->cc_major, device->cc_minor);
+        arch_name = device_arch;
+    } else {
+        lua_getiuservalue(L, 1, 1);
+        arch_name = l_check_program(L, -1)->arch;
+        lua_pop(L, 1);
     }
-    lua_pop(L, 1);
-    gx_launch_config config = {{1, 1, 1}, {block[0], block[1], block[2]}, (unsigned)shared};
+    const gx_arch_limits *arch = gx_arch_find(arch_name);
+    gx_occupancy_input in = {
+        .block_size = (int)threads,
+        .registers = k->kernel.function ? k->kernel.info.registers : k->ptxas.registers,
+        .static_shared_bytes = k->kernel.function ? k->kernel.info.static_shared_bytes : k->ptxas.static_shared_bytes,
+        .dynamic_shared_bytes = (int)shared,
+        .barriers = k->ptxas.barriers,
+        .carveout_kib = l_carveout_option(L, 2),
+    };
     gx_error error;
+    gx_occupancy_result model;
+    int have_model = arch && gx_occupancy_compute(arch, &in, &model, &error) == GX_OK;
+    if (!k->kernel.function) {
+        if (!arch)
+            l_check_arch(L, arch_name); /* raises with the known names */
+        if (!have_model)
+            return l_raise(L, &error);
+        l_push_occupancy(L, arch, &in, &model);
+        return 1;
+    }
+    gx_launch_config config = {{1, 1, 1}, {block[0], block[1], block[2]}, (unsigned)shared};
     int blocks_per_sm;
-    if (gx_kernel_prepare(&k->kernel, &config, &error)
-        || gx_kernel_occupancy(&k->kernel, threads, (size_t)shared, &blocks_per_sm, &error))
-        return l_raise(L, &error);
     gx_device_facts facts;
-    if (gx_device_facts_get(k->kernel.module->device, &facts, &error))
+    if (gx_kernel_prepare(&k->kernel, &config, &error)
+        || gx_kernel_occupancy(&k->kernel, (int)threads, (size_t)shared, &blocks_per_sm, &error)
+        || gx_device_facts_get(k->kernel.module->device, &facts, &error))
         return l_raise(L, &error);
-    int warps_per_block = (threads + facts.warp_size - 1) / facts.warp_size;
-    lua_createtable(L, 0, 6);
-    l_set_integer(L, "block_size", threads);
+    int warps_per_block = ((int)threads + facts.warp_size - 1) / facts.warp_size;
+    if (have_model)
+        l_push_occupancy(L, arch, &in, &model);
+    else
+        lua_createtable(L, 0, 8);
+    l_set_integer(L, "block_size", (lua_Integer)threads);
     l_set_integer(L, "active_blocks_per_sm", blocks_per_sm);
+    l_set_integer(L, "blocks_per_sm", blocks_per_sm);
     l_set_integer(L, "active_warps_per_sm", blocks_per_sm * warps_per_block);
+    l_set_integer(L, "active_warps", blocks_per_sm * warps_per_block);
     l_set_integer(L, "max_warps_per_sm", facts.max_warps_per_sm);
     l_set_number(L, "occupancy_pct", 100.0 * blocks_per_sm * warps_per_block / facts.max_warps_per_sm);
+    if (have_model)
+        l_set_integer(L, "model_blocks_per_sm", model.blocks_per_sm);
     l_set_string(L, "source", "driver");
     return 1;
 }

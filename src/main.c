@@ -11,11 +11,14 @@
 #include <lualib.h>
 
 #include "gx_cli.h"
+#include "gx_occupancy.h"
 #include "l_gpuexp.h"
 
 static const char usage_text[] =
     "usage: gpuexp [options] SCRIPT.lua [script arguments...]\n"
     "       gpuexp info [--device N]\n"
+    "\n"
+    "       gpuexp occupancy --arch ARCH --block N [--registers N] [--shared BYTES] ... (--help)\n"
     "\n"
     "Runs a Lua experiment script: compile kernels with NVRTC, launch, time, sweep, write CSV.\n"
     "\n"
@@ -23,6 +26,9 @@ static const char usage_text[] =
     "  -d, --device N   use GPU N (default 0)\n"
     "  -o, --out PATH   where the script's CSV goes (scripts read it as gpuexp.out)\n"
     "  -q, --quiet      no progress line\n"
+    "  -a, --arch ARCH  offline plan for ARCH (e.g. sm_86), no GPU used: kernels compiled for it,\n"
+    "                   occupancy from the model, timing columns left empty\n"
+    "      --no-plan    with no GPU, fail (exit 3) instead of showing the plan for sm_90\n"
     "  -h, --help       this text\n"
     "  -V, --version    print the version\n"
     "\n"
@@ -70,7 +76,11 @@ static int exit_code_for(lua_State *L, int index)
     return code;
 }
 
+#define GX_DEFAULT_PLAN_ARCH "sm_90"
+
 struct options {
+    const char *arch; /* offline plan */
+    int no_plan;
     int device;
     const char *out;
     int quiet;
@@ -88,6 +98,10 @@ static int run_script(int argc, char **argv, const struct options *options)
     luaL_openlibs(L);
     lua_pushinteger(L, options->device);
     lua_setfield(L, LUA_REGISTRYINDEX, GX_REGISTRY_DEFAULT_DEVICE);
+    if (options->arch) {
+        lua_pushstring(L, options->arch);
+        lua_setfield(L, LUA_REGISTRYINDEX, GX_REGISTRY_OFFLINE_ARCH);
+    }
     char script_dir[PATH_MAX];
     snprintf(script_dir, sizeof script_dir, "%s", options->script);
     char *slash = strrchr(script_dir, '/');
@@ -117,6 +131,12 @@ static int run_script(int argc, char **argv, const struct options *options)
     lua_setfield(L, -2, "stderr_is_terminal");
     lua_pushinteger(L, options->device);
     lua_setfield(L, -2, "device_ordinal");
+    lua_pushboolean(L, options->arch != NULL);
+    lua_setfield(L, -2, "plan");
+    if (options->arch) {
+        lua_pushstring(L, options->arch);
+        lua_setfield(L, -2, "offline_arch");
+    }
     lua_pushvalue(L, -1);
     lua_setglobal(L, "gpuexp");
     /* script arguments: arg[0] the script, arg[1..] the rest, as lua.c does */
@@ -167,6 +187,8 @@ int main(int argc, char **argv)
     int i = 1;
     if (argc > 1 && strcmp(argv[1], "info") == 0)
         return gx_cli_info(argc - 2, argv + 2);
+    if (argc > 1 && strcmp(argv[1], "occupancy") == 0)
+        return gx_cli_occupancy(argc - 2, argv + 2);
     for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--") == 0) {
@@ -190,6 +212,15 @@ int main(int argc, char **argv)
             if (*end || errno || value < 0 || value > 1024)
                 return usage_error("--device takes a GPU number, got '%s'", argv[i]);
             options.device = (int)value;
+        } else if (strcmp(a, "-a") == 0 || strcmp(a, "--arch") == 0) {
+            if (i + 1 >= argc)
+                return usage_error("%s needs an architecture such as sm_86", a);
+            const gx_arch_limits *limits = gx_arch_find(argv[++i]);
+            if (!limits)
+                return usage_error("unknown architecture '%s' (gpuexp occupancy --limits lists them)", argv[i]);
+            options.arch = limits->arch; /* "8.6" and "86" become "sm_86" */
+        } else if (strcmp(a, "--no-plan") == 0) {
+            options.no_plan = 1;
         } else if (strcmp(a, "-o") == 0 || strcmp(a, "--out") == 0) {
             if (i + 1 >= argc)
                 return usage_error("%s needs a path", a);
@@ -202,5 +233,27 @@ int main(int argc, char **argv)
         return usage_error("%s", "no script given");
     options.script = argv[i];
     options.script_index = i;
-    return run_script(argc, argv, &options);
+    if (access(options.script, R_OK) != 0) {
+        fprintf(stderr, "gpuexp: cannot open %s: %s\n", options.script, strerror(errno));
+        return GX_EXIT_USAGE;
+    }
+    int automatic_plan = 0;
+    if (!options.arch && !options.no_plan) {
+        /* no GPU here: say so, and show the offline plan for a stated default architecture */
+        int count = 0;
+        gx_error error = {0};
+        if (gx_device_count(&count, &error) != GX_OK || count == 0) {
+            fprintf(stderr, "gpuexp: no GPU found (%s)\n", count == 0 && error.kind == GX_OK ? "the driver reports 0 devices" : error.message);
+            fprintf(stderr, "gpuexp: showing the offline PLAN for %s instead (choose with --arch; --no-plan fails instead):\n"
+                            "        kernels compiled for %s, occupancy from the model, timing columns EMPTY\n",
+                    GX_DEFAULT_PLAN_ARCH, GX_DEFAULT_PLAN_ARCH);
+            options.arch = GX_DEFAULT_PLAN_ARCH;
+            automatic_plan = 1;
+        }
+    }
+    int code = run_script(argc, argv, &options);
+    if (options.arch)
+        fprintf(stderr, "gpuexp: this was an offline PLAN for %s: nothing ran on a GPU%s\n", options.arch,
+                automatic_plan ? " (no GPU was found)" : "");
+    return code;
 }

@@ -11,6 +11,8 @@ gpuexp.csv = csv
 gpuexp.metadata = meta.collect
 gpuexp.print_table = csv.print_table
 
+if gpuexp.plan then require("gpuexp.plan").install(gpuexp) end
+
 -- gpuexp.check(condition, message, ...): a failed check is a script error (exit 1) with
 -- the caller's location; returns condition so it can be used inline.
 function gpuexp.check(condition, message, ...)

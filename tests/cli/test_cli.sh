@@ -32,21 +32,63 @@ expect 2 "gpuexp: --device takes a GPU number, got 'abc'" "$gpuexp" --device abc
 expect 2 "gpuexp: --out needs a path" "$gpuexp" --out
 expect 2 "gpuexp: cannot open missing.lua: No such file or directory" "$gpuexp" missing.lua
 expect 0 "usage: gpuexp [options] SCRIPT.lua [script arguments...]" "$gpuexp" --help
-expect 1 "raises.lua:3: something went wrong" "$gpuexp" raises.lua
-expect 1 "syntax.lua:2: unexpected symbol near '='" "$gpuexp" syntax.lua
-expect 1 "check.lua:2: check failed: 2 + 2 is 5" "$gpuexp" check.lua
-expect 4 "compile_error.lua:2: nvrtcCompileProgram failed: NVRTC_ERROR_COMPILATION for bad_kernel.cu (arch sm_80):" "$gpuexp" compile_error.lua
-expect 0 "args: a b 2" "$gpuexp" args.lua a b
-expect 0 "out: $work/x.csv" "$gpuexp" --out "$work/x.csv" args.lua
+expect 1 "raises.lua:3: something went wrong" "$gpuexp" --no-plan raises.lua
+expect 1 "syntax.lua:2: unexpected symbol near '='" "$gpuexp" --no-plan syntax.lua
+expect 1 "check.lua:2: check failed: 2 + 2 is 5" "$gpuexp" --no-plan check.lua
+expect 4 "compile_error.lua:2: nvrtcCompileProgram failed: NVRTC_ERROR_COMPILATION for bad_kernel.cu (arch sm_80):" "$gpuexp" --no-plan compile_error.lua
+expect 0 "args: a b 2" "$gpuexp" --no-plan args.lua a b
+expect 0 "out: $work/x.csv" "$gpuexp" --no-plan --out "$work/x.csv" args.lua
 # no driver: the one form, with the script's location, and exit code 3
 expect 3 "device.lua:1: no CUDA driver found: dlopen(/nonexistent/libcuda.so.1) failed: /nonexistent/libcuda.so.1: cannot open shared object file: No such file or directory (is the NVIDIA driver installed?)" \
-    env GX_LIBCUDA=/nonexistent/libcuda.so.1 "$gpuexp" device.lua
+    env GX_LIBCUDA=/nonexistent/libcuda.so.1 "$gpuexp" --no-plan device.lua
 expect 3 "device.lua:1: no CUDA driver found: /usr/local/cuda/lib64/stubs/libcuda.so is the CUDA toolkit's stub library, not a driver (cuInit: CUDA_ERROR_STUB_LIBRARY)" \
-    env GX_LIBCUDA=/usr/local/cuda/lib64/stubs/libcuda.so "$gpuexp" device.lua
+    env GX_LIBCUDA=/usr/local/cuda/lib64/stubs/libcuda.so "$gpuexp" --no-plan device.lua
 expect 3 "gpuexp info: no CUDA driver found: dlopen(/nonexistent/libcuda.so.1) failed: /nonexistent/libcuda.so.1: cannot open shared object file: No such file or directory (is the NVIDIA driver installed?)" \
     env GX_LIBCUDA=/nonexistent/libcuda.so.1 "$gpuexp" info
 expect 2 "gpuexp info: unknown argument '--x' (usage: gpuexp info [--device N])" "$gpuexp" info --x
 expect 0 "gpuexp $version (built with CUDA 13.0, Lua 5.4.4)" "$gpuexp" --version
+
+# expect_line CODE N 'LINE' command...   (line N of stdout)
+expect_line() {
+    code="$1"; n="$2"; line="$3"; shift 3
+    "$@" >"$work/out" 2>"$work/err"
+    got_code=$?
+    got_line=$(sed -n "${n}p" "$work/out")
+    if [ "$got_code" = "$code" ] && [ "$got_line" = "$line" ]; then
+        passed=$((passed + 1))
+    else
+        failed=$((failed + 1))
+        echo "FAIL: $*"
+        echo "  expected exit $code, line $n: $line"
+        echo "  got      exit $got_code: $got_line"
+    fi
+}
+
+# offline plans: explicit, and the automatic one when no GPU is found
+expect 0 "gpuexp: no GPU found (no CUDA driver found: dlopen(/nonexistent/libcuda.so.1) failed: /nonexistent/libcuda.so.1: cannot open shared object file: No such file or directory (is the NVIDIA driver installed?))" \
+    env GX_LIBCUDA=/nonexistent/libcuda.so.1 "$gpuexp" plan.lua
+expect_line 0 1 "plan sm_90 offline plan for sm_90 64" env GX_LIBCUDA=/nonexistent/libcuda.so.1 "$gpuexp" plan.lua
+expect_line 0 1 "plan sm_86 offline plan for sm_86 48" "$gpuexp" --arch sm_86 plan.lua
+expect_line 0 2 "minimal 1 warps 66.666666666667 nil" "$gpuexp" --arch 8.6 plan.lua
+expect 2 "gpuexp: unknown architecture 'sm_61' (gpuexp occupancy --limits lists them)" "$gpuexp" --arch sm_61 plan.lua
+
+# the occupancy calculator
+header="arch,block_size,registers,shared_bytes,barriers,limit_warps,limit_blocks,limit_registers,limit_shared,limit_barriers,blocks_per_sm,active_warps,max_warps,occupancy_pct,limiter,shared_config_bytes,allocated_shared_bytes,allocated_registers_per_block"
+expect_line 0 1 "$header" "$gpuexp" occupancy --arch sm_86 --block 1024 --registers 40 --shared 49152
+expect_line 0 2 "sm_86,1024,40,49152,0,1,16,1,2,,1,32,48,66.67,warps+registers,102400,50176,40960" \
+    "$gpuexp" occupancy --arch sm_86 --block 1024 --registers 40 --shared 49152
+expect_line 0 5 "sm_80,256,33,0,0,8,32,6,164,,6,48,64,75.00,registers,167936,1024,10240" \
+    "$gpuexp" occupancy --arch sm_80 --block 256 --registers 30:34:1
+expect_line 0 9 "sm_90,1024,32,0,1,2,32,2,228,64,2,64,64,100.00,warps+registers,233472,1024,32768" \
+    "$gpuexp" occupancy --arch sm_90 --block 128,256,512,1024 --registers 32 --barriers 0,1
+expect_line 0 2 "sm_90,256,16,0,0,8,32,16,8,,8,64,64,100.00,warps+shared,8192,1024,4096" \
+    "$gpuexp" occupancy --arch sm_90 --block 256 --registers 16 --carveout driver
+expect 2 "gpuexp occupancy: --arch and --block are required" "$gpuexp" occupancy --block 256
+expect 2 "gpuexp occupancy: unknown architecture 'sm_61' (known: sm_70 sm_75 sm_80 sm_86 sm_87 sm_89 sm_90 sm_100 sm_120)" \
+    "$gpuexp" occupancy --arch sm_61 --block 256
+expect 2 "gpuexp occupancy: --registers takes numbers, lists (1,2) and ranges (start:stop:step), got '8:4'" \
+    "$gpuexp" occupancy --arch sm_90 --block 256 --registers 8:4
+expect 2 "gpuexp occupancy: block size 2048 is outside 1..1024 for sm_90" "$gpuexp" occupancy --arch sm_90 --block 2048
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -24,4 +24,30 @@ end
 -- dynamic shared memory lowers it
 local half = minimal:occupancy{block = 256, shared = f.shared_per_sm_bytes // 2}
 T.eq(half.active_blocks_per_sm, 1, "half the SM's shared memory: one block")
+
+-- the model's table row for this GPU equals the driver's attributes
+local row = gpuexp.arch_limits(f.arch)
+for _, field in ipairs({"max_threads_per_sm", "max_warps_per_sm", "max_blocks_per_sm", "registers_per_sm",
+  "registers_per_block", "shared_per_sm_bytes", "shared_per_block_bytes", "shared_per_block_optin_bytes",
+  "reserved_shared_per_block_bytes", "max_threads_per_block"}) do
+  T.eq(row[field], f[field], "table vs driver: " .. field)
+end
+
+-- the model's blocks per SM equal cuOccupancyMaxActiveBlocksPerMultiprocessor, over block sizes,
+-- dynamic shared memory and kernels with different registers, shared memory and barriers
+local compared = 0
+local seed = 7
+for _, kernel in ipairs({minimal, program:kernel("balanced"), sophisticated, program:kernel("vectorized")}) do
+  local static = kernel:resources().static_shared_bytes
+  for _ = 1, 60 do
+    seed = (seed * 1103515245 + 12345) % 2147483648
+    local block = 1 + seed % 1024
+    local dynamic = (seed // 1024) % 3 == 0 and 0 or (seed // 7) % (f.shared_per_block_optin_bytes - static)
+    local o = kernel:occupancy{block = block, shared = dynamic}
+    T.eq(o.model_blocks_per_sm, o.active_blocks_per_sm,
+      string.format("model vs driver, %s block %d dynamic %d", kernel.name, block, dynamic))
+    compared = compared + 1
+  end
+end
+T.eq(compared, 240, "cases")
 T.done()
