@@ -146,10 +146,12 @@ int gx_occupancy_compute(const gx_arch_limits *arch, const gx_occupancy_input *i
 
     int others = minimum(minimum(r->limit_warps, r->limit_registers), minimum(r->limit_blocks, r->limit_barriers));
     if (in->carveout_kib == -2 && allocated > 0) {
-        /* the smallest carve-out that still holds as many blocks as the other limits allow */
+        /* the smallest carve-out that holds as many blocks as the other limits allow, or as many as
+           the largest carve-out can hold when that is fewer */
+        int target = minimum(others, largest / allocated);
         for (int i = 0; i < arch->carveout_count; i++) {
             int size = arch->carveouts_kib[i] * KIB;
-            if (size >= allocated && size / allocated >= others) {
+            if (size >= allocated && size / allocated >= target) {
                 config = size;
                 break;
             }
