@@ -12,5 +12,6 @@ enum gx_exit_code {
 
 int gx_cli_info(int argc, char **argv);
 int gx_cli_occupancy(int argc, char **argv);
+int gx_cli_metrics(int argc, char **argv);
 
 #endif

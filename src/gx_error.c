@@ -38,6 +38,7 @@ const char *gx_error_kind_name(enum gx_error_kind kind)
     case GX_ERR_DRIVER: return "driver";
     case GX_ERR_COMPILE: return "compile";
     case GX_ERR_SYSTEM: return "system";
+    case GX_ERR_PROFILER: return "profiler";
     }
     return "unknown";
 }

@@ -10,6 +10,7 @@ enum gx_error_kind {
     GX_ERR_DRIVER,  /* no driver, no device, or a CUDA call failed */
     GX_ERR_COMPILE, /* NVRTC refused the source */
     GX_ERR_SYSTEM,  /* file system, memory */
+    GX_ERR_PROFILER, /* CUPTI missing or refused here (permissions, another profiler, unsupported GPU) */
 };
 
 typedef struct gx_error {

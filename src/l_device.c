@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gx_cupti.h"
 #include "gx_driver.h"
 #include "gx_nvrtc.h"
 #include "l_gpuexp.h"
@@ -59,6 +60,8 @@ l_device *l_default_device(lua_State *L, int *index_out)
 static int device_gc(lua_State *L)
 {
     l_device *device = luaL_checkudata(L, 1, GX_DEVICE_TYPE);
+    gx_profiler_close(device->profiler);
+    device->profiler = NULL;
     if (device->open)
         gx_device_close(&device->device);
     device->open = 0;

@@ -137,6 +137,7 @@ void l_open_gpuexp(lua_State *L)
     l_open_program(L);
     l_open_kernel(L);
     l_open_occupancy(L);
+    l_open_metrics(L);
     /* put the embedded searcher first in package.searchers */
     lua_getglobal(L, "package");
     lua_getfield(L, -1, "searchers");

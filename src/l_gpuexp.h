@@ -24,9 +24,12 @@
 #define GX_REGISTRY_OFFLINE_ARCH "gpuexp.offline_arch"     /* string, when planning without a GPU */
 #define GX_REGISTRY_SCRIPT_DIR "gpuexp.script_dir"
 
+struct gx_profiler;
+
 typedef struct l_device {
     gx_device device;
     int open;
+    struct gx_profiler *profiler; /* CUPTI state, opened on the first metrics call */
 } l_device;
 
 typedef struct l_buffer {
@@ -97,6 +100,10 @@ void l_open_buffer(lua_State *L);
 void l_open_program(lua_State *L);
 void l_open_kernel(lua_State *L);
 void l_open_occupancy(lua_State *L);
+void l_open_metrics(lua_State *L);
+/* The launch reader shared by kernel methods (l_kernel.c). */
+struct l_launch;
+int l_kernel_collect(lua_State *L);
 struct gx_arch_limits;
 struct gx_occupancy_input;
 struct gx_occupancy_result;

@@ -19,6 +19,7 @@ static const char usage_text[] =
     "       gpuexp info [--device N]\n"
     "\n"
     "       gpuexp occupancy --arch ARCH --block N [--registers N] [--shared BYTES] ... (--help)\n"
+    "       gpuexp metrics --list [--chip NAME]   |   gpuexp metrics --check NAME... (--help)\n"
     "\n"
     "Runs a Lua experiment script: compile kernels with NVRTC, launch, time, sweep, write CSV.\n"
     "\n"
@@ -68,7 +69,7 @@ static int exit_code_for(lua_State *L, int index)
     lua_getfield(L, index, "kind");
     const char *kind = lua_tostring(L, -1);
     int code = GX_EXIT_SCRIPT;
-    if (kind && strcmp(kind, "driver") == 0)
+    if (kind && (strcmp(kind, "driver") == 0 || strcmp(kind, "profiler") == 0))
         code = GX_EXIT_GPU;
     else if (kind && strcmp(kind, "compile") == 0)
         code = GX_EXIT_COMPILE;
@@ -189,6 +190,8 @@ int main(int argc, char **argv)
         return gx_cli_info(argc - 2, argv + 2);
     if (argc > 1 && strcmp(argv[1], "occupancy") == 0)
         return gx_cli_occupancy(argc - 2, argv + 2);
+    if (argc > 1 && strcmp(argv[1], "metrics") == 0)
+        return gx_cli_metrics(argc - 2, argv + 2);
     for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--") == 0) {

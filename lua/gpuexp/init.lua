@@ -4,12 +4,16 @@ local gpuexp = gpuexp
 local csv = require("gpuexp.csv")
 local meta = require("gpuexp.meta")
 local sweep = require("gpuexp.sweep")
+local metrics = require("gpuexp.metrics")
 
 gpuexp.sweep = sweep.run
 gpuexp.points = sweep.points
 gpuexp.csv = csv
 gpuexp.metadata = meta.collect
 gpuexp.print_table = csv.print_table
+gpuexp.metric_presets = metrics.presets
+gpuexp.expand_metrics = metrics.expand
+gpuexp._kernel_methods.metrics = metrics.kernel_metrics
 
 if gpuexp.plan then require("gpuexp.plan").install(gpuexp) end
 

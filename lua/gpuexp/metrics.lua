@@ -1,0 +1,145 @@
+-- Hardware metrics: named presets mirroring ncu's sections, values derived from them as ncu derives
+-- them, and kernel:metrics{}, which collects in-process with CUPTI (kernel:collect, in C).
+local M = {}
+
+local stall_reasons = {"barrier", "branch_resolving", "dispatch_stall", "drain", "gmma", "imc_miss", "lg_throttle",
+  "long_scoreboard", "math_pipe_throttle", "membar", "mio_throttle", "misc", "no_instruction", "not_selected",
+  "selected", "short_scoreboard", "sleeping", "tex_throttle", "wait"}
+
+local function stall_metric(reason)
+  return "smsp__average_warps_issue_stalled_" .. reason .. "_per_issue_active.ratio"
+end
+
+-- Preset name -> metric names, as ncu's sections collect them (Nsight Compute 2025.3 section files).
+M.presets = {
+  occupancy = {
+    "sm__warps_active.avg.pct_of_peak_sustained_active", -- achieved occupancy
+    "sm__warps_active.avg.per_cycle_active",             -- achieved active warps per SM
+  },
+  speed_of_light = {
+    "sm__throughput.avg.pct_of_peak_sustained_elapsed",                 -- compute (SM) throughput %
+    "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", -- memory throughput %
+    "gpu__time_duration.sum", "gpc__cycles_elapsed.max", "sm__cycles_active.avg",
+    "gpc__cycles_elapsed.avg.per_second", "l1tex__throughput.avg.pct_of_peak_sustained_active",
+    "lts__throughput.avg.pct_of_peak_sustained_elapsed", "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+    "dram__cycles_elapsed.avg.per_second",
+  },
+  memory = {
+    "dram__bytes_read.sum", "dram__bytes_write.sum", "dram__bytes.sum.per_second",
+    "dram__throughput.avg.pct_of_peak_sustained_elapsed", "lts__t_sector_hit_rate.pct",
+    "l1tex__t_sector_hit_rate.pct", "lts__t_bytes.sum", "l1tex__t_bytes.sum",
+  },
+  warp_stalls = (function()
+    local names = {"smsp__average_warp_latency_per_inst_issued.ratio", "smsp__issue_active.avg.per_cycle_active"}
+    for _, reason in ipairs(stall_reasons) do names[#names + 1] = stall_metric(reason) end
+    return names
+  end)(),
+  bank_conflicts = {
+    "smsp__sass_inst_executed_op_shared_ld.sum", "smsp__sass_inst_executed_op_shared_st.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+  },
+  roofline = {
+    "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
+    "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum", "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum",
+    "smsp__sass_thread_inst_executed_op_dadd_pred_on.sum", "smsp__sass_thread_inst_executed_op_dmul_pred_on.sum",
+    "dram__bytes.sum", "gpu__time_duration.sum",
+  },
+}
+
+-- Names of a preset that this chip lacks (gmma before Hopper, imc_miss on Blackwell) are dropped;
+-- explicit names are kept, so a wrong one is an error naming the closest valid names.
+function M.expand(list, chip)
+  if type(list) == "string" then list = {list} end
+  if type(list) ~= "table" then gpuexp.error("usage", "metrics: give a preset name or a list of names and presets", 3) end
+  local names, seen, presets = {}, {}, {}
+  for _, item in ipairs(list) do
+    local preset = M.presets[item]
+    if preset then presets[item] = true end
+    for _, name in ipairs(preset or {item}) do
+      local keep = not seen[name]
+      if keep and preset and chip then keep = pcall(gpuexp.metric_info, name, chip) end
+      if keep then
+        seen[name] = true
+        names[#names + 1] = name
+      end
+    end
+    if not preset and type(item) ~= "string" then gpuexp.error("usage", "metrics: names must be strings", 3) end
+  end
+  return names, presets
+end
+
+-- Values ncu derives from the raw metrics, added when their inputs were collected.
+function M.derive(v)
+  local d = {}
+  local ffma, fadd, fmul = v["smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"],
+    v["smsp__sass_thread_inst_executed_op_fadd_pred_on.sum"], v["smsp__sass_thread_inst_executed_op_fmul_pred_on.sum"]
+  local dfma, dadd, dmul = v["smsp__sass_thread_inst_executed_op_dfma_pred_on.sum"],
+    v["smsp__sass_thread_inst_executed_op_dadd_pred_on.sum"], v["smsp__sass_thread_inst_executed_op_dmul_pred_on.sum"]
+  local duration_ns = v["gpu__time_duration.sum"]
+  local dram = v["dram__bytes.sum"] or (v["dram__bytes_read.sum"] and v["dram__bytes_write.sum"]
+    and v["dram__bytes_read.sum"] + v["dram__bytes_write.sum"])
+  if ffma and fadd and fmul then d.fp32_flop = 2 * ffma + fadd + fmul end
+  if dfma and dadd and dmul then d.fp64_flop = 2 * dfma + dadd + dmul end
+  if dram then d.dram_bytes = dram end
+  for _, precision in ipairs({"fp32", "fp64"}) do
+    local flop = d[precision .. "_flop"]
+    if flop and duration_ns and duration_ns > 0 then d[precision .. "_gflops"] = flop / duration_ns end
+    if flop and dram and dram > 0 then d[precision .. "_flop_per_byte"] = flop / dram end
+  end
+  if dram and duration_ns and duration_ns > 0 then d.dram_gbps = dram / duration_ns end
+  for _, op in ipairs({"ld", "st"}) do
+    local requests = v["smsp__sass_inst_executed_op_shared_" .. op .. ".sum"]
+    local wavefronts = v["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_" .. op .. ".sum"]
+    local conflicts = v["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_" .. op .. ".sum"]
+    if requests and wavefronts and requests > 0 then d["shared_" .. op .. "_ways"] = wavefronts / requests end
+    if conflicts and wavefronts and wavefronts > 0 then d["shared_" .. op .. "_conflict_pct"] = 100 * conflicts / wavefronts end
+  end
+  local best, best_value = nil, -1
+  for _, reason in ipairs(stall_reasons) do
+    local value = v[stall_metric(reason)]
+    if value and reason ~= "selected" and value > best_value then best, best_value = reason, value end
+  end
+  if best then
+    d.dominant_stall = best
+    d.dominant_stall_ratio = best_value
+  end
+  return d
+end
+
+-- kernel:metrics{grid=, block=, shared=, args=, metrics = "memory" | {"memory", "name.sum", ...},
+--                restore = true, flush_l2 = true}
+-- -> values (metric name or derived name -> number or string), info {passes, chip, units, names, seconds};
+-- or nil and the reason when counters cannot be read here (permissions, another profiler, offline plan).
+function M.kernel_metrics(kernel, spec)
+  if type(spec) ~= "table" then gpuexp.error("usage", "metrics: expected a table {grid=, block=, args=, metrics=}", 2) end
+  local started = gpuexp.clock()
+  local chip
+  if not gpuexp.plan then
+    local ok, info = pcall(gpuexp.metric_info, "gpu__time_duration.sum")
+    if not ok then
+      local message = type(info) == "table" and info.message or tostring(info)
+      if type(info) == "table" and info.kind == "profiler" then return nil, message end
+      error(info, 0)
+    end
+    chip = info.chip
+  end
+  local names, presets = M.expand(spec.metrics, chip)
+  local launch = {}
+  for key, value in pairs(spec) do launch[key] = value end
+  launch.metrics = names
+  local values, info = kernel:collect(launch)
+  if not values then return nil, info end
+  for key, value in pairs(M.derive(values)) do values[key] = value end
+  if presets.occupancy then
+    local theoretical = kernel:occupancy{block = spec.block, shared = spec.shared}
+    values.theoretical_occupancy_pct = theoretical.occupancy_pct
+    values.occupancy_limiter = theoretical.limiter
+    values.achieved_occupancy_pct = values["sm__warps_active.avg.pct_of_peak_sustained_active"]
+  end
+  info.names = names
+  info.seconds = gpuexp.clock() - started
+  return values, info
+end
+
+return M

@@ -1,0 +1,107 @@
+/* `gpuexp metrics`: the metrics a GPU or chip offers, and checks of metric names (no launch). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gx_cli.h"
+#include "gx_cupti.h"
+
+static const char usage[] =
+    "usage: gpuexp metrics --list [--chip NAME | --device N]     every base metric, as name,type\n"
+    "       gpuexp metrics --check NAME... [--chip NAME | --device N]   validity, unit, passes\n"
+    "       gpuexp metrics --chips                                 chips this CUPTI knows\n"
+    "With --chip (GH100, GA100, AD102, GB100, ...) no GPU is needed.\n";
+
+static void print_metric(void *user, const char *name, int type)
+{
+    static const char *const types[] = {"counter", "ratio", "throughput"};
+    (void)user;
+    printf("%s,%s\n", name, type >= 0 && type < 3 ? types[type] : "unknown");
+}
+
+int gx_cli_metrics(int argc, char **argv)
+{
+    const char *chip = NULL;
+    int device_ordinal = 0, list = 0, check = 0, chips = 0;
+    const char *names[256];
+    int name_count = 0;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(usage, stdout);
+            return GX_EXIT_OK;
+        } else if (strcmp(argv[i], "--list") == 0) {
+            list = 1;
+        } else if (strcmp(argv[i], "--chips") == 0) {
+            chips = 1;
+        } else if (strcmp(argv[i], "--check") == 0) {
+            check = 1;
+        } else if (strcmp(argv[i], "--chip") == 0 && i + 1 < argc) {
+            chip = argv[++i];
+        } else if (strcmp(argv[i], "--device") == 0 && i + 1 < argc) {
+            device_ordinal = atoi(argv[++i]);
+        } else if (check && argv[i][0] != '-' && name_count < 256) {
+            names[name_count++] = argv[i];
+        } else {
+            fprintf(stderr, "gpuexp metrics: unknown argument '%s'\n%s", argv[i], usage);
+            return GX_EXIT_USAGE;
+        }
+    }
+    if (list + check + chips != 1 || (check && name_count == 0)) {
+        fprintf(stderr, "gpuexp metrics: give one of --list, --check NAME..., --chips\n%s", usage);
+        return GX_EXIT_USAGE;
+    }
+    gx_error error;
+    if (chips) {
+        char text[4096];
+        if (gx_metric_chips(text, sizeof text, &error)) {
+            fprintf(stderr, "gpuexp metrics: %s\n", error.message);
+            return GX_EXIT_GPU;
+        }
+        printf("%s\n", text);
+        return GX_EXIT_OK;
+    }
+    gx_metric_host *host = NULL;
+    gx_profiler *profiler = NULL;
+    gx_device device;
+    if (chip) {
+        if (gx_metric_host_open(&host, chip, &error)) {
+            fprintf(stderr, "gpuexp metrics: %s\n", error.message);
+            return error.kind == GX_ERR_USAGE ? GX_EXIT_USAGE : GX_EXIT_GPU;
+        }
+    } else {
+        if (gx_device_open(&device, device_ordinal, &error) || gx_profiler_open(&profiler, &device, &error)) {
+            fprintf(stderr, "gpuexp metrics: %s\n", error.message);
+            return GX_EXIT_GPU;
+        }
+        host = gx_profiler_host(profiler);
+    }
+    int status = GX_EXIT_OK;
+    if (list) {
+        printf("name,type\n");
+        if (gx_metric_each(host, print_metric, NULL, &error)) {
+            fprintf(stderr, "gpuexp metrics: %s\n", error.message);
+            status = GX_EXIT_GPU;
+        }
+    } else {
+        printf("name,type,unit,description\n");
+        for (int i = 0; i < name_count; i++) {
+            gx_metric_info info;
+            if (gx_metric_check(host, names[i], &info, &error)) {
+                fprintf(stderr, "gpuexp metrics: %s\n", error.message);
+                status = GX_EXIT_USAGE;
+                continue;
+            }
+            static const char *const types[] = {"counter", "ratio", "throughput"};
+            printf("%s,%s,%s,\"%s\"\n", names[i], info.type >= 0 && info.type < 3 ? types[info.type] : "unknown",
+                   info.dimension_unit ? info.dimension_unit : "", info.description ? info.description : "");
+        }
+        size_t passes;
+        if (status == GX_EXIT_OK && gx_metric_passes(host, names, name_count, &passes, &error) == GX_OK)
+            fprintf(stderr, "%d metric(s) on %s: %zu replay pass(es)\n", name_count, gx_metric_host_chip(host), passes);
+    }
+    if (profiler)
+        gx_profiler_close(profiler);
+    else
+        gx_metric_host_close(host);
+    return status;
+}
