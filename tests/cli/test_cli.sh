@@ -90,5 +90,13 @@ expect 2 "gpuexp occupancy: --registers takes numbers, lists (1,2) and ranges (s
     "$gpuexp" occupancy --arch sm_90 --block 256 --registers 8:4
 expect 2 "gpuexp occupancy: block size 2048 is outside 1..1024 for sm_90" "$gpuexp" occupancy --arch sm_90 --block 2048
 
+# metrics without CUPTI, and names checked without a GPU
+expect 3 "gpuexp metrics: CUPTI not found (tried /nonexistent and /usr/local/cuda/lib64): install the CUDA toolkit's CUPTI or set GX_LIBCUPTI" \
+    env GX_LIBCUPTI=/nonexistent "$gpuexp" metrics --chips
+expect 2 "gpuexp metrics: unknown metric 'dram__byts.sum' on GH100; did you mean: dram__bytes, dram__sectors, dram__bytes_read, dramc__sectors, lts__t_bytes" \
+    "$gpuexp" metrics --check dram__byts.sum --chip GH100
+expect_line 0 2 "dram__bytes_read.sum,counter,byte,\"# of bytes read from DRAM\"" "$gpuexp" metrics --check dram__bytes_read.sum --chip GH100
+expect_line 0 2 "offline nil no hardware counters in an offline plan" "$gpuexp" --arch sm_90 metrics_offline.lua
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

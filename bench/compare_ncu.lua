@@ -1,0 +1,45 @@
+-- Side by side: gpuexp's in-process values (DIR/gpuexp.csv) against ncu's (DIR/ncu_K.csv, --page raw).
+-- Counts must agree within 2% (replay noise), percentages and ratios within 2 points.
+local dir = assert(arg[1], "usage: gpuexp bench/compare_ncu.lua DIR")
+local ours = gpuexp.csv.read(dir .. "/gpuexp.csv")
+local function ncu_values(path)
+  local file = io.open(path)
+  if not file then return nil end
+  local lines = {}
+  for line in file:lines() do if line:sub(1, 1) == '"' then lines[#lines + 1] = line end end
+  file:close()
+  local function split(line)
+    local fields = {}
+    for field in line:gmatch('"([^"]*)"') do fields[#fields + 1] = field end
+    return fields
+  end
+  if #lines < 3 then return nil end
+  local names, values = split(lines[1]), split(lines[3]) -- header, units, first kernel
+  local result = {}
+  for i, name in ipairs(names) do result[name] = tonumber((values[i] or ""):gsub(",", "")) end
+  return result
+end
+local rows, worst, compared, outside = {}, {}, 0, 0
+for _, row in ipairs(ours) do
+  local theirs = ncu_values(string.format("%s/ncu_%d.csv", dir, row.point))
+  for name, value in pairs(row) do
+    if name:find("__") and theirs and theirs[name] and type(value) == "number" then
+      local reference = theirs[name]
+      local is_pct = name:find("pct") or name:find("ratio")
+      local difference = is_pct and math.abs(value - reference) or
+        (reference ~= 0 and math.abs(value - reference) / math.abs(reference) * 100 or math.abs(value))
+      local ok = difference <= 2 or (not is_pct and math.abs(value - reference) <= 64)
+      compared = compared + 1
+      if not ok then outside = outside + 1 end
+      rows[#rows + 1] = {point = row.name, metric = name, gpuexp = value, ncu = reference,
+        difference = difference, unit = is_pct and "points" or "%", within = ok}
+    end
+  end
+end
+table.sort(rows, function(a, b) return a.point < b.point or (a.point == b.point and a.metric < b.metric) end)
+local writer = gpuexp.csv.open(dir .. "/compare.csv")
+writer:header({"point", "metric", "gpuexp", "ncu", "difference", "unit", "within"})
+for _, r in ipairs(rows) do writer:row(r) end
+writer:close()
+gpuexp.print_table(rows, {"point", "metric", "gpuexp", "ncu", "difference", "unit", "within"})
+print(string.format("%d values compared with ncu, %d outside tolerance (counts 2%% or 64, percentages 2 points)", compared, outside))

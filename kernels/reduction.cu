@@ -1,0 +1,44 @@
+// Sum of n integers three ways (seed 004 phase 2): the cost of contended atomics against warp
+// shuffles. Integers, so every variant must give the exact sum.
+
+// Every thread adds its element to the one total: n atomics on one address.
+extern "C" __global__ void atomic_per_thread(int *total, const int *in, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        atomicAdd(total, in[i]);
+}
+
+__device__ __forceinline__ int warp_sum(int v)
+{
+    for (int offset = 16; offset > 0; offset >>= 1)
+        v += __shfl_down_sync(0xffffffffu, v, offset);
+    return v;
+}
+
+// One step between: a warp-shuffle sum, then one atomic per warp (n / 32 atomics).
+extern "C" __global__ void atomic_per_warp(int *total, const int *in, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int v = warp_sum(i < n ? in[i] : 0);
+    if ((threadIdx.x & 31) == 0)
+        atomicAdd(total, v);
+}
+
+// Warp shuffles, the warps' sums combined in shared memory, then one atomic per block.
+extern "C" __global__ void atomic_per_block(int *total, const int *in, int n)
+{
+    __shared__ int partial[32];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int v = warp_sum(i < n ? in[i] : 0);
+    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    if (lane == 0)
+        partial[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        v = lane < (int)((blockDim.x + 31) >> 5) ? partial[lane] : 0;
+        v = warp_sum(v);
+        if (lane == 0)
+            atomicAdd(total, v);
+    }
+}
