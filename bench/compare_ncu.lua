@@ -16,7 +16,7 @@ local function ncu_values(path)
   if #lines < 3 then return nil end
   local names, values = split(lines[1]), split(lines[3]) -- header, units, first kernel
   local result = {}
-  for i, name in ipairs(names) do result[name] = tonumber((values[i] or ""):gsub(",", "")) end
+  for i, name in ipairs(names) do result[name] = tonumber((string.gsub(values[i] or "", ",", ""))) end
   return result
 end
 local rows, worst, compared, outside = {}, {}, 0, 0

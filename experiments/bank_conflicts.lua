@@ -116,7 +116,7 @@ local function expect(condition, text) if not condition then failures[#failures 
 local by_kernel = {}
 for _, row in ipairs(seed_rows) do by_kernel[row.kernel] = row end
 local clean, conflicted = by_kernel.no_conflict, by_kernel.two_way_conflict
-expect(clean.verified and conflicted.verified, "both seed kernels compute (x + 10) * 2")
+gpuexp.check(clean.verified and conflicted.verified, "both seed kernels compute (x + 10) * 2")
 if clean.ld_ways and conflicted.ld_ways then
   local warps = SIZE // 32
   print(string.format("\nseed kernels: no_conflict %d/%d ld/st conflicts (%.2f/%.2f wavefronts per request); " ..
@@ -143,7 +143,7 @@ end
 if #failures == 0 then
   print("held on this GPU: conflicts follow the index function; padding a row by one word removes the column conflict")
 else
+  -- a lesson that does not hold is a finding about this GPU, reported, not a failed run
   print("did NOT hold on this GPU:")
   for _, text in ipairs(failures) do print("  " .. text) end
-  gpuexp.error("usage", #failures .. " lesson check(s) failed")
 end

@@ -82,9 +82,9 @@ local by = {}
 for _, row in ipairs(rows) do by[row.variant] = row end
 local failures = {}
 local function expect(condition, text) if not condition then failures[#failures + 1] = text end end
-for _, name in ipairs(variants) do expect(by[name].verified, name .. " gives the exact sum") end
+for _, name in ipairs(variants) do gpuexp.check(by[name].verified, "%s gives the exact sum", name) end
 expect(by.atomic_per_block.speedup and by.atomic_per_block.speedup > 10,
-  string.format("one atomic per block is over 10x faster than one per thread (%.1fx)", by.atomic_per_block.speedup or 0))
+  string.format("one atomic per block is over 10x faster than one per thread (%.1fx; the seed's L4: 218x)", by.atomic_per_block.speedup or 0))
 if by.atomic_per_thread.dominant_stall then
   print(string.format("\nstall fingerprints: per thread %s (%.1f cycles per issue), per warp %s, per block %s; the seed's L4 " ..
     "showed lg_throttle for the atomics and long_scoreboard for the shuffle", by.atomic_per_thread.dominant_stall,
@@ -96,7 +96,7 @@ if #failures == 0 then
   print(string.format("held on this GPU: warp shuffles with one atomic per block are %.0fx faster than an atomic per thread",
     by.atomic_per_block.speedup))
 else
+  -- a lesson that does not hold is a finding about this GPU, reported, not a failed run
   print("did NOT hold on this GPU:")
   for _, text in ipairs(failures) do print("  " .. text) end
-  gpuexp.error("usage", #failures .. " lesson check(s) failed")
 end

@@ -1,12 +1,16 @@
 // Sum of n integers three ways (seed 004 phase 2): the cost of contended atomics against warp
 // shuffles. Integers, so every variant must give the exact sum.
 
-// Every thread adds its element to the one total: n atomics on one address.
+// Every thread adds its element to the one total: n atomics on one address. Written as PTX
+// because the compiler turns atomicAdd on a uniform address into one atomic per warp (a warp
+// reduction first), which is the next variant, not this one.
 extern "C" __global__ void atomic_per_thread(int *total, const int *in, int n)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n)
-        atomicAdd(total, in[i]);
+    if (i < n) {
+        int old;
+        asm volatile("atom.global.add.s32 %0, [%1], %2;" : "=r"(old) : "l"(total), "r"(in[i]) : "memory");
+    }
 }
 
 __device__ __forceinline__ int warp_sum(int v)

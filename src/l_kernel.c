@@ -437,7 +437,7 @@ struct collect_state {
     l_launch *launch;
     gx_profiler *profiler;
     gx_buffer *written[GX_MAX_PARAMS]; /* device buffers the kernel may write */
-    gx_buffer snapshots[GX_MAX_PARAMS];
+    gx_buffer snapshots[GX_MAX_PARAMS]; /* not owned: views into the profiler's scratch memory */
     int count, restore, flush;
 };
 
@@ -446,15 +446,24 @@ struct collect_state {
 static int collect_prepare(void *user, int pass, gx_error *error)
 {
     struct collect_state *state = user;
+    if (state->restore && pass == 0) { /* snapshots: views into the profiler's reused scratch memory */
+        size_t total = 0;
+        for (int i = 0; i < state->count; i++)
+            total += (state->written[i]->bytes + 255) / 256 * 256;
+        CUdeviceptr scratch;
+        if (gx_profiler_scratch(state->profiler, total ? total : 256, &scratch, error))
+            return error->kind;
+        for (int i = 0; i < state->count; i++) {
+            state->snapshots[i] = *state->written[i];
+            state->snapshots[i].device_pointer = scratch;
+            scratch += (state->written[i]->bytes + 255) / 256 * 256;
+        }
+    }
     for (int i = 0; state->restore && i < state->count; i++) {
         gx_buffer *buffer = state->written[i];
-        if (pass == 0) {
-            if (gx_buffer_alloc(&state->snapshots[i], buffer->device, GX_MEMORY_DEVICE, buffer->type, buffer->count, error)
-                || gx_buffer_copy(&state->snapshots[i], 0, buffer, 0, buffer->count, error))
-                return error->kind;
-        } else if (gx_buffer_copy(buffer, 0, &state->snapshots[i], 0, buffer->count, error)) {
+        gx_buffer *from = pass == 0 ? buffer : &state->snapshots[i], *to = pass == 0 ? &state->snapshots[i] : buffer;
+        if (gx_buffer_copy(to, 0, from, 0, buffer->count, error))
             return error->kind;
-        }
     }
     return state->flush ? gx_profiler_flush_l2(state->profiler, error) : GX_OK;
 }
@@ -522,8 +531,6 @@ int l_kernel_collect(lua_State *L)
     int passes = 0;
     int status = gx_profiler_collect(device->profiler, names, count, collect_prepare, collect_launch, state, values,
                                      &passes, &error);
-    for (int i = 0; i < state->count; i++) /* freed before anything can raise */
-        gx_buffer_free(&state->snapshots[i]);
     if (status == GX_ERR_PROFILER) {
         lua_pushnil(L);
         lua_pushstring(L, error.message);
