@@ -20,7 +20,10 @@ T.ok((y:compare(y_once, {rtol = 0, atol = 0})), "after the replay, y is what one
 T.eq(m["smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"], n, "one FFMA per element")
 T.eq(m.fp32_flop, 2 * n, "FLOPs counted as ncu does")
 T.near(m["dram__bytes_read.sum"] / (8 * n), 1, 0.05, "DRAM reads: x and y once")
-T.near(m["dram__bytes_write.sum"] / (4 * n), 1, 0.05, "DRAM writes: y once")
+-- writes still dirty in L2 when the kernel ends are not written during it (ncu counts the same way:
+-- about 0.73 of y's bytes for this launch on an H200), so the bound is loose from below
+local written = m["dram__bytes_write.sum"] / (4 * n)
+T.ok(written > 0.5 and written < 1.05, "DRAM writes: at most y once, most of it: " .. written)
 local theoretical = saxpy:occupancy{block = 256}.occupancy_pct
 T.ok(m.achieved_occupancy_pct > 0 and m.achieved_occupancy_pct <= theoretical + 1e-9,
   "achieved occupancy " .. m.achieved_occupancy_pct .. " within (0, " .. theoretical .. "]")
