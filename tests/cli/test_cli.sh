@@ -8,21 +8,26 @@ trap 'rm -rf "$work"' EXIT
 failed=0
 passed=0
 
-# expect CODE 'FIRST LINE' command...   (the first line of stderr, or of stdout when stderr is empty)
-expect() {
-    code="$1"; line="$2"; shift 2
+# check CODE WHERE 'LINE' command...: the exit code, and one line of output: WHERE is "first"
+# (the first line of stderr, or of stdout when stderr is empty) or N (line N of stdout)
+check() {
+    code="$1"; where="$2"; line="$3"; shift 3
     "$@" >"$work/out" 2>"$work/err"
     got_code=$?
-    if [ -s "$work/err" ]; then got_line=$(head -n 1 "$work/err"); else got_line=$(head -n 1 "$work/out"); fi
+    if [ "$where" != first ]; then got_line=$(sed -n "${where}p" "$work/out")
+    elif [ -s "$work/err" ]; then got_line=$(head -n 1 "$work/err")
+    else got_line=$(head -n 1 "$work/out"); fi
     if [ "$got_code" = "$code" ] && [ "$got_line" = "$line" ]; then
         passed=$((passed + 1))
     else
         failed=$((failed + 1))
         echo "FAIL: $*"
-        echo "  expected exit $code: $line"
+        echo "  expected exit $code, $where line: $line"
         echo "  got      exit $got_code: $got_line"
     fi
 }
+expect() { code="$1"; shift; check "$code" first "$@"; }
+expect_line() { code="$1"; shift; check "$code" "$@"; }
 
 cd "$cases" || exit 1
 version=$("$gpuexp" --version | sed -n 's/^gpuexp \([0-9.]*\) .*/\1/p')
@@ -47,22 +52,6 @@ expect 3 "gpuexp info: no CUDA driver found: dlopen(/nonexistent/libcuda.so.1) f
     env GX_LIBCUDA=/nonexistent/libcuda.so.1 "$gpuexp" info
 expect 2 "gpuexp info: unknown argument '--x' (usage: gpuexp info [--device N])" "$gpuexp" info --x
 expect 0 "gpuexp $version (built with CUDA 13.0, Lua 5.4.4)" "$gpuexp" --version
-
-# expect_line CODE N 'LINE' command...   (line N of stdout)
-expect_line() {
-    code="$1"; n="$2"; line="$3"; shift 3
-    "$@" >"$work/out" 2>"$work/err"
-    got_code=$?
-    got_line=$(sed -n "${n}p" "$work/out")
-    if [ "$got_code" = "$code" ] && [ "$got_line" = "$line" ]; then
-        passed=$((passed + 1))
-    else
-        failed=$((failed + 1))
-        echo "FAIL: $*"
-        echo "  expected exit $code, line $n: $line"
-        echo "  got      exit $got_code: $got_line"
-    fi
-}
 
 # offline plans: explicit, and the automatic one when no GPU is found
 expect 0 "gpuexp: no GPU found (no CUDA driver found: dlopen(/nonexistent/libcuda.so.1) failed: /nonexistent/libcuda.so.1: cannot open shared object file: No such file or directory (is the NVIDIA driver installed?))" \
