@@ -446,7 +446,10 @@ static int profiler_initialized;
 int gx_profiler_open(gx_profiler **out, const gx_device *device, gx_error *error)
 {
     *out = NULL;
-    if (cupti_get(error) || gx_device_activate(device, error))
+    const gx_driver *d = gx_driver_get(error);
+    /* nothing in flight while CUPTI sets up: a launch still running when the range profiler
+       starts crashed CUPTI inside NVPW_CUDA_Profiler_BeginPass on the H200 */
+    if (!d || cupti_get(error) || gx_device_activate(device, error) || GX_CU(error, d->cuCtxSynchronize()))
         return error->kind;
     if (!profiler_initialized) {
         CUpti_Profiler_Initialize_Params init = {.structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
@@ -627,6 +630,26 @@ static int prepare_images(gx_profiler *p, const char *const *names, int count, g
             free(key);
             return error->kind;
         }
+    /* a new list: a fresh range-profiler object first, so nothing in CUPTI still refers to the
+       images and host object freed below (reusing the object crashed in NVPW_CUDA_Profiler_BeginPass) */
+    if (p->range) {
+        CUpti_RangeProfiler_Disable_Params disable = {.structSize = CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
+        disable.pRangeProfilerObject = p->range;
+        p->range = NULL;
+        CUptiResult disabled = cupti.cuptiRangeProfilerDisable(&disable);
+        if (disabled != CUPTI_SUCCESS) {
+            free(key);
+            return cupti_fail(error, "cuptiRangeProfilerDisable", disabled);
+        }
+    }
+    CUpti_RangeProfiler_Enable_Params enable = {.structSize = CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
+    enable.ctx = p->device->context;
+    CUptiResult enabled = cupti.cuptiRangeProfilerEnable(&enable);
+    if (enabled != CUPTI_SUCCESS) {
+        free(key);
+        return cupti_fail(error, "cuptiRangeProfilerEnable", enabled);
+    }
+    p->range = enable.pRangeProfilerObject;
     free(p->key);
     free(p->config);
     free(p->counter_data);
@@ -665,13 +688,7 @@ int gx_profiler_collect(gx_profiler *p, const char *const *names, int count, gx_
     const gx_driver *d = gx_driver_get(error);
     if (!d || gx_device_activate(p->device, error))
         return error->kind;
-    if (!p->range) {
-        CUpti_RangeProfiler_Enable_Params enable = {.structSize = CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
-        enable.ctx = p->device->context;
-        CUPTI_CHECK(error, cuptiRangeProfilerEnable, &enable);
-        p->range = enable.pRangeProfilerObject;
-    }
-    if (prepare_images(p, names, count, error))
+    if (GX_CU(error, d->cuCtxSynchronize()) || prepare_images(p, names, count, error))
         return error->kind;
     CUpti_RangeProfiler_CounterDataImage_Initialize_Params init = {.structSize = CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
     init.pRangeProfilerObject = p->range;

@@ -31,6 +31,11 @@ static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 
 static void load_nvrtc(void)
 {
+    /* With a driver present, NVRTC reuses the driver's compute cache (~/.nv/ComputeCache) for PTX it
+       has seen and then skips ptxas and its -v report, which is where registers, spills and static
+       shared memory come from offline. gpuexp's own cubin cache keeps the report, so the driver's is
+       turned off unless the user set it. */
+    setenv("CUDA_CACHE_DISABLE", "1", 0);
     char candidates[10][512];
     int n = 0;
     const char *explicit_path = getenv("GX_LIBNVRTC");

@@ -1,5 +1,7 @@
 /* gpuexp: command line, Lua state, and the script run under a traceback handler. */
 #include <errno.h>
+#include <execinfo.h>
+#include <signal.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,8 +184,24 @@ static int run_script(int argc, char **argv, const struct options *options)
     return code;
 }
 
+/* A crash is a gpuexp bug: say so, with a backtrace to report, instead of dying silently. */
+static void crash_handler(int signal_number)
+{
+    static const char text[] = "gpuexp: internal error (crashed); please report this with the backtrace below\n";
+    if (write(STDERR_FILENO, text, sizeof text - 1) < 0)
+        _exit(70);
+    void *frames[64];
+    int count = backtrace(frames, 64);
+    backtrace_symbols_fd(frames, count, STDERR_FILENO);
+    signal(signal_number, SIG_DFL);
+    raise(signal_number);
+}
+
 int main(int argc, char **argv)
 {
+    signal(SIGSEGV, crash_handler);
+    signal(SIGBUS, crash_handler);
+    signal(SIGFPE, crash_handler);
     struct options options = {0};
     int i = 1;
     if (argc > 1 && strcmp(argv[1], "info") == 0)

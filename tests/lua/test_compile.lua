@@ -21,7 +21,13 @@ T.eq(program.arch, "sm_80", "arch"); T.eq(program.name, "test_kernels.cu", "name
 T.ok(program.cubin_bytes > 1000, "cubin produced")
 T.ok(program.ptx:find(".target sm_80", 1, true), "ptx for the arch")
 
-local copy = program:resources("copy")
+local found, copy = pcall(program.resources, program, "copy")
+T.ok(found, "ptxas report has 'copy'; the log was:\n" .. program.log)
+-- the same PTX again (another comment): the report must still be there (NVRTC can skip ptxas
+-- when the driver's compute cache has the PTX; gpuexp turns that cache off)
+local again_ptx = gpuexp.compile{source = source .. "// again", arch = "sm_80", defines = {SCALE = 2},
+  names = options.names, options = options.options, cache = false}
+T.ok(pcall(again_ptx.resources, again_ptx, "copy"), "ptxas report on a repeated PTX")
 T.ok(copy.registers >= 4 and copy.registers <= 32, "copy registers: " .. copy.registers)
 T.eq(copy.static_shared_bytes, 0, "copy shared")
 local staged = program:resources("staged")
