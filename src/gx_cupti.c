@@ -14,10 +14,7 @@
 #include <cupti_target.h>
 #include <cupti_version.h>
 
-#include "gx_cache.h"
 #include "gx_driver.h"
-#include "gx_module.h"
-#include "gx_nvrtc.h"
 
 #define GX_CUPTI_FUNCTIONS(X)                                                                      \
     X(cuptiGetVersion) X(cuptiGetResultString) X(cuptiGetErrorMessage) X(cuptiProfilerInitialize) \
@@ -432,11 +429,6 @@ struct gx_profiler {
     gx_metric_host *config_host;
     uint8_t *config, *counter_data;
     size_t config_size, counter_data_size;
-    CUdeviceptr flush; /* read by flush_function: evicts the L2 without leaving dirty lines */
-    size_t flush_bytes;
-    gx_module flush_module;
-    CUfunction flush_function;
-    int flush_blocks;
     CUdeviceptr scratch; /* snapshots of the buffers a replayed launch may write */
     size_t scratch_bytes;
 };
@@ -518,12 +510,9 @@ void gx_profiler_close(gx_profiler *p)
         cupti.cuptiRangeProfilerDisable(&disable);
     }
     if (d && gx_device_activate(p->device, &ignored) == GX_OK) {
-        if (p->flush)
-            d->cuMemFree(p->flush);
         if (p->scratch)
             d->cuMemFree(p->scratch);
     }
-    gx_module_unload(&p->flush_module);
     gx_metric_host_close(p->validator);
     gx_metric_host_close(p->config_host);
     free(p->availability);
@@ -535,61 +524,6 @@ void gx_profiler_close(gx_profiler *p)
 
 const char *gx_profiler_chip(const gx_profiler *p) { return p->chip; }
 gx_metric_host *gx_profiler_host(gx_profiler *p) { return p->validator; }
-
-/* Reads every 16-byte word of a buffer twice the L2 size; the store never happens (the buffer is
-   zeros) but keeps the reads from being removed. */
-static const char flush_source[] =
-    "extern \"C\" __global__ void gx_flush_l2(int4 *data, unsigned long long count)\n"
-    "{\n"
-    "    int acc = 0;\n"
-    "    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < count;\n"
-    "         i += (unsigned long long)gridDim.x * blockDim.x) {\n"
-    "        int4 v = data[i];\n"
-    "        acc ^= v.x ^ v.y ^ v.z ^ v.w;\n"
-    "    }\n"
-    "    if (acc == 0x7ffffff1)\n"
-    "        data[0].x = acc;\n"
-    "}\n";
-
-static int flush_setup(gx_profiler *p, const gx_driver *d, gx_error *error)
-{
-    int l2 = 0, sms = 0;
-    if (GX_CU(error, d->cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, p->device->handle))
-        || GX_CU(error, d->cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, p->device->handle)))
-        return error->kind;
-    p->flush_bytes = 2 * (size_t)(l2 > 0 ? l2 : 1 << 20);
-    p->flush_blocks = 4 * (sms > 0 ? sms : 1);
-    char arch[16], cache[4096];
-    snprintf(arch, sizeof arch, "sm_%d%d", p->device->cc_major, p->device->cc_minor);
-    gx_cache_directory(cache, sizeof cache - 8);
-    if (cache[0])
-        strcat(cache, "/cubin");
-    gx_compile_request request = {.source = flush_source, .source_name = "gx_flush_l2.cu", .arch = arch,
-                                  .cache_directory = cache};
-    gx_compile_result compiled;
-    if (gx_nvrtc_compile(&request, &compiled, error))
-        return error->kind;
-    int status = gx_module_load(&p->flush_module, p->device, compiled.cubin, error);
-    gx_compile_result_free(&compiled);
-    if (status || GX_CU(error, d->cuModuleGetFunction(&p->flush_function, p->flush_module.handle, "gx_flush_l2"))
-        || GX_CU(error, d->cuMemAlloc(&p->flush, p->flush_bytes))
-        || GX_CU(error, d->cuMemsetD32(p->flush, 0, p->flush_bytes / 4)))
-        return error->kind;
-    return GX_OK;
-}
-
-int gx_profiler_flush_l2(gx_profiler *p, gx_error *error)
-{
-    const gx_driver *d = gx_driver_get(error);
-    if (!d || gx_device_activate(p->device, error))
-        return error->kind;
-    if (!p->flush_function && flush_setup(p, d, error))
-        return error->kind;
-    unsigned long long count = p->flush_bytes / 16;
-    void *params[] = {&p->flush, &count};
-    return GX_CU(error, d->cuLaunchKernel(p->flush_function, (unsigned)p->flush_blocks, 1, 1, 256, 1, 1, 0, NULL,
-                                          params, NULL));
-}
 
 int gx_profiler_scratch(gx_profiler *p, size_t bytes, CUdeviceptr *scratch, gx_error *error)
 {

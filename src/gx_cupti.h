@@ -45,9 +45,6 @@ gx_metric_host *gx_profiler_host(gx_profiler *profiler);
 /* Collects `names` for one launch, replaying it as many passes as they need. */
 int gx_profiler_collect(gx_profiler *profiler, const char *const *names, int count, gx_pass_fn prepare,
                         gx_pass_fn launch, void *user, double *values, int *passes, gx_error *error);
-/* Reads a buffer of twice the L2 size so the next pass starts with a cold L2 holding no dirty
-   lines, as after ncu's cache control. */
-int gx_profiler_flush_l2(gx_profiler *profiler, gx_error *error);
 /* Device memory of at least `bytes` for snapshots, kept and reused across calls. */
 int gx_profiler_scratch(gx_profiler *profiler, size_t bytes, CUdeviceptr *scratch, gx_error *error);
 

@@ -45,7 +45,16 @@
     X(cuEventSynchronize, 2000)                                                                    \
     X(cuEventElapsedTime, 2000)                                                                    \
     X(cuEventDestroy, 4000)                                                                        \
-    X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050)
+    X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050)                                          \
+    X(cuStreamCreate, 2000)                                                                        \
+    X(cuStreamDestroy, 4000)                                                                       \
+    X(cuStreamSynchronize, 2000)                                                                   \
+    X(cuStreamBeginCapture, 10010)                                                                 \
+    X(cuStreamEndCapture, 10000)                                                                   \
+    X(cuGraphInstantiateWithFlags, 11040)                                                          \
+    X(cuGraphLaunch, 10000)                                                                        \
+    X(cuGraphExecDestroy, 10000)                                                                   \
+    X(cuGraphDestroy, 10000)
 
 #define GX_DRIVER_POINTER(name, version) PFN_##name##_v##version name;
 typedef struct gx_driver {

@@ -102,7 +102,7 @@ int gx_kernel_launch(const gx_kernel *kernel, const gx_launch_config *c, void **
     if (gx_device_activate(kernel->module->device, error))
         return error->kind;
     CUresult result = d->cuLaunchKernel(kernel->function, c->grid[0], c->grid[1], c->grid[2], c->block[0], c->block[1],
-                                        c->block[2], c->shared_bytes, NULL, params, NULL);
+                                        c->block[2], c->shared_bytes, c->stream, params, NULL);
     if (result != CUDA_SUCCESS) {
         gx_cuda_fail(error, "cuLaunchKernel", result);
         gx_error_append(error, " launching '%s' with grid %ux%ux%u, block %ux%ux%u, %u bytes dynamic shared memory",

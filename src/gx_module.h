@@ -39,6 +39,7 @@ typedef struct gx_kernel {
 typedef struct gx_launch_config {
     unsigned grid[3], block[3];
     unsigned shared_bytes; /* dynamic */
+    CUstream stream;       /* NULL: the legacy default stream */
 } gx_launch_config;
 
 int gx_module_load(gx_module *module, const gx_device *device, const void *cubin, gx_error *error);

@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 
+#include <cuda.h>
+
 #include "gx_device.h"
 
 typedef int (*gx_work_fn)(void *user, gx_error *error);
@@ -12,9 +14,26 @@ typedef struct gx_timing_request {
     gx_work_fn work;        /* enqueued between the events of each sample */
     gx_work_fn before_each; /* optional, enqueued before each sample's start event (e.g. an L2 flush) */
     void *user;
+    void *before_user;      /* passed to before_each */
     int warmup;             /* runs of work before the first sample, then a synchronize */
     size_t samples;
 } gx_timing_request;
+
+/* A CUDA graph of `count` copies of some work, captured once and launched as one: for kernels
+   so short that launch gaps would dominate. The stream is blocking, so events on the default
+   stream order with it. */
+typedef struct gx_graph {
+    const gx_device *device;
+    CUstream stream;
+    CUgraph graph;
+    CUgraphExec exec;
+} gx_graph;
+
+typedef int (*gx_enqueue_fn)(void *user, CUstream stream, gx_error *error);
+int gx_graph_capture(gx_graph *graph, const gx_device *device, gx_enqueue_fn enqueue, void *user, int count,
+                     gx_error *error);
+int gx_graph_launch(void *graph, gx_error *error); /* a gx_work_fn */
+void gx_graph_destroy(gx_graph *graph);
 
 /* Writes request->samples durations in milliseconds to samples_ms. */
 int gx_time_events(const gx_device *device, const gx_timing_request *request, double *samples_ms, gx_error *error);

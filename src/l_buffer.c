@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gx_timing.h"
 #include "l_gpuexp.h"
 
 l_buffer *l_check_buffer(lua_State *L, int index)
@@ -255,6 +256,56 @@ static int buffer_compare(lua_State *L)
     return 2;
 }
 
+struct copy_work {
+    gx_buffer *destination;
+    const gx_buffer *source;
+};
+
+static int copy_work(void *user, gx_error *error)
+{
+    struct copy_work *work = user;
+    return gx_buffer_copy(work->destination, 0, work->source, 0, work->source->count, error);
+}
+
+/* buffer:time_copy_from(source [, {warmup=, reps=}]) -> statistics of the copy in ms, timed with
+   CUDA events on the default stream, plus bytes and gbps (bytes / median). One side must be on
+   the device. */
+static int buffer_time_copy_from(lua_State *L)
+{
+    l_buffer *destination = l_check_buffer(L, 1);
+    l_buffer *source = l_check_buffer(L, 2);
+    lua_Integer warmup = 3, reps = 20;
+    if (!lua_isnoneornil(L, 3)) {
+        static const char *const allowed[] = {"warmup", "reps", NULL};
+        l_check_options(L, 3, "time_copy_from", allowed);
+        l_opt_integer_field(L, 3, "warmup", 3, &warmup);
+        l_opt_integer_field(L, 3, "reps", 20, &reps);
+    }
+    if (warmup < 0 || reps < 1 || reps > 100000)
+        return l_raisef(L, GX_ERR_USAGE, "time_copy_from: warmup >= 0 and reps from 1 to 100000");
+    const gx_device *device = destination->buffer.kind == GX_MEMORY_DEVICE ? destination->buffer.device
+                                                                            : source->buffer.device;
+    if (destination->buffer.kind != GX_MEMORY_DEVICE && source->buffer.kind != GX_MEMORY_DEVICE)
+        return l_raisef(L, GX_ERR_USAGE, "time_copy_from: one of the buffers must be on the device");
+    if (destination->buffer.type != source->buffer.type || destination->buffer.count != source->buffer.count)
+        return l_raisef(L, GX_ERR_USAGE, "time_copy_from: the buffers must have the same type and count");
+    struct copy_work work = {&destination->buffer, &source->buffer};
+    double *samples = lua_newuserdatauv(L, sizeof(double) * (size_t)reps, 0);
+    gx_timing_request request = {.work = copy_work, .user = &work, .warmup = (int)warmup, .samples = (size_t)reps};
+    gx_error error;
+    if (gx_time_events(device, &request, samples, &error))
+        return l_raise(L, &error);
+    l_push_stats(L, samples, (size_t)reps, "_ms");
+    lua_getfield(L, -1, "median_ms");
+    double median = lua_tonumber(L, -1);
+    lua_pop(L, 1);
+    l_set_integer(L, "bytes", (lua_Integer)source->buffer.bytes);
+    l_set_number(L, "gbps", median > 0 ? source->buffer.bytes / (median * 1e-3) / 1e9 : 0);
+    lua_pushfstring(L, "%s_to_%s", gx_memory_kind_name(source->buffer.kind), gx_memory_kind_name(destination->buffer.kind));
+    lua_setfield(L, -2, "direction");
+    return 1;
+}
+
 static int buffer_index(lua_State *L)
 {
     l_buffer *b = luaL_checkudata(L, 1, GX_BUFFER_TYPE);
@@ -316,6 +367,7 @@ void l_open_buffer(lua_State *L)
                                        {"fill", buffer_fill},       {"random", buffer_random},
                                        {"copy_from", buffer_copy_from}, {"to_table", buffer_to_table},
                                        {"compare", buffer_compare}, {"free", buffer_release},
+                                       {"time_copy_from", buffer_time_copy_from},
                                        {NULL, NULL}};
     static const luaL_Reg metamethods[] = {{"__index", buffer_index}, {"__newindex", buffer_newindex},
                                            {"__gc", buffer_release},  {"__close", buffer_release},

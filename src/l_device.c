@@ -4,6 +4,7 @@
 
 #include "gx_cupti.h"
 #include "gx_driver.h"
+#include "gx_tools.h"
 #include "gx_nvrtc.h"
 #include "l_gpuexp.h"
 
@@ -57,11 +58,43 @@ l_device *l_default_device(lua_State *L, int *index_out)
     return device;
 }
 
+struct gx_tools *l_device_tools(lua_State *L, l_device *device)
+{
+    gx_error error;
+    if (!device->tools && gx_tools_open(&device->tools, &device->device, &error))
+        l_raise(L, &error);
+    return device->tools;
+}
+
+/* dev:sm_clock() -> the SM clock in MHz, measured by a probe kernel (cycles over globaltimer). */
+static int device_sm_clock(lua_State *L)
+{
+    l_device *device = l_check_device(L, 1);
+    double mhz;
+    gx_error error;
+    if (gx_tools_sm_clock(l_device_tools(L, device), &mhz, &error))
+        return l_raise(L, &error);
+    lua_pushnumber(L, mhz);
+    return 1;
+}
+
+/* dev:flush_l2(): enqueue a read of twice the L2's size (the next kernel starts cold). */
+static int device_flush_l2(lua_State *L)
+{
+    l_device *device = l_check_device(L, 1);
+    gx_error error;
+    if (gx_tools_flush_l2(l_device_tools(L, device), &error))
+        return l_raise(L, &error);
+    return 0;
+}
+
 static int device_gc(lua_State *L)
 {
     l_device *device = luaL_checkudata(L, 1, GX_DEVICE_TYPE);
     gx_profiler_close(device->profiler);
     device->profiler = NULL;
+    gx_tools_close(device->tools);
+    device->tools = NULL;
     if (device->open)
         gx_device_close(&device->device);
     device->open = 0;
@@ -252,7 +285,8 @@ void l_open_device(lua_State *L)
 {
     static const luaL_Reg methods[] = {
         {"attribute", device_attribute}, {"attributes", device_attributes}, {"alloc", device_alloc},
-        {"synchronize", device_synchronize}, {"memory_info", device_memory_info}, {NULL, NULL}};
+        {"synchronize", device_synchronize}, {"memory_info", device_memory_info}, {"sm_clock", device_sm_clock},
+        {"flush_l2", device_flush_l2}, {NULL, NULL}};
     luaL_newmetatable(L, GX_DEVICE_TYPE);
     luaL_newlib(L, methods);
     lua_setfield(L, -2, "methods");

@@ -25,12 +25,19 @@
 #define GX_REGISTRY_SCRIPT_DIR "gpuexp.script_dir"
 
 struct gx_profiler;
+struct gx_tools;
 
 typedef struct l_device {
     gx_device device;
     int open;
     struct gx_profiler *profiler; /* CUPTI state, opened on the first metrics call */
+    struct gx_tools *tools;       /* flush and clock-probe kernels, compiled on first need */
 } l_device;
+
+/* The device's helper kernels, opened on first use; raises on failure. */
+struct gx_tools *l_device_tools(lua_State *L, l_device *device);
+/* The Device userdata a kernel runs on (kernel -> program -> device), pushed; NULL offline. */
+l_device *l_kernel_device(lua_State *L, int kernel_index);
 
 typedef struct l_buffer {
     gx_buffer buffer;

@@ -8,6 +8,7 @@
 #include "gx_occupancy.h"
 #include "gx_stats.h"
 #include "gx_timing.h"
+#include "gx_tools.h"
 #include "l_gpuexp.h"
 
 const gx_module *l_program_module(lua_State *L, int program_index);
@@ -262,7 +263,31 @@ static int launch_work(void *user, gx_error *error)
 }
 
 static const char *const launch_options[] = {"grid", "block", "shared", "args", NULL};
-static const char *const time_options[] = {"grid", "block", "shared", "args", "warmup", "reps", NULL};
+static const char *const time_options[] = {"grid", "block", "shared", "args", "warmup", "reps", "cold", "graph", "clock", NULL};
+
+l_device *l_kernel_device(lua_State *L, int kernel_index)
+{
+    if (!l_check_kernel(L, kernel_index)->kernel.function)
+        return NULL;
+    lua_getiuservalue(L, kernel_index, 1);
+    lua_getiuservalue(L, -1, 1);
+    l_device *device = l_check_device(L, -1);
+    lua_pop(L, 2); /* kept alive by the kernel's program */
+    return device;
+}
+
+static int launch_on_stream(void *user, CUstream stream, gx_error *error)
+{
+    l_launch *launch = user;
+    gx_launch_config config = launch->config;
+    config.stream = stream;
+    return gx_kernel_launch(&launch->kernel->kernel, &config, launch->pointers, error);
+}
+
+static int flush_before(void *user, gx_error *error)
+{
+    return gx_tools_flush_l2(user, error);
+}
 
 static int kernel_launch(lua_State *L)
 {
@@ -275,17 +300,27 @@ static int kernel_launch(lua_State *L)
     return 0;
 }
 
-/* Times `launch` with CUDA events; options warmup (default 5) and reps (default 100). */
-static int time_launch(lua_State *L, l_launch *launch, int options)
+/* Times `launch` with CUDA events. Options: warmup (default 5), reps (default 100), cold (flush
+   the L2 before each sample, outside its events), graph = N (each sample is one CUDA graph of N
+   launches, divided by N: no launch gaps), clock (probe the SM clock after the samples). */
+static int time_launch(lua_State *L, l_launch *launch, int options, int kernel_index)
 {
-    lua_Integer warmup = 5, reps = 100;
+    lua_Integer warmup = 5, reps = 100, graph = 0;
+    int cold = 0, clock = 0;
     if (options) {
         l_opt_integer_field(L, options, "warmup", 5, &warmup);
         l_opt_integer_field(L, options, "reps", 100, &reps);
+        l_opt_integer_field(L, options, "graph", 0, &graph);
+        lua_getfield(L, options, "cold");
+        cold = lua_toboolean(L, -1);
+        lua_getfield(L, options, "clock");
+        clock = lua_toboolean(L, -1);
+        lua_pop(L, 2);
     }
-    if (warmup < 0 || reps < 1 || reps > 10000000)
-        return l_raisef(L, GX_ERR_USAGE, "time: warmup must be >= 0 and reps from 1 to 10^7 (got %lld, %lld)",
-                        (long long)warmup, (long long)reps);
+    if (warmup < 0 || reps < 1 || reps > 10000000 || graph < 0 || graph > 100000)
+        return l_raisef(L, GX_ERR_USAGE,
+                        "time: warmup must be >= 0, reps from 1 to 10^7 and graph from 0 to 10^5 (got %lld, %lld, %lld)",
+                        (long long)warmup, (long long)reps, (long long)graph);
     if (!launch->kernel->kernel.function) { /* offline plan: no timings, never invented ones */
         lua_createtable(L, 0, 3);
         l_set_integer(L, "samples", 0);
@@ -294,9 +329,29 @@ static int time_launch(lua_State *L, l_launch *launch, int options)
         return 1;
     }
     double *samples = lua_newuserdatauv(L, sizeof(double) * (size_t)reps, 0);
-    gx_timing_request request = {.work = launch_work, .user = launch, .warmup = (int)warmup, .samples = (size_t)reps};
+    const gx_device *device = kernel_device(L, launch->kernel);
+    l_device *owner = l_kernel_device(L, kernel_index);
+    gx_tools *tools = cold || clock ? l_device_tools(L, owner) : NULL;
+    gx_timing_request request = {.work = launch_work, .user = launch, .warmup = (int)warmup, .samples = (size_t)reps,
+                                 .before_each = cold ? flush_before : NULL, .before_user = tools};
     gx_error error;
-    if (gx_time_events(kernel_device(L, launch->kernel), &request, samples, &error))
+    gx_graph captured;
+    memset(&captured, 0, sizeof captured);
+    int status = GX_OK;
+    if (graph > 0) {
+        status = gx_graph_capture(&captured, device, launch_on_stream, launch, (int)graph, &error);
+        request.work = gx_graph_launch;
+        request.user = &captured;
+    }
+    if (status == GX_OK)
+        status = gx_time_events(device, &request, samples, &error);
+    gx_graph_destroy(&captured); /* before anything can raise */
+    if (status)
+        return l_raise(L, &error);
+    for (lua_Integer i = 0; graph > 0 && i < reps; i++)
+        samples[i] /= (double)graph;
+    double clock_mhz = 0;
+    if (clock && gx_tools_sm_clock(tools, &clock_mhz, &error))
         return l_raise(L, &error);
     lua_createtable(L, (int)reps, 0);
     for (lua_Integer i = 0; i < reps; i++) {
@@ -308,6 +363,11 @@ static int time_launch(lua_State *L, l_launch *launch, int options)
     lua_setfield(L, -2, "samples_ms");
     l_set_integer(L, "warmup", warmup);
     l_set_string(L, "timer", "cuda_events");
+    l_set_string(L, "mode", graph > 0 ? "graph" : cold ? "cold" : "hot");
+    if (graph > 0)
+        l_set_integer(L, "launches_per_sample", graph);
+    if (clock)
+        l_set_number(L, "sm_clock_mhz", clock_mhz);
     return 1;
 }
 
@@ -316,7 +376,7 @@ static int kernel_time(lua_State *L)
     l_kernel *k = l_check_kernel(L, 1);
     l_launch *launch = lua_newuserdatauv(L, sizeof *launch, 0); /* freed by the GC on any error */
     read_launch(L, 2, k, launch, 0, "time", time_options);
-    return time_launch(L, launch, 2);
+    return time_launch(L, launch, 2, 1);
 }
 
 /* kernel:bind{grid, block, shared, args} -> Launch, for tight loops with no per-call parsing. */
@@ -351,10 +411,11 @@ static int launch_launch(lua_State *L)
 static int launch_time(lua_State *L)
 {
     l_launch *launch = luaL_checkudata(L, 1, GX_LAUNCH_TYPE);
-    static const char *const allowed[] = {"warmup", "reps", NULL};
+    static const char *const allowed[] = {"warmup", "reps", "cold", "graph", "clock", NULL};
     if (!lua_isnoneornil(L, 2))
         l_check_options(L, 2, "time", allowed);
-    return time_launch(L, launch, lua_isnoneornil(L, 2) ? 0 : 2);
+    lua_getiuservalue(L, 1, 1); /* the kernel */
+    return time_launch(L, launch, lua_isnoneornil(L, 2) ? 0 : 2, lua_gettop(L));
 }
 
 /* kernel:occupancy{block=, shared=, carveout=}: theoretical occupancy with the block limit of
@@ -406,7 +467,7 @@ static int kernel_occupancy(lua_State *L)
         l_push_occupancy(L, arch, &in, &model);
         return 1;
     }
-    gx_launch_config config = {{1, 1, 1}, {block[0], block[1], block[2]}, (unsigned)shared};
+    gx_launch_config config = {.grid = {1, 1, 1}, .block = {block[0], block[1], block[2]}, .shared_bytes = (unsigned)shared};
     int blocks_per_sm;
     gx_device_facts facts;
     if (gx_kernel_prepare(&k->kernel, &config, &error)
@@ -438,6 +499,7 @@ struct collect_state {
     gx_profiler *profiler;
     gx_buffer *written[GX_MAX_PARAMS]; /* device buffers the kernel may write */
     gx_buffer snapshots[GX_MAX_PARAMS]; /* not owned: views into the profiler's scratch memory */
+    gx_tools *tools; /* set when the L2 is flushed before each pass */
     int count, restore, flush;
 };
 
@@ -465,7 +527,7 @@ static int collect_prepare(void *user, int pass, gx_error *error)
         if (gx_buffer_copy(to, 0, from, 0, buffer->count, error))
             return error->kind;
     }
-    return state->flush ? gx_profiler_flush_l2(state->profiler, error) : GX_OK;
+    return state->tools ? gx_tools_flush_l2(state->tools, error) : GX_OK;
 }
 
 static int collect_launch(void *user, int pass, gx_error *error)
@@ -504,12 +566,10 @@ int l_kernel_collect(lua_State *L)
         lua_pushstring(L, "no hardware counters in an offline plan");
         return 2;
     }
-    /* the device userdata: kernel -> program -> device */
-    lua_getiuservalue(L, 1, 1);
-    lua_getiuservalue(L, -1, 1);
-    l_device *device = l_check_device(L, -1);
-    lua_pop(L, 2);
+    l_device *device = l_kernel_device(L, 1);
     gx_error error;
+    if (state->flush)
+        state->tools = l_device_tools(L, device);
     if (!device->profiler && gx_profiler_open(&device->profiler, &device->device, &error)) {
         if (error.kind != GX_ERR_PROFILER)
             return l_raise(L, &error);

@@ -5,6 +5,7 @@ local csv = require("gpuexp.csv")
 local meta = require("gpuexp.meta")
 local sweep = require("gpuexp.sweep")
 local metrics = require("gpuexp.metrics")
+local measure = require("gpuexp.measure")
 
 gpuexp.sweep = sweep.run
 gpuexp.points = sweep.points
@@ -14,6 +15,14 @@ gpuexp.print_table = csv.print_table
 gpuexp.metric_presets = metrics.presets
 gpuexp.expand_metrics = metrics.expand
 gpuexp._kernel_methods.metrics = metrics.kernel_metrics
+gpuexp.measure_defaults = {}
+gpuexp.measure_columns = measure.columns
+-- kernel:measure{...}: the measurement policy (gpuexp.measure), with the clock flag for its device
+gpuexp._kernel_methods.measure = function(kernel, spec)
+  local result = measure.measure(kernel, spec)
+  if not gpuexp.plan then measure.flag_clock(result, gpuexp.device()) end
+  return result
+end
 
 if gpuexp.plan then require("gpuexp.plan").install(gpuexp) end
 

@@ -1,0 +1,118 @@
+-- The measurement policy: warm-up, then batches of event-timed samples until the relative noise is
+-- under a target (after a minimum count and a minimum of GPU time) or a timeout; hot, cold (L2
+-- flushed before every sample) or graph (many launches per sample, for kernels of a few µs); the
+-- SM clock probed after every batch, and batches run below 90% of the maximum clock flagged.
+local M = {}
+
+-- Documented defaults (NVBench's: 10 samples, 0.5% noise, 0.5 s, 15 s timeout); change per call
+-- or for the whole script through gpuexp.measure_defaults.
+M.defaults = {
+  mode = "auto",          -- "hot", "cold", "graph", or "auto": graph below 10 µs, else hot
+  warmup = 10,            -- launches before the first sample
+  min_samples = 10,
+  min_time_ms = 500,      -- GPU time summed over the samples
+  max_noise_pct = 0.5,    -- relative standard deviation to stop at
+  timeout_s = 15,         -- wall time after which it stops whatever the noise
+  max_samples = 100000,
+  graph_launches = nil,   -- launches per graph sample; default: enough for about 50 µs
+}
+
+local known = {grid = true, block = true, shared = true, args = true}
+for key in pairs(M.defaults) do known[key] = true end
+
+local function option(spec, key)
+  if spec[key] ~= nil then return spec[key] end
+  local global = gpuexp.measure_defaults and gpuexp.measure_defaults[key]
+  if global ~= nil then return global end
+  return M.defaults[key]
+end
+
+-- The stopping rule alone: "noise" once there are enough samples and GPU time and the relative
+-- noise is under the target, "timeout" or "max_samples" when a limit is hit first, else nil.
+function M.stop_reason(stats, total_ms, elapsed_s, limits)
+  if stats.samples >= limits.min_samples and total_ms >= limits.min_time_ms and stats.noise_pct <= limits.max_noise_pct then
+    return "noise"
+  elseif elapsed_s >= limits.timeout_s then
+    return "timeout"
+  elseif stats.samples >= limits.max_samples then
+    return "max_samples"
+  end
+  return nil
+end
+
+-- kernel:measure{grid=, block=, shared=, args=, <policy options>} -> statistics (median_ms, min_ms,
+-- mean_ms, stddev_ms, noise_pct, p10_ms, p90_ms, samples) and mode, launches_per_sample, batches,
+-- stop_reason ("noise", "timeout", "max_samples"), sm_clock_mhz (median of the batches),
+-- sm_clock_min_mhz, clock_throttled, samples_ms. In an offline plan: {samples = 0, mode = ...}.
+function M.measure(kernel, spec)
+  if type(spec) ~= "table" then gpuexp.error("usage", "measure: expected a table of options", 2) end
+  for key in pairs(spec) do
+    if not known[key] then gpuexp.error("usage", "measure: unknown option '" .. tostring(key) .. "'", 2) end
+  end
+  local mode = option(spec, "mode")
+  if mode ~= "hot" and mode ~= "cold" and mode ~= "graph" and mode ~= "auto" then
+    gpuexp.error("usage", "measure: mode must be hot, cold, graph or auto", 2)
+  end
+  local launch = {grid = spec.grid, block = spec.block, shared = spec.shared, args = spec.args}
+  local bound = kernel:bind(launch)
+  if gpuexp.plan then
+    return {samples = 0, mode = mode == "auto" and "hot" or mode, timer = "none (offline plan)"}
+  end
+  local warmup = option(spec, "warmup")
+  -- a first look decides auto mode and the graph size
+  local probe = bound:time{warmup = warmup, reps = 3}
+  local single_ms = probe.median_ms
+  local graph = 0
+  if mode == "auto" then mode = single_ms < 0.010 and "graph" or "hot" end
+  if mode == "graph" then
+    graph = option(spec, "graph_launches") or math.max(1, math.min(1000, math.ceil(0.050 / math.max(single_ms, 1e-4))))
+  end
+  local min_samples, min_time_ms = option(spec, "min_samples"), option(spec, "min_time_ms")
+  local max_noise, timeout_s, max_samples = option(spec, "max_noise_pct"), option(spec, "timeout_s"), option(spec, "max_samples")
+  local samples, clocks = {}, {}
+  local started, total_ms = gpuexp.clock(), 0
+  local stop_reason
+  local batch = min_samples
+  while true do
+    local t = bound:time{warmup = 0, reps = batch, cold = mode == "cold", graph = graph > 0 and graph or nil, clock = true}
+    for _, ms in ipairs(t.samples_ms) do
+      samples[#samples + 1] = ms
+      total_ms = total_ms + ms
+    end
+    clocks[#clocks + 1] = t.sm_clock_mhz
+    local stats = gpuexp.stats(samples, "_ms")
+    stop_reason = M.stop_reason(stats, total_ms, gpuexp.clock() - started,
+      {min_samples = min_samples, min_time_ms = min_time_ms, max_noise_pct = max_noise, timeout_s = timeout_s,
+       max_samples = max_samples})
+    if stop_reason then break end
+    -- the next batch: enough for the remaining minimum time, within bounds
+    local mean = math.max(stats.mean_ms, 1e-4)
+    batch = math.max(10, math.min(2000, math.ceil((min_time_ms - total_ms) / mean), max_samples - #samples))
+  end
+  local result = gpuexp.stats(samples, "_ms")
+  local clock_stats = gpuexp.stats(clocks)
+  result.samples_ms = samples
+  result.mode = mode
+  result.launches_per_sample = graph > 0 and graph or 1
+  result.batches = #clocks
+  result.stop_reason = stop_reason
+  result.sm_clock_mhz = clock_stats.median
+  result.sm_clock_min_mhz = clock_stats.min
+  result.warmup = warmup
+  result.timer = "cuda_events"
+  return result
+end
+
+-- Marks a result as throttled when a batch ran below 90% of the device's maximum SM clock.
+function M.flag_clock(result, device)
+  if result.sm_clock_min_mhz and device and device.sm_clock_khz then
+    result.max_sm_clock_mhz = device.sm_clock_khz / 1000
+    result.clock_throttled = result.sm_clock_min_mhz < 0.9 * result.max_sm_clock_mhz
+  end
+  return result
+end
+
+-- The CSV columns every measured row should carry.
+M.columns = {"mode", "samples", "noise_pct", "sm_clock_mhz", "clock_throttled", "stop_reason"}
+
+return M

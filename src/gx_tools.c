@@ -1,0 +1,118 @@
+#include "gx_tools.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gx_cache.h"
+#include "gx_driver.h"
+#include "gx_nvrtc.h"
+
+static const char tools_source[] =
+    "extern \"C\" __global__ void gx_flush_l2(const int4 *data, unsigned long long count, int *sink)\n"
+    "{\n"
+    "    int acc = 0;\n"
+    "    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < count;\n"
+    "         i += (unsigned long long)gridDim.x * blockDim.x) {\n"
+    "        int4 v = data[i];\n"
+    "        acc ^= v.x ^ v.y ^ v.z ^ v.w;\n"
+    "    }\n"
+    "    if (acc == 0x7ffffff1) /* never: the buffer is zeros; keeps the reads */\n"
+    "        *sink = acc;\n"
+    "}\n"
+    "extern \"C\" __global__ void gx_clock_probe(unsigned long long *result)\n"
+    "{\n"
+    "    unsigned long long t0, t1;\n"
+    "    asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t0));\n"
+    "    long long c0 = clock64(), c1;\n"
+    "    do {\n"
+    "        asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t1));\n"
+    "        c1 = clock64();\n"
+    "    } while (t1 - t0 < 50000ull);\n"
+    "    result[0] = (unsigned long long)(c1 - c0);\n"
+    "    result[1] = t1 - t0;\n"
+    "}\n";
+
+int gx_tools_open(gx_tools **out, const gx_device *device, gx_error *error)
+{
+    *out = NULL;
+    const gx_driver *d = gx_driver_get(error);
+    if (!d || gx_device_activate(device, error))
+        return error->kind;
+    gx_tools *t = calloc(1, sizeof *t);
+    if (!t)
+        return gx_fail(error, GX_ERR_SYSTEM, "out of memory");
+    t->device = device;
+    int l2 = 0, sms = 0;
+    char arch[16], cache[4096];
+    snprintf(arch, sizeof arch, "sm_%d%d", device->cc_major, device->cc_minor);
+    gx_cache_directory(cache, sizeof cache - 8);
+    if (cache[0])
+        strcat(cache, "/cubin");
+    gx_compile_request request = {.source = tools_source, .source_name = "gx_tools.cu", .arch = arch,
+                                  .cache_directory = cache};
+    gx_compile_result compiled;
+    int status = gx_nvrtc_compile(&request, &compiled, error);
+    if (status == GX_OK) {
+        status = gx_module_load(&t->module, device, compiled.cubin, error);
+        gx_compile_result_free(&compiled);
+    }
+    if (status || GX_CU(error, d->cuModuleGetFunction(&t->flush, t->module.handle, "gx_flush_l2"))
+        || GX_CU(error, d->cuModuleGetFunction(&t->clock_probe, t->module.handle, "gx_clock_probe"))
+        || GX_CU(error, d->cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, device->handle))
+        || GX_CU(error, d->cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device->handle))) {
+        gx_tools_close(t);
+        return error->kind;
+    }
+    t->flush_bytes = 2 * (size_t)(l2 > 0 ? l2 : 1 << 20);
+    t->flush_blocks = 4 * (sms > 0 ? sms : 1);
+    if (GX_CU(error, d->cuMemAlloc(&t->flush_buffer, t->flush_bytes + 64))
+        || GX_CU(error, d->cuMemsetD32(t->flush_buffer, 0, (t->flush_bytes + 64) / 4))
+        || GX_CU(error, d->cuMemAlloc(&t->probe_result, 16))) {
+        gx_tools_close(t);
+        return error->kind;
+    }
+    *out = t;
+    return GX_OK;
+}
+
+void gx_tools_close(gx_tools *t)
+{
+    if (!t)
+        return;
+    gx_error ignored;
+    const gx_driver *d = gx_driver_get(&ignored);
+    if (d && gx_device_activate(t->device, &ignored) == GX_OK) {
+        if (t->flush_buffer)
+            d->cuMemFree(t->flush_buffer);
+        if (t->probe_result)
+            d->cuMemFree(t->probe_result);
+    }
+    gx_module_unload(&t->module);
+    free(t);
+}
+
+int gx_tools_flush_l2(gx_tools *t, gx_error *error)
+{
+    const gx_driver *d = gx_driver_get(error);
+    if (!d || gx_device_activate(t->device, error))
+        return error->kind;
+    unsigned long long count = t->flush_bytes / 16;
+    CUdeviceptr sink = t->flush_buffer + t->flush_bytes;
+    void *params[] = {&t->flush_buffer, &count, &sink};
+    return GX_CU(error, d->cuLaunchKernel(t->flush, (unsigned)t->flush_blocks, 1, 1, 256, 1, 1, 0, NULL, params, NULL));
+}
+
+int gx_tools_sm_clock(gx_tools *t, double *mhz, gx_error *error)
+{
+    const gx_driver *d = gx_driver_get(error);
+    if (!d || gx_device_activate(t->device, error))
+        return error->kind;
+    void *params[] = {&t->probe_result};
+    unsigned long long result[2];
+    if (GX_CU(error, d->cuLaunchKernel(t->clock_probe, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL))
+        || GX_CU(error, d->cuMemcpyDtoH(result, t->probe_result, sizeof result)))
+        return error->kind;
+    *mhz = result[1] ? (double)result[0] / (double)result[1] * 1e3 : 0;
+    return GX_OK;
+}

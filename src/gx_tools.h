@@ -1,0 +1,29 @@
+/* gpuexp's own helper kernels on a device: the L2 flush (cold runs, counter passes) and the SM
+   clock probe (the clock a measurement actually ran at). Compiled with NVRTC on first use. */
+#ifndef GX_TOOLS_H
+#define GX_TOOLS_H
+
+#include <cuda.h>
+
+#include "gx_device.h"
+#include "gx_module.h"
+
+typedef struct gx_tools {
+    const gx_device *device;
+    gx_module module;
+    CUfunction flush, clock_probe;
+    CUdeviceptr flush_buffer, probe_result;
+    size_t flush_bytes;
+    int flush_blocks;
+} gx_tools;
+
+int gx_tools_open(gx_tools **tools, const gx_device *device, gx_error *error);
+void gx_tools_close(gx_tools *tools);
+/* Enqueues a read of a buffer twice the L2's size: the L2 then holds none of the caller's data and
+   no dirty lines. Asynchronous on the default stream. */
+int gx_tools_flush_l2(gx_tools *tools, gx_error *error);
+/* Runs a one-thread kernel that spins about 50 us and returns the SM clock it saw, in MHz
+   (cycles over globaltimer nanoseconds). Synchronous. */
+int gx_tools_sm_clock(gx_tools *tools, double *mhz, gx_error *error);
+
+#endif

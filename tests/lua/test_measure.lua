@@ -1,0 +1,31 @@
+-- The measurement policy without a GPU: statistics and the stopping rule on synthetic samples.
+local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
+local measure = require("gpuexp.measure")
+local limits = {min_samples = 10, min_time_ms = 5, max_noise_pct = 0.5, timeout_s = 15, max_samples = 1000}
+
+-- samples with a known relative noise: 1 ms +- 0.2% alternating -> stddev ~0.2%
+local quiet = {}
+for i = 1, 10 do quiet[i] = i % 2 == 0 and 1.002 or 0.998 end
+local s = gpuexp.stats(quiet, "_ms")
+T.near(s.noise_pct, 0.2108, 0.001, "relative noise of +-0.2%")
+T.near(s.median_ms, 1.0, 1e-12, "median")
+T.eq(measure.stop_reason(s, 10, 0.1, limits), "noise", "enough, quiet, long enough: stop")
+T.eq(measure.stop_reason(gpuexp.stats({1, 1, 1}, "_ms"), 3, 0.1, limits), nil, "too few samples: go on")
+T.eq(measure.stop_reason(s, 2, 0.1, limits), nil, "too little GPU time: go on")
+-- noisy: one outlier in twenty moves the mean and the noise, not the median
+local noisy = {}
+for i = 1, 19 do noisy[i] = 1.0 end
+noisy[20] = 5.0
+local n = gpuexp.stats(noisy, "_ms")
+T.eq(n.median_ms, 1.0, "median ignores the outlier")
+T.ok(n.noise_pct > 50, "the outlier shows in the noise: " .. n.noise_pct)
+T.eq(measure.stop_reason(n, 24, 1, limits), nil, "noisy: go on")
+T.eq(measure.stop_reason(n, 24, 16, limits), "timeout", "noisy past the timeout: stop, and say why")
+local many = gpuexp.stats(noisy, "_ms")
+many.samples = 1000
+T.eq(measure.stop_reason(many, 24, 1, limits), "max_samples", "the sample cap")
+-- p10/p90 by linear interpolation
+local q = gpuexp.stats({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, "_ms")
+T.near(q.p10_ms, 1.9, 1e-12, "p10"); T.near(q.p90_ms, 9.1, 1e-12, "p90")
+T.eq(table.concat(gpuexp.measure_columns, ","), "mode,samples,noise_pct,sm_clock_mhz,clock_throttled,stop_reason", "CSV columns")
+T.done()
