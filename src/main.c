@@ -22,6 +22,9 @@ static const char usage_text[] =
     "\n"
     "       gpuexp occupancy --arch ARCH --block N [--registers N] [--shared BYTES] ... (--help)\n"
     "       gpuexp metrics --list [--chip NAME]   |   gpuexp metrics --check NAME... (--help)\n"
+    "       gpuexp calibrate [--force]            measured ceilings of this GPU, cached\n"
+    "       gpuexp plot FILE.csv --x COL --y COL [--by COL] -o OUT.png|svg [--logx] [--logy]\n"
+    "       gpuexp plot --roofline FILE.csv --flops COL --bytes COL --time-ms COL [--by COL] -o OUT\n"
     "\n"
     "Runs a Lua experiment script: compile kernels with NVRTC, launch, time, sweep, write CSV.\n"
     "\n"
@@ -89,6 +92,7 @@ struct options {
     int quiet;
     const char *script;
     int script_index;
+    const char *builtin; /* a subcommand written in Lua: the module whose main(args) runs */
 };
 
 static int run_script(int argc, char **argv, const struct options *options)
@@ -160,8 +164,20 @@ static int run_script(int argc, char **argv, const struct options *options)
     lua_pushstring(L, "gpuexp.init");
     status = lua_pcall(L, 1, 0, handler);
     if (status == LUA_OK) {
-        status = luaL_loadfile(L, options->script);
-        if (status == LUA_OK) {
+        if (options->builtin) {
+            lua_getglobal(L, "require");
+            lua_pushstring(L, options->builtin);
+            status = lua_pcall(L, 1, 1, handler);
+            if (status == LUA_OK) {
+                lua_getfield(L, -1, "main");
+                lua_getglobal(L, "arg");
+            }
+        } else {
+            status = luaL_loadfile(L, options->script);
+        }
+        if (status == LUA_OK && options->builtin) {
+            status = lua_pcall(L, 1, 0, handler);
+        } else if (status == LUA_OK) {
             for (int i = options->script_index + 1; i < argc; i++)
                 lua_pushstring(L, argv[i]);
             status = lua_pcall(L, argc - options->script_index - 1, 0, handler);
@@ -210,6 +226,12 @@ int main(int argc, char **argv)
         return gx_cli_occupancy(argc - 2, argv + 2);
     if (argc > 1 && strcmp(argv[1], "metrics") == 0)
         return gx_cli_metrics(argc - 2, argv + 2);
+    if (argc > 1 && (strcmp(argv[1], "calibrate") == 0 || strcmp(argv[1], "plot") == 0)) {
+        options.script = argv[1];
+        options.script_index = 1;
+        options.builtin = strcmp(argv[1], "calibrate") == 0 ? "gpuexp.calibrate" : "gpuexp.plot";
+        return run_script(argc, argv, &options);
+    }
     for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--") == 0) {

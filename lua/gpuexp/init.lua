@@ -16,6 +16,10 @@ gpuexp.metric_presets = metrics.presets
 gpuexp.expand_metrics = metrics.expand
 gpuexp._kernel_methods.metrics = metrics.kernel_metrics
 gpuexp.measure_defaults = {}
+gpuexp.calibrate = function(options) return require("gpuexp.calibrate").run(options) end
+gpuexp.ceilings = function(device) return require("gpuexp.calibrate").cached(device) end
+gpuexp.plot = require("gpuexp.plot").lines
+gpuexp.roofline_plot = require("gpuexp.plot").roofline
 gpuexp.measure_columns = measure.columns
 -- kernel:measure{...}: the measurement policy (gpuexp.measure), with the clock flag for its device
 gpuexp._kernel_methods.measure = function(kernel, spec)

@@ -1,0 +1,157 @@
+-- Ceilings measured on this GPU, not read from a datasheet: DRAM copy bandwidth (read + write
+-- bytes), FP32 FMA rate, shared-memory bandwidth, and pinned host<->device bandwidth. Cached per
+-- GPU UUID and driver in the cache folder, so derived columns can use them and say so.
+local meta = require("gpuexp.meta")
+local M = {}
+
+local source = [[
+extern "C" __global__ void copy4(float4 *dst, const float4 *src, unsigned long long n4)
+{
+    unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
+    for (; i + stride < n4; i += 2 * stride) { /* two 16-byte loads in flight per thread */
+        float4 a = src[i], b = src[i + stride];
+        dst[i] = a;
+        dst[i + stride] = b;
+    }
+    if (i < n4)
+        dst[i] = src[i];
+}
+
+// 8 independent FMA chains per thread: 16 FLOP per iteration per thread
+extern "C" __global__ void fma_rate(float *out, int iterations, float a, float b)
+{
+    float x0 = threadIdx.x, x1 = x0 + 1, x2 = x0 + 2, x3 = x0 + 3, x4 = x0 + 4, x5 = x0 + 5, x6 = x0 + 6, x7 = x0 + 7;
+    for (int i = 0; i < iterations; i++) {
+        x0 = fmaf(x0, a, b); x1 = fmaf(x1, a, b); x2 = fmaf(x2, a, b); x3 = fmaf(x3, a, b);
+        x4 = fmaf(x4, a, b); x5 = fmaf(x5, a, b); x6 = fmaf(x6, a, b); x7 = fmaf(x7, a, b);
+    }
+    out[blockIdx.x * blockDim.x + threadIdx.x] = x0 + x1 + x2 + x3 + x4 + x5 + x6 + x7;
+}
+
+// 16-byte shared loads, conflict-free (each quarter-warp reads 8 consecutive float4)
+extern "C" __global__ void shared_read(float *out, int iterations)
+{
+    __shared__ float4 tile[1024];
+    for (int i = threadIdx.x; i < 1024; i += blockDim.x)
+        tile[i] = make_float4(i, i + 1, i + 2, i + 3);
+    __syncthreads();
+    float4 acc = make_float4(0, 0, 0, 0);
+    int index = threadIdx.x;
+    for (int i = 0; i < iterations; i++) {
+        float4 v = tile[index];
+        acc.x += v.x; acc.y += v.y; acc.z += v.z; acc.w += v.w;
+        index = (index + 32) & 1023;
+    }
+    out[blockIdx.x * blockDim.x + threadIdx.x] = acc.x + acc.y + acc.z + acc.w;
+}
+]]
+
+local function cache_path(device)
+  local base = os.getenv("GPUEXP_CACHE_DIR") or
+    ((os.getenv("XDG_CACHE_HOME") and os.getenv("XDG_CACHE_HOME") .. "/gpuexp") or (os.getenv("HOME") or ".") .. "/.cache/gpuexp")
+  local facts = device.facts
+  return base .. "/calibration", string.format("%s/calibration/%s-driver%s.lua", base, facts.uuid, facts.driver_cuda)
+end
+
+-- The ceilings cached for this GPU and driver, or nil.
+function M.cached(device)
+  device = device or gpuexp.device()
+  local _, path = cache_path(device)
+  local chunk = loadfile(path, "t", {})
+  return chunk and chunk() or nil
+end
+
+local function save(device, ceilings)
+  local dir, path = cache_path(device)
+  gpuexp.mkdir(dir)
+  local file = io.open(path, "w")
+  if not file then return end
+  file:write("return {\n")
+  local keys = {}
+  for key in pairs(ceilings) do keys[#keys + 1] = key end
+  table.sort(keys)
+  for _, key in ipairs(keys) do
+    local value = ceilings[key]
+    file:write(string.format("  %s = %s,\n", key, type(value) == "string" and string.format("%q", value) or tostring(value)))
+  end
+  file:write("}\n")
+  file:close()
+end
+
+-- gpuexp.calibrate{force = false, device = dev} -> {dram_copy_gbps, dram_copy_method, fp32_gflops,
+-- shared_gbps, h2d_pinned_gbps, d2h_pinned_gbps, measured_utc, gpu, uuid, driver}
+function M.run(options)
+  options = options or {}
+  local device = options.device or gpuexp.device()
+  if not options.force then
+    local cached = M.cached(device)
+    if cached then cached.from_cache = true return cached end
+  end
+  local facts = device.facts
+  local program = gpuexp.compile{source = source, name = "gpuexp_calibrate.cu", device = device}
+  local c = {gpu = facts.name, uuid = facts.uuid, driver = facts.driver_cuda, measured_utc = os.date("!%Y-%m-%dT%H:%M:%SZ")}
+
+  -- DRAM: 1 GiB copied, read + write bytes; the best of the driver's copy and a 16-byte copy kernel
+  local n = 256 * 1024 * 1024
+  local a = device:alloc("f32", n):random{seed = 1}
+  local b = device:alloc("f32", n):fill(0)
+  local moved = 2 * 4 * n
+  local driver_copy = b:time_copy_from(a, {warmup = 3, reps = 20})
+  local best_gbps, method = moved / (driver_copy.median_ms * 1e-3) / 1e9, "cuMemcpyDtoD"
+  local copy4 = program:kernel("copy4")
+  for _, blocks_per_sm in ipairs({2, 4, 8, 16}) do
+    local t = copy4:time{grid = facts.sm_count * blocks_per_sm, block = 512,
+      args = {b, a, gpuexp.u64(n // 4)}, warmup = 3, reps = 20}
+    local gbps = moved / (t.median_ms * 1e-3) / 1e9
+    if gbps > best_gbps then best_gbps, method = gbps, string.format("copy kernel, 16-byte, %d blocks/SM of 512", blocks_per_sm) end
+  end
+  c.dram_copy_gbps, c.dram_copy_method, c.dram_copy_bytes = best_gbps, method, moved
+  a:free(); b:free()
+
+  -- FP32: FMAs on every lane of every SM
+  local threads, iterations = facts.sm_count * 8 * 256, 4096
+  local out = device:alloc("f32", threads)
+  local t = program:kernel("fma_rate"):time{grid = facts.sm_count * 8, block = 256,
+    args = {out, gpuexp.i32(iterations), gpuexp.f32(0.999), gpuexp.f32(0.001)}, warmup = 3, reps = 20}
+  c.fp32_gflops = 16.0 * iterations * threads / (t.median_ms * 1e-3) / 1e9
+
+  -- shared memory: 16 bytes per thread per iteration
+  local s_iterations = 8192
+  local s = program:kernel("shared_read"):time{grid = facts.sm_count * 8, block = 256,
+    args = {out, gpuexp.i32(s_iterations)}, warmup = 3, reps = 20}
+  c.shared_gbps = 16.0 * s_iterations * threads / (s.median_ms * 1e-3) / 1e9
+  out:free()
+
+  -- host <-> device, pinned, 256 MiB
+  local m = 64 * 1024 * 1024
+  local host = gpuexp.host("f32", m, {pinned = true}):fill(1)
+  local dev_buffer = device:alloc("f32", m)
+  c.h2d_pinned_gbps = dev_buffer:time_copy_from(host, {warmup = 2, reps = 10}).gbps
+  c.d2h_pinned_gbps = host:time_copy_from(dev_buffer, {warmup = 2, reps = 10}).gbps
+  host:free(); dev_buffer:free()
+
+  save(device, c)
+  c.from_cache = false
+  return c
+end
+
+-- gpuexp calibrate [--force]
+function M.main(args)
+  local force = false
+  for _, a in ipairs(args) do
+    if a == "--force" then force = true else gpuexp.error("usage", "calibrate: unknown argument '" .. a .. "'") end
+  end
+  local c = M.run{force = force}
+  local facts = gpuexp.device().facts
+  print(string.format("%s (%s), driver CUDA %s%s", c.gpu, c.uuid, c.driver, c.from_cache and ", from the cache (--force to measure again)" or ""))
+  print(string.format("  DRAM copy           %8.0f GB/s read+write  (%s; derived peak %.0f GB/s)", c.dram_copy_gbps,
+    c.dram_copy_method, facts.peak_dram_gbps))
+  print(string.format("  FP32 FMA            %8.0f GFLOP/s          (derived peak %.0f)", c.fp32_gflops, facts.peak_fp32_gflops))
+  print(string.format("  shared memory       %8.0f GB/s", c.shared_gbps))
+  print(string.format("  host to device      %8.1f GB/s pinned", c.h2d_pinned_gbps))
+  print(string.format("  device to host      %8.1f GB/s pinned", c.d2h_pinned_gbps))
+  print(string.format("  knee (FP32 / copy)  %8.1f FLOP/byte", c.fp32_gflops / c.dram_copy_gbps))
+end
+
+return M

@@ -1,0 +1,160 @@
+-- Plots through gnuplot (Debian's gnuplot-nox): line plots of any two CSV columns, one line per
+-- group, and roofline plots (log-log, memory and compute roofs, one point per row). PNG or SVG by
+-- the output's extension.
+local csv = require("gpuexp.csv")
+local M = {}
+
+local function terminal(out)
+  if out:match("%.svg$") then return "set terminal svg size 1000,650 dynamic background rgb 'white'" end
+  if out:match("%.png$") then return "set terminal pngcairo size 1000,650 noenhanced" end
+  gpuexp.error("usage", "plot: the output must end in .png or .svg, got " .. out, 3)
+end
+
+local function quote(text) return "'" .. tostring(text):gsub("'", "''") .. "'" end
+
+-- Runs a gnuplot script; raises with gnuplot's message when it fails or writes nothing.
+local function render(lines, out)
+  local base = os.tmpname()
+  local script = io.open(base .. ".gp", "w")
+  script:write(table.concat(lines, "\n"), "\n")
+  script:close()
+  os.remove(out)
+  local ok = os.execute("gnuplot " .. base .. ".gp > " .. base .. ".log 2>&1")
+  local log = io.open(base .. ".log")
+  local message = log and log:read("a") or ""
+  if log then log:close() end
+  os.remove(base .. ".gp"); os.remove(base .. ".log"); os.remove(base)
+  local written = io.open(out)
+  if written then written:close() end
+  if not ok or not written then
+    gpuexp.error("system", "plot: gnuplot failed" .. (message ~= "" and (": " .. message) or
+      " (is gnuplot installed? apt-get install gnuplot-nox)"), 3)
+  end
+  return out
+end
+
+local function rows_of(spec)
+  if spec.rows then return spec.rows end
+  if not spec.csv then gpuexp.error("usage", "plot: give csv = path or rows = {...}", 3) end
+  return (csv.read(spec.csv))
+end
+
+-- Writes one data file per group of rows; returns {{name, path}, ...} sorted by name.
+local function group_files(rows, by, columns_fn)
+  local groups, order = {}, {}
+  for _, row in ipairs(rows) do
+    local values = columns_fn(row)
+    if values then
+      local key = by and tostring(row[by]) or "all"
+      if not groups[key] then groups[key] = {}; order[#order + 1] = key end
+      table.insert(groups[key], values)
+    end
+  end
+  table.sort(order)
+  local files = {}
+  for _, key in ipairs(order) do
+    local points = groups[key]
+    table.sort(points, function(a, b) return a[1] < b[1] end)
+    local path = os.tmpname()
+    local file = io.open(path, "w")
+    for _, p in ipairs(points) do file:write(table.concat(p, " "), "\n") end
+    file:close()
+    files[#files + 1] = {key, path}
+  end
+  return files
+end
+
+-- M.lines{csv= | rows=, x=, y=, by=, out=, logx=, logy=, title=, xlabel=, ylabel=} -> out
+function M.lines(spec)
+  local rows = rows_of(spec)
+  if not spec.x or not spec.y or not spec.out then gpuexp.error("usage", "plot: x, y and out are required", 2) end
+  local files = group_files(rows, spec.by, function(row)
+    local x, y = tonumber(row[spec.x]), tonumber(row[spec.y])
+    if x and y then return {x, y} end
+  end)
+  if #files == 0 then gpuexp.error("usage", "plot: no row has numbers in both '" .. spec.x .. "' and '" .. spec.y .. "'", 2) end
+  local lines = {terminal(spec.out), "set output " .. quote(spec.out), "set grid", "set key outside right",
+    "set title " .. quote(spec.title or (spec.y .. " vs " .. spec.x .. (spec.by and (" by " .. spec.by) or ""))),
+    "set xlabel " .. quote(spec.xlabel or spec.x), "set ylabel " .. quote(spec.ylabel or spec.y)}
+  if spec.logx then lines[#lines + 1] = "set logscale x 2" end
+  if spec.logy then lines[#lines + 1] = "set logscale y" end
+  local plots = {}
+  for _, f in ipairs(files) do
+    plots[#plots + 1] = quote(f[2]) .. " using 1:2 with linespoints title " .. quote(f[1])
+  end
+  lines[#lines + 1] = "plot " .. table.concat(plots, ", \\\n  ")
+  render(lines, spec.out)
+  for _, f in ipairs(files) do os.remove(f[2]) end
+  return spec.out
+end
+
+-- M.roofline{csv= | rows=, flops=, bytes=, time_ms=, by=, out=, peak_gflops=, peak_gbps=, title=,
+--            ceiling_source=} -> out: arithmetic intensity (FLOP/byte) against GFLOP/s, log-log,
+-- the memory roof peak_gbps x intensity and the compute roof peak_gflops.
+function M.roofline(spec)
+  local rows = rows_of(spec)
+  for _, key in ipairs({"flops", "bytes", "time_ms", "out", "peak_gflops", "peak_gbps"}) do
+    if not spec[key] then gpuexp.error("usage", "roofline plot: '" .. key .. "' is required", 2) end
+  end
+  local files = group_files(rows, spec.by, function(row)
+    local flops, bytes, ms = tonumber(row[spec.flops]), tonumber(row[spec.bytes]), tonumber(row[spec.time_ms])
+    if flops and bytes and ms and flops > 0 and bytes > 0 and ms > 0 then
+      return {flops / bytes, flops / (ms * 1e-3) / 1e9}
+    end
+  end)
+  if #files == 0 then gpuexp.error("usage", "roofline plot: no row with positive FLOPs, bytes and time", 2) end
+  local knee = spec.peak_gflops / spec.peak_gbps
+  local lines = {terminal(spec.out), "set output " .. quote(spec.out), "set grid", "set key outside right",
+    "set logscale xy 10", "set xrange [0.01:10000]",
+    "set title " .. quote(spec.title or string.format("roofline: %.0f GB/s, %.0f GFLOP/s, knee %.1f FLOP/byte%s",
+      spec.peak_gbps, spec.peak_gflops, knee, spec.ceiling_source and (" (" .. spec.ceiling_source .. ")") or "")),
+    "set xlabel 'arithmetic intensity (FLOP/byte)'", "set ylabel 'GFLOP/s'",
+    string.format("roof(x) = (x * %.6g < %.6g) ? x * %.6g : %.6g", spec.peak_gbps, spec.peak_gflops, spec.peak_gbps,
+      spec.peak_gflops)}
+  local plots = {"roof(x) with lines lw 2 lc rgb 'black' title 'roofs'"}
+  for _, f in ipairs(files) do
+    plots[#plots + 1] = quote(f[2]) .. " using 1:2 with points pt 7 ps 1.2 title " .. quote(f[1])
+  end
+  lines[#lines + 1] = "plot " .. table.concat(plots, ", \\\n  ")
+  render(lines, spec.out)
+  for _, f in ipairs(files) do os.remove(f[2]) end
+  return spec.out
+end
+
+-- gpuexp plot FILE.csv --x COL --y COL [--by COL] -o OUT [--logx] [--logy] [--title T]
+-- gpuexp plot --roofline FILE.csv --flops COL --bytes COL --time-ms COL [--by COL]
+--             [--peak-gflops N --peak-gbps N] -o OUT     (peaks default to this GPU's calibration)
+function M.main(args)
+  local spec, roofline = {}, false
+  local names = {["--x"] = "x", ["--y"] = "y", ["--by"] = "by", ["-o"] = "out", ["--out"] = "out",
+    ["--title"] = "title", ["--flops"] = "flops", ["--bytes"] = "bytes", ["--time-ms"] = "time_ms",
+    ["--peak-gflops"] = "peak_gflops", ["--peak-gbps"] = "peak_gbps"}
+  local i = 1
+  while i <= #args do
+    local a = args[i]
+    if a == "--roofline" then roofline = true
+    elseif a == "--logx" then spec.logx = true
+    elseif a == "--logy" then spec.logy = true
+    elseif names[a] then
+      i = i + 1
+      spec[names[a]] = args[i]
+    elseif a:sub(1, 1) ~= "-" and not spec.csv then spec.csv = a
+    else gpuexp.error("usage", "plot: unknown argument '" .. a .. "'") end
+    i = i + 1
+  end
+  if not spec.csv then gpuexp.error("usage", "plot: give the CSV file") end
+  if roofline then
+    spec.peak_gflops, spec.peak_gbps = tonumber(spec.peak_gflops), tonumber(spec.peak_gbps)
+    if not (spec.peak_gflops and spec.peak_gbps) then
+      local ceilings = require("gpuexp.calibrate").cached()
+      if not ceilings then gpuexp.error("usage", "roofline plot: give --peak-gflops and --peak-gbps, or run gpuexp calibrate first") end
+      spec.peak_gflops, spec.peak_gbps = ceilings.fp32_gflops, ceilings.dram_copy_gbps
+      spec.ceiling_source = "measured by gpuexp calibrate"
+    end
+    print("wrote " .. M.roofline(spec))
+  else
+    print("wrote " .. M.lines(spec))
+  end
+end
+
+return M
