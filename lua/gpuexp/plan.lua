@@ -15,6 +15,7 @@ local planned_methods = {
   copy_from = function(self) return self end,
   free = function() end,
   get = no_data, set = no_data, to_table = no_data, compare = no_data,
+  time_copy_from = function() return {samples = 0} end,
 }
 Planned.__index = function(self, key)
   if type(key) == "number" then no_data() end

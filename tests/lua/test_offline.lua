@@ -36,7 +36,7 @@ for _, arch in ipairs({"sm_86", "sm_90"}) do
     T.ok(#rows > 0, "rows written by " .. experiment)
     for _, row in ipairs(rows) do
       T.eq(row.status, "ok", "row status")
-      T.eq(row.median_ms, "", "no timing in a plan")
+      T.ok(row.median_ms == nil or row.median_ms == "", "no timing in a plan")
       T.eq(row.error, "", "no error in a plan row")
       if row.theoretical_occupancy_pct and row.block_size then
         local _, calculator = run(string.format("%s occupancy --arch %s --block %d --registers %d --shared %d --barriers %d",
