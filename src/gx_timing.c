@@ -79,6 +79,8 @@ int gx_graph_launch(void *graph, gx_error *error)
 void gx_graph_destroy(gx_graph *g)
 {
     gx_error ignored;
+    if (!g->device) /* never captured */
+        return;
     const gx_driver *d = gx_driver_get(&ignored);
     if (!d || gx_device_activate(g->device, &ignored))
         return;
