@@ -37,7 +37,8 @@ local rows = gpuexp.sweep{
   name = "coalescing", out = out,
   axes = {{"element_bytes", {4, 8, 16}}, {"offset", {0, 1}}, {"stride", {1, 2, 4, 8, 16, 32}}},
   columns = {"median_ms", "effective_gbps", "moved_gbps", "sectors_per_request", "predicted_sectors_per_warp",
-    "dram_read_bytes", "useful_read_bytes", "verified", "mode", "samples", "noise_pct", "sm_clock_mhz", "clock_throttled"},
+    "dram_read_bytes", "useful_read_bytes", "verified", "mode", "samples", "noise_pct", "sm_clock_mhz", "clock_throttled",
+    "stop_reason"},
   run = function(p)
     local kernel = program:kernel("strided_copy<" .. types[p.element_bytes] .. ">")
     local n = OUT_BYTES // p.element_bytes
@@ -76,9 +77,9 @@ gpuexp.print_table(rows, {"element_bytes", "offset", "stride", "effective_gbps",
   "predicted_sectors_per_warp", "verified", "status"})
 if plan then print("OFFLINE PLAN: kernels compiled, launches checked; no timings or counters") return end
 for _, row in ipairs(rows) do row.series = row.element_bytes .. " B, offset " .. row.offset end
-local plot = gpuexp.plot{rows = rows, x = "stride", y = "effective_gbps", by = "series", logx = true,
-  out = out:gsub("%.csv$", ".png"), title = "coalescing: useful bandwidth vs stride (" .. dev.name .. ")"}
-print("wrote " .. out .. " and " .. plot)
+local plot, why = gpuexp.try_plot(gpuexp.plot, {rows = rows, x = "stride", y = "effective_gbps", by = "series", logx = true,
+  out = out:gsub("%.csv$", ".png"), title = "coalescing: useful bandwidth vs stride (" .. dev.name .. ")"})
+print("wrote " .. out .. (plot and (" and " .. plot) or (" (plot not written: " .. why .. ")")))
 local by = {}
 for _, row in ipairs(rows) do
   gpuexp.check(row.verified, "%d-byte stride %d offset %d copied the right elements", row.element_bytes, row.stride, row.offset)

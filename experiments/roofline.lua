@@ -18,25 +18,27 @@ local buffers = {
 }
 local ceilings = not plan and gpuexp.calibrate{} or nil
 
--- k FMAs on every `every`-th element give intensity 2k / (every x 2 x size) FLOP/byte
+-- k FMAs on one element in `every` give (2k + 6) / (every x 2 x size) FLOP/byte
 local function shape(intensity, size)
-  local per_element = intensity * 2 * size / 2 -- FMAs per element
-  if per_element >= 1 then return math.floor(per_element + 0.5), 1 end
-  return 1, math.floor(1 / per_element + 0.5)
+  local flop_per_element = intensity * 2 * size
+  if flop_per_element >= 8 then return math.max(1, math.floor((flop_per_element - 6) / 2 + 0.5)), 1 end
+  local every = 1
+  while 8 / (every * 2) > flop_per_element do every = every * 2 end
+  return 1, every
 end
 
 local rows = gpuexp.sweep{
   name = "roofline", out = out,
   axes = {{"precision", {"fp32", "fp64"}}, {"intensity", intensities}},
   columns = {"k", "every", "flops", "bytes", "median_ms", "gflops", "counted_flops", "dram_bytes",
-    "measured_intensity", "verified", "mode", "samples", "noise_pct", "sm_clock_mhz", "clock_throttled"},
+    "measured_intensity", "verified", "mode", "samples", "noise_pct", "sm_clock_mhz", "clock_throttled", "stop_reason"},
   run = function(p)
     local b = buffers[p.precision]
     local k, every = shape(p.intensity, b.size)
     local kernel = program:kernel(p.precision == "fp32" and "intensity<float>" or "intensity<double>")
-    local launch = {grid = N // 256, block = 256, args = {b.y, b.x, gpuexp.i64(N), gpuexp.i32(k), gpuexp.i32(every),
+    local launch = {grid = N // 256, block = 256, args = {b.y, b.x, gpuexp.i32(N), gpuexp.i32(k), gpuexp.i32(every),
       b.scalar(0.999), b.scalar(0.001)}}
-    local row = {k = k, every = every, flops = 2 * k * ((N + every - 1) // every), bytes = 2 * N * b.size}
+    local row = {k = k, every = every, flops = (2 * k + 6) * ((N + every - 1) // every), bytes = 2 * N * b.size}
     kernel:launch(launch)
     if not plan then -- the chain in double on the host, for 64 elements that run it
       local ok = true
@@ -70,10 +72,10 @@ local rows = gpuexp.sweep{
 gpuexp.print_table(rows, {"precision", "intensity", "k", "every", "median_ms", "gflops", "counted_flops", "flops",
   "measured_intensity", "verified", "status"})
 if plan then print("OFFLINE PLAN: kernels compiled, launches checked; no timings or counters") return end
-local plot = gpuexp.roofline_plot{rows = rows, flops = "flops", bytes = "bytes", time_ms = "median_ms", by = "precision",
-  peak_gflops = ceilings.fp32_gflops, peak_gbps = ceilings.dram_copy_gbps, out = out:gsub("%.csv$", ".png"),
-  ceiling_source = "measured by gpuexp calibrate"}
-print("wrote " .. out .. " and " .. plot)
+local plot, why = gpuexp.try_plot(gpuexp.roofline_plot, {rows = rows, flops = "flops", bytes = "bytes", time_ms = "median_ms",
+  by = "precision", peak_gflops = ceilings.fp32_gflops, peak_gbps = ceilings.dram_copy_gbps, out = out:gsub("%.csv$", ".png"),
+  ceiling_source = "measured by gpuexp calibrate"})
+print("wrote " .. out .. (plot and (" and " .. plot) or (" (plot not written: " .. why .. ")")))
 
 for _, row in ipairs(rows) do
   gpuexp.check(row.verified, "%s at %g FLOP/byte computes the FMA chain", row.precision, row.intensity)

@@ -36,9 +36,9 @@ local rows = gpuexp.sweep{
 }
 gpuexp.print_table(rows, {"memory", "direction", "size_mb", "median_ms", "gbps", "noise_pct", "verified", "status"})
 if plan then print("OFFLINE PLAN: nothing to compile; copies are only measured on a GPU") return end
-local plot = gpuexp.plot{rows = rows, x = "size_mb", y = "gbps", by = "series", logx = true,
-  out = out:gsub("%.csv$", ".png"), title = "host <-> device copy bandwidth (" .. dev.name .. ")", xlabel = "MB"}
-print("wrote " .. out .. " and " .. plot)
+local plot, why = gpuexp.try_plot(gpuexp.plot, {rows = rows, x = "size_mb", y = "gbps", by = "series", logx = true,
+  out = out:gsub("%.csv$", ".png"), title = "host <-> device copy bandwidth (" .. dev.name .. ")", xlabel = "MB"})
+print("wrote " .. out .. (plot and (" and " .. plot) or (" (plot not written: " .. why .. ")")))
 
 local at = {}
 for _, row in ipairs(rows) do at[row.memory .. row.direction .. row.size_mb] = row end

@@ -20,6 +20,13 @@ gpuexp.calibrate = function(options) return require("gpuexp.calibrate").run(opti
 gpuexp.ceilings = function(device) return require("gpuexp.calibrate").cached(device) end
 gpuexp.plot = require("gpuexp.plot").lines
 gpuexp.roofline_plot = require("gpuexp.plot").roofline
+-- gpuexp.try_plot(gpuexp.plot or gpuexp.roofline_plot, spec) -> path, or nil and why (no gnuplot):
+-- for studies, whose numbers matter more than their picture
+function gpuexp.try_plot(plot, spec)
+  local ok, result = pcall(plot, spec)
+  if ok then return result end
+  return nil, type(result) == "table" and result.message or tostring(result)
+end
 gpuexp.measure_columns = measure.columns
 -- kernel:measure{...}: the measurement policy (gpuexp.measure), with the clock flag for its device
 gpuexp._kernel_methods.measure = function(kernel, spec)
