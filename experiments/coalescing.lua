@@ -56,7 +56,7 @@ local rows = gpuexp.sweep{
       row.verified = ok
     end
     local t = kernel:measure{grid = launch.grid, block = launch.block, args = launch.args, mode = "cold",
-      min_time_ms = 50, max_noise_pct = 1}
+      min_time_ms = 50, max_noise_pct = 1, timeout_s = 3}
     for _, c in ipairs(gpuexp.measure_columns) do row[c] = t[c] end
     row.median_ms = t.median_ms
     if t.median_ms then row.effective_gbps = 2 * n * p.element_bytes / (t.median_ms * 1e-3) / 1e9 end

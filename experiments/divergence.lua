@@ -42,7 +42,7 @@ local rows = gpuexp.sweep{
       end
       row.verified = ok
     end
-    local t = kernel:measure{grid = launch.grid, block = launch.block, args = launch.args, min_time_ms = 100}
+    local t = kernel:measure{grid = launch.grid, block = launch.block, args = launch.args, min_time_ms = 100, timeout_s = 3}
     for _, c in ipairs(gpuexp.measure_columns) do row[c] = t[c] end
     row.median_ms = t.median_ms
     launch.metrics = {"smsp__sass_average_branch_targets_threads_uniform.pct", "smsp__thread_inst_executed_per_inst_executed.ratio"}

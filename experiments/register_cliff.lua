@@ -34,7 +34,7 @@ local rows = gpuexp.sweep{
       if p.maxrregcount == 255 then reference:copy_from(output) end
       row.verified = true
     end
-    local t = kernel:measure{grid = launch.grid, block = launch.block, args = launch.args, min_time_ms = 100}
+    local t = kernel:measure{grid = launch.grid, block = launch.block, args = launch.args, min_time_ms = 100, timeout_s = 3}
     for _, c in ipairs(gpuexp.measure_columns) do row[c] = t[c] end
     row.median_ms = t.median_ms
     launch.metrics = "occupancy"

@@ -20,17 +20,17 @@ local ceilings = not plan and gpuexp.calibrate{} or nil
 
 -- k FMAs on one element in `every` give (2k + 6) / (every x 2 x size) FLOP/byte
 local function shape(intensity, size)
-  local flop_per_element = intensity * 2 * size
+  local flop_per_element = intensity * 2 * size -- FLOP per element moved, to reach the intensity
   if flop_per_element >= 8 then return math.max(1, math.floor((flop_per_element - 6) / 2 + 0.5)), 1 end
   local every = 1
-  while 8 / (every * 2) > flop_per_element do every = every * 2 end
+  while 8 / every > flop_per_element * (1 + 1e-9) do every = every * 2 end
   return 1, every
 end
 
 local rows = gpuexp.sweep{
   name = "roofline", out = out,
   axes = {{"precision", {"fp32", "fp64"}}, {"intensity", intensities}},
-  columns = {"k", "every", "flops", "bytes", "median_ms", "gflops", "counted_flops", "dram_bytes",
+  columns = {"k", "every", "flops", "bytes", "flop_per_byte", "median_ms", "gflops", "counted_flops", "dram_bytes",
     "measured_intensity", "verified", "mode", "samples", "noise_pct", "sm_clock_mhz", "clock_throttled", "stop_reason"},
   run = function(p)
     local b = buffers[p.precision]
@@ -39,6 +39,7 @@ local rows = gpuexp.sweep{
     local launch = {grid = N // 256, block = 256, args = {b.y, b.x, gpuexp.i32(N), gpuexp.i32(k), gpuexp.i32(every),
       b.scalar(0.999), b.scalar(0.001)}}
     local row = {k = k, every = every, flops = (2 * k + 6) * ((N + every - 1) // every), bytes = 2 * N * b.size}
+    row.flop_per_byte = row.flops / row.bytes
     kernel:launch(launch)
     if not plan then -- the chain in double on the host, for 64 elements that run it
       local ok = true
@@ -55,7 +56,8 @@ local rows = gpuexp.sweep{
       end
       row.verified = ok
     end
-    local t = kernel:measure{grid = launch.grid, block = launch.block, args = launch.args, mode = "hot", min_time_ms = 100}
+    local t = kernel:measure{grid = launch.grid, block = launch.block, args = launch.args, mode = "hot", min_time_ms = 100,
+      timeout_s = 3}
     for _, c in ipairs(gpuexp.measure_columns) do row[c] = t[c] end
     row.median_ms = t.median_ms
     if t.median_ms then row.gflops = row.flops / (t.median_ms * 1e-3) / 1e9 end
@@ -69,7 +71,7 @@ local rows = gpuexp.sweep{
     return row
   end,
 }
-gpuexp.print_table(rows, {"precision", "intensity", "k", "every", "median_ms", "gflops", "counted_flops", "flops",
+gpuexp.print_table(rows, {"precision", "intensity", "flop_per_byte", "k", "every", "median_ms", "gflops", "counted_flops", "flops",
   "measured_intensity", "verified", "status"})
 if plan then print("OFFLINE PLAN: kernels compiled, launches checked; no timings or counters") return end
 local plot, why = gpuexp.try_plot(gpuexp.roofline_plot, {rows = rows, flops = "flops", bytes = "bytes", time_ms = "median_ms",
@@ -85,7 +87,7 @@ for _, precision in ipairs({"fp32", "fp64"}) do
   local bandwidth, peak = 0, 0
   for _, row in ipairs(rows) do
     if row.precision == precision then
-      bandwidth = math.max(bandwidth, row.gflops / row.intensity)
+      bandwidth = math.max(bandwidth, row.gflops / row.flop_per_byte)
       peak = math.max(peak, row.gflops)
     end
   end
