@@ -1,0 +1,32 @@
+-- Plots without a GPU: line and roofline plots through gnuplot are valid PNG and SVG files.
+local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
+local rows = {}
+for _, variant in ipairs({"a", "b"}) do
+  for _, block in ipairs({64, 128, 256}) do
+    rows[#rows + 1] = {variant = variant, block_size = block, median_ms = block / (variant == "a" and 100 or 50),
+      flops = block * 1e9, bytes = 1e9, time_ms = 1}
+  end
+end
+local dir = os.tmpname(); os.remove(dir); gpuexp.mkdir(dir)
+local function read(path) local f = assert(io.open(path, "rb")); local d = f:read("a"); f:close(); return d end
+
+local png = gpuexp.plot{rows = rows, x = "block_size", y = "median_ms", by = "variant", out = dir .. "/lines.png", logx = true}
+local data = read(png)
+T.eq(data:sub(1, 8), "\137PNG\r\n\26\n", "PNG signature")
+T.ok(#data > 5000, "a real picture: " .. #data .. " bytes")
+local svg = read(gpuexp.plot{rows = rows, x = "block_size", y = "median_ms", by = "variant", out = dir .. "/lines.svg"})
+T.ok(svg:find("<svg", 1, true) and svg:find("</svg>", 1, true), "SVG document")
+T.ok(svg:find(">a<", 1, true) and svg:find(">b<", 1, true), "one key entry per group")
+local roof = read(gpuexp.roofline_plot{rows = rows, flops = "flops", bytes = "bytes", time_ms = "time_ms", by = "variant",
+  peak_gflops = 60000, peak_gbps = 4000, out = dir .. "/roofline.svg"})
+T.ok(roof:find("knee 15.0 FLOP/byte", 1, true), "roofline title carries the knee")
+T.raises(function() gpuexp.plot{rows = rows, x = "block_size", y = "nothing", out = dir .. "/x.png"} end, "no row has numbers")
+T.raises(function() gpuexp.plot{rows = rows, x = "block_size", y = "median_ms", out = dir .. "/x.gif"} end, "must end in .png or .svg")
+local none, why = gpuexp.try_plot(gpuexp.plot, {rows = rows, x = "block_size", y = "nothing", out = dir .. "/y.png"})
+T.eq(none, nil, "try_plot returns nil"); T.ok(why:find("no row"), "and why")
+-- the CLI
+local ok = os.execute(string.format("%s plot %s --x block_size --y median_ms -o %s/cli.png >/dev/null 2>&1", arg[1],
+  gpuexp.resolve(gpuexp.script_dir .. "/../../bench/h200/occupancy_sweep.csv"), dir))
+T.ok(ok and read(dir .. "/cli.png"):sub(2, 4) == "PNG", "gpuexp plot writes a PNG")
+os.execute("rm -rf " .. dir)
+T.done()
