@@ -33,6 +33,17 @@ local function render(lines, out)
   return out
 end
 
+-- The common part of every plot: terminal, title, the settings, then one curve per data file.
+local function draw(out, title, settings, curves, files, style)
+  local lines = {terminal(out), "set output " .. quote(out), "set grid", "set key outside right", "set title " .. quote(title)}
+  for _, line in ipairs(settings) do lines[#lines + 1] = line end
+  for _, f in ipairs(files) do curves[#curves + 1] = quote(f[2]) .. " using 1:2 " .. style .. " title " .. quote(f[1]) end
+  lines[#lines + 1] = "plot " .. table.concat(curves, ", \\\n  ")
+  render(lines, out)
+  for _, f in ipairs(files) do os.remove(f[2]) end
+  return out
+end
+
 local function rows_of(spec)
   if spec.rows then return spec.rows end
   if not spec.csv then gpuexp.error("usage", "plot: give csv = path or rows = {...}", 3) end
@@ -73,19 +84,11 @@ function M.lines(spec)
     if x and y then return {x, y} end
   end)
   if #files == 0 then gpuexp.error("usage", "plot: no row has numbers in both '" .. spec.x .. "' and '" .. spec.y .. "'", 2) end
-  local lines = {terminal(spec.out), "set output " .. quote(spec.out), "set grid", "set key outside right",
-    "set title " .. quote(spec.title or (spec.y .. " vs " .. spec.x .. (spec.by and (" by " .. spec.by) or ""))),
-    "set xlabel " .. quote(spec.xlabel or spec.x), "set ylabel " .. quote(spec.ylabel or spec.y)}
-  if spec.logx then lines[#lines + 1] = "set logscale x 2" end
-  if spec.logy then lines[#lines + 1] = "set logscale y" end
-  local plots = {}
-  for _, f in ipairs(files) do
-    plots[#plots + 1] = quote(f[2]) .. " using 1:2 with linespoints title " .. quote(f[1])
-  end
-  lines[#lines + 1] = "plot " .. table.concat(plots, ", \\\n  ")
-  render(lines, spec.out)
-  for _, f in ipairs(files) do os.remove(f[2]) end
-  return spec.out
+  local settings = {"set xlabel " .. quote(spec.xlabel or spec.x), "set ylabel " .. quote(spec.ylabel or spec.y)}
+  if spec.logx then settings[#settings + 1] = "set logscale x 2" end
+  if spec.logy then settings[#settings + 1] = "set logscale y" end
+  return draw(spec.out, spec.title or (spec.y .. " vs " .. spec.x .. (spec.by and (" by " .. spec.by) or "")), settings,
+    {}, files, "with linespoints")
 end
 
 -- M.roofline{csv= | rows=, flops=, bytes=, time_ms=, by=, out=, peak_gflops=, peak_gbps=, title=,
@@ -104,21 +107,13 @@ function M.roofline(spec)
   end)
   if #files == 0 then gpuexp.error("usage", "roofline plot: no row with positive FLOPs, bytes and time", 2) end
   local knee = spec.peak_gflops / spec.peak_gbps
-  local lines = {terminal(spec.out), "set output " .. quote(spec.out), "set grid", "set key outside right",
-    "set logscale xy 10", "set xrange [0.01:10000]",
-    "set title " .. quote(spec.title or string.format("roofline: %.0f GB/s, %.0f GFLOP/s, knee %.1f FLOP/byte%s",
-      spec.peak_gbps, spec.peak_gflops, knee, spec.ceiling_source and (" (" .. spec.ceiling_source .. ")") or "")),
-    "set xlabel 'arithmetic intensity (FLOP/byte)'", "set ylabel 'GFLOP/s'",
-    string.format("roof(x) = (x * %.6g < %.6g) ? x * %.6g : %.6g", spec.peak_gbps, spec.peak_gflops, spec.peak_gbps,
-      spec.peak_gflops)}
-  local plots = {"roof(x) with lines lw 2 lc rgb 'black' title 'roofs'"}
-  for _, f in ipairs(files) do
-    plots[#plots + 1] = quote(f[2]) .. " using 1:2 with points pt 7 ps 1.2 title " .. quote(f[1])
-  end
-  lines[#lines + 1] = "plot " .. table.concat(plots, ", \\\n  ")
-  render(lines, spec.out)
-  for _, f in ipairs(files) do os.remove(f[2]) end
-  return spec.out
+  local title = spec.title or string.format("roofline: %.0f GB/s, %.0f GFLOP/s, knee %.1f FLOP/byte%s", spec.peak_gbps,
+    spec.peak_gflops, knee, spec.ceiling_source and (" (" .. spec.ceiling_source .. ")") or "")
+  local settings = {"set logscale xy 10", "set xrange [0.01:10000]", "set xlabel 'arithmetic intensity (FLOP/byte)'",
+    "set ylabel 'GFLOP/s'", string.format("roof(x) = (x * %.6g < %.6g) ? x * %.6g : %.6g", spec.peak_gbps,
+      spec.peak_gflops, spec.peak_gbps, spec.peak_gflops)}
+  return draw(spec.out, title, settings, {"roof(x) with lines lw 2 lc rgb 'black' title 'roofs'"}, files,
+    "with points pt 7 ps 1.2")
 end
 
 -- gpuexp plot FILE.csv --x COL --y COL [--by COL] -o OUT [--logx] [--logy] [--title T]
