@@ -1,5 +1,9 @@
 -- Plots without a GPU: line and roofline plots through gnuplot are valid PNG and SVG files.
 local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
+if not os.execute("command -v gnuplot >/dev/null 2>&1") then
+  io.stderr:write("SKIP: gnuplot is not installed (apt-get install gnuplot-nox)\n")
+  os.exit(77)
+end
 local rows = {}
 for _, variant in ipairs({"a", "b"}) do
   for _, block in ipairs({64, 128, 256}) do
