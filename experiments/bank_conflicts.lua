@@ -111,8 +111,7 @@ if plan then
 end
 
 -- The lessons, checked on this run's numbers.
-local failures = {}
-local function expect(condition, text) if not condition then failures[#failures + 1] = text end end
+local lesson = gpuexp.lesson()
 local by_kernel = {}
 for _, row in ipairs(seed_rows) do by_kernel[row.kernel] = row end
 local clean, conflicted = by_kernel.no_conflict, by_kernel.two_way_conflict
@@ -123,10 +122,10 @@ if clean.ld_ways and conflicted.ld_ways then
     "two_way_conflict %d/%d (%.2f/%.2f); the seed's A10G showed 0/0 and 256/256", clean.ld_conflicts,
     clean.st_conflicts, clean.ld_ways, clean.st_ways, conflicted.ld_conflicts, conflicted.st_conflicts,
     conflicted.ld_ways, conflicted.st_ways))
-  expect(clean.ld_ways < 1.1 and clean.st_ways < 1.1, "no_conflict is about 1 wavefront per request")
-  expect(math.abs(conflicted.ld_ways - 2) < 0.1 and math.abs(conflicted.st_ways - 2) < 0.1,
+  lesson:expect(clean.ld_ways < 1.1 and clean.st_ways < 1.1, "no_conflict is about 1 wavefront per request")
+  lesson:expect(math.abs(conflicted.ld_ways - 2) < 0.1 and math.abs(conflicted.st_ways - 2) < 0.1,
     "two_way_conflict is 2 wavefronts per request")
-  expect(conflicted.ld_conflicts >= warps and conflicted.st_conflicts >= warps,
+  lesson:expect(conflicted.ld_conflicts >= warps and conflicted.st_conflicts >= warps,
     string.format("two_way_conflict has at least one conflict per warp access (%d)", warps))
   local matched, total = 0, 0
   for _, row in ipairs(stride_rows) do
@@ -138,12 +137,6 @@ if clean.ld_ways and conflicted.ld_ways then
     end
   end
   print(string.format("stride sweep: measured conflict degree matches the prediction at %d of %d points", matched, total))
-  expect(matched == total, "every stride point matches its predicted conflict degree")
+  lesson:expect(matched == total, "every stride point matches its predicted conflict degree")
 end
-if #failures == 0 then
-  print("held on this GPU: conflicts follow the index function; padding a row by one word removes the column conflict")
-else
-  -- a lesson that does not hold is a finding about this GPU, reported, not a failed run
-  print("did NOT hold on this GPU:")
-  for _, text in ipairs(failures) do print("  " .. text) end
-end
+lesson:report("conflicts follow the index function; padding a row by one word removes the column conflict")

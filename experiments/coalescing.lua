@@ -85,14 +85,12 @@ for _, row in ipairs(rows) do
   gpuexp.check(row.verified, "%d-byte stride %d offset %d copied the right elements", row.element_bytes, row.stride, row.offset)
   by[row.element_bytes .. "/" .. row.offset .. "/" .. row.stride] = row
 end
-local failures = {}
+local lesson = gpuexp.lesson()
 for _, size in ipairs({4, 8, 16}) do
   local unit, wide = by[size .. "/0/1"], by[size .. "/0/32"]
   print(string.format("%2d-byte elements: stride 1 %.0f GB/s, stride 32 %.0f GB/s useful (%.1fx less); misaligned stride 1 %.0f GB/s",
     size, unit.effective_gbps, wide.effective_gbps, unit.effective_gbps / wide.effective_gbps, by[size .. "/1/1"].effective_gbps))
-  if not (wide.effective_gbps < unit.effective_gbps / 2) then
-    failures[#failures + 1] = size .. "-byte elements: stride 32 is not at least 2x slower than stride 1"
-  end
+  lesson:expect(wide.effective_gbps < unit.effective_gbps / 2,
+    size .. "-byte elements: stride 32 is not at least 2x slower than stride 1")
 end
-if #failures == 0 then print("held on this GPU: strided access wastes sectors and useful bandwidth falls with the stride")
-else print("did NOT hold on this GPU:") for _, f in ipairs(failures) do print("  " .. f) end end
+lesson:report("strided access wastes sectors and useful bandwidth falls with the stride")

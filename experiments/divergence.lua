@@ -63,7 +63,7 @@ if plan then print("OFFLINE PLAN: kernel compiled, launches checked; no timings 
 local plot, why = gpuexp.try_plot(gpuexp.plot, {rows = rows, x = "paths_per_warp", y = "median_ms", by = "pattern", out = out:gsub("%.csv$", ".png"),
   title = "divergence: time vs branches per warp (" .. dev.name .. ")"})
 print("wrote " .. out .. (plot and (" and " .. plot) or (" (plot not written: " .. why .. ")")))
-local failures = {}
+local lesson = gpuexp.lesson()
 local by = {}
 for _, row in ipairs(rows) do
   gpuexp.check(row.verified, "%s computes the right chains", row.pattern)
@@ -71,13 +71,11 @@ for _, row in ipairs(rows) do
   print(string.format("%-15s %d path(s) per warp: %.2fx the time of no divergence, %.1f active threads per instruction",
     row.pattern, row.paths_per_warp, row.slowdown, row.threads_per_instruction or 0))
 end
-local function expect(condition, text) if not condition then failures[#failures + 1] = text end end
-expect(by.warp_aligned.slowdown < 1.1, "whole-warp branches cost (almost) nothing")
-expect(by.half_warp.slowdown > 1.3, "two paths per warp cost time")
-expect(by.per_lane.slowdown > by.half_warp.slowdown, "four paths per warp cost more than two")
+lesson:expect(by.warp_aligned.slowdown < 1.1, "whole-warp branches cost (almost) nothing")
+lesson:expect(by.half_warp.slowdown > 1.3, "two paths per warp cost time")
+lesson:expect(by.per_lane.slowdown > by.half_warp.slowdown, "four paths per warp cost more than two")
 if by.per_lane.threads_per_instruction then
-  expect(by.per_lane.threads_per_instruction < by.half_warp.threads_per_instruction and
+  lesson:expect(by.per_lane.threads_per_instruction < by.half_warp.threads_per_instruction and
     by.half_warp.threads_per_instruction < by.none.threads_per_instruction, "fewer active threads per instruction as paths grow")
 end
-if #failures == 0 then print("held on this GPU: a warp pays for every branch its lanes take; whole-warp branches cost nothing")
-else print("did NOT hold on this GPU:") for _, f in ipairs(failures) do print("  " .. f) end end
+lesson:report("a warp pays for every branch its lanes take; whole-warp branches cost nothing")

@@ -21,9 +21,7 @@ if not plan then -- the exact sum, on the host
   for i = 1, N do expected = expected + host[i] end
 end
 
-local reasons = {"barrier", "branch_resolving", "dispatch_stall", "drain", "gmma", "imc_miss", "lg_throttle",
-  "long_scoreboard", "math_pipe_throttle", "membar", "mio_throttle", "misc", "no_instruction", "not_selected",
-  "selected", "short_scoreboard", "sleeping", "tex_throttle", "wait"}
+local reasons = gpuexp.stall_reasons
 local columns = {"median_ms", "speedup", "sum", "verified", "dram_throughput_pct", "l2_hit_rate_pct",
   "achieved_occupancy_pct", "theoretical_occupancy_pct", "warp_cycles_per_issue", "dominant_stall"}
 for _, reason in ipairs(reasons) do columns[#columns + 1] = "stall_" .. reason end
@@ -80,23 +78,16 @@ if plan then
 end
 local by = {}
 for _, row in ipairs(rows) do by[row.variant] = row end
-local failures = {}
-local function expect(condition, text) if not condition then failures[#failures + 1] = text end end
+local lesson = gpuexp.lesson()
 for _, name in ipairs(variants) do gpuexp.check(by[name].verified, "%s gives the exact sum", name) end
-expect(by.atomic_per_block.speedup and by.atomic_per_block.speedup > 10,
+lesson:expect(by.atomic_per_block.speedup and by.atomic_per_block.speedup > 10,
   string.format("one atomic per block is over 10x faster than one per thread (%.1fx; the seed's L4: 218x)", by.atomic_per_block.speedup or 0))
 if by.atomic_per_thread.dominant_stall then
   print(string.format("\nstall fingerprints: per thread %s (%.1f cycles per issue), per warp %s, per block %s; the seed's L4 " ..
     "showed lg_throttle for the atomics and long_scoreboard for the shuffle", by.atomic_per_thread.dominant_stall,
     by.atomic_per_thread.warp_cycles_per_issue, by.atomic_per_warp.dominant_stall, by.atomic_per_block.dominant_stall))
-  expect(by.atomic_per_thread.dominant_stall ~= by.atomic_per_block.dominant_stall,
+  lesson:expect(by.atomic_per_thread.dominant_stall ~= by.atomic_per_block.dominant_stall,
     "the atomic-per-thread kernel stalls on something else than the block reduction")
 end
-if #failures == 0 then
-  print(string.format("held on this GPU: warp shuffles with one atomic per block are %.0fx faster than an atomic per thread",
-    by.atomic_per_block.speedup))
-else
-  -- a lesson that does not hold is a finding about this GPU, reported, not a failed run
-  print("did NOT hold on this GPU:")
-  for _, text in ipairs(failures) do print("  " .. text) end
-end
+lesson:report(string.format("warp shuffles with one atomic per block are %.0fx faster than an atomic per thread",
+  by.atomic_per_block.speedup or 0))

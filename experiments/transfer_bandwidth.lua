@@ -42,15 +42,13 @@ print("wrote " .. out .. (plot and (" and " .. plot) or (" (plot not written: " 
 
 local at = {}
 for _, row in ipairs(rows) do at[row.memory .. row.direction .. row.size_mb] = row end
-local findings, failures = {}, {}
+local findings, lesson = {}, gpuexp.lesson()
 for _, direction in ipairs({"h2d", "d2h"}) do
   for _, mb in ipairs(sizes_mb) do
     local pinned, pageable = at["pinned" .. direction .. mb], at["pageable" .. direction .. mb]
     gpuexp.check(pinned.verified ~= false and pageable.verified ~= false, "%s %d MB copies delivered the data", direction, mb)
-    if mb >= 16 and pinned.gbps <= pageable.gbps then
-      failures[#failures + 1] = string.format("%s %d MB: pinned %.1f GB/s is not faster than pageable %.1f", direction, mb,
-        pinned.gbps, pageable.gbps)
-    end
+    lesson:expect(mb < 16 or pinned.gbps > pageable.gbps, string.format(
+      "%s %d MB: pinned %.1f GB/s is not faster than pageable %.1f", direction, mb, pinned.gbps, pageable.gbps))
   end
   local big_pinned, big_pageable = at["pinned" .. direction .. "1024"], at["pageable" .. direction .. "1024"]
   findings[#findings + 1] = string.format("%s 1 GB: pinned %.1f GB/s, pageable %.1f GB/s (%.2fx)", direction,
@@ -59,9 +57,4 @@ end
 local h2d, d2h = at["pinnedh2d1024"].gbps, at["pinnedd2h1024"].gbps
 findings[#findings + 1] = string.format("asymmetry, pinned 1 GB: H2D %.1f GB/s vs D2H %.1f GB/s (D2H/H2D %.2f)", h2d, d2h, d2h / h2d)
 for _, line in ipairs(findings) do print(line) end
-if #failures == 0 then
-  print("held on this GPU: pinned memory beats pageable from 16 MB up in both directions")
-else
-  print("did NOT hold on this GPU:")
-  for _, line in ipairs(failures) do print("  " .. line) end
-end
+lesson:report("pinned memory beats pageable from 16 MB up in both directions")

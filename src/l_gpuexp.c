@@ -99,6 +99,18 @@ static int gpuexp_mkdir(lua_State *L)
     return 0;
 }
 
+/* gpuexp.cache_directory() -> the folder gpuexp caches in (cubins, calibrations), or nil. */
+static int gpuexp_cache_directory(lua_State *L)
+{
+    char directory[4096];
+    gx_cache_directory(directory, sizeof directory);
+    if (directory[0])
+        lua_pushstring(L, directory);
+    else
+        lua_pushnil(L);
+    return 1;
+}
+
 /* Searcher for require("gpuexp.x"): from GPUEXP_LUA_DIR when set (development), else embedded. */
 static int embedded_searcher(lua_State *L)
 {
@@ -128,6 +140,7 @@ void l_open_gpuexp(lua_State *L)
     static const luaL_Reg functions[] = {{"stats", gpuexp_stats},       {"hash", gpuexp_hash},
                                          {"clock", gpuexp_clock},       {"versions", gpuexp_versions},
                                          {"error", gpuexp_error},       {"mkdir", gpuexp_mkdir},
+                                         {"cache_directory", gpuexp_cache_directory},
                                          {NULL, NULL}};
     luaL_setfuncs(L, functions, 0);
     l_set_string(L, "version", GX_VERSION);

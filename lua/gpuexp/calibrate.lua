@@ -48,8 +48,7 @@ extern "C" __global__ void shared_read(float *out, int iterations)
 ]]
 
 local function cache_path(device)
-  local base = os.getenv("GPUEXP_CACHE_DIR") or
-    ((os.getenv("XDG_CACHE_HOME") and os.getenv("XDG_CACHE_HOME") .. "/gpuexp") or (os.getenv("HOME") or ".") .. "/.cache/gpuexp")
+  local base = gpuexp.cache_directory() or "."
   local facts = device.facts
   return base .. "/calibration", string.format("%s/calibration/%s-driver%s.lua", base, facts.uuid, facts.driver_cuda)
 end

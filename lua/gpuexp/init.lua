@@ -14,6 +14,7 @@ gpuexp.metadata = meta.collect
 gpuexp.print_table = csv.print_table
 gpuexp.metric_presets = metrics.presets
 gpuexp.expand_metrics = metrics.expand
+gpuexp.stall_reasons = metrics.stall_reasons
 gpuexp._kernel_methods.metrics = metrics.kernel_metrics
 gpuexp.measure_defaults = {}
 gpuexp.calibrate = function(options) return require("gpuexp.calibrate").run(options) end
@@ -36,6 +37,25 @@ gpuexp._kernel_methods.measure = function(kernel, spec)
 end
 
 if gpuexp.plan then require("gpuexp.plan").install(gpuexp) end
+
+-- gpuexp.lesson(): a study's lesson checks. lesson:expect(condition, text) records what did not
+-- hold; lesson:report(held) prints "held on this GPU: <held>" or each finding. A lesson that does
+-- not hold is a finding about this GPU, reported, not a failed run (wrong results use gpuexp.check).
+function gpuexp.lesson()
+  local failures = {}
+  return {
+    expect = function(_, condition, text) if not condition then failures[#failures + 1] = text end end,
+    report = function(_, held)
+      if #failures == 0 then
+        print("held on this GPU: " .. held)
+      else
+        print("did NOT hold on this GPU:")
+        for _, text in ipairs(failures) do print("  " .. text) end
+      end
+      return #failures == 0
+    end,
+  }
+end
 
 -- gpuexp.check(condition, message, ...): a failed check is a script error (exit 1) with
 -- the caller's location; returns condition so it can be used inline.

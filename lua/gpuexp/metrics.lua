@@ -6,6 +6,8 @@ local stall_reasons = {"barrier", "branch_resolving", "dispatch_stall", "drain",
   "long_scoreboard", "math_pipe_throttle", "membar", "mio_throttle", "misc", "no_instruction", "not_selected",
   "selected", "short_scoreboard", "sleeping", "tex_throttle", "wait"}
 
+M.stall_reasons = stall_reasons -- every reason ncu's WarpStateStats knows; chips have subsets
+
 local function stall_metric(reason)
   return "smsp__average_warps_issue_stalled_" .. reason .. "_per_issue_active.ratio"
 end
