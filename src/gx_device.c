@@ -154,3 +154,14 @@ int gx_device_facts_get(const gx_device *device, gx_device_facts *f, gx_error *e
     f->peak_fp32_flops = 2.0 * f->fp32_lanes_per_sm * f->sm_count * (f->sm_clock_khz * 1e3);
     return GX_OK;
 }
+
+int gx_device_name(int ordinal, char *name, int size, gx_error *error)
+{
+    const gx_driver *d = gx_driver_get(error);
+    if (!d)
+        return error->kind;
+    CUdevice handle;
+    if (GX_CU(error, d->cuDeviceGet(&handle, ordinal)))
+        return error->kind;
+    return GX_CU(error, d->cuDeviceGetName(name, size, handle));
+}

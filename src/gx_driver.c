@@ -1,5 +1,7 @@
 #include "gx_driver.h"
 
+#include "gx_worker.h"
+
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -83,7 +85,11 @@ int gx_cuda_fail(gx_error *error, const char *call, CUresult result)
         snprintf(number, sizeof number, "CUDA error %d", (int)result);
         name = number;
     }
-    return gx_fail(error, GX_ERR_DRIVER, "%s failed: %s (%s)", call, name, text ? text : "no description");
+    gx_fail(error, GX_ERR_DRIVER, "%s failed: %s (%s)", call, name, text ? text : "no description");
+    /* the context is gone for good: a supervised run restarts the worker after this point */
+    if (gx_cuda_error_is_sticky(result))
+        gx_worker_context_lost(error->message);
+    return GX_ERR_DRIVER;
 }
 
 int gx_cu_check(gx_error *error, const char *expression, CUresult result)

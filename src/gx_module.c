@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "gx_driver.h"
+#include "gx_worker.h"
 
 int gx_module_load(gx_module *module, const gx_device *device, const void *cubin, gx_error *error)
 {
@@ -101,6 +102,7 @@ int gx_kernel_launch(const gx_kernel *kernel, const gx_launch_config *c, void **
     const gx_driver *d = kernel->driver; /* set by gx_kernel_get: no lookup on the hot path */
     if (gx_device_activate(kernel->module->device, error))
         return error->kind;
+    gx_worker_note_launch(kernel, c); /* what a supervisor names if this launch never returns */
     CUresult result = d->cuLaunchKernel(kernel->function, c->grid[0], c->grid[1], c->grid[2], c->block[0], c->block[1],
                                         c->block[2], c->shared_bytes, c->stream, params, NULL);
     if (result != CUDA_SUCCESS) {

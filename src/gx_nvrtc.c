@@ -161,15 +161,13 @@ static void hash_includes(struct include_walk *walk, const char *text, const cha
     }
 }
 
-static void compute_key(const gx_compile_request *request, char key[33])
+/* The source key hashes what the kernel is (source, headers, options, names); the cache key adds
+   where it was compiled for (architecture, NVRTC version and the cache format). */
+static void compute_keys(const gx_compile_request *request, char key[33], char source_key[33])
 {
     struct include_walk *walk = calloc(1, sizeof *walk);
     XXH3_state_t *state = XXH3_createState();
     XXH3_128bits_reset(state);
-    char version[64];
-    snprintf(version, sizeof version, "gpuexp-cubin-v1 nvrtc %d.%d", nvrtc.major, nvrtc.minor);
-    hash_string(state, version);
-    hash_string(state, request->arch);
     for (int i = 0; i < request->option_count; i++)
         hash_string(state, request->options[i]);
     for (int i = 0; i < request->name_expression_count; i++)
@@ -181,6 +179,14 @@ static void compute_key(const gx_compile_request *request, char key[33])
         hash_includes(walk, request->source, request->source_directory, 0);
     }
     XXH128_hash_t hash = XXH3_128bits_digest(state);
+    snprintf(source_key, 33, "%016llx%016llx", (unsigned long long)hash.high64, (unsigned long long)hash.low64);
+    XXH3_128bits_reset(state);
+    char version[64];
+    snprintf(version, sizeof version, "gpuexp-cubin-v2 nvrtc %d.%d", nvrtc.major, nvrtc.minor);
+    hash_string(state, version);
+    hash_string(state, request->arch);
+    hash_string(state, source_key);
+    hash = XXH3_128bits_digest(state);
     snprintf(key, 33, "%016llx%016llx", (unsigned long long)hash.high64, (unsigned long long)hash.low64);
     XXH3_freeState(state);
     free(walk);
@@ -191,23 +197,58 @@ static void cache_path(char *out, size_t size, const char *directory, const char
     snprintf(out, size, "%s/%.2s/%s.%s", directory, key, key, extension);
 }
 
+static const char *const cache_extensions[] = {"cubin", "ptx", "log", "names"};
+
+/* "<size> <xxh64>" of the four parts, one per line: written last, it marks a complete entry. */
+static void cache_manifest(char *out, size_t size, char *const data[4], const size_t sizes[4])
+{
+    out[0] = 0;
+    for (int i = 0; i < 4; i++)
+        snprintf(out + strlen(out), size - strlen(out), "%s %zu %016llx\n", cache_extensions[i], sizes[i],
+                 (unsigned long long)XXH3_64bits(data[i], sizes[i]));
+}
+
+/* A hit only when every part is there and matches the manifest; a damaged entry is compiled
+   again, with a warning for the caller to show. */
 static int cache_load(const gx_compile_request *request, gx_compile_result *result)
 {
     if (!request->cache_directory || !*request->cache_directory)
         return -1;
-    const char *extensions[] = {"cubin", "ptx", "log", "names"};
-    char *data[4] = {0};
-    size_t sizes[4] = {0};
+    char *data[4] = {0}, *manifest = NULL;
+    size_t sizes[4] = {0}, manifest_size = 0;
+    char path[4096];
+    gx_error ignored;
+    cache_path(path, sizeof path, request->cache_directory, result->key, "sum");
+    if (gx_read_file(path, &manifest, &manifest_size, &ignored))
+        return -1; /* no entry (or one from before manifests): a plain miss */
+    int missing = 0;
     for (int i = 0; i < 4; i++) {
-        char path[4096];
-        gx_error ignored;
-        cache_path(path, sizeof path, request->cache_directory, result->key, extensions[i]);
-        if (gx_read_file(path, &data[i], &sizes[i], &ignored)) {
-            for (int j = 0; j < i; j++)
-                free(data[j]);
-            return -1;
-        }
+        cache_path(path, sizeof path, request->cache_directory, result->key, cache_extensions[i]);
+        if (gx_read_file(path, &data[i], &sizes[i], &ignored))
+            missing = 1;
     }
+    char expected[512];
+    if (!missing)
+        cache_manifest(expected, sizeof expected, data, sizes);
+    if (missing || strcmp(expected, manifest) != 0) {
+        char found[128] = "a part is missing";
+        if (!missing) {
+            unsigned long long want_size = 0;
+            const char *line = strstr(manifest, "cubin ");
+            if (line)
+                sscanf(line, "cubin %llu", &want_size);
+            snprintf(found, sizeof found, "cubin %zu bytes, the manifest says %llu, or a part's hash differs",
+                     sizes[0], want_size);
+        }
+        snprintf(result->cache_warning, sizeof result->cache_warning,
+                 "the cached build %.2s/%s in %s was damaged (%s); compiled again", result->key, result->key,
+                 request->cache_directory, found);
+        for (int i = 0; i < 4; i++)
+            free(data[i]);
+        free(manifest);
+        return -1;
+    }
+    free(manifest);
     result->cubin = data[0];
     result->cubin_size = sizes[0];
     result->ptx = data[1];
@@ -227,15 +268,18 @@ static void cache_store(const gx_compile_request *request, const gx_compile_resu
     snprintf(directory, sizeof directory, "%s/%.2s", request->cache_directory, result->key);
     if (gx_make_directories(directory, &ignored))
         return;
-    const char *extensions[] = {"ptx", "log", "names", "cubin"}; /* the cubin last: it marks completeness */
-    const void *data[] = {result->ptx, result->log, result->lowered_names, result->cubin};
-    size_t sizes[] = {strlen(result->ptx), strlen(result->log), strlen(result->lowered_names), result->cubin_size};
+    char *data[] = {result->cubin, result->ptx, result->log, result->lowered_names};
+    size_t sizes[] = {result->cubin_size, strlen(result->ptx), strlen(result->log), strlen(result->lowered_names)};
+    char path[4096];
     for (int i = 0; i < 4; i++) {
-        char path[4096];
-        cache_path(path, sizeof path, request->cache_directory, result->key, extensions[i]);
+        cache_path(path, sizeof path, request->cache_directory, result->key, cache_extensions[i]);
         if (gx_write_file_atomic(path, data[i], sizes[i], &ignored))
             return;
     }
+    char manifest[512]; /* last: it marks the entry complete */
+    cache_manifest(manifest, sizeof manifest, data, sizes);
+    cache_path(path, sizeof path, request->cache_directory, result->key, "sum");
+    gx_write_file_atomic(path, manifest, strlen(manifest), &ignored);
 }
 
 static double now_seconds(void)
@@ -250,7 +294,7 @@ int gx_nvrtc_compile(const gx_compile_request *request, gx_compile_result *resul
     memset(result, 0, sizeof *result);
     if (nvrtc_get(error))
         return error->kind;
-    compute_key(request, result->key);
+    compute_keys(request, result->key, result->source_key);
     if (cache_load(request, result) == 0)
         return GX_OK;
 

@@ -26,8 +26,10 @@ typedef struct gx_compile_result {
     char *ptx;
     char *log;   /* the full NVRTC log, ptxas -v report included */
     char *lowered_names; /* "expression\tlowered\n" per name expression */
-    char key[33];       /* cache key: hex of a 128-bit hash */
+    char key[33];        /* cache key: hex of a 128-bit hash */
+    char source_key[33]; /* the same without architecture and NVRTC version: "did the kernel change" */
     int from_cache;
+    char cache_warning[512]; /* a damaged cache entry that was compiled again, "" when none */
     double compile_seconds;
 } gx_compile_result;
 

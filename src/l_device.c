@@ -281,6 +281,35 @@ static int gpuexp_devices(lua_State *L)
     return 1;
 }
 
+/* gpuexp._synchronize_devices() -> nil, or the first error: waits for the work of every open
+   device, so a sweep point's asynchronous failures are charged to that point. */
+static int gpuexp_synchronize_devices(lua_State *L)
+{
+    lua_getfield(L, LUA_REGISTRYINDEX, DEVICE_CACHE);
+    lua_pushnil(L);
+    while (lua_next(L, -2)) {
+        l_device *device = lua_touserdata(L, -1);
+        gx_error error;
+        if (device && device->open && gx_synchronize(&device->device, &error)) {
+            lua_pushstring(L, error.message);
+            return 1;
+        }
+        lua_pop(L, 1);
+    }
+    return 0;
+}
+
+/* gpuexp._device_name(ordinal) -> the GPU's name, with no context opened */
+static int gpuexp_device_name(lua_State *L)
+{
+    char name[256];
+    gx_error error;
+    if (gx_device_name((int)luaL_checkinteger(L, 1), name, sizeof name, &error))
+        return l_raise(L, &error);
+    lua_pushstring(L, name);
+    return 1;
+}
+
 void l_open_device(lua_State *L)
 {
     static const luaL_Reg methods[] = {
@@ -301,6 +330,7 @@ void l_open_device(lua_State *L)
     lua_setfield(L, LUA_REGISTRYINDEX, DEVICE_CACHE);
     /* the gpuexp table is on the top of the stack */
     static const luaL_Reg functions[] = {
-        {"device", gpuexp_device}, {"devices", gpuexp_devices}, {"device_count", gpuexp_device_count}, {NULL, NULL}};
+        {"device", gpuexp_device}, {"devices", gpuexp_devices}, {"device_count", gpuexp_device_count},
+        {"_synchronize_devices", gpuexp_synchronize_devices}, {"_device_name", gpuexp_device_name}, {NULL, NULL}};
     luaL_setfuncs(L, functions, 0);
 }

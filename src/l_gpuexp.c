@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define XXH_INLINE_ALL
@@ -14,6 +15,8 @@
 #include "gx_nvrtc.h"
 #include "gx_stats.h"
 #include "l_gpuexp.h"
+
+int luaopen_cjson(lua_State *L); /* lua-cjson */
 
 /* gpuexp.stats(list_of_numbers [, unit_suffix]) -> {min, median, mean, stddev, noise_pct, ...} */
 static int gpuexp_stats(lua_State *L)
@@ -111,6 +114,24 @@ static int gpuexp_cache_directory(lua_State *L)
     return 1;
 }
 
+/* gpuexp._is_directory(path) -> true when path names an existing directory */
+static int gpuexp_is_directory(lua_State *L)
+{
+    struct stat info;
+    lua_pushboolean(L, stat(luaL_checkstring(L, 1), &info) == 0 && S_ISDIR(info.st_mode));
+    return 1;
+}
+
+/* gpuexp.hostname() -> this machine's name */
+static int gpuexp_hostname(lua_State *L)
+{
+    char name[256] = "";
+    if (gethostname(name, sizeof name - 1) != 0)
+        return 0;
+    lua_pushstring(L, name);
+    return 1;
+}
+
 /* Searcher for require("gpuexp.x"): from GPUEXP_LUA_DIR when set (development), else embedded. */
 static int embedded_searcher(lua_State *L)
 {
@@ -141,6 +162,7 @@ void l_open_gpuexp(lua_State *L)
                                          {"clock", gpuexp_clock},       {"versions", gpuexp_versions},
                                          {"error", gpuexp_error},       {"mkdir", gpuexp_mkdir},
                                          {"cache_directory", gpuexp_cache_directory},
+                                         {"_is_directory", gpuexp_is_directory}, {"hostname", gpuexp_hostname},
                                          {NULL, NULL}};
     luaL_setfuncs(L, functions, 0);
     l_set_string(L, "version", GX_VERSION);
@@ -151,6 +173,12 @@ void l_open_gpuexp(lua_State *L)
     l_open_kernel(L);
     l_open_occupancy(L);
     l_open_metrics(L);
+    l_open_process(L);
+    /* lua-cjson (Debian's, linked statically) for JSON: require("cjson") */
+    luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+    lua_pushcfunction(L, luaopen_cjson);
+    lua_setfield(L, -2, "cjson");
+    lua_pop(L, 1);
     /* put the embedded searcher first in package.searchers */
     lua_getglobal(L, "package");
     lua_getfield(L, -1, "searchers");

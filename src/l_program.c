@@ -8,6 +8,8 @@
 #include "gx_cache.h"
 #include "l_gpuexp.h"
 
+#define COMPILED_SOURCES "gpuexp.compiled_sources"
+
 l_program *l_check_program(lua_State *L, int index)
 {
     return luaL_checkudata(L, index, GX_PROGRAM_TYPE);
@@ -223,8 +225,31 @@ static int gpuexp_compile(lua_State *L)
         lua_setiuservalue(L, -2, 1);
     }
     gx_error error;
-    if (gx_nvrtc_compile(&request, &program->compiled, &error))
+    int failed = gx_nvrtc_compile(&request, &program->compiled, &error);
+    if (program->compiled.cache_warning[0])
+        fprintf(stderr, "gpuexp: warning: %s\n", program->compiled.cache_warning);
+    if (failed)
         return l_raise(L, &error);
+    /* what this run compiled, by name: a resumed run refuses when a kernel changed */
+    lua_getfield(L, LUA_REGISTRYINDEX, COMPILED_SOURCES);
+    lua_pushstring(L, program->compiled.source_key);
+    lua_setfield(L, -2, source_name);
+    lua_pop(L, 1);
+    return 1;
+}
+
+/* gpuexp._compiled_sources() -> {source name = source key} of every program compiled so far */
+static int gpuexp_compiled_sources(lua_State *L)
+{
+    lua_newtable(L);
+    lua_getfield(L, LUA_REGISTRYINDEX, COMPILED_SOURCES);
+    lua_pushnil(L);
+    while (lua_next(L, -2)) {
+        lua_pushvalue(L, -2);
+        lua_insert(L, -2);
+        lua_settable(L, -5);
+    }
+    lua_pop(L, 1);
     return 1;
 }
 
@@ -294,6 +319,8 @@ static int program_index(lua_State *L)
         lua_pushstring(L, program->source_name);
     else if (strcmp(key, "cache_key") == 0)
         lua_pushstring(L, program->compiled.key);
+    else if (strcmp(key, "source_key") == 0)
+        lua_pushstring(L, program->compiled.source_key);
     else if (strcmp(key, "cache_hit") == 0)
         lua_pushboolean(L, program->compiled.from_cache);
     else if (strcmp(key, "compile_seconds") == 0)
@@ -351,4 +378,8 @@ void l_open_program(lua_State *L)
     lua_setfield(L, -2, "compile");
     lua_pushcfunction(L, gpuexp_resolve);
     lua_setfield(L, -2, "resolve");
+    lua_pushcfunction(L, gpuexp_compiled_sources);
+    lua_setfield(L, -2, "_compiled_sources");
+    lua_newtable(L);
+    lua_setfield(L, LUA_REGISTRYINDEX, COMPILED_SOURCES);
 }

@@ -14,6 +14,7 @@
 
 #include "gx_cli.h"
 #include "gx_occupancy.h"
+#include "gx_worker.h"
 #include "l_gpuexp.h"
 
 static const char usage_text[] =
@@ -25,6 +26,10 @@ static const char usage_text[] =
     "       gpuexp calibrate [--force]            measured ceilings of this GPU, cached\n"
     "       gpuexp plot FILE.csv --x COL --y COL [--by COL] -o OUT.png|svg [--logx] [--logy]\n"
     "       gpuexp plot --roofline FILE.csv --flops COL --bytes COL --time-ms COL [--by COL] -o OUT\n"
+    "       gpuexp merge OUT.csv PART.csv...     join the shards of a sweep (--shard)\n"
+    "       gpuexp compare BASE.csv NEW.csv      verdict per point: same/slower/faster (--help)\n"
+    "       gpuexp history list|show|export|prune  runs recorded with --history (--help)\n"
+    "       gpuexp nightly SUITE                 run, record, compare with history, report (--help)\n"
     "\n"
     "Runs a Lua experiment script: compile kernels with NVRTC, launch, time, sweep, write CSV.\n"
     "\n"
@@ -35,11 +40,24 @@ static const char usage_text[] =
     "  -a, --arch ARCH  offline plan for ARCH (e.g. sm_86), no GPU used: kernels compiled for it,\n"
     "                   occupancy from the model, timing columns left empty\n"
     "      --no-plan    with no GPU, fail (exit 3) instead of showing the plan for sm_90\n"
+    "\n"
+    "unattended runs (the script runs in a worker process that this one supervises):\n"
+    "      --point-timeout S   end a sweep point after S seconds: row status 'timeout' (default 300;\n"
+    "                          0 = no limit; a sweep's timeout_s wins)\n"
+    "      --resume            finish an interrupted run: only the points with no row run, appended\n"
+    "      --allow-changed     resume even though the script, its kernels or its axes changed\n"
+    "      --devices LIST      one worker per GPU (0,1,3 or all), points handed out as workers free up\n"
+    "      --allow-mixed       let --devices mix GPU models\n"
+    "      --shard I/N         run the I-th (0-based) of N static shares of every sweep's points\n"
+    "                          (default from SLURM_ARRAY_TASK_ID/_MIN/_COUNT); gpuexp merge joins them\n"
+    "      --history PATH      record the run in this SQLite history (see gpuexp history)\n"
+    "      --inline            no worker process: the script runs in this process (debuggers)\n"
     "  -h, --help       this text\n"
     "  -V, --version    print the version\n"
     "\n"
     "exit codes: 0 ok, 1 script error or failed check, 2 usage, 3 GPU or driver error,\n"
-    "            4 kernel compile error\n";
+    "            4 kernel compile error, 5 finished but points crashed or timed out,\n"
+    "            130 interrupted (rows kept; --resume finishes)\n";
 
 static int usage_error(const char *format, const char *detail)
 {
@@ -93,7 +111,65 @@ struct options {
     const char *script;
     int script_index;
     const char *builtin; /* a subcommand written in Lua: the module whose main(args) runs */
+    int worker;          /* this process is a worker of a supervised run */
+    int option_count;    /* argv[1 .. option_count] are the options before the script */
+    int automatic_plan;
+    /* supervisor options, read by lua/gpuexp/supervisor.lua */
+    int resume, allow_changed, allow_mixed, inline_run;
+    const char *devices, *shard, *point_timeout, *history;
 };
+
+/* gpuexp.run_options: what the supervisor needs of the command line. */
+static void push_run_options(lua_State *L, int argc, char **argv, const struct options *o)
+{
+    lua_createtable(L, 0, 12);
+    lua_pushboolean(L, o->resume);
+    lua_setfield(L, -2, "resume");
+    lua_pushboolean(L, o->allow_changed);
+    lua_setfield(L, -2, "allow_changed");
+    lua_pushboolean(L, o->allow_mixed);
+    lua_setfield(L, -2, "allow_mixed");
+    lua_pushboolean(L, o->no_plan);
+    lua_setfield(L, -2, "no_plan");
+    const char *strings[][2] = {{"devices", o->devices}, {"shard", o->shard}, {"point_timeout", o->point_timeout},
+                                {"history", o->history}, {"plan_arch", o->arch}};
+    for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
+        if (strings[i][1]) {
+            lua_pushstring(L, strings[i][1]);
+            lua_setfield(L, -2, strings[i][0]);
+        }
+    lua_pushinteger(L, o->device);
+    lua_setfield(L, -2, "device");
+    /* the worker's command line: this binary, the options, then -- SCRIPT ARGS */
+    lua_createtable(L, argc + 4, 0);
+    int n = 0;
+    lua_pushstring(L, argv[0]);
+    lua_rawseti(L, -2, ++n);
+    for (int i = 1; i <= o->option_count; i++) {
+        lua_pushstring(L, argv[i]);
+        lua_rawseti(L, -2, ++n);
+    }
+    if (o->automatic_plan) { /* decided once, here, so workers do not say "no GPU found" again */
+        lua_pushstring(L, "--arch");
+        lua_rawseti(L, -2, ++n);
+        lua_pushstring(L, o->arch);
+        lua_rawseti(L, -2, ++n);
+    }
+    lua_pushstring(L, "--");
+    lua_rawseti(L, -2, ++n);
+    for (int i = o->script_index; i < argc; i++) {
+        lua_pushstring(L, argv[i]);
+        lua_rawseti(L, -2, ++n);
+    }
+    lua_setfield(L, -2, "worker_argv");
+    /* the command line as typed, for "resume with: ..." */
+    lua_createtable(L, argc, 0);
+    for (int i = 0; i < argc; i++) {
+        lua_pushstring(L, argv[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_setfield(L, -2, "argv");
+}
 
 static int run_script(int argc, char **argv, const struct options *options)
 {
@@ -144,6 +220,10 @@ static int run_script(int argc, char **argv, const struct options *options)
         lua_pushstring(L, options->arch);
         lua_setfield(L, -2, "offline_arch");
     }
+    lua_pushboolean(L, options->inline_run || options->worker ? 0 : 1);
+    lua_setfield(L, -2, "supervised_run"); /* this process supervises (no CUDA here) */
+    push_run_options(L, argc, argv, options);
+    lua_setfield(L, -2, "run_options");
     lua_pushvalue(L, -1);
     lua_setglobal(L, "gpuexp");
     /* script arguments: arg[0] the script, arg[1..] the rest, as lua.c does */
@@ -176,7 +256,12 @@ static int run_script(int argc, char **argv, const struct options *options)
             status = luaL_loadfile(L, options->script);
         }
         if (status == LUA_OK && options->builtin) {
-            status = lua_pcall(L, 1, 0, handler);
+            status = lua_pcall(L, 1, 1, handler); /* main may return the exit code */
+            if (status == LUA_OK && lua_isinteger(L, -1)) {
+                int returned = (int)lua_tointeger(L, -1);
+                lua_close(L);
+                return returned;
+            }
         } else if (status == LUA_OK) {
             for (int i = options->script_index + 1; i < argc; i++)
                 lua_pushstring(L, argv[i]);
@@ -226,12 +311,26 @@ int main(int argc, char **argv)
         return gx_cli_occupancy(argc - 2, argv + 2);
     if (argc > 1 && strcmp(argv[1], "metrics") == 0)
         return gx_cli_metrics(argc - 2, argv + 2);
-    if (argc > 1 && (strcmp(argv[1], "calibrate") == 0 || strcmp(argv[1], "plot") == 0)) {
-        options.script = argv[1];
-        options.script_index = 1;
-        options.builtin = strcmp(argv[1], "calibrate") == 0 ? "gpuexp.calibrate" : "gpuexp.plot";
-        return run_script(argc, argv, &options);
+    /* subcommands written in Lua: gpuexp NAME ... runs gpuexp.NAME's main(args) */
+    static const char *const builtins[][2] = {{"calibrate", "gpuexp.calibrate"}, {"plot", "gpuexp.plot"},
+                                              {"merge", "gpuexp.merge"},         {"compare", "gpuexp.compare"},
+                                              {"history", "gpuexp.history"},     {"nightly", "gpuexp.nightly"}};
+    for (size_t b = 0; argc > 1 && b < sizeof builtins / sizeof builtins[0]; b++)
+        if (strcmp(argv[1], builtins[b][0]) == 0) {
+            options.script = argv[1];
+            options.script_index = 1;
+            options.builtin = builtins[b][1];
+            options.inline_run = 1;
+            return run_script(argc, argv, &options);
+        }
+    gx_error attach_error;
+    int worker_device = 0, worker_slot = 0;
+    int attached = gx_worker_attach(&worker_device, &worker_slot, &attach_error);
+    if (attached < 0) {
+        fprintf(stderr, "gpuexp: %s\n", attach_error.message);
+        return GX_EXIT_USAGE;
     }
+    options.worker = attached;
     for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--") == 0) {
@@ -264,6 +363,22 @@ int main(int argc, char **argv)
             options.arch = limits->arch; /* "8.6" and "86" become "sm_86" */
         } else if (strcmp(a, "--no-plan") == 0) {
             options.no_plan = 1;
+        } else if (strcmp(a, "--resume") == 0) {
+            options.resume = 1;
+        } else if (strcmp(a, "--allow-changed") == 0) {
+            options.allow_changed = 1;
+        } else if (strcmp(a, "--allow-mixed") == 0) {
+            options.allow_mixed = 1;
+        } else if (strcmp(a, "--inline") == 0) {
+            options.inline_run = 1;
+        } else if (strcmp(a, "--devices") == 0 || strcmp(a, "--shard") == 0 || strcmp(a, "--point-timeout") == 0
+                   || strcmp(a, "--history") == 0) {
+            if (i + 1 >= argc)
+                return usage_error("%s needs a value", a);
+            const char **slot = strcmp(a, "--devices") == 0 ? &options.devices
+                                : strcmp(a, "--shard") == 0 ? &options.shard
+                                : strcmp(a, "--history") == 0 ? &options.history : &options.point_timeout;
+            *slot = argv[++i];
         } else if (strcmp(a, "-o") == 0 || strcmp(a, "--out") == 0) {
             if (i + 1 >= argc)
                 return usage_error("%s needs a path", a);
@@ -272,6 +387,7 @@ int main(int argc, char **argv)
             return usage_error("unknown option '%s'", a);
         }
     }
+    options.option_count = i - 1 - (i <= argc && i > 1 && strcmp(argv[i - 1], "--") == 0);
     if (i >= argc)
         return usage_error("%s", "no script given");
     options.script = argv[i];
@@ -279,6 +395,10 @@ int main(int argc, char **argv)
     if (access(options.script, R_OK) != 0) {
         fprintf(stderr, "gpuexp: cannot open %s: %s\n", options.script, strerror(errno));
         return GX_EXIT_USAGE;
+    }
+    if (options.worker) {
+        options.device = worker_device; /* the GPU the supervisor gave this worker */
+        return run_script(argc, argv, &options);
     }
     int automatic_plan = 0;
     if (!options.arch && !options.no_plan) {
@@ -294,6 +414,9 @@ int main(int argc, char **argv)
             automatic_plan = 1;
         }
     }
+    options.automatic_plan = automatic_plan;
+    if (!options.inline_run) /* the supervisor: lua/gpuexp/supervisor.lua runs the script in workers */
+        options.builtin = "gpuexp.supervisor";
     int code = run_script(argc, argv, &options);
     if (options.arch)
         fprintf(stderr, "gpuexp: this was an offline PLAN for %s: nothing ran on a GPU%s\n", options.arch,

@@ -58,12 +58,8 @@ function Writer:close()
   self.file = nil
 end
 
--- M.read(path) -> rows (tables keyed by column), columns. Numbers stay strings unless convertible.
-function M.read(path)
-  local file, message = io.open(path, "r")
-  if not file then gpuexp.error("system", "cannot read " .. path .. ": " .. tostring(message), 2) end
-  local text = file:read("a")
-  file:close()
+-- The records of CSV text: lists of cell strings (quoted cells may hold commas, quotes, newlines).
+local function parse_records(text)
   local records, record, field, i, n = {}, {}, {}, 1, #text
   local in_quotes = false
   while i <= n do
@@ -91,6 +87,34 @@ function M.read(path)
     record[#record + 1] = table.concat(field)
     records[#records + 1] = record
   end
+  return records
+end
+
+-- M.parse_line(text) -> the cells of one CSV line (without its newline).
+function M.parse_line(text) return parse_records(text)[1] or {""} end
+
+-- M.line(cells) -> one CSV line (no newline), each cell quoted where it must be.
+function M.line(cells)
+  local quoted = {}
+  for i, cell in ipairs(cells) do quoted[i] = quote(cell) end
+  return table.concat(quoted, ",")
+end
+
+-- A cell read back: numbers as numbers, true/false as booleans, an empty cell as nil.
+local function convert(value)
+  if value == nil or value == "" then return nil end
+  if value == "true" then return true elseif value == "false" then return false end
+  return tonumber(value) or value
+end
+M.convert = convert
+
+-- M.read(path) -> rows (tables keyed by column), columns. Numbers stay strings unless convertible.
+function M.read(path)
+  local file, message = io.open(path, "r")
+  if not file then gpuexp.error("system", "cannot read " .. path .. ": " .. tostring(message), 2) end
+  local text = file:read("a")
+  file:close()
+  local records = parse_records(text)
   local columns = table.remove(records, 1) or {}
   local rows = {}
   for r, values in ipairs(records) do

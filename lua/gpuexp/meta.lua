@@ -41,6 +41,8 @@ local function read_all(path)
   return text
 end
 
+function M.host() return gpuexp.hostname() end
+
 -- M.collect([device]) -> table of facts about this run; device may be nil (offline plan).
 function M.collect(device)
   local info = {
@@ -50,7 +52,7 @@ function M.collect(device)
     script_hash = gpuexp.script and read_all(gpuexp.script) and gpuexp.hash(read_all(gpuexp.script)) or nil,
     arguments = gpuexp.args,
     time_utc = os.date("!%Y-%m-%dT%H:%M:%SZ"),
-    host = read_all("/etc/hostname") and read_all("/etc/hostname"):gsub("%s+$", "") or nil,
+    host = M.host(),
   }
   if device then
     local facts = device.facts

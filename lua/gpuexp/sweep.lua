@@ -2,25 +2,28 @@
 -- function per point; each row written and flushed as soon as it exists.
 local csv = require("gpuexp.csv")
 local meta = require("gpuexp.meta")
+local coordinator = require("gpuexp.coordinator")
+local where = require("gpuexp.where")
+local wire = require("gpuexp.wire")
 
 local M = {}
 
 local known_options = {
   name = true, axes = true, where = true, setup = true, run = true, columns = true,
-  out = true, device = true, meta = true, quiet = true,
+  out = true, device = true, meta = true, quiet = true, timeout_s = true,
 }
 
 -- Axes are a list of {name, values} pairs, in order: the last one varies fastest.
 local function normalize_axes(axes)
   if type(axes) ~= "table" or #axes == 0 then
-    error("sweep: 'axes' must be a list of {name, {values...}} pairs, e.g. {{'block', {128, 256}}}", 3)
+    where.error("usage", "sweep: 'axes' must be a list of {name, {values...}} pairs, e.g. {{'block', {128, 256}}}")
   end
   local result, seen = {}, {}
   for i, axis in ipairs(axes) do
     if type(axis) ~= "table" or type(axis[1]) ~= "string" or type(axis[2]) ~= "table" or #axis[2] == 0 then
-      error(string.format("sweep: axes[%d] must be {name, {values...}} with at least one value", i), 3)
+      where.error("usage", string.format("sweep: axes[%d] must be {name, {values...}} with at least one value", i))
     end
-    if seen[axis[1]] then error("sweep: axis '" .. axis[1] .. "' appears twice", 3) end
+    if seen[axis[1]] then where.error("usage", "sweep: axis '" .. axis[1] .. "' appears twice") end
     seen[axis[1]] = true
     result[i] = {name = axis[1], values = axis[2]}
   end
@@ -28,7 +31,7 @@ local function normalize_axes(axes)
 end
 
 -- M.points(axes [, where]) -> list of points (tables axis name -> value), the filter applied.
-function M.points(axes, where)
+function M.points(axes, filter)
   axes = normalize_axes(axes)
   local points = {}
   local index = {}
@@ -36,7 +39,7 @@ function M.points(axes, where)
   while true do
     local point = {}
     for i, axis in ipairs(axes) do point[axis.name] = axis.values[index[i]] end
-    if not where or where(point) then points[#points + 1] = point end
+    if not filter or filter(point) then points[#points + 1] = point end
     local i = #axes
     while i >= 1 do
       index[i] = index[i] + 1
@@ -55,13 +58,14 @@ local function default_out()
   return "results/" .. stem .. ".csv"
 end
 
-local function progress(state, done)
+local function progress(state, done, total)
   if not state.show then return end
   local elapsed = gpuexp.clock() - state.started
-  local eta = done > 0 and elapsed / done * (state.total - done) or 0
-  io.stderr:write(string.format("\r%s: %d/%d points, %.1f s elapsed, ETA %.1f s   ", state.name, done,
-    state.total, elapsed, eta))
-  if done == state.total then io.stderr:write("\n") end
+  local ran = done - state.done_before
+  local eta = ran > 0 and elapsed / ran * (total - done) or 0
+  io.stderr:write(string.format("\r%s: %d/%d points, %.1f s elapsed, ETA %.1f s   ", state.name, done, total,
+    elapsed, eta))
+  if done == total then io.stderr:write("\n") end
   io.stderr:flush()
 end
 
@@ -70,22 +74,98 @@ local function error_text(err)
   return tostring(err)
 end
 
--- M.run{name=, axes=, where=, setup=, run=, columns=, out=, device=, meta=, quiet=}
--- -> rows (each with status and error), csv path.
+-- How a sweep reaches its coordinator: over the channel when this process is a supervised
+-- worker, else directly (an --inline run, or a script run by a builtin command).
+local function remote_client(channel)
+  local function request(message, wants_reply)
+    local ok, why = channel.send(wire.encode(message))
+    if not ok then io.stderr:write("gpuexp worker: " .. why .. "\n"); os.exit(3, false) end
+    if not wants_reply then return nil end
+    local text, reason = channel.receive()
+    if not text then io.stderr:write("gpuexp worker: the supervisor is gone: " .. reason .. "\n"); os.exit(3, false) end
+    return assert(wire.decode(text))
+  end
+  return {
+    remote = true,
+    register = function(_, registration)
+      registration.op = "register"
+      return request(registration, true)
+    end,
+    next = function(_, id) return request({op = "next", id = id}, true) end,
+    row = function(_, id, index, row, arrays) request({op = "row", id = id, index = index, row = row, arrays = arrays}) end,
+  }
+end
+
+local local_coordinator
+local function local_client()
+  if not local_coordinator then
+    local options = gpuexp.run_options or {}
+    local shard = options.shard and require("gpuexp.supervisor").parse_shard(options.shard) or nil
+    local_coordinator = coordinator.new{resume = options.resume, allow_changed = options.allow_changed,
+      shard = shard, host = meta.host(), command = options.argv}
+  end
+  return {
+    register = function(_, registration)
+      local sweep, why = local_coordinator:register(registration)
+      if not sweep then return {error = why} end
+      return {id = sweep.out, done_before = #sweep.mine - #sweep.queue, total = #sweep.mine}
+    end,
+    next = function(_, id)
+      local sweep = local_coordinator:sweep(id)
+      local index = sweep:next_point()
+      if index then return {index = index} end
+      sweep:close()
+      return {done = true, rows = sweep:rows()}
+    end,
+    row = function(_, id, index, row, arrays) local_coordinator:sweep(id):finish_point(index, row, arrays) end,
+  }
+end
+
+-- The cells of a row as the CSV will hold them; lists of numbers (per-sample times) apart.
+local function format_row(row)
+  local cells, arrays = {}, {}
+  for key, value in pairs(row) do
+    if type(key) == "string" then
+      if type(value) == "table" and #value > 0 and type(value[1]) == "number" then
+        arrays[key] = value
+      elseif type(value) ~= "table" and type(value) ~= "function" then
+        cells[key] = csv.format_value(value)
+      end
+    end
+  end
+  return cells, arrays
+end
+
+local function decode_row(cells)
+  local row = {}
+  for key, text in pairs(cells) do row[key] = csv.convert(text) end
+  return row
+end
+
+-- M.run{name=, axes=, where=, setup=, run=, columns=, out=, device=, meta=, quiet=, timeout_s=}
+-- -> rows (each with status and error), csv path, columns.
 function M.run(spec)
-  if type(spec) ~= "table" then error("sweep: expected a table of options", 2) end
+  if type(spec) ~= "table" then where.error("usage", "sweep: expected a table of options") end
   for key in pairs(spec) do
     if not known_options[key] then
       local names = {}
       for name in pairs(known_options) do names[#names + 1] = name end
       table.sort(names)
-      error("sweep: unknown option '" .. tostring(key) .. "' (known: " .. table.concat(names, ", ") .. ")", 2)
+      where.error("usage", "sweep: unknown option '" .. tostring(key) .. "' (known: " .. table.concat(names, ", ") .. ")")
     end
   end
-  if type(spec.run) ~= "function" then error("sweep: 'run' must be a function(point) returning a row table", 2) end
+  if type(spec.run) ~= "function" then where.error("usage", "sweep: 'run' must be a function(point) returning a row table") end
+  if spec.timeout_s ~= nil and (type(spec.timeout_s) ~= "number" or spec.timeout_s < 0) then
+    where.error("usage", "sweep: 'timeout_s' must be a number of seconds >= 0 (0: no limit)")
+  end
   local points, axes = M.points(spec.axes, spec.where)
+  if #points == 0 then where.error("usage", "sweep: the filter ('where') left no point to run") end
   local name = spec.name or "sweep"
   local path = spec.out or default_out()
+  if type(path) ~= "string" or path == "" or path:sub(-1) == "/" or gpuexp._is_directory(path) then
+    where.error("usage", "sweep: 'out' must name a CSV file, got '" .. tostring(path) .. "'" ..
+      (type(path) == "string" and gpuexp._is_directory(path) and " (a directory)" or ""))
+  end
   -- the device recorded in the metadata: given, else the default one when there is a GPU;
   -- device = false for sweeps that use none
   local device = spec.device
@@ -95,102 +175,68 @@ function M.run(spec)
   end
 
   local info = meta.collect(device or nil)
-  info.sweep = {name = name, points = #points, axes = {}, output = path, mode = gpuexp.offline_arch and "plan" or "measured"}
-  if gpuexp.offline_arch then info.sweep.offline_arch = gpuexp.offline_arch end
-  for i, axis in ipairs(axes) do info.sweep.axes[i] = {name = axis.name, values = axis.values} end
+  info.kernels = gpuexp._compiled_sources and gpuexp._compiled_sources() or nil
   if spec.meta then info.user = spec.meta end
-  local meta_path = meta.path_for(path)
-
-  local writer = csv.open(path)
-  meta.write(meta_path, info)
-  if spec.setup then spec.setup() end
-
-  local columns
-  if spec.columns then
-    columns = {}
-    for i, axis in ipairs(axes) do columns[i] = axis.name end
-    for _, column in ipairs(spec.columns) do
-      local duplicate = false
-      for _, existing in ipairs(columns) do duplicate = duplicate or existing == column end
-      if not duplicate then columns[#columns + 1] = column end
-    end
-    columns[#columns + 1] = "status"
-    columns[#columns + 1] = "error"
-    writer:header(columns)
-  end
-
-  local rows, pending, warned = {}, {}, {}
-  local counts = {ok = 0, error = 0}
-  local state = {
-    name = name, total = #points, started = gpuexp.clock(),
-    show = gpuexp.stderr_is_terminal and not gpuexp.quiet and not spec.quiet,
-  }
-  local function emit(row)
-    if not columns then
-      pending[#pending + 1] = row
-      return
-    end
-    for key in pairs(row) do
-      local known = false
-      for _, column in ipairs(columns) do known = known or column == key end
-      if not known and not warned[key] then
-        warned[key] = true
-        io.stderr:write(string.format("%s: row field '%s' is not a column of %s (list it in columns=)\n", name,
-          tostring(key), path))
-      end
-    end
-    writer:row(row)
-  end
-
+  local axes_meta, cells = {}, {}
+  for i, axis in ipairs(axes) do axes_meta[i] = {name = axis.name, values = axis.values} end
   for i, point in ipairs(points) do
+    local c = {}
+    for j, axis in ipairs(axes) do c[j] = csv.format_value(point[axis.name]) end
+    cells[i] = c
+  end
+  local client = gpuexp._worker and remote_client(gpuexp._worker) or local_client()
+  local registration = client:register{name = name, out = path, axes = axes_meta, points = cells,
+    columns = spec.columns, info = info, timeout_s = spec.timeout_s,
+    mode = gpuexp.offline_arch and "plan" or "measured", offline_arch = gpuexp.offline_arch}
+  if registration.error then where.error("usage", "sweep '" .. name .. "': " .. registration.error) end
+  local id = registration.id
+
+  local own, set_up = {}, false
+  local state = {
+    name = name, started = gpuexp.clock(), done_before = registration.done_before or 0,
+    show = not client.remote and gpuexp.stderr_is_terminal and not gpuexp.quiet and not spec.quiet,
+  }
+  local done = state.done_before
+  local reply
+  while true do
+    reply = client:next(id)
+    if reply.done then break end
+    local index = reply.index
+    if not set_up then
+      set_up = true
+      if spec.setup then spec.setup() end
+    end
+    local point = points[index]
     local copy = {}
     for k, v in pairs(point) do copy[k] = v end
     local ok, result = pcall(spec.run, copy)
     if ok and type(result) ~= "table" then
       ok, result = false, "run returned " .. type(result) .. ", not a row table"
     end
+    -- work the point left queued on the GPU is charged to it, not to the next one
+    local failure = not gpuexp.offline_arch and gpuexp._synchronize_devices() or nil
+    local lost, launch = gpuexp._context_error()
+    if lost then
+      if client.remote then os.exit(3, false) end -- the supervisor reads why from the shared page
+      client:row(id, index, {status = "crashed", error = lost .. "; " .. launch})
+      where.error("driver", string.format("sweep '%s': point %d crashed and the CUDA context is lost (%s); " ..
+        "without --inline a new worker would go on after it", name, index, lost))
+    end
+    if ok and failure then ok, result = false, failure end
     local row = {}
     if ok then for k, v in pairs(result) do row[k] = v end end
     for k, v in pairs(point) do row[k] = v end
     row.status = ok and (row.status or "ok") or "error"
     row.error = not ok and error_text(result) or row.error
-    counts[ok and "ok" or "error"] = counts[ok and "ok" or "error"] + 1
-    if not columns and ok then
-      -- no columns given: the axes, then this first row's other fields in name order
-      columns = {}
-      for j, axis in ipairs(axes) do columns[j] = axis.name end
-      local rest = {}
-      for key in pairs(row) do
-        if not point[key] and key ~= "status" and key ~= "error" then rest[#rest + 1] = key end
-      end
-      table.sort(rest)
-      for _, key in ipairs(rest) do columns[#columns + 1] = key end
-      columns[#columns + 1] = "status"
-      columns[#columns + 1] = "error"
-      writer:header(columns)
-      for _, held in ipairs(pending) do writer:row(held) end
-      pending = {}
-    end
-    emit(row)
-    rows[i] = row
-    progress(state, i)
+    local row_cells, arrays = format_row(row)
+    client:row(id, index, row_cells, arrays)
+    own[index] = row
+    done = done + 1
+    progress(state, done, registration.total or #points)
   end
-  if not columns then
-    columns = {}
-    for j, axis in ipairs(axes) do columns[j] = axis.name end
-    columns[#columns + 1] = "status"
-    columns[#columns + 1] = "error"
-    writer:header(columns)
-    for _, held in ipairs(pending) do writer:row(held) end
-  end
-  writer:close()
-  info.sweep.finished_utc = os.date("!%Y-%m-%dT%H:%M:%SZ")
-  info.sweep.rows_ok = counts.ok
-  info.sweep.rows_error = counts.error
-  info.sweep.seconds = gpuexp.clock() - state.started
-  info.sweep.columns = columns
-  meta.write(meta_path, info)
-  return rows, path, columns
+  local rows = {}
+  for i, entry in ipairs(reply.rows) do rows[i] = own[entry.index] or decode_row(entry.cells) end
+  return rows, path, reply.columns
 end
 
 return M

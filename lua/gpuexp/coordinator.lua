@@ -1,0 +1,445 @@
+-- The bookkeeping of a run's sweeps, wherever the points run: which points are left, who runs
+-- each, the CSV (one line per finished point, flushed; rewritten in point order when the sweep is
+-- complete), the samples file, the metadata with one part per invocation, resume and shards.
+-- The supervisor drives it from worker messages; an --inline run calls it directly.
+local csv = require("gpuexp.csv")
+local meta = require("gpuexp.meta")
+
+local M = {}
+local Coordinator = {}
+Coordinator.__index = Coordinator
+
+local SEPARATOR = "\31"
+
+-- options: resume, allow_changed, shard = {index, count} (0-based), point_timeout_s, host,
+-- devices (list of ordinals), started_utc
+function M.new(options)
+  return setmetatable({options = options, sweeps = {}, by_out = {}, totals = {done = 0, ok = 0, error = 0,
+    crashed = 0, timeout = 0, points = 0}}, Coordinator)
+end
+
+local function now_utc() return os.date("!%Y-%m-%dT%H:%M:%SZ") end
+
+local function file_exists(path)
+  local file = io.open(path, "r")
+  if file then file:close() end
+  return file ~= nil
+end
+
+local function shard_path(path, shard)
+  if not shard then return path end
+  local suffix = string.format(".shard-%d-of-%d", shard.index, shard.count)
+  if path:match("%.csv$") then return (path:gsub("%.csv$", suffix .. ".csv")) end
+  return path .. suffix
+end
+M.shard_path = shard_path
+
+local function read_json(path)
+  local file = io.open(path, "r")
+  if not file then return nil end
+  local text = file:read("a")
+  file:close()
+  local ok, value = pcall(require("cjson").decode, text)
+  return ok and value or nil
+end
+M.read_json = read_json
+
+-- The CSV lines of a file as written by an earlier part of this run: the header's cells, the
+-- complete data lines (cells and text), and the byte length of the complete part. A last line
+-- cut by a kill (no newline, or the wrong number of cells) is left out.
+local function read_existing(path)
+  local file = io.open(path, "rb")
+  if not file then return nil end
+  local text = file:read("a")
+  file:close()
+  local lines, good_bytes, position = {}, 0, 1
+  while position <= #text do
+    local newline = text:find("\n", position, true)
+    -- a quoted cell may hold a newline: extend until the quotes balance
+    while newline do
+      local _, quotes = text:sub(position, newline):gsub('"', "")
+      if quotes % 2 == 0 then break end
+      newline = text:find("\n", newline + 1, true)
+    end
+    if not newline then break end
+    lines[#lines + 1] = text:sub(position, newline - 1)
+    position = newline + 1
+    good_bytes = newline
+  end
+  local dropped = #text - good_bytes
+  if #lines == 0 then return {columns = nil, rows = {}, good_bytes = 0, dropped_bytes = dropped} end
+  local columns = csv.parse_line(lines[1])
+  local rows = {}
+  for i = 2, #lines do
+    local cells = csv.parse_line(lines[i])
+    if #cells == #columns and not lines[i]:find("%z") then
+      rows[#rows + 1] = cells
+    else
+      dropped = dropped + #lines[i] + 1 -- a damaged line (power loss): run its point again
+    end
+  end
+  return {columns = columns, rows = rows, good_bytes = good_bytes, dropped_bytes = dropped}
+end
+
+local function key_of(cells_by_name, axes)
+  local parts = {}
+  for i, axis in ipairs(axes) do parts[i] = cells_by_name[axis.name] or "" end
+  return table.concat(parts, SEPARATOR)
+end
+
+-- What changed between the metadata of the run being resumed and this one.
+local function changes(previous, current)
+  local found = {}
+  if previous.script_hash ~= current.script_hash then
+    found[#found + 1] = string.format("the script changed (hash %s -> %s)", tostring(previous.script_hash):sub(1, 8),
+      tostring(current.script_hash):sub(1, 8))
+  end
+  local old_kernels, new_kernels = previous.kernels or {}, current.kernels or {}
+  local names = {}
+  for name in pairs(old_kernels) do names[name] = true end
+  for name in pairs(new_kernels) do names[name] = true end
+  local sorted = {}
+  for name in pairs(names) do sorted[#sorted + 1] = name end
+  table.sort(sorted)
+  for _, name in ipairs(sorted) do
+    if old_kernels[name] ~= new_kernels[name] then
+      found[#found + 1] = string.format("kernel %s %s", name, not old_kernels[name] and "is new"
+        or not new_kernels[name] and "is gone" or "changed")
+    end
+  end
+  local old_axes = previous.sweep and previous.sweep.axes or {}
+  for i, axis in ipairs(current.sweep.axes) do
+    local old = old_axes[i]
+    local function values(a)
+      local texts = {}
+      for j, v in ipairs(a.values) do texts[j] = csv.format_value(v) end
+      return table.concat(texts, ",")
+    end
+    if not old or old.name ~= axis.name then
+      found[#found + 1] = string.format("axis %d is now '%s' (was '%s')", i, axis.name, old and old.name or "none")
+    elseif values(old) ~= values(axis) then
+      found[#found + 1] = string.format("axis %s changed (%s -> %s)", axis.name, values(old), values(axis))
+    end
+  end
+  if #old_axes > #current.sweep.axes then found[#found + 1] = "axes were removed" end
+  return found
+end
+
+-- msg: name, out, axes ({name, values} list), points (list of cell lists), columns (explicit or
+-- nil), info (metadata of the worker: gpu, script hash, kernels), timeout_s. Returns the sweep
+-- state, or nil and the reason the run cannot go on.
+function Coordinator:register(msg)
+  local out = shard_path(msg.out, self.options.shard)
+  local existing = self.by_out[out]
+  if existing then
+    if #existing.points ~= #msg.points then
+      return nil, string.format("sweep '%s': this worker enumerated %d points, the first one %d (the script must " ..
+        "enumerate the same points in every worker)", msg.name, #msg.points, #existing.points)
+    end
+    existing:add_gpu(msg.info.gpu)
+    return existing
+  end
+  local sweep = setmetatable({coordinator = self, name = msg.name, out = out, axes = msg.axes, points = msg.points,
+    explicit = msg.columns ~= nil, timeout_s = msg.timeout_s, info = msg.info, cells = {}, index_of = {},
+    in_flight = {}, queue = {}, waiting = {}, pending = {}, written = 0, in_order = true, last_written = 0,
+    counts = {ok = 0, error = 0, crashed = 0, timeout = 0}},
+    {__index = M.Sweep})
+  for i, point in ipairs(msg.points) do sweep.index_of[table.concat(point, SEPARATOR)] = i end
+  if msg.columns then
+    sweep.columns = {}
+    for _, axis in ipairs(msg.axes) do sweep.columns[#sweep.columns + 1] = axis.name end
+    for _, column in ipairs(msg.columns) do
+      local duplicate = false
+      for _, existing_column in ipairs(sweep.columns) do duplicate = duplicate or existing_column == column end
+      if not duplicate then sweep.columns[#sweep.columns + 1] = column end
+    end
+    sweep.columns[#sweep.columns + 1] = "status"
+    sweep.columns[#sweep.columns + 1] = "error"
+  end
+  -- this run's share of the points
+  local shard = self.options.shard
+  sweep.mine = {}
+  for i = 1, #msg.points do
+    if not shard or (i - 1) % shard.count == shard.index then sweep.mine[#sweep.mine + 1] = i end
+  end
+  sweep.meta_path = meta.path_for(out)
+  sweep.samples_path = (out:gsub("%.csv$", "")) .. ".samples.csv"
+  local info = sweep.info
+  info.sweep = {name = msg.name, points = #msg.points, axes = msg.axes, output = out, mode = msg.mode,
+    offline_arch = msg.offline_arch, point_cells = msg.points, timeout_s = msg.timeout_s or self.options.point_timeout_s,
+    shard = shard and {index = shard.index, count = shard.count} or nil, points_in_share = #sweep.mine}
+  info.gpus = {}
+  sweep:add_gpu(info.gpu)
+  info.parts = {}
+
+  local resumed = self.options.resume and file_exists(out) and read_existing(out)
+  if resumed and resumed.columns then
+    local previous = read_json(sweep.meta_path)
+    if previous and not self.options.allow_changed then
+      local found = changes(previous, info)
+      if #found > 0 then
+        return nil, string.format("cannot resume %s: %s (--allow-changed resumes anyway)", out, table.concat(found, "; "))
+      end
+    end
+    if previous and type(previous.parts) == "table" then
+      for _, part in ipairs(previous.parts) do
+        if not part.finished_utc then part.ended = part.ended or "killed (no end was recorded)" end
+        info.parts[#info.parts + 1] = part
+      end
+    end
+    sweep.columns = resumed.columns
+    local by_name = {}
+    for _, cells in ipairs(resumed.rows) do
+      for c, name in ipairs(resumed.columns) do by_name[name] = cells[c] end
+      local index = sweep.index_of[key_of(by_name, msg.axes)]
+      if not index then
+        return nil, string.format("cannot resume %s: it has a row for a point this sweep does not have (%s); " ..
+          "the axes changed", out, table.concat(cells, ",", 1, math.min(#cells, #msg.axes)))
+      end
+      if sweep.cells[index] then
+        return nil, string.format("cannot resume %s: the point %s has two rows", out,
+          table.concat(cells, ",", 1, #msg.axes))
+      end
+      local row = {}
+      for c, name in ipairs(resumed.columns) do row[name] = cells[c] end
+      sweep.cells[index] = row
+      sweep:count(row.status)
+    end
+    sweep.resumed_rows = #resumed.rows
+    sweep.dropped_bytes = resumed.dropped_bytes
+    -- keep the complete lines, drop a cut one, append from there
+    if resumed.dropped_bytes > 0 then
+      -- the complete rows go through a temporary file and a rename: never a moment without them
+      sweep.file = assert(io.open(out, "ab"))
+      sweep:rewrite()
+      io.stderr:write(string.format("gpuexp: %s: dropped %d bytes of a row cut off by the interruption; " ..
+        "its point runs again\n", out, resumed.dropped_bytes))
+    else
+      sweep.file = assert(io.open(out, "ab"))
+    end
+    sweep.in_order = false -- rewritten in point order at the end
+  else
+    local dir = out:match("^(.*)/[^/]*$")
+    if dir and dir ~= "" then gpuexp.mkdir(dir) end
+    local file, message = io.open(out, "wb")
+    if not file then return nil, "cannot write " .. out .. ": " .. tostring(message) end
+    sweep.file = file
+    if sweep.columns then sweep:write_header() end
+    os.remove(sweep.samples_path)
+  end
+  info.parts[#info.parts + 1] = {started_utc = self.options.started_utc or now_utc(), host = self.options.host,
+    devices = self.options.devices, command = self.options.command, resumed = resumed and true or nil}
+  sweep.part = info.parts[#info.parts]
+  for _, index in ipairs(sweep.mine) do
+    if not sweep.cells[index] then sweep.queue[#sweep.queue + 1] = index end
+  end
+  sweep.queue_position = 1
+  self.sweeps[#self.sweeps + 1] = sweep
+  self.by_out[out] = sweep
+  self.totals.points = self.totals.points + #sweep.mine
+  self.totals.done = self.totals.done + (#sweep.mine - #sweep.queue)
+  local ok, message = pcall(meta.write, sweep.meta_path, info)
+  if not ok then return nil, type(message) == "table" and message.message or tostring(message) end
+  return sweep
+end
+
+M.Sweep = {}
+local Sweep = M.Sweep
+
+function Sweep:add_gpu(gpu)
+  if not gpu then return end
+  for _, known in ipairs(self.info.gpus) do if known.uuid == gpu.uuid then return end end
+  self.info.gpus[#self.info.gpus + 1] = gpu
+end
+
+function Sweep:count(status)
+  local key = (status == "ok" or status == "crashed" or status == "timeout") and status or
+    (status == "error" and "error" or "ok")
+  self.counts[key] = self.counts[key] + 1
+end
+
+function Sweep:write_header()
+  self.file:write(csv.line(self.columns), "\n")
+  self.file:flush()
+end
+
+function Sweep:line(row)
+  local cells = {}
+  for c, name in ipairs(self.columns) do cells[c] = row[name] or "" end
+  return csv.line(cells)
+end
+
+-- Rewrites the whole file (new columns, or point order at the end), atomically.
+function Sweep:rewrite()
+  local temporary = self.out .. ".tmp"
+  local file = assert(io.open(temporary, "wb"))
+  file:write(csv.line(self.columns), "\n")
+  for _, index in ipairs(self.mine) do
+    if self.cells[index] then file:write(self:line(self.cells[index]), "\n") end
+  end
+  file:close()
+  self.file:close()
+  assert(os.rename(temporary, self.out))
+  self.file = assert(io.open(self.out, "ab"))
+end
+
+-- The next point for a worker: its index, or nil and whether the sweep is complete (else the
+-- worker waits for the points others are running).
+function Sweep:next_point(worker)
+  while self.queue_position <= #self.queue do
+    local index = self.queue[self.queue_position]
+    self.queue_position = self.queue_position + 1
+    if not self.cells[index] and not self.in_flight[index] then
+      self.in_flight[index] = worker or true
+      return index
+    end
+  end
+  return nil, next(self.in_flight) == nil
+end
+
+-- A finished point. row: column name -> cell text (the worker formatted the values); arrays:
+-- field -> list of numbers (per-sample times), written to the samples file.
+function Sweep:finish_point(index, row, arrays)
+  self.in_flight[index] = nil
+  if self.cells[index] then return end -- already recorded (a worker that died after reporting)
+  local point = self.points[index]
+  for i, axis in ipairs(self.axes) do row[axis.name] = point[i] end
+  local status = row.status or "ok"
+  row.status = status
+  if not self.columns then
+    if status == "ok" then
+      -- no columns given: the axes, then this first good row's other fields in name order
+      self.columns = {}
+      local is_axis, rest = {}, {}
+      for _, axis in ipairs(self.axes) do self.columns[#self.columns + 1] = axis.name; is_axis[axis.name] = true end
+      for name in pairs(row) do
+        if not is_axis[name] and name ~= "status" and name ~= "error" then rest[#rest + 1] = name end
+      end
+      table.sort(rest)
+      for _, name in ipairs(rest) do self.columns[#self.columns + 1] = name end
+      self.columns[#self.columns + 1] = "status"
+      self.columns[#self.columns + 1] = "error"
+      self:write_header()
+      self.cells[index] = row
+      for _, held in ipairs(self.pending) do self.file:write(self:line(self.cells[held]), "\n") end
+      self.file:write(self:line(row), "\n")
+      self.file:flush()
+      self.pending = {}
+    else
+      self.cells[index] = row
+      self.pending[#self.pending + 1] = index
+    end
+  else
+    -- a field no column has: the CSV grows a column (before status and error), never drops it
+    local known, added = {}, {}
+    for _, name in ipairs(self.columns) do known[name] = true end
+    local names = {}
+    for name in pairs(row) do if not known[name] then names[#names + 1] = name end end
+    table.sort(names)
+    for _, name in ipairs(names) do
+      table.insert(self.columns, #self.columns - 1, name)
+      added[#added + 1] = name
+    end
+    self.cells[index] = row
+    if #added > 0 then
+      io.stderr:write(string.format("\ngpuexp: sweep '%s': point %d has field(s) %s that earlier rows did not; " ..
+        "added as column(s) of %s (empty in earlier rows)\n", self.name, index, table.concat(added, ", "), self.out))
+      self:rewrite()
+    else
+      self.file:write(self:line(row), "\n")
+      self.file:flush()
+    end
+  end
+  if index < self.last_written then self.in_order = false end
+  self.last_written = index
+  if arrays and next(arrays) then self:write_samples(index, arrays) end
+  self:count(status)
+  local totals = self.coordinator.totals
+  totals.done = totals.done + 1
+  local key = (status == "crashed" or status == "timeout" or status == "error") and status or "ok"
+  totals[key] = totals[key] + 1
+end
+
+function Sweep:write_samples(index, arrays)
+  if not self.samples_file then
+    local fresh = not file_exists(self.samples_path)
+    self.samples_file = assert(io.open(self.samples_path, "ab"))
+    if fresh then
+      local header = {}
+      for _, axis in ipairs(self.axes) do header[#header + 1] = axis.name end
+      header[#header + 1] = "field"
+      header[#header + 1] = "values"
+      self.samples_file:write(csv.line(header), "\n")
+    end
+  end
+  local names = {}
+  for name in pairs(arrays) do names[#names + 1] = name end
+  table.sort(names)
+  for _, name in ipairs(names) do
+    local cells = {}
+    for i = 1, #self.axes do cells[i] = self.points[index][i] end
+    local values = {}
+    for i, v in ipairs(arrays[name]) do values[i] = string.format("%.9g", v) end
+    cells[#cells + 1] = name
+    cells[#cells + 1] = table.concat(values, " ")
+    self.samples_file:write(csv.line(cells), "\n")
+  end
+  self.samples_file:flush()
+end
+
+-- A point that ended its worker: status "crashed" or "timeout", and why.
+function Sweep:fail_point(index, status, message)
+  self:finish_point(index, {status = status, error = message})
+end
+
+function Sweep:complete()
+  for _, index in ipairs(self.mine) do if not self.cells[index] then return false end end
+  return true
+end
+
+-- The rows of this share, in point order, as cell texts.
+function Sweep:rows()
+  local rows = {}
+  for _, index in ipairs(self.mine) do rows[#rows + 1] = {index = index, cells = self.cells[index]} end
+  return rows
+end
+
+-- Writes what is known now; at the end of the sweep the file is put in point order.
+function Sweep:close(ended)
+  if self.closed then return end
+  local complete = self:complete()
+  if not self.columns then
+    self.columns = {}
+    for _, axis in ipairs(self.axes) do self.columns[#self.columns + 1] = axis.name end
+    self.columns[#self.columns + 1] = "status"
+    self.columns[#self.columns + 1] = "error"
+    self:write_header()
+    for _, held in ipairs(self.pending) do self.file:write(self:line(self.cells[held]), "\n") end
+    self.pending = {}
+    self.file:flush()
+  end
+  if complete and not self.in_order then self:rewrite() end
+  if self.samples_file then self.samples_file:close(); self.samples_file = nil end
+  self.file:close()
+  self.closed = true
+  local info = self.info
+  self.part.finished_utc = now_utc()
+  self.part.ended = ended or (complete and "complete" or "incomplete")
+  info.sweep.complete = complete
+  info.sweep.rows_ok = self.counts.ok
+  info.sweep.rows_error = self.counts.error
+  info.sweep.rows_crashed = self.counts.crashed
+  info.sweep.rows_timeout = self.counts.timeout
+  info.sweep.columns = self.columns
+  info.sweep.finished_utc = complete and now_utc() or nil
+  meta.write(self.meta_path, info)
+end
+
+-- Ends every sweep still open (the run is over or interrupted).
+function Coordinator:close(ended)
+  for _, sweep in ipairs(self.sweeps) do sweep:close(ended) end
+end
+
+function Coordinator:sweep(out) return self.by_out[out] end
+
+return M

@@ -1,0 +1,315 @@
+-- The supervisor: `gpuexp SCRIPT.lua` runs the script in worker processes (one per GPU) and hands
+-- out sweep points from one queue. A point that kills its worker (a sticky CUDA error, a signal,
+-- an exit) becomes a `crashed` row and a fresh worker goes on after it; a point past its time
+-- limit becomes a `timeout` row; Ctrl-C ends the workers and keeps every finished row. This
+-- process never touches a GPU context.
+local coordinator = require("gpuexp.coordinator")
+local wire = require("gpuexp.wire")
+
+local M = {}
+
+M.DEFAULT_POINT_TIMEOUT_S = 300
+M.EXIT_POINTS_FAILED = 5
+
+local function usage(message)
+  io.stderr:write("gpuexp: " .. message .. "\n(see gpuexp --help)\n")
+  return 2
+end
+
+-- "I/N" (0-based I) -> {index, count}, or nil and why.
+function M.parse_shard(text)
+  local i, n = tostring(text):match("^(%d+)/(%d+)$")
+  i, n = tonumber(i), tonumber(n)
+  if not i or n < 1 or i >= n then
+    return nil, "--shard takes I/N with 0 <= I < N (e.g. 0/4), got '" .. tostring(text) .. "'"
+  end
+  return {index = i, count = n}
+end
+
+-- The shard from --shard, else from a Slurm job array (SLURM_ARRAY_TASK_ID - _MIN of _COUNT).
+function M.shard_from(option)
+  if option then return M.parse_shard(option) end
+  local id, count = tonumber(os.getenv("SLURM_ARRAY_TASK_ID") or ""), tonumber(os.getenv("SLURM_ARRAY_TASK_COUNT") or "")
+  if id and count then
+    local first = tonumber(os.getenv("SLURM_ARRAY_TASK_MIN") or "") or 0
+    return M.parse_shard(string.format("%d/%d", id - first, count))
+  end
+  return nil
+end
+
+-- "0,1,3" or "all" -> list of ordinals, or nil and why.
+function M.parse_devices(text)
+  if text == "all" then
+    local ok, count = pcall(gpuexp.device_count)
+    if not ok or count == 0 then return nil, "--devices all: no GPU found" end
+    local list = {}
+    for i = 0, count - 1 do list[#list + 1] = i end
+    return list
+  end
+  local list, seen = {}, {}
+  for item in tostring(text):gmatch("[^,]+") do
+    local n = tonumber(item)
+    if not n or math.type(n) ~= "integer" or n < 0 then return nil, "--devices takes GPU numbers like 0,1,3 or all, got '" .. text .. "'" end
+    if seen[n] then return nil, "--devices names GPU " .. n .. " twice" end
+    seen[n] = true
+    list[#list + 1] = n
+  end
+  if #list == 0 then return nil, "--devices needs at least one GPU" end
+  return list
+end
+
+local function describe_command(argv)
+  local parts = {}
+  for i, a in ipairs(argv) do
+    parts[i] = a:match("^[%w%./_,:=+-]+$") and a or "'" .. a:gsub("'", "'\\''") .. "'"
+  end
+  return table.concat(parts, " ")
+end
+
+function M.main()
+  local o = gpuexp.run_options
+  local point_timeout = M.DEFAULT_POINT_TIMEOUT_S
+  if o.point_timeout then
+    point_timeout = tonumber(o.point_timeout)
+    if not point_timeout or point_timeout < 0 then
+      return usage("--point-timeout takes seconds >= 0 (0: no limit), got '" .. o.point_timeout .. "'")
+    end
+  end
+  local shard, why = M.shard_from(o.shard)
+  if not shard and why then return usage(why) end
+  local devices = {o.device}
+  if o.devices and not gpuexp.plan then
+    devices, why = M.parse_devices(o.devices)
+    if not devices then return usage(why) end
+    local names = {}
+    for i, ordinal in ipairs(devices) do
+      local ok, name = pcall(gpuexp._device_name, ordinal)
+      if not ok then io.stderr:write("gpuexp: GPU " .. ordinal .. ": " .. tostring(name) .. "\n"); return 3 end
+      names[i] = name
+      if name ~= names[1] and not o.allow_mixed then
+        return usage(string.format("--devices mixes GPU models (GPU %d is %s, GPU %d is %s); timings would not be " ..
+          "comparable (--allow-mixed runs anyway)", devices[1], names[1], ordinal, name))
+      end
+    end
+  end
+  gpuexp._process.init()
+  local started_utc = os.date("!%Y-%m-%dT%H:%M:%SZ")
+  local coord = coordinator.new{resume = o.resume, allow_changed = o.allow_changed, shard = shard,
+    point_timeout_s = point_timeout, host = gpuexp.hostname(), devices = devices, command = o.argv,
+    started_utc = started_utc}
+
+  local slots = {}
+  local show = gpuexp.stderr_is_terminal and not gpuexp.quiet
+  local started = gpuexp.clock()
+  local done_at_start
+  local failures = {crashed = 0, timeout = 0}
+  local exit_code, ended
+
+  local function spawn(slot)
+    slot.process = gpuexp._process.spawn(o.worker_argv, slot.device, slot.slot, slot.slot > 0)
+    slot.point, slot.waiting = nil, nil
+    slot.deadline = point_timeout > 0 and gpuexp.clock() + point_timeout or nil
+    slot.spawned = gpuexp.clock()
+  end
+
+  local function progress(final)
+    if not show then return end
+    local totals = coord.totals
+    if totals.points == 0 then return end
+    done_at_start = done_at_start or totals.done
+    local elapsed = gpuexp.clock() - started
+    local ran = totals.done - done_at_start
+    local eta = ran > 0 and elapsed / ran * (totals.points - totals.done) or 0
+    local extra = ""
+    if totals.crashed > 0 then extra = extra .. string.format(", %d crashed", totals.crashed) end
+    if totals.timeout > 0 then extra = extra .. string.format(", %d timed out", totals.timeout) end
+    if totals.error > 0 then extra = extra .. string.format(", %d errors", totals.error) end
+    local current = coord.sweeps[#coord.sweeps]
+    io.stderr:write(string.format("\r%s: %d/%d points%s, %.1f s elapsed, ETA %.0f s   ",
+      current and current.name or "run", totals.done, totals.points, extra, elapsed, eta))
+    if final or totals.done == totals.points then io.stderr:write("\n") end
+    io.stderr:flush()
+  end
+
+  local function send(slot, message)
+    local ok = slot.process:send(wire.encode(message))
+    if not ok then slot.send_failed = true end -- its death is seen on the next wait
+  end
+
+  -- Every worker waiting for the end of a sweep gets its rows once no point of it is left.
+  local function release(sweep)
+    if sweep:complete() then
+      sweep:close()
+      for _, slot in ipairs(slots) do
+        if slot.waiting == sweep then
+          slot.waiting = nil
+          slot.deadline = point_timeout > 0 and gpuexp.clock() + point_timeout or nil
+          send(slot, {done = true, rows = sweep:rows(), columns = sweep.columns})
+        end
+      end
+    end
+  end
+
+  local function dispatch(slot, message)
+    local now = gpuexp.clock()
+    slot.deadline = point_timeout > 0 and now + point_timeout or nil
+    if message.op == "register" then
+      local sweep, reason = coord:register(message)
+      if not sweep then
+        send(slot, {error = reason})
+      else
+        if not slot.first_message_at then slot.first_message_at = now end
+        send(slot, {id = sweep.out, total = #sweep.mine, done_before = #sweep.mine - #sweep.queue})
+      end
+    elseif message.op == "next" then
+      local sweep = coord:sweep(message.id)
+      local index, complete = sweep:next_point(slot)
+      if index then
+        local limit = sweep.timeout_s or point_timeout
+        slot.point = {sweep = sweep, index = index, started = now, limit = limit}
+        slot.deadline = limit > 0 and now + limit or nil
+        send(slot, {index = index})
+      elseif complete then
+        sweep:close()
+        send(slot, {done = true, rows = sweep:rows(), columns = sweep.columns})
+      else
+        slot.waiting, slot.deadline = sweep, nil -- the last points run elsewhere
+      end
+    elseif message.op == "row" then
+      local sweep = coord:sweep(message.id)
+      sweep:finish_point(message.index, message.row, message.arrays)
+      slot.point = nil
+      progress()
+      release(sweep)
+    end
+  end
+
+  local function stop_all(signal_name)
+    for _, slot in ipairs(slots) do
+      if slot.process and slot.process.pid > 0 then slot.process:kill(signal_name) end
+    end
+    for _, slot in ipairs(slots) do
+      if slot.process then slot.process:reap(2) end
+      slot.finished = true
+    end
+  end
+
+  -- A worker ended (or was ended for its deadline, reason "timeout").
+  local function handle_end(slot, reason)
+    local status = slot.process:status() or {}
+    local code, how = slot.process:reap(reason == "timeout" and 0 or 5)
+    local point = slot.point
+    if point then
+      local text
+      if reason == "timeout" then
+        text = string.format("the point ran past its %g s limit and its worker was ended; %s", point.limit,
+          status.last_launch or "")
+      elseif status.context_error then
+        text = string.format("%s; %s", status.context_error, status.last_launch or "")
+      else
+        text = string.format("the worker %s during the point; %s", how, status.last_launch or "")
+      end
+      local state = reason == "timeout" and "timeout" or "crashed"
+      failures[state] = failures[state] + 1
+      point.sweep:fail_point(point.index, state, text)
+      if show then io.stderr:write("\n") end
+      io.stderr:write(string.format("gpuexp: sweep '%s' point %d %s: %s\n", point.sweep.name, point.index,
+        state == "timeout" and "timed out" or "crashed", text))
+      progress()
+      release(point.sweep)
+      -- a fresh worker re-runs the script's setup and goes on after this point
+      slot.restarts = (slot.restarts or 0) + 1
+      spawn(slot)
+      return
+    end
+    slot.finished = true
+    if reason == "timeout" then
+      io.stderr:write(string.format("gpuexp: the script ran past the %g s limit outside any sweep point (%s); " ..
+        "ended\n", point_timeout, status.last_launch or ""))
+      exit_code, ended = exit_code or 1, "timeout outside a sweep point"
+      stop_all("KILL")
+    elseif code ~= 0 then
+      if code >= 128 then
+        io.stderr:write(string.format("gpuexp: the worker %s outside any sweep point%s\n", how,
+          status.context_error and (": " .. status.context_error) or ""))
+      end
+      exit_code, ended = exit_code or code, "the script failed (exit code " .. code .. ")"
+      stop_all("TERM")
+    else
+      exit_code = exit_code or 0
+    end
+  end
+
+  for i, ordinal in ipairs(devices) do
+    slots[i] = {device = ordinal, slot = i - 1}
+    spawn(slots[i])
+  end
+  local interrupted
+  while true do
+    local live, processes = {}, {}
+    for _, slot in ipairs(slots) do
+      if not slot.finished then live[#live + 1] = slot; processes[#processes + 1] = slot.process end
+    end
+    if #live == 0 then break end
+    local now, soonest = gpuexp.clock(), nil
+    for _, slot in ipairs(live) do
+      if slot.deadline and (not soonest or slot.deadline < soonest) then soonest = slot.deadline end
+    end
+    local ready = gpuexp._process.wait(processes, soonest and math.max(0, soonest - now) or -1)
+    if ready == "signal" then
+      interrupted = gpuexp._process.stop_signal()
+      stop_all("TERM")
+      break
+    elseif ready == nil then
+      now = gpuexp.clock()
+      for _, slot in ipairs(live) do
+        if slot.deadline and now >= slot.deadline then
+          slot.process:kill("KILL")
+          handle_end(slot, "timeout")
+        end
+      end
+    else
+      local slot = live[ready]
+      local text = slot.process:receive()
+      local message = text and wire.decode(text)
+      if message then dispatch(slot, message) else handle_end(slot, "ended") end
+    end
+  end
+
+  local totals = coord.totals
+  if interrupted then
+    local name = ({[2] = "SIGINT", [15] = "SIGTERM", [1] = "SIGHUP"})[interrupted] or ("signal " .. interrupted)
+    coord:close("interrupted by " .. name)
+    if show then io.stderr:write("\n") end
+    local outs = {}
+    for _, sweep in ipairs(coord.sweeps) do outs[#outs + 1] = sweep.out end
+    local argv = {}
+    for i, a in ipairs(o.argv) do argv[i] = a end
+    local has_resume = false
+    for _, a in ipairs(argv) do has_resume = has_resume or a == "--resume" end
+    if not has_resume then table.insert(argv, 2, "--resume") end
+    io.stderr:write(string.format("gpuexp: interrupted (%s): %d of %d points done, their rows kept in %s\n" ..
+      "gpuexp: finish the run with: %s\n", name, totals.done, totals.points,
+      #outs > 0 and table.concat(outs, ", ") or "(no sweep had started)", describe_command(argv)))
+    return 128 + interrupted
+  end
+  coord:close(ended)
+  progress(true)
+  if exit_code == 0 and (failures.crashed > 0 or failures.timeout > 0) then
+    io.stderr:write(string.format("gpuexp: finished, but %d point(s) crashed and %d timed out; their rows say why " ..
+      "(status and error columns)\n", failures.crashed, failures.timeout))
+    exit_code = M.EXIT_POINTS_FAILED
+  end
+  if o.history and exit_code ~= 2 then
+    local ok, message = pcall(require("gpuexp.history").record_run, o.history, coord, {started_utc = started_utc,
+      exit_code = exit_code, command = o.argv})
+    if not ok then
+      io.stderr:write("gpuexp: the run was not recorded in " .. o.history .. ": " ..
+        (type(message) == "table" and message.message or tostring(message)) .. "\n")
+      if exit_code == 0 then exit_code = 1 end
+    end
+  end
+  return exit_code or 0
+end
+
+return M

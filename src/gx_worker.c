@@ -1,0 +1,89 @@
+#include "gx_worker.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <cuda.h>
+
+#include "gx_module.h"
+
+static gx_worker_page private_page; /* used when no supervisor shares one */
+static gx_worker_page *page = &private_page;
+static int channel_fd = -1;
+static int worker_slot;
+static const void *last_kernel; /* the kernel whose name the page holds */
+
+int gx_worker_attach(int *device, int *slot, gx_error *error)
+{
+    const char *value = getenv("GPUEXP_WORKER");
+    if (!value || !*value)
+        return 0;
+    int channel, page_fd;
+    if (sscanf(value, "%d,%d,%d,%d", &channel, &page_fd, device, slot) != 4 || channel < 0 || page_fd < 0)
+        return -gx_fail(error, GX_ERR_USAGE, "GPUEXP_WORKER='%s' is not channel,page,device,slot", value);
+    void *shared = mmap(NULL, sizeof(gx_worker_page), PROT_READ | PROT_WRITE, MAP_SHARED, page_fd, 0);
+    if (shared == MAP_FAILED)
+        return -gx_fail(error, GX_ERR_SYSTEM, "mmap of the worker page failed");
+    page = shared;
+    channel_fd = channel;
+    worker_slot = *slot;
+    unsetenv("GPUEXP_WORKER");
+    return 1;
+}
+
+int gx_worker_channel(void) { return channel_fd; }
+int gx_worker_slot(void) { return worker_slot; }
+const gx_worker_page *gx_worker_own_page(void) { return page; }
+
+void gx_worker_note_launch(const struct gx_kernel *kernel, const struct gx_launch_config *config)
+{
+    if (kernel != last_kernel) {
+        snprintf(page->kernel, sizeof page->kernel, "%.159s", kernel->name);
+        last_kernel = kernel;
+    }
+    memcpy(page->grid, config->grid, sizeof page->grid);
+    memcpy(page->block, config->block, sizeof page->block);
+    page->shared_bytes = config->shared_bytes;
+    page->launches++;
+}
+
+void gx_worker_describe_launch(const gx_worker_page *p, char *out, size_t size)
+{
+    if (!p->launches) {
+        snprintf(out, size, "no kernel launched yet");
+        return;
+    }
+    snprintf(out, size, "last launch: kernel '%.160s', grid %ux%ux%u, block %ux%ux%u, %u bytes dynamic shared memory",
+             p->kernel, p->grid[0], p->grid[1], p->grid[2], p->block[0], p->block[1], p->block[2], p->shared_bytes);
+}
+
+int gx_cuda_error_is_sticky(int result)
+{
+    switch (result) {
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+    case CUDA_ERROR_LAUNCH_TIMEOUT:
+    case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_LAUNCH_FAILED:
+    case CUDA_ERROR_ECC_UNCORRECTABLE:
+    case CUDA_ERROR_CONTEXT_IS_DESTROYED:
+    case CUDA_ERROR_UNKNOWN:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+void gx_worker_context_lost(const char *message)
+{
+    if (!page->context_error[0])
+        snprintf(page->context_error, sizeof page->context_error, "%s", message);
+}
+
+const char *gx_worker_context_error(void) { return page->context_error[0] ? page->context_error : NULL; }

@@ -1,0 +1,237 @@
+/* Lua type gpuexp.Process (a worker seen from the supervisor) and the worker's side of the
+   channel: the primitives under lua/gpuexp/supervisor.lua and the sweeps of a worker. */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gx_channel.h"
+#include "gx_supervisor.h"
+#include "gx_worker.h"
+#include "l_gpuexp.h"
+
+#define GX_PROCESS_TYPE "gpuexp.Process"
+
+static gx_process *check_process(lua_State *L, int index) { return luaL_checkudata(L, index, GX_PROCESS_TYPE); }
+
+/* Pushes a received frame, or nil, message and whether the other side is gone. */
+static int push_received(lua_State *L, int fd)
+{
+    char *data;
+    size_t size;
+    int closed;
+    gx_error error;
+    if (gx_channel_receive(fd, &data, &size, &closed, &error)) {
+        lua_pushnil(L);
+        lua_pushstring(L, error.message);
+        lua_pushboolean(L, closed);
+        return 3;
+    }
+    lua_pushlstring(L, data, size);
+    free(data);
+    return 1;
+}
+
+static int send_frame(lua_State *L, int fd, int index)
+{
+    size_t size;
+    const char *data = luaL_checklstring(L, index, &size);
+    gx_error error;
+    if (gx_channel_send(fd, data, size, &error)) {
+        lua_pushnil(L);
+        lua_pushstring(L, error.message);
+        return 2;
+    }
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* gpuexp._process.spawn(argv, device, slot, discard_stdout) -> Process */
+static int process_spawn(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    int device = (int)luaL_checkinteger(L, 2), slot = (int)luaL_checkinteger(L, 3);
+    int discard = lua_toboolean(L, 4);
+    int count = (int)lua_rawlen(L, 1);
+    if (count < 1 || count > 4096)
+        return l_raisef(L, GX_ERR_USAGE, "spawn: argv must hold 1 to 4096 strings");
+    const char **argv = lua_newuserdatauv(L, sizeof(char *) * (size_t)(count + 1), 0); /* freed by the GC */
+    for (int i = 0; i < count; i++) {
+        lua_rawgeti(L, 1, i + 1);
+        argv[i] = luaL_checkstring(L, -1); /* kept alive by the argv table */
+        lua_pop(L, 1);
+    }
+    argv[count] = NULL;
+    gx_process *process = lua_newuserdatauv(L, sizeof *process, 0);
+    memset(process, 0, sizeof *process);
+    process->fd = -1;
+    luaL_setmetatable(L, GX_PROCESS_TYPE);
+    gx_error error;
+    if (gx_process_spawn(process, (char *const *)argv, device, slot, discard, &error))
+        return l_raise(L, &error);
+    return 1;
+}
+
+static int process_send(lua_State *L) { return send_frame(L, check_process(L, 1)->fd, 2); }
+static int process_receive(lua_State *L) { return push_received(L, check_process(L, 1)->fd); }
+
+/* process:kill([signal name, default "KILL"]) */
+static int process_kill(lua_State *L)
+{
+    static const char *const names[] = {"KILL", "TERM", "INT", NULL};
+    static const int numbers[] = {SIGKILL, SIGTERM, SIGINT};
+    gx_process_kill(check_process(L, 1), numbers[luaL_checkoption(L, 2, "KILL", names)]);
+    return 0;
+}
+
+/* process:reap([grace_s]) -> exit code, "exited with code N" / "killed by signal SIGX (...)" */
+static int process_reap(lua_State *L)
+{
+    gx_process *process = check_process(L, 1);
+    gx_process_reap(process, luaL_optnumber(L, 2, 5.0));
+    lua_pushinteger(L, process->exit_code);
+    lua_pushstring(L, process->ended);
+    return 2;
+}
+
+/* process:status() -> {launches, last_launch, context_error}: the worker's shared page */
+static int process_status(lua_State *L)
+{
+    gx_process *process = check_process(L, 1);
+    if (!process->page)
+        return 0;
+    char text[512];
+    gx_worker_describe_launch(process->page, text, sizeof text);
+    lua_createtable(L, 0, 3);
+    l_set_integer(L, "launches", (lua_Integer)process->page->launches);
+    l_set_string(L, "last_launch", text);
+    if (process->page->context_error[0])
+        l_set_string(L, "context_error", process->page->context_error);
+    return 1;
+}
+
+static int process_gc(lua_State *L)
+{
+    gx_process *process = check_process(L, 1);
+    if (process->pid > 0) {
+        gx_process_kill(process, SIGKILL);
+        gx_process_reap(process, 1.0);
+    }
+    gx_process_release(process);
+    return 0;
+}
+
+static int process_index(lua_State *L)
+{
+    gx_process *process = check_process(L, 1);
+    const char *key = luaL_checkstring(L, 2);
+    if (strcmp(key, "pid") == 0) {
+        lua_pushinteger(L, process->pid);
+        return 1;
+    }
+    luaL_getmetatable(L, GX_PROCESS_TYPE);
+    lua_getfield(L, -1, "methods");
+    lua_getfield(L, -1, key);
+    return 1;
+}
+
+/* gpuexp._process.wait({processes...}, timeout_s) -> index, or nil ("timeout"), or "signal" */
+static int process_wait(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    double timeout = luaL_optnumber(L, 2, -1);
+    int count = (int)lua_rawlen(L, 1);
+    if (count > 256)
+        return l_raisef(L, GX_ERR_USAGE, "wait: at most 256 processes");
+    gx_process *list[256];
+    for (int i = 0; i < count; i++) {
+        lua_rawgeti(L, 1, i + 1);
+        list[i] = check_process(L, -1);
+        lua_pop(L, 1);
+    }
+    gx_error error;
+    int ready = gx_process_wait(list, count, timeout, &error);
+    if (ready == -3)
+        return l_raise(L, &error);
+    if (ready == -2)
+        lua_pushliteral(L, "signal");
+    else if (ready == -1)
+        lua_pushnil(L);
+    else
+        lua_pushinteger(L, ready + 1);
+    return 1;
+}
+
+static int process_init(lua_State *L)
+{
+    (void)L;
+    gx_supervisor_init();
+    return 0;
+}
+
+static int process_stop_signal(lua_State *L)
+{
+    lua_pushinteger(L, gx_supervisor_stop_signal());
+    return 1;
+}
+
+/* gpuexp._process.lock(path) -> true, or nil and who holds it; held until the process ends */
+static int process_lock(lua_State *L)
+{
+    gx_error error;
+    if (gx_lock_file(luaL_checkstring(L, 1), &error) < 0) {
+        lua_pushnil(L);
+        lua_pushstring(L, error.message);
+        return 2;
+    }
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* ---- the worker's side ---- */
+
+static int worker_send(lua_State *L) { return send_frame(L, gx_worker_channel(), 1); }
+static int worker_receive(lua_State *L) { return push_received(L, gx_worker_channel()); }
+
+/* gpuexp._context_error() -> the CUDA error that made this process's context unusable, or nil */
+static int worker_context_error(lua_State *L)
+{
+    const char *message = gx_worker_context_error();
+    if (!message)
+        return 0;
+    char text[512];
+    gx_worker_describe_launch(gx_worker_own_page(), text, sizeof text);
+    lua_pushstring(L, message);
+    lua_pushstring(L, text);
+    return 2;
+}
+
+void l_open_process(lua_State *L)
+{
+    static const luaL_Reg methods[] = {{"send", process_send}, {"receive", process_receive}, {"kill", process_kill},
+                                       {"reap", process_reap}, {"status", process_status}, {NULL, NULL}};
+    luaL_newmetatable(L, GX_PROCESS_TYPE);
+    lua_pushcfunction(L, process_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, process_index);
+    lua_setfield(L, -2, "__index");
+    lua_newtable(L);
+    luaL_setfuncs(L, methods, 0);
+    lua_setfield(L, -2, "methods");
+    lua_pop(L, 1);
+
+    static const luaL_Reg functions[] = {{"init", process_init}, {"spawn", process_spawn}, {"wait", process_wait},
+                                         {"stop_signal", process_stop_signal}, {"lock", process_lock},
+                                         {NULL, NULL}};
+    lua_newtable(L);
+    luaL_setfuncs(L, functions, 0);
+    lua_setfield(L, -2, "_process");
+    lua_pushcfunction(L, worker_context_error);
+    lua_setfield(L, -2, "_context_error");
+    if (gx_worker_channel() >= 0) {
+        static const luaL_Reg worker[] = {{"send", worker_send}, {"receive", worker_receive}, {NULL, NULL}};
+        lua_newtable(L);
+        luaL_setfuncs(L, worker, 0);
+        l_set_integer(L, "slot", gx_worker_slot());
+        lua_setfield(L, -2, "_worker");
+    }
+}
