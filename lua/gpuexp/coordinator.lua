@@ -14,7 +14,7 @@ local SEPARATOR = "\31"
 -- options: resume, allow_changed, shard = {index, count} (0-based), point_timeout_s, host,
 -- devices (list of ordinals), started_utc
 function M.new(options)
-  return setmetatable({options = options, sweeps = {}, by_out = {}, totals = {done = 0, ok = 0, error = 0,
+  return setmetatable({options = options, sweeps = {}, by_out = {}, restarts = {}, totals = {done = 0, ok = 0, error = 0,
     crashed = 0, timeout = 0, points = 0}}, Coordinator)
 end
 
@@ -424,6 +424,7 @@ function Sweep:close(ended)
   self.closed = true
   local info = self.info
   self.part.finished_utc = now_utc()
+  if #self.coordinator.restarts > 0 then self.part.restarts = self.coordinator.restarts end
   self.part.ended = ended or (complete and "complete" or "incomplete")
   info.sweep.complete = complete
   info.sweep.rows_ok = self.counts.ok

@@ -163,6 +163,12 @@ function M.main()
       end
     elseif message.op == "next" then
       local sweep = coord:sweep(message.id)
+      if slot.restart_from then
+        -- the cost of a restart: process, context, cached cubins, buffers and data, setup
+        coord.restarts[#coord.restarts + 1] = {after_point = slot.crashed_point, seconds = now - slot.restart_from,
+          device = slot.device}
+        slot.restart_from = nil
+      end
       local index, complete = sweep:next_point(slot)
       if index then
         local limit = sweep.timeout_s or point_timeout
@@ -210,6 +216,7 @@ function M.main()
         text = string.format("the worker %s during the point; %s", how, status.last_launch or "")
       end
       local state = reason == "timeout" and "timeout" or "crashed"
+      slot.crashed_point = point.sweep.name .. " #" .. point.index
       failures[state] = failures[state] + 1
       point.sweep:fail_point(point.index, state, text)
       if show then io.stderr:write("\n") end
@@ -220,6 +227,7 @@ function M.main()
       -- a fresh worker re-runs the script's setup and goes on after this point
       slot.restarts = (slot.restarts or 0) + 1
       spawn(slot)
+      slot.restart_from = gpuexp.clock() -- until the new worker asks for its next point
       return
     end
     slot.finished = true
