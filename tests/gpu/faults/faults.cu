@@ -14,6 +14,6 @@ extern "C" __global__ void spin(volatile int *flag, int forever)
 extern "C" __global__ void trap(float *out, int bad)
 {
     if (bad)
-        __trap(); // CUDA_ERROR_LAUNCH_FAILED
+        asm volatile("trap;"); // CUDA_ERROR_LAUNCH_FAILED
     out[threadIdx.x] = 1.0f;
 }
