@@ -153,6 +153,7 @@ function Coordinator:register(msg)
       for _, existing_column in ipairs(sweep.columns) do duplicate = duplicate or existing_column == column end
       if not duplicate then sweep.columns[#sweep.columns + 1] = column end
     end
+    if self.options.device_column then sweep.columns[#sweep.columns + 1] = "device" end
     sweep.columns[#sweep.columns + 1] = "status"
     sweep.columns[#sweep.columns + 1] = "error"
   end

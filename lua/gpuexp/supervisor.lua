@@ -96,7 +96,7 @@ function M.main()
   local started_utc = os.date("!%Y-%m-%dT%H:%M:%SZ")
   local coord = coordinator.new{resume = o.resume, allow_changed = o.allow_changed, shard = shard,
     point_timeout_s = point_timeout, host = gpuexp.hostname(), devices = devices, command = o.argv,
-    started_utc = started_utc}
+    started_utc = started_utc, device_column = #devices > 1}
 
   local slots = {}
   local show = gpuexp.stderr_is_terminal and not gpuexp.quiet
@@ -183,6 +183,7 @@ function M.main()
       end
     elseif message.op == "row" then
       local sweep = coord:sweep(message.id)
+      if #devices > 1 then message.row.device = tostring(slot.device) end -- which GPU measured it
       sweep:finish_point(message.index, message.row, message.arrays)
       slot.point = nil
       progress()
@@ -218,7 +219,7 @@ function M.main()
       local state = reason == "timeout" and "timeout" or "crashed"
       slot.crashed_point = point.sweep.name .. " #" .. point.index
       failures[state] = failures[state] + 1
-      point.sweep:fail_point(point.index, state, text)
+      point.sweep:finish_point(point.index, {status = state, error = text, device = #devices > 1 and tostring(slot.device) or nil})
       if show then io.stderr:write("\n") end
       io.stderr:write(string.format("gpuexp: sweep '%s' point %d %s: %s\n", point.sweep.name, point.index,
         state == "timeout" and "timed out" or "crashed", text))
