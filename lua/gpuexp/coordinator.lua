@@ -388,11 +388,6 @@ function Sweep:write_samples(index, arrays)
   self.samples_file:flush()
 end
 
--- A point that ended its worker: status "crashed" or "timeout", and why.
-function Sweep:fail_point(index, status, message)
-  self:finish_point(index, {status = status, error = message})
-end
-
 function Sweep:complete()
   for _, index in ipairs(self.mine) do if not self.cells[index] then return false end end
   return true
