@@ -12,7 +12,7 @@ gpuexp.mkdir(work)
 local function run(script, extra)
   local started = gpuexp.clock()
   local ok, _, code = os.execute(string.format("%s --quiet %s/%s %s/out.csv %s > %s/stdout 2> %s/stderr", binary, dir,
-    script, work, work, extra or "", work, work))
+    script, work, extra or "", work, work))
   local rows = gpuexp.csv.read(work .. "/out.csv")
   return rows, code, gpuexp.clock() - started
 end
