@@ -157,7 +157,7 @@ local key = read("stdout"):match("false (%x+)")
 T.ok(key, "first compile: " .. read("stdout"))
 gpuexp_run("compile.lua", cache)
 T.eq(read("stdout"), "true " .. key .. "\n", "a sound entry is a hit")
-local cubin = work .. "/cache/" .. key:sub(1, 2) .. "/" .. key .. ".cubin"
+local cubin = work .. "/cache/cubin/" .. key:sub(1, 2) .. "/" .. key .. ".cubin"
 local whole_cubin = assert(io.open(cubin, "rb")):read("a")
 local damaged = assert(io.open(cubin, "wb"))
 damaged:write(whole_cubin:sub(1, 200))
