@@ -171,6 +171,7 @@ void l_open_gpuexp(lua_State *L)
     l_open_buffer(L);
     l_open_program(L);
     l_open_kernel(L);
+    l_open_scalar(L);
     l_open_occupancy(L);
     l_open_metrics(L);
     l_open_process(L);

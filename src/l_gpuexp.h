@@ -106,6 +106,7 @@ void l_open_device(lua_State *L);
 void l_open_buffer(lua_State *L);
 void l_open_program(lua_State *L);
 void l_open_kernel(lua_State *L);
+void l_open_scalar(lua_State *L);
 void l_open_occupancy(lua_State *L);
 void l_open_metrics(lua_State *L);
 void l_open_process(lua_State *L);

@@ -640,82 +640,6 @@ static int kernel_tostring(lua_State *L)
     return 1;
 }
 
-/* ---- typed scalars: gpuexp.f32(2.5), gpuexp.i32(7), ... ---- */
-
-static int make_scalar(lua_State *L, int type)
-{
-    l_scalar *scalar = lua_newuserdatauv(L, sizeof *scalar, 0);
-    memset(scalar, 0, sizeof *scalar);
-    scalar->type = type;
-    if (lua_type(L, 1) != LUA_TNUMBER)
-        return l_raisef(L, GX_ERR_USAGE, "gpuexp.%s: expected a number, got %s", gx_type_name((gx_type)type),
-                        luaL_typename(L, 1));
-    if (gx_type_is_float((gx_type)type)) {
-        gx_element_set(&scalar->value, (gx_type)type, 0, lua_tonumber(L, 1));
-    } else {
-        int is_integer;
-        lua_Integer v = lua_tointegerx(L, 1, &is_integer);
-        if (!is_integer)
-            return l_raisef(L, GX_ERR_USAGE, "gpuexp.%s: expected an integer, got %s", gx_type_name((gx_type)type),
-                            lua_tostring(L, 1));
-        int ok = 1;
-        switch (type) {
-        case GX_I32: ok = v >= INT32_MIN && v <= INT32_MAX; scalar->value.i32 = (int32_t)v; break;
-        case GX_U32: ok = v >= 0 && v <= UINT32_MAX; scalar->value.u32 = (uint32_t)v; break;
-        case GX_I64: scalar->value.i64 = v; break;
-        case GX_U64: ok = v >= 0; scalar->value.u64 = (uint64_t)v; break;
-        case GX_U8: ok = v >= 0 && v <= 255; scalar->value.u8 = (uint8_t)v; break;
-        case GX_I8: ok = v >= -128 && v <= 127; scalar->value.i8 = (int8_t)v; break;
-        }
-        if (!ok)
-            return l_raisef(L, GX_ERR_USAGE, "gpuexp.%s: %lld is out of range", gx_type_name((gx_type)type), (long long)v);
-    }
-    luaL_setmetatable(L, GX_SCALAR_TYPE);
-    return 1;
-}
-
-#define SCALAR_CONSTRUCTOR(name, type)                                                             \
-    static int scalar_##name(lua_State *L) { return make_scalar(L, type); }
-SCALAR_CONSTRUCTOR(f32, GX_F32)
-SCALAR_CONSTRUCTOR(f64, GX_F64)
-SCALAR_CONSTRUCTOR(i32, GX_I32)
-SCALAR_CONSTRUCTOR(u32, GX_U32)
-SCALAR_CONSTRUCTOR(i64, GX_I64)
-SCALAR_CONSTRUCTOR(u64, GX_U64)
-SCALAR_CONSTRUCTOR(u8, GX_U8)
-SCALAR_CONSTRUCTOR(i8, GX_I8)
-
-static int scalar_tostring(lua_State *L)
-{
-    l_scalar *s = luaL_checkudata(L, 1, GX_SCALAR_TYPE);
-    if (gx_type_is_float((gx_type)s->type))
-        lua_pushfstring(L, "gpuexp.%s(%f)", gx_type_name((gx_type)s->type), gx_element_get(&s->value, (gx_type)s->type, 0));
-    else if (s->type == GX_U64 || s->type == GX_I64)
-        lua_pushfstring(L, "gpuexp.%s(%I)", gx_type_name((gx_type)s->type), (lua_Integer)s->value.i64);
-    else
-        lua_pushfstring(L, "gpuexp.%s(%I)", gx_type_name((gx_type)s->type),
-                        (lua_Integer)gx_element_get(&s->value, (gx_type)s->type, 0));
-    return 1;
-}
-
-static int scalar_index(lua_State *L)
-{
-    l_scalar *s = luaL_checkudata(L, 1, GX_SCALAR_TYPE);
-    const char *key = luaL_checkstring(L, 2);
-    if (strcmp(key, "type") == 0)
-        lua_pushstring(L, gx_type_name((gx_type)s->type));
-    else if (strcmp(key, "value") == 0) {
-        if (gx_type_is_float((gx_type)s->type))
-            lua_pushnumber(L, gx_element_get(&s->value, (gx_type)s->type, 0));
-        else if (s->type == GX_U64 || s->type == GX_I64)
-            lua_pushinteger(L, (lua_Integer)s->value.i64);
-        else
-            lua_pushinteger(L, (lua_Integer)gx_element_get(&s->value, (gx_type)s->type, 0));
-    } else
-        lua_pushnil(L);
-    return 1;
-}
-
 void l_open_kernel(lua_State *L)
 {
     static const luaL_Reg methods[] = {{"launch", kernel_launch},     {"bind", kernel_bind},
@@ -743,14 +667,4 @@ void l_open_kernel(lua_State *L)
     lua_setfield(L, -2, "__index");
     lua_pop(L, 1);
 
-    luaL_newmetatable(L, GX_SCALAR_TYPE);
-    lua_pushcfunction(L, scalar_tostring);
-    lua_setfield(L, -2, "__tostring");
-    lua_pushcfunction(L, scalar_index);
-    lua_setfield(L, -2, "__index");
-    lua_pop(L, 1);
-    static const luaL_Reg scalars[] = {{"f32", scalar_f32}, {"f64", scalar_f64}, {"i32", scalar_i32},
-                                       {"u32", scalar_u32}, {"i64", scalar_i64}, {"u64", scalar_u64},
-                                       {"u8", scalar_u8},   {"i8", scalar_i8},   {NULL, NULL}};
-    luaL_setfuncs(L, scalars, 0);
 }
