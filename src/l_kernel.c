@@ -247,6 +247,15 @@ static void read_launch(lua_State *L, int table, l_kernel *k, l_launch *launch, 
         if (threads > 1024)
             l_raisef(L, GX_ERR_USAGE, "launch of '%s' with a block of %llu threads: at most 1024 per block", k->kernel.name,
                      threads);
+        /* shared memory against the architecture's opt-in limit, as the driver would check it */
+        const gx_arch_limits *arch = gx_arch_find(l_offline_arch(L));
+        long available = arch ? (long)arch->shared_per_block_optin_bytes - k->ptxas.static_shared_bytes : 0;
+        if (arch && (long)launch->config.shared_bytes > available)
+            l_raisef(L, GX_ERR_USAGE,
+                     "launch of '%s' with %u bytes of dynamic shared memory: %s allows %d bytes per block, %d of them "
+                     "taken by the kernel's static shared memory, so at most %ld dynamic",
+                     k->kernel.name, launch->config.shared_bytes, arch->arch, arch->shared_per_block_optin_bytes,
+                     k->ptxas.static_shared_bytes, available);
         return;
     }
     gx_error error;

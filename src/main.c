@@ -78,8 +78,20 @@ static int message_handler(lua_State *L)
     }
     if (!message)
         message = lua_tostring(L, 1);
-    if (!message)
-        message = luaL_typename(L, 1);
+    if (!message) {
+        /* error({}) or error(nil): say what was raised and where, not just "table" */
+        lua_Debug frame;
+        const char *where = "";
+        for (int level = 1; lua_getstack(L, level, &frame); level++) {
+            lua_getinfo(L, "Sl", &frame);
+            if (frame.currentline > 0) {
+                where = lua_pushfstring(L, "%s:%d: ", frame.short_src, frame.currentline);
+                break;
+            }
+        }
+        message = lua_pushfstring(L, "%sthe script raised a %s value, not an error message (%s)", where,
+                                  luaL_typename(L, 1), luaL_tolstring(L, 1, NULL));
+    }
     luaL_traceback(L, L, message, 1);
     lua_setfield(L, LUA_REGISTRYINDEX, "gpuexp.traceback");
     return 1; /* the original error value */
