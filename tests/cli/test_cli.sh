@@ -40,7 +40,7 @@ expect 0 "usage: gpuexp [options] SCRIPT.lua [script arguments...]" "$gpuexp" --
 expect 1 "raises.lua:3: something went wrong" "$gpuexp" --no-plan raises.lua
 expect 1 "syntax.lua:2: unexpected symbol near '='" "$gpuexp" --no-plan syntax.lua
 expect 1 "check.lua:2: check failed: 2 + 2 is 5" "$gpuexp" --no-plan check.lua
-expect 1 "raises_table.lua:2: the script raised a table value, not an error message (table: 0x" sh -c "\"$gpuexp\" --arch sm_90 raises_table.lua 2>&1 | head -n 1 | cut -c1-86 >&2; exit 1"
+expect 1 "raises_table.lua:2: the script raised a table value, not an error message (table: 0x" sh -c "\"$gpuexp\" --arch sm_90 raises_table.lua 2>&1 | head -n 1 | cut -c1-84 >&2; exit 1"
 expect 1 "plan_shared.lua:3: launch of 'k' with 1000000000 bytes of dynamic shared memory: sm_90 allows 232448 bytes per block, 0 of them taken by the kernel's static shared memory, so at most 232448 dynamic" "$gpuexp" --arch sm_90 plan_shared.lua
 expect 2 "gpuexp: --point-timeout takes seconds >= 0 (0: no limit), got 'x'" "$gpuexp" --arch sm_90 --point-timeout x args.lua
 expect 2 "gpuexp: --shard takes I/N with 0 <= I < N (e.g. 0/4), got '3/3'" "$gpuexp" --arch sm_90 --shard 3/3 args.lua
