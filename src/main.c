@@ -27,9 +27,6 @@ static const char usage_text[] =
     "       gpuexp plot FILE.csv --x COL --y COL [--by COL] -o OUT.png|svg [--logx] [--logy]\n"
     "       gpuexp plot --roofline FILE.csv --flops COL --bytes COL --time-ms COL [--by COL] -o OUT\n"
     "       gpuexp merge OUT.csv PART.csv...     join the shards of a sweep (--shard)\n"
-    "       gpuexp compare BASE.csv NEW.csv      verdict per point: same/slower/faster (--help)\n"
-    "       gpuexp history list|show|export|prune  runs recorded with --history (--help)\n"
-    "       gpuexp nightly SUITE                 run, record, compare with history, report (--help)\n"
     "\n"
     "Runs a Lua experiment script: compile kernels with NVRTC, launch, time, sweep, write CSV.\n"
     "\n"
@@ -50,7 +47,6 @@ static const char usage_text[] =
     "      --allow-mixed       let --devices mix GPU models\n"
     "      --shard I/N         run the I-th (0-based) of N static shares of every sweep's points\n"
     "                          (default from SLURM_ARRAY_TASK_ID/_MIN/_COUNT); gpuexp merge joins them\n"
-    "      --history PATH      record the run in this SQLite history (see gpuexp history)\n"
     "      --inline            no worker process: the script runs in this process (debuggers)\n"
     "  -h, --help       this text\n"
     "  -V, --version    print the version\n"
@@ -325,8 +321,7 @@ int main(int argc, char **argv)
         return gx_cli_metrics(argc - 2, argv + 2);
     /* subcommands written in Lua: gpuexp NAME ... runs gpuexp.NAME's main(args) */
     static const char *const builtins[][2] = {{"calibrate", "gpuexp.calibrate"}, {"plot", "gpuexp.plot"},
-                                              {"merge", "gpuexp.merge"},         {"compare", "gpuexp.compare"},
-                                              {"history", "gpuexp.history"},     {"nightly", "gpuexp.nightly"}};
+                                              {"merge", "gpuexp.merge"}};
     for (size_t b = 0; argc > 1 && b < sizeof builtins / sizeof builtins[0]; b++)
         if (strcmp(argv[1], builtins[b][0]) == 0) {
             options.script = argv[1];
@@ -383,13 +378,12 @@ int main(int argc, char **argv)
             options.allow_mixed = 1;
         } else if (strcmp(a, "--inline") == 0) {
             options.inline_run = 1;
-        } else if (strcmp(a, "--devices") == 0 || strcmp(a, "--shard") == 0 || strcmp(a, "--point-timeout") == 0
-                   || strcmp(a, "--history") == 0) {
+        } else if (strcmp(a, "--devices") == 0 || strcmp(a, "--shard") == 0 || strcmp(a, "--point-timeout") == 0) {
             if (i + 1 >= argc)
                 return usage_error("%s needs a value", a);
             const char **slot = strcmp(a, "--devices") == 0 ? &options.devices
                                 : strcmp(a, "--shard") == 0 ? &options.shard
-                                : strcmp(a, "--history") == 0 ? &options.history : &options.point_timeout;
+                                : &options.point_timeout;
             *slot = argv[++i];
         } else if (strcmp(a, "-o") == 0 || strcmp(a, "--out") == 0) {
             if (i + 1 >= argc)

@@ -309,15 +309,6 @@ function M.main()
       "(status and error columns)\n", failures.crashed, failures.timeout))
     exit_code = M.EXIT_POINTS_FAILED
   end
-  if o.history and exit_code ~= 2 then
-    local ok, message = pcall(require("gpuexp.history").record_run, o.history, coord, {started_utc = started_utc,
-      exit_code = exit_code, command = o.argv})
-    if not ok then
-      io.stderr:write("gpuexp: the run was not recorded in " .. o.history .. ": " ..
-        (type(message) == "table" and message.message or tostring(message)) .. "\n")
-      if exit_code == 0 then exit_code = 1 end
-    end
-  end
   return exit_code or 0
 end
 
