@@ -124,7 +124,7 @@ struct options {
     int automatic_plan;
     /* supervisor options, read by lua/gpuexp/supervisor.lua */
     int resume, allow_changed, allow_mixed, inline_run;
-    const char *devices, *shard, *point_timeout, *history;
+    const char *devices, *shard, *point_timeout;
 };
 
 /* gpuexp.run_options: what the supervisor needs of the command line. */
@@ -140,7 +140,7 @@ static void push_run_options(lua_State *L, int argc, char **argv, const struct o
     lua_pushboolean(L, o->no_plan);
     lua_setfield(L, -2, "no_plan");
     const char *strings[][2] = {{"devices", o->devices}, {"shard", o->shard}, {"point_timeout", o->point_timeout},
-                                {"history", o->history}, {"plan_arch", o->arch}};
+                                {"plan_arch", o->arch}};
     for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
         if (strings[i][1]) {
             lua_pushstring(L, strings[i][1]);

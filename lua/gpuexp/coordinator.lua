@@ -34,24 +34,12 @@ local function shard_path(path, shard)
 end
 M.shard_path = shard_path
 
-local function read_json(path)
-  local file = io.open(path, "r")
-  if not file then return nil end
-  local text = file:read("a")
-  file:close()
-  local ok, value = pcall(require("cjson").decode, text)
-  return ok and value or nil
-end
-M.read_json = read_json
-
 -- The CSV lines of a file as written by an earlier part of this run: the header's cells, the
 -- complete data lines (cells and text), and the byte length of the complete part. A last line
 -- cut by a kill (no newline, or the wrong number of cells) is left out.
 local function read_existing(path)
-  local file = io.open(path, "rb")
-  if not file then return nil end
-  local text = file:read("a")
-  file:close()
+  local text = meta.read_all(path)
+  if not text then return nil end
   local lines, good_bytes, position = {}, 0, 1
   while position <= #text do
     local newline = text:find("\n", position, true)
@@ -173,9 +161,9 @@ function Coordinator:register(msg)
   sweep:add_gpu(info.gpu)
   info.parts = {}
 
-  local resumed = self.options.resume and file_exists(out) and read_existing(out)
+  local resumed = self.options.resume and read_existing(out)
   if resumed and resumed.columns then
-    local previous = read_json(sweep.meta_path)
+    local previous = meta.read_json(sweep.meta_path)
     if previous and not self.options.allow_changed then
       local found = changes(previous, info)
       if #found > 0 then

@@ -1,7 +1,6 @@
 -- gpuexp merge OUT.csv PART.csv...: joins the shards of one sweep (--shard I/N, e.g. a Slurm job
 -- array) into one CSV in point order, after checking that they come from the same script and
 -- points; reports missing and duplicated points and exits 1 when the result is incomplete.
-local coordinator = require("gpuexp.coordinator")
 local csv = require("gpuexp.csv")
 local meta = require("gpuexp.meta")
 
@@ -27,7 +26,7 @@ function M.main(args)
   local parts, reference = {}, nil
   for i = 2, #args do
     local path = args[i]
-    local info = coordinator.read_json(meta.path_for(path))
+    local info = meta.read_json(meta.path_for(path))
     if not info or not info.sweep or not info.sweep.point_cells then
       return fail(path .. ": no readable " .. meta.path_for(path) .. " beside it (written by gpuexp with the CSV)")
     end
@@ -69,9 +68,7 @@ function M.main(args)
   local texts = {}
   for _, part in ipairs(parts) do
     -- the cells as written: read the raw lines again so values are not reformatted
-    local file = assert(io.open(part.path, "rb"))
-    local text = file:read("a")
-    file:close()
+    local text = assert(meta.read_all(part.path))
     local lines = {}
     for line in text:gmatch("([^\n]*)\n") do lines[#lines + 1] = line end
     local header = csv.parse_line(lines[1] or "")

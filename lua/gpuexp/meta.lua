@@ -33,6 +33,7 @@ local function json(value, indent)
 end
 M.json = json
 
+-- The whole file, or nil when it cannot be read.
 local function read_all(path)
   local file = io.open(path, "rb")
   if not file then return nil end
@@ -40,16 +41,26 @@ local function read_all(path)
   file:close()
   return text
 end
+M.read_all = read_all
+
+-- A JSON file (metadata) decoded, or nil when it is missing or not JSON.
+function M.read_json(path)
+  local text = read_all(path)
+  if not text then return nil end
+  local ok, value = pcall(require("cjson").decode, text)
+  return ok and value or nil
+end
 
 function M.host() return gpuexp.hostname() end
 
 -- M.collect([device]) -> table of facts about this run; device may be nil (offline plan).
 function M.collect(device)
+  local script_text = gpuexp.script and read_all(gpuexp.script)
   local info = {
     gpuexp_version = gpuexp.version,
     versions = gpuexp.versions(),
     script = gpuexp.script,
-    script_hash = gpuexp.script and read_all(gpuexp.script) and gpuexp.hash(read_all(gpuexp.script)) or nil,
+    script_hash = script_text and gpuexp.hash(script_text) or nil,
     arguments = gpuexp.args,
     time_utc = os.date("!%Y-%m-%dT%H:%M:%SZ"),
     host = M.host(),

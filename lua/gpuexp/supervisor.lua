@@ -109,7 +109,6 @@ function M.main()
     slot.process = gpuexp._process.spawn(o.worker_argv, slot.device, slot.slot, slot.slot > 0)
     slot.point, slot.waiting = nil, nil
     slot.deadline = point_timeout > 0 and gpuexp.clock() + point_timeout or nil
-    slot.spawned = gpuexp.clock()
   end
 
   local function progress(final)
@@ -132,8 +131,7 @@ function M.main()
   end
 
   local function send(slot, message)
-    local ok = slot.process:send(wire.encode(message))
-    if not ok then slot.send_failed = true end -- its death is seen on the next wait
+    slot.process:send(wire.encode(message)) -- a failed send: the worker's end is seen on the next wait
   end
 
   -- Every worker waiting for the end of a sweep gets its rows once no point of it is left.
@@ -158,7 +156,6 @@ function M.main()
       if not sweep then
         send(slot, {error = reason})
       else
-        if not slot.first_message_at then slot.first_message_at = now end
         send(slot, {id = sweep.out, total = #sweep.mine, done_before = #sweep.mine - #sweep.queue})
       end
     elseif message.op == "next" then
