@@ -6,16 +6,18 @@
 #define EXTRA_WORK_PCT 0
 #endif
 
-// a = b + s * c over n elements; with EXTRA_WORK_PCT the first elements are processed again
-// (same values written), so the kernel moves that much more data.
-extern "C" __global__ void triad(float *a, const float *b, const float *c, float s, unsigned long long n)
+// a = b + s * c over n elements, `repeat` times (an L2-resident array is swept many times in one
+// launch, so the launch's ramp does not dominate); with EXTRA_WORK_PCT the first elements are
+// processed again (same values written), so the kernel moves that much more data.
+extern "C" __global__ void triad(float *a, const float *b, const float *c, float s, unsigned long long n, int repeat)
 {
     unsigned long long work = n + n * EXTRA_WORK_PCT / 100;
     unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
-    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < work; i += stride) {
-        unsigned long long j = i < n ? i : i - n;
-        a[j] = b[j] + s * c[j];
-    }
+    for (int r = 0; r < repeat; r++)
+        for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < work; i += stride) {
+            unsigned long long j = i < n ? i : i - n;
+            a[j] = b[j] + s * c[j];
+        }
 }
 
 // 8 independent FMA chains per thread; EXTRA_WORK_PCT more iterations.

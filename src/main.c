@@ -27,6 +27,7 @@ static const char usage_text[] =
     "       gpuexp plot FILE.csv --x COL --y COL [--by COL] -o OUT.png|svg [--logx] [--logy]\n"
     "       gpuexp plot --roofline FILE.csv --flops COL --bytes COL --time-ms COL [--by COL] -o OUT\n"
     "       gpuexp merge OUT.csv PART.csv...     join the shards of a sweep (--shard)\n"
+    "       gpuexp compare BASE.csv [...] NEW.csv verdict per point: same/slower/faster (--help)\n"
     "\n"
     "Runs a Lua experiment script: compile kernels with NVRTC, launch, time, sweep, write CSV.\n"
     "\n"
@@ -321,7 +322,8 @@ int main(int argc, char **argv)
         return gx_cli_metrics(argc - 2, argv + 2);
     /* subcommands written in Lua: gpuexp NAME ... runs gpuexp.NAME's main(args) */
     static const char *const builtins[][2] = {{"calibrate", "gpuexp.calibrate"}, {"plot", "gpuexp.plot"},
-                                              {"merge", "gpuexp.merge"}};
+                                              {"merge", "gpuexp.merge"},
+                                              {"compare", "gpuexp.compare"}};
     for (size_t b = 0; argc > 1 && b < sizeof builtins / sizeof builtins[0]; b++)
         if (strcmp(argv[1], builtins[b][0]) == 0) {
             options.script = argv[1];

@@ -108,14 +108,19 @@ local function convert(value)
 end
 M.convert = convert
 
--- M.read(path) -> rows (tables keyed by column), columns. Numbers stay strings unless convertible.
-function M.read(path)
+-- M.read_cells(path) -> columns, records (lists of the cells' text, as written).
+function M.read_cells(path)
   local file, message = io.open(path, "r")
   if not file then gpuexp.error("system", "cannot read " .. path .. ": " .. tostring(message), 2) end
   local text = file:read("a")
   file:close()
   local records = parse_records(text)
-  local columns = table.remove(records, 1) or {}
+  return table.remove(records, 1) or {}, records
+end
+
+-- M.read(path) -> rows (tables keyed by column), columns. Numbers stay strings unless convertible.
+function M.read(path)
+  local columns, records = M.read_cells(path)
   local rows = {}
   for r, values in ipairs(records) do
     local row = {}

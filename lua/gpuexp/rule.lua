@@ -1,0 +1,87 @@
+-- The regression rule: is a point's new value worse than its baseline by more than the noise that
+-- separates runs of unchanged code? Designed from measured data (bench/nightly_rule/): on an H200
+-- the night-to-night spread of a point's median is far smaller than its within-run sample noise
+-- (triad 0.05% vs 1%, FMA chain 0.06% vs 5%), so the rule judges a change against the spread of
+-- the baseline runs' medians when there are enough of them, and against the within-run noise only
+-- while the history is young.
+local M = {}
+
+M.FLOOR_PCT = 2.0      -- never call a change smaller than this a regression (machines of one model differ)
+M.SPREAD_FACTOR = 3    -- times the baseline's night-to-night spread (largest deviation from its median)
+M.NOISE_FACTOR = 2     -- young history: times the larger within-run noise (relative standard deviation)
+M.ERROR_FACTOR = 3     -- times the standard error of the new median (a short or disturbed run)
+M.MIN_HISTORY = 3      -- baseline runs needed before the spread is trusted
+
+local function median(values)
+  local sorted = {}
+  for i, v in ipairs(values) do sorted[i] = v end
+  table.sort(sorted)
+  local n = #sorted
+  if n == 0 then return nil end
+  if n % 2 == 1 then return sorted[(n + 1) // 2] end
+  return (sorted[n // 2] + sorted[n // 2 + 1]) / 2
+end
+M.median = median
+
+-- Which way is better for a column: "lower" for times, "higher" for rates, nil when unknown.
+function M.direction(column)
+  local name = column:lower()
+  if name:match("_ms$") or name:match("_us$") or name:match("_ns$") or name:match("_s$") or name:match("time")
+    or name:match("latency") or name:match("cycles$") then
+    return "lower"
+  end
+  if name:match("gbps$") or name:match("gflops$") or name:match("tflops$") or name:match("_per_s$")
+    or name:match("throughput") or name:match("bandwidth") or name:match("occupancy") then
+    return "higher"
+  end
+  return nil
+end
+
+-- M.judge{value, noise_pct, samples, baseline = {{value, noise_pct}...}, direction = "lower"|"higher",
+-- rule = "gpuexp"|"nvbench", floor_pct} -> {verdict = "same"|"slower"|"faster", center, change_pct
+-- (signed, new against the baseline's centre), worse_pct (positive = worse), threshold_pct, basis}
+function M.judge(p)
+  local floor = p.floor_pct or M.FLOOR_PCT
+  local values, noises = {}, {}
+  for i, b in ipairs(p.baseline) do values[i] = b.value; noises[#noises + 1] = b.noise_pct end
+  local center = median(values)
+  local change = (p.value - center) / center * 100
+  local worse = p.direction == "higher" and -change or change
+  local threshold, basis
+  if p.rule == "nvbench" then
+    -- nvbench_compare.py: SAME when the difference is within the smaller of the two runs' noise
+    -- (relative standard deviation), against the last baseline run only
+    local last = p.baseline[#p.baseline]
+    change = (p.value - last.value) / last.value * 100
+    worse = p.direction == "higher" and -change or change
+    center = last.value
+    threshold = math.min(last.noise_pct or math.huge, p.noise_pct or math.huge)
+    if threshold == math.huge then threshold = 0 end
+    basis = string.format("nvbench: min noise %.2f%%", threshold)
+  elseif #values >= M.MIN_HISTORY then
+    local spread = 0
+    for _, v in ipairs(values) do spread = math.max(spread, math.abs(v - center) / center * 100) end
+    threshold = math.max(floor, M.SPREAD_FACTOR * spread)
+    basis = string.format("%d runs, spread %.2f%%", #values, spread)
+  else
+    local noise = 0
+    for _, n in ipairs(noises) do noise = math.max(noise, n) end
+    noise = math.max(noise, p.noise_pct or 0)
+    threshold = math.max(floor, M.NOISE_FACTOR * noise)
+    basis = string.format("%d run%s, noise %.2f%%", #values, #values == 1 and "" or "s", noise)
+  end
+  if p.rule ~= "nvbench" and p.noise_pct and p.samples and p.samples > 1 then
+    -- the standard error of a median: 1.2533 sigma / sqrt(n)
+    local error_pct = 1.2533 * p.noise_pct / math.sqrt(p.samples)
+    if M.ERROR_FACTOR * error_pct > threshold then
+      threshold = M.ERROR_FACTOR * error_pct
+      basis = basis .. string.format(", new median +-%.2f%%", error_pct)
+    end
+  end
+  local verdict = "same"
+  if worse > threshold then verdict = "slower" elseif worse < -threshold then verdict = "faster" end
+  return {verdict = verdict, center = center, change_pct = change, worse_pct = worse, threshold_pct = threshold,
+    basis = basis}
+end
+
+return M
