@@ -110,6 +110,7 @@ void l_open_scalar(lua_State *L);
 void l_open_occupancy(lua_State *L);
 void l_open_metrics(lua_State *L);
 void l_open_process(lua_State *L);
+void l_open_db(lua_State *L);
 /* The launch reader shared by kernel methods (l_kernel.c). */
 struct l_launch;
 int l_kernel_collect(lua_State *L);
