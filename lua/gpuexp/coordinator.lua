@@ -11,7 +11,8 @@ Coordinator.__index = Coordinator
 
 local SEPARATOR = "\31"
 
--- options: resume, allow_changed, shard = {index, count} (0-based), point_timeout_s, host,
+-- options: resume, allow_changed, shard = {index, count} (0-based), only (clauses of axis values),
+-- point_timeout_s, host,
 -- devices (list of ordinals), started_utc
 function M.new(options)
   return setmetatable({options = options, sweeps = {}, by_out = {}, restarts = {}, totals = {done = 0, ok = 0, error = 0,
@@ -145,18 +146,37 @@ function Coordinator:register(msg)
     sweep.columns[#sweep.columns + 1] = "status"
     sweep.columns[#sweep.columns + 1] = "error"
   end
-  -- this run's share of the points
-  local shard = self.options.shard
+  -- this run's share of the points (--shard), and of those the ones --only names
+  local shard, only = self.options.shard, self.options.only
+  local axis_at = {}
+  for a, axis in ipairs(msg.axes) do axis_at[axis.name] = a end
+  for _, clause in ipairs(only or {}) do
+    for name in pairs(clause) do
+      if not axis_at[name] then
+        io.stderr:write(string.format("gpuexp: --only names the axis '%s', which sweep '%s' does not have\n", name, msg.name))
+      end
+    end
+  end
+  local function wanted(cells)
+    if not only then return true end
+    for _, clause in ipairs(only) do
+      local match = true
+      for name, value in pairs(clause) do match = match and axis_at[name] ~= nil and cells[axis_at[name]] == value end
+      if match then return true end
+    end
+    return false
+  end
   sweep.mine = {}
   for i = 1, #msg.points do
-    if not shard or (i - 1) % shard.count == shard.index then sweep.mine[#sweep.mine + 1] = i end
+    if (not shard or (i - 1) % shard.count == shard.index) and wanted(msg.points[i]) then sweep.mine[#sweep.mine + 1] = i end
   end
   sweep.meta_path = meta.path_for(out)
   sweep.samples_path = (out:gsub("%.csv$", "")) .. ".samples.csv"
   local info = sweep.info
   info.sweep = {name = msg.name, points = #msg.points, axes = msg.axes, output = out, mode = msg.mode,
     offline_arch = msg.offline_arch, point_cells = msg.points, timeout_s = msg.timeout_s or self.options.point_timeout_s,
-    shard = shard and {index = shard.index, count = shard.count} or nil, points_in_share = #sweep.mine}
+    shard = shard and {index = shard.index, count = shard.count} or nil, points_in_share = #sweep.mine,
+    only = only}
   info.gpus = {}
   sweep:add_gpu(info.gpu)
   info.parts = {}

@@ -53,6 +53,12 @@ end
 
 function M.host() return gpuexp.hostname() end
 
+-- The kernel driver's version ("580.159.04") from /proc/driver/nvidia/version, or nil.
+function M.driver_version()
+  local text = read_all("/proc/driver/nvidia/version")
+  return text and text:match("NVRM version:.-%s(%d+%.%d+[%.%d]*)%s") or nil
+end
+
 -- M.collect([device]) -> table of facts about this run; device may be nil (offline plan).
 function M.collect(device)
   local script_text = gpuexp.script and read_all(gpuexp.script)
@@ -66,6 +72,7 @@ function M.collect(device)
     host = M.host(),
   }
   if device then
+    info.driver_version = M.driver_version()
     local facts = device.facts
     info.gpu = {
       name = facts.name, uuid = facts.uuid, pci_bus_id = facts.pci_bus_id, arch = facts.arch,

@@ -37,6 +37,28 @@ function M.shard_from(option)
   return nil
 end
 
+-- "a=1,b=2;a=3" -> list of clauses ({axis = value text}), or nil and why. A point runs when it
+-- matches every axis of one clause.
+function M.parse_only(text)
+  local clauses = {}
+  for clause_text in (text .. ";"):gmatch("([^;]*);") do
+    if clause_text:match("%S") then
+      local clause, count = {}, 0
+      for item in clause_text:gmatch("[^,]+") do
+        local name, value = item:match("^%s*([^=]-)%s*=%s*(.-)%s*$")
+        if not name or name == "" then
+          return nil, "--only takes axis=value pairs (a=1,b=2;a=3), got '" .. item .. "'"
+        end
+        clause[name] = value
+        count = count + 1
+      end
+      if count > 0 then clauses[#clauses + 1] = clause end
+    end
+  end
+  if #clauses == 0 then return nil, "--only names no point" end
+  return clauses
+end
+
 -- "0,1,3" or "all" -> list of ordinals, or nil and why.
 function M.parse_devices(text)
   if text == "all" then
@@ -77,6 +99,11 @@ function M.main()
   end
   local shard, why = M.shard_from(o.shard)
   if not shard and why then return usage(why) end
+  local only
+  if o.only then
+    only, why = M.parse_only(o.only)
+    if not only then return usage(why) end
+  end
   local devices = {o.device}
   if o.devices and not gpuexp.plan then
     devices, why = M.parse_devices(o.devices)
@@ -94,7 +121,7 @@ function M.main()
   end
   gpuexp._process.init()
   local started_utc = os.date("!%Y-%m-%dT%H:%M:%SZ")
-  local coord = coordinator.new{resume = o.resume, allow_changed = o.allow_changed, shard = shard,
+  local coord = coordinator.new{resume = o.resume, allow_changed = o.allow_changed, shard = shard, only = only,
     point_timeout_s = point_timeout, host = gpuexp.hostname(), devices = devices, command = o.argv,
     started_utc = started_utc, device_column = #devices > 1}
 
@@ -301,6 +328,22 @@ function M.main()
   end
   coord:close(ended)
   progress(true)
+  if o.history and not gpuexp.plan then
+    local outs = {}
+    for _, sweep in ipairs(coord.sweeps) do outs[#outs + 1] = sweep.out end
+    local history = require("gpuexp.history")
+    local path = o.history == "" and history.default_path() or o.history
+    local ids, why = history.record_outputs(path, outs)
+    if not ids then
+      io.stderr:write("gpuexp: the run was NOT recorded in the history " .. path .. ": " .. why ..
+        "\ngpuexp: its CSV files are kept; record them later with: gpuexp history --history " .. path ..
+        " record " .. table.concat(outs, " ") .. "\n")
+      if (exit_code or 0) == 0 then exit_code = history.EXIT_HISTORY end
+    elseif #ids > 0 and not gpuexp.quiet then
+      io.stderr:write(string.format("gpuexp: recorded in %s as run%s %s\n", path, #ids > 1 and "s" or "",
+        table.concat(ids, ", ")))
+    end
+  end
   if exit_code == 0 and (failures.crashed > 0 or failures.timeout > 0) then
     io.stderr:write(string.format("gpuexp: finished, but %d point(s) crashed and %d timed out; their rows say why " ..
       "(status and error columns)\n", failures.crashed, failures.timeout))

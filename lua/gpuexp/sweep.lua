@@ -100,9 +100,15 @@ local local_coordinator
 local function local_client()
   if not local_coordinator then
     local options = gpuexp.run_options or {}
-    local shard = options.shard and require("gpuexp.supervisor").parse_shard(options.shard) or nil
+    local supervisor = require("gpuexp.supervisor")
+    local shard = options.shard and supervisor.parse_shard(options.shard) or nil
+    local only, why
+    if options.only then
+      only, why = supervisor.parse_only(options.only)
+      if not only then where.error("usage", why) end
+    end
     local_coordinator = coordinator.new{resume = options.resume, allow_changed = options.allow_changed,
-      shard = shard, host = meta.host(), command = options.argv}
+      shard = shard, only = only, host = meta.host(), command = options.argv}
   end
   return {
     register = function(_, registration)
@@ -115,6 +121,10 @@ local function local_client()
       local index = sweep:next_point()
       if index then return {index = index} end
       sweep:close()
+      if options.history and not gpuexp.plan then
+        local ids, why = require("gpuexp.history").record_outputs(options.history, {sweep.out})
+        if not ids then where.error("system", "the sweep was not recorded in the history: " .. why) end
+      end
       return {done = true, rows = sweep:rows()}
     end,
     row = function(_, id, index, row, arrays) local_coordinator:sweep(id):finish_point(index, row, arrays) end,

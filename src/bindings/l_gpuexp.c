@@ -1,6 +1,7 @@
 /* The gpuexp module table: functions that belong to no type, and the embedded Lua library. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 #include <time.h>
 #include <sys/stat.h>
@@ -166,6 +167,12 @@ void l_open_gpuexp(lua_State *L)
                                          {NULL, NULL}};
     luaL_setfuncs(L, functions, 0);
     l_set_string(L, "version", GX_VERSION);
+    char executable[PATH_MAX];
+    ssize_t length = readlink("/proc/self/exe", executable, sizeof executable - 1);
+    if (length > 0) { /* gpuexp.executable: this binary, for commands that run it again (nightly) */
+        executable[length] = 0;
+        l_set_string(L, "executable", executable);
+    }
     l_open_error(L);
     l_open_device(L);
     l_open_buffer(L);

@@ -28,6 +28,7 @@ static const char usage_text[] =
     "       gpuexp plot --roofline FILE.csv --flops COL --bytes COL --time-ms COL [--by COL] -o OUT\n"
     "       gpuexp merge OUT.csv PART.csv...     join the shards of a sweep (--shard)\n"
     "       gpuexp compare BASE.csv [...] NEW.csv verdict per point: same/slower/faster (--help)\n"
+    "       gpuexp history list|show|export|record|exclude|prune   the recorded runs (--help)\n"
     "\n"
     "Runs a Lua experiment script: compile kernels with NVRTC, launch, time, sweep, write CSV.\n"
     "\n"
@@ -48,12 +49,16 @@ static const char usage_text[] =
     "      --allow-mixed       let --devices mix GPU models\n"
     "      --shard I/N         run the I-th (0-based) of N static shares of every sweep's points\n"
     "                          (default from SLURM_ARRAY_TASK_ID/_MIN/_COUNT); gpuexp merge joins them\n"
+    "      --only 'A=V,B=W;A=X' run only the points with these axis values (';' between alternatives)\n"
     "      --inline            no worker process: the script runs in this process (debuggers)\n"
+    "      --history PATH      record the run (facts, rows, samples) in this SQLite history file\n"
+    "      --record            the same, in the default file (gpuexp history --help says where)\n"
     "  -h, --help       this text\n"
     "  -V, --version    print the version\n"
     "\n"
     "exit codes: 0 ok, 1 script error or failed check, 2 usage, 3 GPU or driver error,\n"
     "            4 kernel compile error, 5 finished but points crashed or timed out,\n"
+    "            6 the history could not be written (the CSV files are kept),\n"
     "            130 interrupted (rows kept; --resume finishes)\n";
 
 static int usage_error(const char *format, const char *detail)
@@ -126,6 +131,8 @@ struct options {
     /* supervisor options, read by lua/gpuexp/supervisor.lua */
     int resume, allow_changed, allow_mixed, inline_run;
     const char *devices, *shard, *point_timeout;
+    const char *history; /* record the run there; "" = the default file */
+    const char *only;    /* run only the points matching these axis values */
 };
 
 /* gpuexp.run_options: what the supervisor needs of the command line. */
@@ -141,7 +148,7 @@ static void push_run_options(lua_State *L, int argc, char **argv, const struct o
     lua_pushboolean(L, o->no_plan);
     lua_setfield(L, -2, "no_plan");
     const char *strings[][2] = {{"devices", o->devices}, {"shard", o->shard}, {"point_timeout", o->point_timeout},
-                                {"plan_arch", o->arch}};
+                                {"plan_arch", o->arch}, {"history", o->history}, {"only", o->only}};
     for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
         if (strings[i][1]) {
             lua_pushstring(L, strings[i][1]);
@@ -323,7 +330,8 @@ int main(int argc, char **argv)
     /* subcommands written in Lua: gpuexp NAME ... runs gpuexp.NAME's main(args) */
     static const char *const builtins[][2] = {{"calibrate", "gpuexp.calibrate"}, {"plot", "gpuexp.plot"},
                                               {"merge", "gpuexp.merge"},
-                                              {"compare", "gpuexp.compare"}};
+                                              {"compare", "gpuexp.compare"},
+                                              {"history", "gpuexp.history"}};
     for (size_t b = 0; argc > 1 && b < sizeof builtins / sizeof builtins[0]; b++)
         if (strcmp(argv[1], builtins[b][0]) == 0) {
             options.script = argv[1];
@@ -380,12 +388,20 @@ int main(int argc, char **argv)
             options.allow_mixed = 1;
         } else if (strcmp(a, "--inline") == 0) {
             options.inline_run = 1;
-        } else if (strcmp(a, "--devices") == 0 || strcmp(a, "--shard") == 0 || strcmp(a, "--point-timeout") == 0) {
+        } else if (strcmp(a, "--record") == 0) {
+            options.history = "";
+        } else if (strcmp(a, "--history") == 0) {
+            if (i + 1 >= argc)
+                return usage_error("%s needs the history file's path", a);
+            options.history = argv[++i];
+        } else if (strcmp(a, "--devices") == 0 || strcmp(a, "--shard") == 0 || strcmp(a, "--point-timeout") == 0 ||
+                   strcmp(a, "--only") == 0) {
             if (i + 1 >= argc)
                 return usage_error("%s needs a value", a);
             const char **slot = strcmp(a, "--devices") == 0 ? &options.devices
                                 : strcmp(a, "--shard") == 0 ? &options.shard
-                                : &options.point_timeout;
+                                : strcmp(a, "--only") == 0  ? &options.only
+                                                            : &options.point_timeout;
             *slot = argv[++i];
         } else if (strcmp(a, "-o") == 0 || strcmp(a, "--out") == 0) {
             if (i + 1 >= argc)
