@@ -38,6 +38,21 @@ function T.raises(fn, needle, what)
   return err
 end
 
+-- A fresh folder under the system's temporary folder, removed with everything in it when the
+-- test ends, passed or failed (a finalizer: the Lua state is closed on every exit path).
+local temporaries = {}
+setmetatable(temporaries, {__gc = function(list)
+  for _, dir in ipairs(list) do os.execute("rm -rf '" .. dir:gsub("'", "'\\''") .. "'") end
+end})
+function T.temporary_directory()
+  local dir = os.tmpname()
+  os.remove(dir)
+  gpuexp.mkdir(dir)
+  temporaries[#temporaries + 1] = dir
+  return dir
+end
+T.temporaries = temporaries -- kept alive until the state closes
+
 function T.done(name)
   print("ok " .. (name or gpuexp.script))
 end

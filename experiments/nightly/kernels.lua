@@ -1,6 +1,6 @@
 -- The shipped nightly suite: representative points of a memory-bound triad (DRAM-sized and
 -- L2-resident), a compute-bound FMA chain and a shared-memory reduction, each measured with the
--- measurement policy and checked against a host reference. About 45 s on an H200.
+-- measurement policy and checked against a host reference. About 35 s on an H200.
 --
 --   gpuexp nightly experiments/nightly          (or run it alone: gpuexp experiments/nightly/kernels.lua)
 --
@@ -23,7 +23,7 @@ local b = dev:alloc("f32", BIG):random{seed = 11, min = -1, max = 1}
 local c = dev:alloc("f32", BIG):random{seed = 12, min = -1, max = 1}
 local sms = gpuexp.plan and 132 or dev.sm_count
 local out = dev:alloc("f32", sms * 8 * 512)
-local policy = {min_time_ms = 200, max_noise_pct = 0.5, timeout_s = 3}
+local policy = {min_time_ms = 200, max_noise_pct = 0.5, timeout_s = 2}
 
 -- each point: the launch, bytes or FLOPs for a rate, and a check of the result
 local cases = {

@@ -22,8 +22,9 @@ beside each CSV) and gives every point a verdict per metric: same, slower, faste
 baseline row), missing (no new row) or error (the new row's status is not ok).
 
 The rule: a point is slower when it is worse than the baseline's median by more than its threshold.
-  3 or more baselines: threshold = max(--threshold, 3 x the baselines' spread (largest deviation
-                       of a baseline's value from their median))
+  3 or more baselines: threshold = max(--threshold, 3 x the baselines' spread: the largest
+                       deviation of a baseline's value from their median, the single largest
+                       ignored when there are 4 or more)
   1 or 2 baselines:    threshold = max(--threshold, 2 x the larger within-run noise (noise_pct))
   and never below 3 standard errors of the new median (noise_pct and samples columns).
 --rule nvbench applies NVBench's rule instead (nvbench_compare.py: same when the change is within

@@ -91,6 +91,41 @@ function M.lines(spec)
     {}, files, "with linespoints")
 end
 
+-- M.history{series = {{id=, value=}...}, center=, limit=, new = {id=, value=}, confirm=, out=,
+-- title=, ylabel=} -> out: a point's value over the recorded runs, the baseline's centre and the
+-- regression limit as lines, this run's value (and its re-measure) marked.
+function M.history(spec)
+  local function data(points)
+    local path = os.tmpname()
+    local file = io.open(path, "w")
+    for _, p in ipairs(points) do file:write(string.format("%d %.10g\n", p.id, p.value)) end
+    file:close()
+    return path
+  end
+  local files, curves = {}, {}
+  local function curve(points, style, title)
+    if #points == 0 then return end
+    local path = data(points)
+    files[#files + 1] = path
+    curves[#curves + 1] = quote(path) .. " using 1:2 " .. style .. " title " .. quote(title)
+  end
+  curve(spec.series, "with linespoints pt 7 ps 0.8 lc rgb '#4477aa'", "recorded runs")
+  curve({spec.new}, "with points pt 9 ps 2.2 lc rgb '#cc3311'", "this night")
+  if spec.confirm then curve({spec.confirm}, "with points pt 5 ps 1.6 lc rgb '#ee7733'", "re-measured") end
+  local lines = {terminal(spec.out), "set output " .. quote(spec.out), "set grid", "set key outside right",
+    "set title " .. quote(spec.title), "set xlabel 'history run'", "set ylabel " .. quote(spec.ylabel),
+    "set offsets graph 0.05, graph 0.05, graph 0.1, graph 0.1",
+    string.format("set arrow from graph 0, first %.10g to graph 1, first %.10g nohead dt 2 lc rgb 'gray40'", spec.center, spec.center),
+    string.format("set label 'baseline median' at graph 0.01, first %.10g offset 0,0.6 tc rgb 'gray40'", spec.center),
+    string.format("set arrow from graph 0, first %.10g to graph 1, first %.10g nohead dt 3 lc rgb '#cc3311'", spec.limit, spec.limit),
+    string.format("set label 'regression limit' at graph 0.01, first %.10g offset 0,0.6 tc rgb '#cc3311'", spec.limit),
+    "plot " .. table.concat(curves, ", \\\n  ")}
+  local ok, problem = pcall(render, lines, spec.out)
+  for _, path in ipairs(files) do os.remove(path) end
+  if not ok then error(problem, 0) end
+  return spec.out
+end
+
 -- M.roofline{csv= | rows=, flops=, bytes=, time_ms=, by=, out=, peak_gflops=, peak_gbps=, title=,
 --            ceiling_source=} -> out: arithmetic intensity (FLOP/byte) against GFLOP/s, log-log,
 -- the memory roof peak_gbps x intensity and the compute roof peak_gflops.

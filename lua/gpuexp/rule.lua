@@ -7,7 +7,7 @@
 local M = {}
 
 M.FLOOR_PCT = 2.0      -- never call a change smaller than this a regression (machines of one model differ)
-M.SPREAD_FACTOR = 3    -- times the baseline's night-to-night spread (largest deviation from its median)
+M.SPREAD_FACTOR = 3    -- times the baseline's night-to-night spread (see M.spread)
 M.NOISE_FACTOR = 2     -- young history: times the larger within-run noise (relative standard deviation)
 M.ERROR_FACTOR = 3     -- times the standard error of the new median (a short or disturbed run)
 M.MIN_HISTORY = 3      -- baseline runs needed before the spread is trusted
@@ -22,6 +22,17 @@ local function median(values)
   return (sorted[n // 2] + sorted[n // 2 + 1]) / 2
 end
 M.median = median
+
+-- The night-to-night spread of baseline values (percent of their centre): the largest deviation
+-- from the centre, ignoring the single largest one when there are 4 or more values, so that one
+-- outlying night (a suspect the re-measure did not confirm) does not blunt the rule for weeks.
+function M.spread(values, center)
+  local deviations = {}
+  for i, v in ipairs(values) do deviations[i] = math.abs(v - center) / center * 100 end
+  table.sort(deviations)
+  if #deviations >= 4 then table.remove(deviations) end
+  return deviations[#deviations] or 0
+end
 
 -- Which way is better for a column: "lower" for times, "higher" for rates, nil when unknown.
 function M.direction(column)
@@ -59,8 +70,7 @@ function M.judge(p)
     if threshold == math.huge then threshold = 0 end
     basis = string.format("nvbench: min noise %.2f%%", threshold)
   elseif #values >= M.MIN_HISTORY then
-    local spread = 0
-    for _, v in ipairs(values) do spread = math.max(spread, math.abs(v - center) / center * 100) end
+    local spread = M.spread(values, center)
     threshold = math.max(floor, M.SPREAD_FACTOR * spread)
     basis = string.format("%d runs, spread %.2f%%", #values, spread)
   else

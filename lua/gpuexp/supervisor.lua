@@ -328,7 +328,7 @@ function M.main()
   end
   coord:close(ended)
   progress(true)
-  if o.history and not gpuexp.plan then
+  if o.history then -- a plan is recorded too when asked (no GPU: it never joins a GPU's baselines)
     local outs = {}
     for _, sweep in ipairs(coord.sweeps) do outs[#outs + 1] = sweep.out end
     local history = require("gpuexp.history")

@@ -121,7 +121,7 @@ local function local_client()
       local index = sweep:next_point()
       if index then return {index = index} end
       sweep:close()
-      if options.history and not gpuexp.plan then
+      if options.history then
         local ids, why = require("gpuexp.history").record_outputs(options.history, {sweep.out})
         if not ids then where.error("system", "the sweep was not recorded in the history: " .. why) end
       end

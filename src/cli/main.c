@@ -29,6 +29,7 @@ static const char usage_text[] =
     "       gpuexp merge OUT.csv PART.csv...     join the shards of a sweep (--shard)\n"
     "       gpuexp compare BASE.csv [...] NEW.csv verdict per point: same/slower/faster (--help)\n"
     "       gpuexp history list|show|export|record|exclude|prune   the recorded runs (--help)\n"
+    "       gpuexp nightly SUITE [--history PATH] [--on-regression CMD]   regression sweep (--help)\n"
     "\n"
     "Runs a Lua experiment script: compile kernels with NVRTC, launch, time, sweep, write CSV.\n"
     "\n"
@@ -331,7 +332,8 @@ int main(int argc, char **argv)
     static const char *const builtins[][2] = {{"calibrate", "gpuexp.calibrate"}, {"plot", "gpuexp.plot"},
                                               {"merge", "gpuexp.merge"},
                                               {"compare", "gpuexp.compare"},
-                                              {"history", "gpuexp.history"}};
+                                              {"history", "gpuexp.history"},
+                                              {"nightly", "gpuexp.nightly"}};
     for (size_t b = 0; argc > 1 && b < sizeof builtins / sizeof builtins[0]; b++)
         if (strcmp(argv[1], builtins[b][0]) == 0) {
             options.script = argv[1];

@@ -1,0 +1,134 @@
+-- gpuexp nightly and gpuexp history without a GPU: an offline plan recorded into an explicit
+-- history drives whole nights of a fake experiment whose times the test sets. Clean nights exit 0,
+-- an injected 5% slowdown exits 1 naming the point (with its report, plot and hook), a suspect that
+-- the re-measure does not confirm is not a regression, a point that starts failing is one; a bad
+-- suite, an unwritable history and a held lock each get their exit code.
+local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
+local binary = assert(arg[1], "the gpuexp binary is the first argument")
+local work = T.temporary_directory()
+
+local function write(name, text)
+  local file = assert(io.open(work .. "/" .. name, "w"))
+  file:write(text)
+  file:close()
+  return work .. "/" .. name
+end
+local function read(name)
+  local file = io.open(work .. "/" .. name, "rb")
+  if not file then return nil end
+  local text = file:read("a")
+  file:close()
+  return text
+end
+local function run(arguments, environment)
+  local _, _, code = os.execute(string.format("cd %s && %s %s %s > stdout 2> stderr", work, environment or "", binary,
+    arguments))
+  return code, read("stdout") or "", read("stderr") or ""
+end
+
+gpuexp.mkdir(work .. "/suite")
+write("suite/fake.lua", [[
+-- times set by the test: FAKE_SLOW=case=pct (every measurement), FAKE_FLAKY=case=pct (the first
+-- measurement of a night only, not the re-measure), FAKE_FAIL=case, FAKE_NIGHT=n (a +-0.05% jitter)
+local function percents(text)
+  local t = {}
+  for k, v in (text or ""):gmatch("(%w+)=([%d.]+)") do t[k] = tonumber(v) end
+  return t
+end
+local slow, flaky = percents(os.getenv("FAKE_SLOW")), percents(os.getenv("FAKE_FLAKY"))
+local confirming = os.getenv("GPUEXP_NIGHTLY_KIND") == "confirm"
+local night = tonumber(os.getenv("FAKE_NIGHT") or "0")
+local base = {a = 1.0, b = 2.0, c = 0.5}
+gpuexp.sweep{name = "fake", axes = {{"case", {"a", "b", "c"}}}, columns = {"median_ms", "noise_pct", "samples"},
+  run = function(p)
+    if p.case == os.getenv("FAKE_FAIL") then error("injected failure") end
+    local pct = (slow[p.case] or 0) + (confirming and 0 or (flaky[p.case] or 0))
+    local jitter = 1 + 0.0005 * math.sin(night * 7 + p.case:byte())
+    return {median_ms = base[p.case] * jitter * (1 + pct / 100), noise_pct = 0.8, samples = 2000}
+  end}
+]])
+local history = work .. "/history.sqlite"
+local function night(n, environment, extra)
+  return run(string.format("nightly suite --arch sm_90 --history %s --out night%d %s", history, n, extra or ""),
+    string.format("GPUEXP_LOCK_DIR=%s FAKE_NIGHT=%d %s", work, n, environment or ""))
+end
+
+-- 1. four clean nights: the first has no baseline, the rest compare with it
+for n = 1, 4 do
+  local code, stdout, stderr = night(n)
+  T.eq(code, 0, "clean night " .. n .. " exit code (" .. stderr .. ")")
+  if n == 1 then T.ok(read("night1/report.md"):find("no baseline yet", 1, true), "the first night says it has no baseline") end
+  if n == 4 then T.ok(stdout:find("0 slower (regressions), 0 faster, 3 same", 1, true), "night 4: 3 points same: " .. stdout) end
+end
+local code, stdout = run("history --history " .. history .. " list")
+T.eq(code, 0, "history list")
+local listed = 0
+for _ in stdout:gmatch("nightly%s+fake") do listed = listed + 1 end
+T.eq(listed, 4, "four nightly runs listed")
+
+-- 2. b 5% slower, in the first measurement and the re-measure: a regression, exit 1
+write("hook.sh", "echo \"$GPUEXP_NIGHTLY_EXIT $1 $GPUEXP_REPORT_HTML\" > " .. work .. "/hook.txt\n")
+code, stdout = night(5, "FAKE_SLOW=b=5", "--on-regression 'sh " .. work .. "/hook.sh'")
+T.eq(code, 1, "exit code of a night with a 5% slowdown")
+T.ok(stdout:find("REGRESSIONS (1):", 1, true), "the summary starts with the regressions: " .. stdout)
+T.ok(stdout:find("case=b", 1, true) and stdout:find("+5.0", 1, true), "names the point and the change: " .. stdout)
+T.ok(stdout:find("confirmed: re-measured +5.0", 1, true), "the re-measure confirmed it: " .. stdout)
+local report = read("night5/report.md")
+T.ok(report and report:find("| fake | case=b | median_ms |", 1, true), "the report's regression table")
+T.ok(read("night5/report.html"):find("<img src='plots/01.png'", 1, true), "the HTML shows the history plot")
+T.ok(read("night5/plots/01.png"), "the plot was drawn")
+T.eq(read("hook.txt"), "1 night5/report.md night5/report.html\n", "the hook ran with the report")
+-- that night is now a run in the history: exclude it so it does not shift later baselines
+local id = stdout:match("recorded as run (%d+)")
+code, stdout = run("history --history " .. history .. " list --limit 1")
+id = stdout:match("\n%s*(%d+)%s")
+T.eq(run("history --history " .. history .. " exclude " .. id), 0, "exclude the bad night")
+
+-- 3. c 8% slower in the first measurement only: a suspect, not confirmed, exit 0
+code, stdout = night(6, "FAKE_FLAKY=c=8")
+T.eq(code, 0, "a suspect the re-measure does not confirm is no regression")
+T.ok(stdout:find("(1 suspects not confirmed by the re-measure)", 1, true), stdout)
+T.ok(read("night6/report.md"):find("suspect, not confirmed", 1, true), "the report says why")
+-- the same night with --no-confirm calls it a regression
+code = night(7, "FAKE_FLAKY=c=8", "--no-confirm")
+T.eq(code, 1, "--no-confirm: the first measurement decides")
+code, stdout = run("history --history " .. history .. " list --limit 1")
+T.eq(run("history --history " .. history .. " exclude " .. stdout:match("\n%s*(%d+)%s")), 0, "exclude night 7")
+
+-- 4. a point that was ok starts failing: a regression
+code, stdout = night(8, "FAKE_FAIL=a")
+T.eq(code, 1, "a point failing now is a regression")
+T.ok(stdout:find("ok in the baseline, failing now", 1, true), stdout)
+
+-- 5. a suite file naming a missing experiment; an unwritable history; a held lock; no GPU
+write("bad.suite", "# the nightly suite\nsuite/fake.lua\nsuite/missing.lua --size 4\n")
+local stderr
+code, _, stderr = run("nightly bad.suite --arch sm_90 --history " .. history)
+T.eq(code, 2, "a suite naming a missing experiment")
+T.ok(stderr:find("bad.suite:3: the experiment ./suite/missing.lua does not exist", 1, true), stderr)
+write("good.suite", "suite/fake.lua   # one experiment\n")
+code, _, stderr = run("nightly good.suite --arch sm_90 --history /proc/gpuexp/history.sqlite")
+T.eq(code, 6, "an unwritable history")
+T.ok(stderr:find("the history cannot be used", 1, true), stderr)
+T.ok(gpuexp._process.lock(work .. "/gpuexp-nightly-gpu0.lock"), "this test holds GPU 0's nightly lock")
+code, _, stderr = night(9)
+T.eq(code, 75, "another nightly holds the GPU")
+T.ok(stderr:find("another nightly is running on GPU 0", 1, true), stderr)
+local has_gpu = pcall(gpuexp.device_count) and gpuexp.device_count() > 0
+if not has_gpu then
+  code, _, stderr = run("nightly suite --history " .. history)
+  T.eq(code, 3, "no GPU: exit 3")
+end
+
+-- 6. history export gives the CSV back; prune keeps the newest
+code, stdout = run("history --history " .. history .. " list --limit 100")
+local first = tonumber(stdout:match("(%d+)%s+%S+%s+nightly%s+fake%s+fake%s+%(plan%)[^\n]*\n$"))
+T.ok(first, "the oldest run is listed last: " .. stdout)
+T.eq(run(string.format("history --history %s export %d -o export.csv", history, first)), 0, "export")
+T.eq(read("export.csv"), read("night1/fake.csv"), "the exported run is the night's CSV byte for byte")
+code, stdout = run("history --history " .. history .. " prune --keep 3")
+T.eq(code, 0, "prune")
+T.ok(stdout:find("kept the newest 3", 1, true), stdout)
+T.eq(run(string.format("history --history %s show %d", history, first)), 2, "the pruned run is gone")
+
+T.done()
