@@ -1,17 +1,30 @@
 #!/bin/sh
-# The data of the regression-rule study, on a real GPU: 10 runs of the shipped nightly suite with
-# nothing changed (A/A), interleaved with runs where the triad kernel does 2%, 5% or 10% more work
-# (GPUEXP_INJECT), each a separate gpuexp process as a nightly would be.
-#   bench/nightly_rule/collect.sh OUT_DIR      (from the repository root, after building)
-out="$1"
+# The data of the regression-rule study, on a real GPU, through `gpuexp nightly` itself:
+#   bench/nightly_rule/collect.sh OUT aa N        N nights with nothing changed (A/A), one history
+#   bench/nightly_rule/collect.sh OUT inject K:P...  a night where kernel K does P% more work
+#                                                   (GPUEXP_INJECT), each on a copy of the A/A history
+# Each night is a separate `gpuexp nightly experiments/nightly` process, as a scheduler runs it; its
+# exit code goes to OUT/exits.txt. Run from the repository root after building.
+out="$1"; phase="$2"; shift 2
 bin=./build/gpuexp
-i=0
-for r in 1 2 3 4 5 6 7 8 9 10; do
-    $bin --quiet --out "$out/aa/$r/kernels.csv" experiments/nightly/kernels.lua || echo "A/A run $r failed: $?"
-    if [ $r -le 9 ]; then
-        pct=$(echo "2 5 10" | cut -d' ' -f$((i % 3 + 1)))
-        i=$((i + 1))
-        GPUEXP_INJECT=triad=$pct $bin --quiet --out "$out/inject_triad_$pct/$r/kernels.csv" experiments/nightly/kernels.lua \
-            || echo "injected run $r failed: $?"
-    fi
-done
+mkdir -p "$out"
+case "$phase" in
+aa)
+    n=1
+    while [ "$n" -le "$1" ]; do
+        start=$(date +%s)
+        $bin nightly experiments/nightly --quiet --history "$out/aa.sqlite" --out "$out/aa/$n" > "$out/aa_$n.txt" 2>&1
+        echo "aa $n exit $? seconds $(( $(date +%s) - start ))" >> "$out/exits.txt"
+        n=$((n + 1))
+    done ;;
+inject)
+    for case in "$@"; do
+        kernel=${case%%:*}; pct=${case##*:}
+        cp "$out/aa.sqlite" "$out/inject_${kernel}_$pct.sqlite"
+        start=$(date +%s)
+        GPUEXP_INJECT=$kernel=$pct $bin nightly experiments/nightly --quiet --history "$out/inject_${kernel}_$pct.sqlite" \
+            --out "$out/inject/${kernel}_$pct" > "$out/inject_${kernel}_$pct.txt" 2>&1
+        echo "inject $kernel $pct exit $? seconds $(( $(date +%s) - start ))" >> "$out/exits.txt"
+        rm -f "$out/inject_${kernel}_$pct.sqlite"*
+    done ;;
+esac
