@@ -36,7 +36,7 @@ local cases = {
   fma = {kernel = "fma_chain", args = function() return {out, gpuexp.i32(2048), gpuexp.f32(0.999), gpuexp.f32(0.001)} end,
     flops = 16 * 2048},
   block_sum = {kernel = "block_sum", n = 16 * 1024 * 1024, shared = true,
-    args = function(block) return {out, b, gpuexp.u64(16 * 1024 * 1024), gpuexp.i32(8)} end},
+    args = function(block) return {out, b, gpuexp.u64(16 * 1024 * 1024), gpuexp.i32(20)} end},
 }
 
 local function check(case, block, grid)
