@@ -257,7 +257,8 @@ local function write_reports(night, out_dir, db, results, context)
           md:write("") -- the Markdown lists the plots below
           item.plot = string.format("plots/%02d.png", n)
         else
-          html:write("<p>(no plot: ", html_escape(type(problem) == "table" and problem.message or tostring(problem)), ")</p>\n")
+          local text = (type(problem) == "table" and problem.message or tostring(problem)):gsub("^[^:]+:%d+: ", "")
+          html:write("<p>(no plot: ", html_escape(text), ")</p>\n")
         end
       end
     end
