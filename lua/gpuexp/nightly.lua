@@ -204,8 +204,8 @@ end
 
 local function confidence_text(e)
   local parts = {}
-  if e.confirmed_change then parts[#parts + 1] = string.format("confirmed: re-measured %+.2f%%", e.confirmed_change) end
-  if e.spread_multiple then parts[#parts + 1] = string.format("%.0fx the baseline spread", e.spread_multiple) end
+  if e.confirmed_change then parts[#parts + 1] = string.format("re-measured %+.2f%%", e.confirmed_change) end
+  if e.spread_multiple then parts[#parts + 1] = string.format("%.0fx spread", e.spread_multiple) end
   if e.verdict == "error" then parts[#parts + 1] = "ok in the baseline, failing now" end
   return table.concat(parts, "; ")
 end
