@@ -173,7 +173,7 @@ function M.compare(bases, new, options)
       elseif not new_row then
         entry.verdict = "missing"
       elseif not ok_row(new_row) then
-        entry.verdict = "error"
+        entry.verdict, entry.status = "error", new_row.status
         entry.basis = string.format("status %s: %s", tostring(new_row.status), tostring(new_row.error or ""))
       elseif type(value) ~= "number" or value ~= value then
         entry.verdict = "error"

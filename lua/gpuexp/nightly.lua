@@ -206,7 +206,7 @@ local function confidence_text(e)
   local parts = {}
   if e.confirmed_change then parts[#parts + 1] = string.format("re-measured %+.2f%%", e.confirmed_change) end
   if e.spread_multiple then parts[#parts + 1] = string.format("%.0fx spread", e.spread_multiple) end
-  if e.verdict == "error" then parts[#parts + 1] = "ok in the baseline, failing now" end
+  if e.verdict == "error" then parts[#parts + 1] = "ok in the baseline, now " .. tostring(e.status or "failing") end
   return table.concat(parts, "; ")
 end
 
@@ -413,7 +413,33 @@ function M.main(args)
       for i, id in ipairs(baseline_ids) do bases[i] = history.load_run(db, id) end
       local metric = compare.default_metric(new)
       if not metric then
-        result.note = "no time column (*_ms) to compare"
+        -- no time to compare, but a point that fails is still news: judged on its status alone
+        result.note = "no time column (*_ms): points judged on their status only"
+        local comparison = {points = {}, counts = {same = 0, slower = 0, faster = 0, new = 0, missing = 0, error = 0}}
+        result.regressions = {}
+        for _, key in ipairs(new.order) do
+          local row = new.rows[key]
+          local e = {key = key, point = compare.describe_point(new, key), cells = new.cells[key], metric = "status",
+            baseline = {}}
+          for _, base in ipairs(bases) do
+            local b = base.rows[key]
+            if b and (b.status == nil or b.status == "ok") then e.baseline[#e.baseline + 1] = 1 end
+          end
+          if row.status == nil or row.status == "ok" then
+            e.verdict = "same"
+          else
+            e.verdict, e.status = "error", row.status
+            e.basis = string.format("status %s: %s", tostring(row.status), tostring(row.error or ""))
+            if #e.baseline > 0 then
+              result.regressions[#result.regressions + 1] = e
+            else
+              result.failure = result.failure or "points failed (they had no ok baseline either)"
+            end
+          end
+          comparison.counts[e.verdict] = comparison.counts[e.verdict] + 1
+          comparison.points[#comparison.points + 1] = e
+        end
+        result.comparison = comparison
       else
         local options = {metrics = {{name = metric, direction = "lower"}}, floor_pct = o.floor_pct, rule = "gpuexp"}
         local comparison = compare.compare(bases, new, options)

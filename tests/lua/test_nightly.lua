@@ -98,7 +98,30 @@ T.eq(run("history --history " .. history .. " exclude " .. stdout:match("\n%s*(%
 -- 4. a point that was ok starts failing: a regression
 code, stdout = night(8, "FAKE_FAIL=a")
 T.eq(code, 1, "a point failing now is a regression")
-T.ok(stdout:find("ok in the baseline, failing now", 1, true), stdout)
+T.ok(stdout:find("ok in the baseline, now error", 1, true), stdout)
+
+-- 4b. an experiment with no time column: its points are judged on their status
+write("statuses.lua", [[
+gpuexp.sweep{name = "statuses", axes = {{"i", {1, 2, 3}}}, run = function(p)
+  if p.i == tonumber(os.getenv("FAKE_BREAK") or "0") then os.exit(134) end -- a worker dying at the point
+  return {value = p.i}
+end}
+]])
+write("statuses.suite", "statuses.lua\n")
+local function status_night(n, environment)
+  return run(string.format("nightly statuses.suite --arch sm_90 --history %s --out status%d", history, n),
+    string.format("GPUEXP_LOCK_DIR=%s %s", work, environment or ""))
+end
+T.eq(status_night(1), 0, "a clean night of an experiment with no time column")
+code, stdout = status_night(2, "FAKE_BREAK=2")
+T.eq(code, 1, "its point 2 crashing is a regression")
+T.ok(stdout:find("REGRESSIONS (1):", 1, true) and stdout:find("i=2%s+status.*ok in the baseline, now crashed"), stdout)
+code, stdout = status_night(3, "FAKE_BREAK=2")
+T.eq(code, 1, "still crashing: the baseline's earlier nights had it ok")
+code, stdout = run("history --history " .. history .. " list --limit 2")
+for runid in stdout:gmatch("\n%s*(%d+)%s") do T.eq(run("history --history " .. history .. " exclude " .. runid), 0, "exclude") end
+code = status_night(4, "FAKE_BREAK=2")
+T.eq(code, 1, "night 4 (baseline: night 1)")
 
 -- 5. a suite file naming a missing experiment; an unwritable history; a held lock; no GPU
 write("bad.suite", "# the nightly suite\nsuite/fake.lua\nsuite/missing.lua --size 4\n")
