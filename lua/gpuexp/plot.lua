@@ -35,7 +35,12 @@ end
 
 -- The common part of every plot: terminal, title, the settings, then one curve per data file.
 local function draw(out, title, settings, curves, files, style)
-  local lines = {terminal(out), "set output " .. quote(out), "set grid", "set key outside right", "set title " .. quote(title)}
+  local ok, chosen = pcall(terminal, out)
+  if not ok then -- the data files were written already: do not leave them behind
+    for _, f in ipairs(files) do os.remove(f[2]) end
+    error(chosen, 0)
+  end
+  local lines = {chosen, "set output " .. quote(out), "set grid", "set key outside right", "set title " .. quote(title)}
   for _, line in ipairs(settings) do lines[#lines + 1] = line end
   for _, f in ipairs(files) do curves[#curves + 1] = quote(f[2]) .. " using 1:2 " .. style .. " title " .. quote(f[1]) end
   lines[#lines + 1] = "plot " .. table.concat(curves, ", \\\n  ")

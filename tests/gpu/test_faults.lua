@@ -5,9 +5,7 @@ local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
 T.require_gpu()
 local binary = assert(arg[1], "the gpuexp binary is the first argument")
 local dir = gpuexp.script_dir .. "/faults"
-local work = os.tmpname()
-os.remove(work)
-gpuexp.mkdir(work)
+local work = T.temporary_directory()
 
 local function run(script, extra)
   local started = gpuexp.clock()
@@ -45,5 +43,4 @@ local meta = gpuexp.csv and require("cjson").decode(io.open(work .. "/out.meta.j
 io.stderr:write(string.format("spin run: %.2f s in all (limit 3 s)\n", elapsed))
 T.ok(elapsed < 3 + 2 + 4, "the timeout ended the point within its limit plus 2 s (plus two worker starts)")
 T.ok(meta.parts[1].restarts and #meta.parts[1].restarts == 1, "the restart is recorded in the metadata")
-os.execute("rm -rf " .. work)
 T.done()

@@ -55,7 +55,7 @@ T.eq(gpuexp.compile{source = source, arch = "sm_80", defines = {SCALE = 2}, name
   options = {"-maxrregcount=64"}, cache = false}.cache_hit, false, "cache = false compiles")
 
 -- an included header is part of the key
-local dir = os.tmpname(); os.remove(dir); gpuexp.mkdir(dir)
+local dir = T.temporary_directory()
 local function write(path, text) local f = assert(io.open(path, "w")); f:write(text); f:close() end
 write(dir .. "/factor.h", "#define FACTOR 2.0f\n")
 write(dir .. "/k.cu", '#include "factor.h"\n// ' .. dir .. '\nextern "C" __global__ void f(float *o) { o[0] *= FACTOR; }\n')
@@ -85,5 +85,4 @@ for _, arch in ipairs({"sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "s
   T.eq(saxpy:resources("sophisticated").static_shared_bytes, 49152, "48 KB on " .. arch)
   T.eq(saxpy:resources("balanced").static_shared_bytes, 16384, "16 KB on " .. arch)
 end
-os.execute("rm -rf " .. dir)
 T.done()

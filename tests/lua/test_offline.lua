@@ -17,10 +17,11 @@ for path in listing:lines() do experiments[#experiments + 1] = path end
 listing:close()
 T.ok(#experiments >= 1, "experiments found")
 
+local work = T.temporary_directory()
 local compared = 0
 for _, arch in ipairs({"sm_86", "sm_90"}) do
   for _, experiment in ipairs(experiments) do
-    local out = os.tmpname() .. ".csv"
+    local out = string.format("%s/%s_%s.csv", work, arch, experiment:match("([^/]+)%.lua$"))
     local code, output = run(string.format("%s --quiet --arch %s --out %s %s", binary, arch, out, experiment))
     T.eq(code, 0, experiment .. " offline for " .. arch .. ": " .. output)
     T.ok(output:find("offline PLAN for " .. arch, 1, true), "the run says it is a plan")

@@ -11,7 +11,7 @@ for _, variant in ipairs({"a", "b"}) do
       flops = block * 1e9, bytes = 1e9, time_ms = 1}
   end
 end
-local dir = os.tmpname(); os.remove(dir); gpuexp.mkdir(dir)
+local dir = T.temporary_directory()
 local function read(path) local f = assert(io.open(path, "rb")); local d = f:read("a"); f:close(); return d end
 
 local png = gpuexp.plot{rows = rows, x = "block_size", y = "median_ms", by = "variant", out = dir .. "/lines.png", logx = true}
@@ -32,5 +32,4 @@ T.eq(none, nil, "try_plot returns nil"); T.ok(why:find("no row"), "and why")
 local ok = os.execute(string.format("%s plot %s --x block_size --y median_ms -o %s/cli.png >/dev/null 2>&1", arg[1],
   gpuexp.resolve(gpuexp.script_dir .. "/../../bench/h200/occupancy_sweep.csv"), dir))
 T.ok(ok and read(dir .. "/cli.png"):sub(2, 4) == "PNG", "gpuexp plot writes a PNG")
-os.execute("rm -rf " .. dir)
 T.done()

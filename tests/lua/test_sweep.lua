@@ -7,7 +7,8 @@ T.eq(points[1].a, 1, "first point a"); T.eq(points[1].b, "x", "first point b")
 T.eq(points[2].b, "y", "last axis varies fastest")
 T.eq(points[4].a, 3, "filtered point skipped")
 
-local out = os.tmpname() .. ".csv"
+local work = T.temporary_directory()
+local out = work .. "/sweep.csv"
 local seen_rows_on_disk = {}
 local rows, path, columns = gpuexp.sweep{
   name = "unit", out = out, device = false,
@@ -54,7 +55,7 @@ T.ok(meta:find('"gpuexp_version": "' .. gpuexp.version .. '"', 1, true), "meta v
 T.ok(meta:find('"script_hash": "%x+"'), "meta script hash")
 
 -- columns inferred from the first successful row; error rows before it are held, not lost
-local out2 = os.tmpname() .. ".csv"
+local out2 = work .. "/inferred.csv"
 local rows2, _, columns2 = gpuexp.sweep{
   out = out2, device = false, axes = {{"i", {1, 2}}},
   run = function(p)
@@ -70,5 +71,4 @@ T.eq(#rows2, 2, "rows2")
 T.raises(function() gpuexp.sweep{axes = {{"a", {1}}}, run = function() end, colums = {}} end, "unknown option 'colums'")
 T.raises(function() gpuexp.sweep{axes = {}, run = function() end} end, "'axes' must be a list")
 T.raises(function() gpuexp.sweep{axes = {{"a", {1}}}} end, "'run' must be a function")
-os.remove(out); os.remove(out2)
 T.done()

@@ -3,9 +3,7 @@
 -- merge, resume refused after a change, a row with a new field, a damaged cubin in the cache.
 local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
 local binary = assert(arg[1], "the gpuexp binary is the first argument")
-local work = os.tmpname()
-os.remove(work)
-gpuexp.mkdir(work)
+local work = T.temporary_directory()
 
 local function write(name, text)
   local file = assert(io.open(work .. "/" .. name, "w"))
@@ -170,5 +168,4 @@ T.ok(stderr:find("gpuexp: warning: the cached build", 1, true) and stderr:find("
 gpuexp_run("compile.lua", cache)
 T.eq(read("stdout"), "true " .. key .. "\n", "the entry was written again")
 
-os.execute("rm -rf " .. work)
 T.done()
