@@ -254,7 +254,6 @@ local function write_reports(night, out_dir, db, results, context)
           out = png, title = r.name .. ": " .. e.point, ylabel = e.metric})
         if ok then
           html:write(string.format("<img src='plots/%02d.png' width='800'>\n", n))
-          md:write("") -- the Markdown lists the plots below
           item.plot = string.format("plots/%02d.png", n)
         else
           local text = (type(problem) == "table" and problem.message or tostring(problem)):gsub("^[^:]+:%d+: ", "")
