@@ -1,0 +1,62 @@
+/* Shared by the two halves of the CUPTI code (gx_cupti.c: loading, errors, metric names and pass
+   counts without a GPU; gx_profiler.c: the range profiler on a device). Not a public header. */
+#ifndef GX_CUPTI_INTERNAL_H
+#define GX_CUPTI_INTERNAL_H
+
+#include <stdint.h>
+
+#include <cupti_profiler_host.h>
+#include <cupti_range_profiler.h>
+#include <cupti_result.h>
+#include <cupti_target.h>
+#include <cupti_version.h>
+
+#include "gx_cupti.h"
+
+#define GX_CUPTI_FUNCTIONS(X)                                                                      \
+    X(cuptiGetVersion) X(cuptiGetResultString) X(cuptiGetErrorMessage) X(cuptiProfilerInitialize) \
+    X(cuptiProfilerDeviceSupported) X(cuptiDeviceGetChipName) X(cuptiProfilerGetCounterAvailability) \
+    X(cuptiProfilerHostInitialize) X(cuptiProfilerHostDeinitialize) X(cuptiProfilerHostGetSupportedChips) \
+    X(cuptiProfilerHostGetBaseMetrics) X(cuptiProfilerHostGetSubMetrics)                           \
+    X(cuptiProfilerHostGetMetricProperties) X(cuptiProfilerHostConfigAddMetrics)                  \
+    X(cuptiProfilerHostGetConfigImageSize) X(cuptiProfilerHostGetConfigImage)                     \
+    X(cuptiProfilerHostGetNumOfPasses) X(cuptiProfilerHostEvaluateToGpuValues)                    \
+    X(cuptiRangeProfilerEnable) X(cuptiRangeProfilerDisable) X(cuptiRangeProfilerGetCounterDataSize) \
+    X(cuptiRangeProfilerCounterDataImageInitialize) X(cuptiRangeProfilerSetConfig)                \
+    X(cuptiRangeProfilerStart) X(cuptiRangeProfilerStop) X(cuptiRangeProfilerDecodeData)          \
+    X(cuptiRangeProfilerGetCounterDataInfo)
+
+struct gx_cupti_functions {
+#define GX_CUPTI_POINTER(name) __typeof__(name) *name;
+    GX_CUPTI_FUNCTIONS(GX_CUPTI_POINTER)
+#undef GX_CUPTI_POINTER
+};
+extern struct gx_cupti_functions cupti; /* loaded with dlopen by cupti_get */
+
+struct gx_metric_host {
+    CUpti_Profiler_Host_Object *object;
+    char chip[64];
+    char **base_names; /* every type's base metrics, for suggestions; loaded on first need */
+    int *base_types;
+    size_t base_count;
+};
+
+/* Loads CUPTI once; GX_OK or the reason it cannot be used. */
+int cupti_get(gx_error *error);
+/* "cuptiX failed: CUPTI_ERROR_Y (text)" plus what the user can do about the common ones. */
+int cupti_fail(gx_error *error, const char *call, CUptiResult result);
+/* A host object for chip (with the device's counter availability, or NULL). */
+int host_open(gx_metric_host **out, const char *chip, const uint8_t *availability, gx_error *error);
+/* The config image (the pass schedule) for names. */
+int config_image(gx_metric_host *host, const char *const *names, int count, uint8_t **image, size_t *size,
+                 gx_error *error);
+
+/* Calls a CUPTI function once and returns its failure as a gx error. */
+#define CUPTI_CHECK(error, call, params)                                                           \
+    do {                                                                                           \
+        CUptiResult result_ = cupti.call(params);                                                  \
+        if (result_ != CUPTI_SUCCESS)                                                              \
+            return cupti_fail(error, #call, result_);                                              \
+    } while (0)
+
+#endif
