@@ -17,7 +17,7 @@
 
 #include "gx_driver.h"
 
-struct gx_cupti_functions cupti;
+struct gx_cupti_functions gx_cupti;
 static gx_error load_error;
 static int load_status = -1;
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
@@ -49,7 +49,7 @@ static void load_cupti(void)
         return;
     }
 #define GX_CUPTI_LOAD(name)                                                                        \
-    if (!(cupti.name = (__typeof__(name) *)dlsym(handle, #name))) {                                \
+    if (!(gx_cupti.name = (__typeof__(name) *)dlsym(handle, #name))) {                                \
         load_status = gx_fail(&load_error, GX_ERR_PROFILER, "CUPTI has no %s: CUPTI 13 is needed", #name); \
         return;                                                                                    \
     }
@@ -58,7 +58,7 @@ static void load_cupti(void)
     load_status = GX_OK;
 }
 
-int cupti_get(gx_error *error)
+int gx_cupti_get(gx_error *error)
 {
     pthread_once(&load_once, load_cupti);
     if (load_status != GX_OK)
@@ -67,11 +67,11 @@ int cupti_get(gx_error *error)
 }
 
 /* "cuptiX failed: CUPTI_ERROR_Y (text)" plus what the user can do about the common ones. */
-int cupti_fail(gx_error *error, const char *call, CUptiResult result)
+int gx_cupti_fail(gx_error *error, const char *call, CUptiResult result)
 {
     const char *name = "CUPTI_ERROR", *text = "";
-    cupti.cuptiGetResultString(result, &name);
-    cupti.cuptiGetErrorMessage(result, &text);
+    gx_cupti.cuptiGetResultString(result, &name);
+    gx_cupti.cuptiGetErrorMessage(result, &text);
     int kind = result == CUPTI_ERROR_INVALID_METRIC_NAME ? GX_ERR_USAGE : GX_ERR_PROFILER;
     gx_fail(error, kind, "%s failed: %s (%s)", call, name, text);
     switch (result) {
@@ -118,10 +118,10 @@ int gx_metric_is_ncu_only(const char *name)
 
 /* ---- host side ---- */
 
-int host_open(gx_metric_host **out, const char *chip, const uint8_t *availability, gx_error *error)
+int gx_cupti_host_open(gx_metric_host **out, const char *chip, const uint8_t *availability, gx_error *error)
 {
     *out = NULL;
-    if (cupti_get(error))
+    if (gx_cupti_get(error))
         return error->kind;
     gx_metric_host *host = calloc(1, sizeof *host);
     if (!host)
@@ -131,10 +131,10 @@ int host_open(gx_metric_host **out, const char *chip, const uint8_t *availabilit
     p.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
     p.pChipName = host->chip;
     p.pCounterAvailabilityImage = availability;
-    CUptiResult result = cupti.cuptiProfilerHostInitialize(&p);
+    CUptiResult result = gx_cupti.cuptiProfilerHostInitialize(&p);
     if (result != CUPTI_SUCCESS) {
         free(host);
-        cupti_fail(error, "cuptiProfilerHostInitialize", result);
+        gx_cupti_fail(error, "cuptiProfilerHostInitialize", result);
         if (result == CUPTI_ERROR_INVALID_CHIP_NAME || result == CUPTI_ERROR_INVALID_PARAMETER) {
             char chips[2048];
             gx_error ignored;
@@ -150,7 +150,7 @@ int host_open(gx_metric_host **out, const char *chip, const uint8_t *availabilit
 
 int gx_metric_host_open(gx_metric_host **out, const char *chip, gx_error *error)
 {
-    return host_open(out, chip, NULL, error);
+    return gx_cupti_host_open(out, chip, NULL, error);
 }
 
 void gx_metric_host_close(gx_metric_host *host)
@@ -160,7 +160,7 @@ void gx_metric_host_close(gx_metric_host *host)
     if (host->object) {
         CUpti_Profiler_Host_Deinitialize_Params p = {.structSize = CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE};
         p.pHostObject = host->object;
-        cupti.cuptiProfilerHostDeinitialize(&p);
+        gx_cupti.cuptiProfilerHostDeinitialize(&p);
     }
     for (size_t i = 0; i < host->base_count; i++)
         free(host->base_names[i]);
@@ -173,7 +173,7 @@ const char *gx_metric_host_chip(const gx_metric_host *host) { return host->chip;
 
 int gx_metric_chips(char *buffer, size_t size, gx_error *error)
 {
-    if (cupti_get(error))
+    if (gx_cupti_get(error))
         return error->kind;
     CUpti_Profiler_Host_GetSupportedChips_Params p = {.structSize = CUpti_Profiler_Host_GetSupportedChips_Params_STRUCT_SIZE};
     CUPTI_CHECK(error, cuptiProfilerHostGetSupportedChips, &p);
@@ -284,7 +284,7 @@ int gx_metric_check(gx_metric_host *host, const char *name, gx_metric_info *info
     p.pHostObject = host->object;
     p.pMetricName = name;
     const char *dot = strchr(name, '.');
-    if (cupti.cuptiProfilerHostGetMetricProperties(&p) == CUPTI_SUCCESS && dot) {
+    if (gx_cupti.cuptiProfilerHostGetMetricProperties(&p) == CUPTI_SUCCESS && dot) {
         if (info) {
             info->type = (int)p.metricType;
             info->description = p.pDescription;
@@ -298,7 +298,7 @@ int gx_metric_check(gx_metric_host *host, const char *name, gx_metric_info *info
         s.pHostObject = host->object;
         s.metricType = p.metricType;
         s.pMetricName = base;
-        if (cupti.cuptiProfilerHostGetSubMetrics(&s) != CUPTI_SUCCESS)
+        if (gx_cupti.cuptiProfilerHostGetSubMetrics(&s) != CUPTI_SUCCESS)
             return GX_OK;
         for (size_t i = 0; i < s.numOfSubmetrics; i++)
             if (strcmp(s.ppSubMetrics[i], dot + 1) == 0 || (s.ppSubMetrics[i][0] == '.' && strcmp(s.ppSubMetrics[i], dot) == 0))
@@ -312,13 +312,13 @@ int gx_metric_check(gx_metric_host *host, const char *name, gx_metric_info *info
     CUpti_Profiler_Host_GetMetricProperties_Params b = {.structSize = CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE};
     b.pHostObject = host->object;
     b.pMetricName = base;
-    if (cupti.cuptiProfilerHostGetMetricProperties(&b) == CUPTI_SUCCESS) {
+    if (gx_cupti.cuptiProfilerHostGetMetricProperties(&b) == CUPTI_SUCCESS) {
         CUpti_Profiler_Host_GetSubMetrics_Params s = {.structSize = CUpti_Profiler_Host_GetSubMetrics_Params_STRUCT_SIZE};
         s.pHostObject = host->object;
         s.metricType = b.metricType;
         s.pMetricName = base;
         gx_fail(error, GX_ERR_USAGE, "metric '%s' needs a valid rollup or submetric on %s; closest valid: ", name, host->chip);
-        if (cupti.cuptiProfilerHostGetSubMetrics(&s) == CUPTI_SUCCESS) {
+        if (gx_cupti.cuptiProfilerHostGetSubMetrics(&s) == CUPTI_SUCCESS) {
             /* submetrics are listed with their leading dot: ".sum", ".avg.pct_of_peak_sustained_active" */
             const char *wanted = dot ? dot : (b.metricType == CUPTI_METRIC_TYPE_RATIO ? ".ratio" : ".sum");
             append_closest(error, wanted, s.ppSubMetrics, s.numOfSubmetrics, base, 4);
@@ -332,7 +332,7 @@ int gx_metric_check(gx_metric_host *host, const char *name, gx_metric_info *info
 }
 
 /* Builds the config image (the pass schedule) for names. */
-int config_image(gx_metric_host *host, const char *const *names, int count, uint8_t **image, size_t *size,
+int gx_cupti_config_image(gx_metric_host *host, const char *const *names, int count, uint8_t **image, size_t *size,
                         gx_error *error)
 {
     CUpti_Profiler_Host_ConfigAddMetrics_Params add = {.structSize = CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
@@ -350,11 +350,11 @@ int config_image(gx_metric_host *host, const char *const *names, int count, uint
     g.pHostObject = host->object;
     g.configImageSize = s.configImageSize;
     g.pConfigImage = *image;
-    CUptiResult result = cupti.cuptiProfilerHostGetConfigImage(&g);
+    CUptiResult result = gx_cupti.cuptiProfilerHostGetConfigImage(&g);
     if (result != CUPTI_SUCCESS) {
         free(*image);
         *image = NULL;
-        return cupti_fail(error, "cuptiProfilerHostGetConfigImage", result);
+        return gx_cupti_fail(error, "cuptiProfilerHostGetConfigImage", result);
     }
     *size = s.configImageSize;
     return GX_OK;
@@ -371,13 +371,13 @@ int gx_metric_passes(gx_metric_host *host, const char *const *names, int count, 
         return error->kind;
     uint8_t *image;
     size_t size;
-    int status = config_image(scratch, names, count, &image, &size, error);
+    int status = gx_cupti_config_image(scratch, names, count, &image, &size, error);
     if (status == GX_OK) {
         CUpti_Profiler_Host_GetNumOfPasses_Params p = {.structSize = CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE};
         p.configImageSize = size;
         p.pConfigImage = image;
-        CUptiResult result = cupti.cuptiProfilerHostGetNumOfPasses(&p);
-        status = result == CUPTI_SUCCESS ? GX_OK : cupti_fail(error, "cuptiProfilerHostGetNumOfPasses", result);
+        CUptiResult result = gx_cupti.cuptiProfilerHostGetNumOfPasses(&p);
+        status = result == CUPTI_SUCCESS ? GX_OK : gx_cupti_fail(error, "cuptiProfilerHostGetNumOfPasses", result);
         *passes = p.numOfPasses;
         free(image);
     }

@@ -31,7 +31,7 @@ struct gx_cupti_functions {
     GX_CUPTI_FUNCTIONS(GX_CUPTI_POINTER)
 #undef GX_CUPTI_POINTER
 };
-extern struct gx_cupti_functions cupti; /* loaded with dlopen by cupti_get */
+extern struct gx_cupti_functions gx_cupti; /* loaded with dlopen by gx_cupti_get */
 
 struct gx_metric_host {
     CUpti_Profiler_Host_Object *object;
@@ -42,21 +42,21 @@ struct gx_metric_host {
 };
 
 /* Loads CUPTI once; GX_OK or the reason it cannot be used. */
-int cupti_get(gx_error *error);
+int gx_cupti_get(gx_error *error);
 /* "cuptiX failed: CUPTI_ERROR_Y (text)" plus what the user can do about the common ones. */
-int cupti_fail(gx_error *error, const char *call, CUptiResult result);
+int gx_cupti_fail(gx_error *error, const char *call, CUptiResult result);
 /* A host object for chip (with the device's counter availability, or NULL). */
-int host_open(gx_metric_host **out, const char *chip, const uint8_t *availability, gx_error *error);
+int gx_cupti_host_open(gx_metric_host **out, const char *chip, const uint8_t *availability, gx_error *error);
 /* The config image (the pass schedule) for names. */
-int config_image(gx_metric_host *host, const char *const *names, int count, uint8_t **image, size_t *size,
+int gx_cupti_config_image(gx_metric_host *host, const char *const *names, int count, uint8_t **image, size_t *size,
                  gx_error *error);
 
 /* Calls a CUPTI function once and returns its failure as a gx error. */
 #define CUPTI_CHECK(error, call, params)                                                           \
     do {                                                                                           \
-        CUptiResult result_ = cupti.call(params);                                                  \
+        CUptiResult result_ = gx_cupti.call(params);                                                  \
         if (result_ != CUPTI_SUCCESS)                                                              \
-            return cupti_fail(error, #call, result_);                                              \
+            return gx_cupti_fail(error, #call, result_);                                              \
     } while (0)
 
 #endif

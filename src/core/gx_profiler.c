@@ -30,7 +30,7 @@ int gx_profiler_open(gx_profiler **out, const gx_device *device, gx_error *error
     const gx_driver *d = gx_driver_get(error);
     /* nothing in flight while CUPTI sets up: a launch still running when the range profiler
        starts crashed CUPTI inside NVPW_CUDA_Profiler_BeginPass on the H200 */
-    if (!d || cupti_get(error) || gx_device_activate(device, error) || GX_CU(error, d->cuCtxSynchronize()))
+    if (!d || gx_cupti_get(error) || gx_device_activate(device, error) || GX_CU(error, d->cuCtxSynchronize()))
         return error->kind;
     if (!profiler_initialized) {
         CUpti_Profiler_Initialize_Params init = {.structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
@@ -60,26 +60,26 @@ int gx_profiler_open(gx_profiler **out, const gx_device *device, gx_error *error
     p->device = device;
     CUpti_Device_GetChipName_Params chip = {.structSize = CUpti_Device_GetChipName_Params_STRUCT_SIZE};
     chip.deviceIndex = (size_t)device->ordinal;
-    CUptiResult result = cupti.cuptiDeviceGetChipName(&chip);
+    CUptiResult result = gx_cupti.cuptiDeviceGetChipName(&chip);
     if (result != CUPTI_SUCCESS) {
         free(p);
-        return cupti_fail(error, "cuptiDeviceGetChipName", result);
+        return gx_cupti_fail(error, "cuptiDeviceGetChipName", result);
     }
     snprintf(p->chip, sizeof p->chip, "%s", chip.pChipName);
     CUpti_Profiler_GetCounterAvailability_Params available = {.structSize = CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE};
     available.ctx = device->context;
-    if ((result = cupti.cuptiProfilerGetCounterAvailability(&available)) != CUPTI_SUCCESS
+    if ((result = gx_cupti.cuptiProfilerGetCounterAvailability(&available)) != CUPTI_SUCCESS
         || !(p->availability = malloc(available.counterAvailabilityImageSize))) {
         free(p);
-        return result != CUPTI_SUCCESS ? cupti_fail(error, "cuptiProfilerGetCounterAvailability", result)
+        return result != CUPTI_SUCCESS ? gx_cupti_fail(error, "cuptiProfilerGetCounterAvailability", result)
                                        : gx_fail(error, GX_ERR_SYSTEM, "out of memory");
     }
     available.pCounterAvailabilityImage = p->availability;
-    if ((result = cupti.cuptiProfilerGetCounterAvailability(&available)) != CUPTI_SUCCESS) {
+    if ((result = gx_cupti.cuptiProfilerGetCounterAvailability(&available)) != CUPTI_SUCCESS) {
         gx_profiler_close(p);
-        return cupti_fail(error, "cuptiProfilerGetCounterAvailability", result);
+        return gx_cupti_fail(error, "cuptiProfilerGetCounterAvailability", result);
     }
-    if (host_open(&p->validator, p->chip, p->availability, error)) {
+    if (gx_cupti_host_open(&p->validator, p->chip, p->availability, error)) {
         gx_profiler_close(p);
         return error->kind;
     }
@@ -96,7 +96,7 @@ void gx_profiler_close(gx_profiler *p)
     if (p->range) {
         CUpti_RangeProfiler_Disable_Params disable = {.structSize = CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
         disable.pRangeProfilerObject = p->range;
-        cupti.cuptiRangeProfilerDisable(&disable);
+        gx_cupti.cuptiRangeProfilerDisable(&disable);
     }
     if (d && gx_device_activate(p->device, &ignored) == GX_OK) {
         if (p->scratch)
@@ -159,18 +159,18 @@ static int prepare_images(gx_profiler *p, const char *const *names, int count, g
         CUpti_RangeProfiler_Disable_Params disable = {.structSize = CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
         disable.pRangeProfilerObject = p->range;
         p->range = NULL;
-        CUptiResult disabled = cupti.cuptiRangeProfilerDisable(&disable);
+        CUptiResult disabled = gx_cupti.cuptiRangeProfilerDisable(&disable);
         if (disabled != CUPTI_SUCCESS) {
             free(key);
-            return cupti_fail(error, "cuptiRangeProfilerDisable", disabled);
+            return gx_cupti_fail(error, "cuptiRangeProfilerDisable", disabled);
         }
     }
     CUpti_RangeProfiler_Enable_Params enable = {.structSize = CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
     enable.ctx = p->device->context;
-    CUptiResult enabled = cupti.cuptiRangeProfilerEnable(&enable);
+    CUptiResult enabled = gx_cupti.cuptiRangeProfilerEnable(&enable);
     if (enabled != CUPTI_SUCCESS) {
         free(key);
-        return cupti_fail(error, "cuptiRangeProfilerEnable", enabled);
+        return gx_cupti_fail(error, "cuptiRangeProfilerEnable", enabled);
     }
     p->range = enable.pRangeProfilerObject;
     free(p->key);
@@ -180,8 +180,8 @@ static int prepare_images(gx_profiler *p, const char *const *names, int count, g
     p->key = NULL;
     p->config = p->counter_data = NULL;
     p->config_host = NULL;
-    if (host_open(&p->config_host, p->chip, p->availability, error)
-        || config_image(p->config_host, names, count, &p->config, &p->config_size, error)) {
+    if (gx_cupti_host_open(&p->config_host, p->chip, p->availability, error)
+        || gx_cupti_config_image(p->config_host, names, count, &p->config, &p->config_size, error)) {
         free(key);
         return error->kind;
     }
@@ -191,10 +191,10 @@ static int prepare_images(gx_profiler *p, const char *const *names, int count, g
     size.numMetrics = (size_t)count;
     size.maxNumOfRanges = 1;
     size.maxNumRangeTreeNodes = 1;
-    CUptiResult result = cupti.cuptiRangeProfilerGetCounterDataSize(&size);
+    CUptiResult result = gx_cupti.cuptiRangeProfilerGetCounterDataSize(&size);
     if (result != CUPTI_SUCCESS || !(p->counter_data = malloc(size.counterDataSize))) {
         free(key);
-        return result != CUPTI_SUCCESS ? cupti_fail(error, "cuptiRangeProfilerGetCounterDataSize", result)
+        return result != CUPTI_SUCCESS ? gx_cupti_fail(error, "cuptiRangeProfilerGetCounterDataSize", result)
                                        : gx_fail(error, GX_ERR_SYSTEM, "out of memory");
     }
     p->counter_data_size = size.counterDataSize;
@@ -243,11 +243,11 @@ int gx_profiler_collect(gx_profiler *p, const char *const *names, int count, gx_
         int launched = launch(user, pass, error);
         CUpti_RangeProfiler_Stop_Params stop = {.structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
         stop.pRangeProfilerObject = p->range;
-        CUptiResult stopped = cupti.cuptiRangeProfilerStop(&stop);
+        CUptiResult stopped = gx_cupti.cuptiRangeProfilerStop(&stop);
         if (launched)
             return error->kind;
         if (stopped != CUPTI_SUCCESS)
-            return cupti_fail(error, "cuptiRangeProfilerStop", stopped);
+            return gx_cupti_fail(error, "cuptiRangeProfilerStop", stopped);
         *passes = pass + 1;
         if (stop.isAllPassSubmitted)
             break;
