@@ -112,7 +112,20 @@ void l_open_metrics(lua_State *L);
 void l_open_process(lua_State *L);
 void l_open_db(lua_State *L);
 /* The launch reader shared by kernel methods (l_kernel.c). */
-struct l_launch;
+/* A kernel with its configuration and arguments (l_kernel.c). */
+typedef struct l_launch {
+    l_kernel *kernel; /* kept alive by uservalue 1 */
+    gx_launch_config config;
+    int arg_count;
+    unsigned char storage[GX_MAX_PARAMS][16];
+    void *pointers[GX_MAX_PARAMS];
+} l_launch;
+/* Reads config and args from the table at `table` into launch; buffers are stored in the table at
+   `keep` (when non-zero) so a bound launch keeps them alive. Raises on bad input. */
+void l_read_launch(lua_State *L, int table, l_kernel *k, l_launch *launch, int keep, const char *what,
+                   const char *const *allowed);
+/* Enqueues the launch (nothing in an offline plan). */
+int l_launch_work(void *user, gx_error *error);
 int l_kernel_collect(lua_State *L);
 struct gx_arch_limits;
 struct gx_occupancy_input;
