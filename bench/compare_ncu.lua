@@ -1,8 +1,11 @@
--- Side by side: gpuexp's in-process values (DIR/gpuexp.csv) against ncu's (DIR/ncu_K.csv, --page raw).
--- Counts must agree within 2% (replay noise), percentages and ratios within 2 points.
-local dir = assert(arg[1], "usage: gpuexp bench/compare_ncu.lua DIR")
-local ours = gpuexp.csv.read(dir .. "/gpuexp.csv")
-local function ncu_values(path)
+-- Side by side: gpuexp's in-process values (DIR/OURS.csv, default gpuexp) against ncu's (--page raw):
+-- PEER "per_point" reads DIR/ncu_K.csv (one ncu process per point), "one" reads the K-th kernel of
+-- DIR/ncu_all.csv (one ncu process for every launch). Counts must agree within 2% (replay noise),
+-- percentages and ratios within 2 points.
+local dir = assert(arg[1], "usage: gpuexp bench/compare_ncu.lua DIR [OURS] [per_point|one]")
+local ours_name, peer = arg[2] or "gpuexp", arg[3] or "per_point"
+local ours = gpuexp.csv.read(dir .. "/" .. ours_name .. ".csv")
+local function ncu_values(path, kernel)
   local file = io.open(path)
   if not file then return nil end
   local lines = {}
@@ -13,15 +16,17 @@ local function ncu_values(path)
     for field in line:gmatch('"([^"]*)"') do fields[#fields + 1] = field end
     return fields
   end
-  if #lines < 3 then return nil end
-  local names, values = split(lines[1]), split(lines[3]) -- header, units, first kernel
+  kernel = kernel or 1
+  if #lines < 2 + kernel then return nil end
+  local names, values = split(lines[1]), split(lines[2 + kernel]) -- header, units, then one line per kernel
   local result = {}
   for i, name in ipairs(names) do result[name] = tonumber((string.gsub(values[i] or "", ",", ""))) end
   return result
 end
 local rows, worst, compared, outside = {}, {}, 0, 0
 for _, row in ipairs(ours) do
-  local theirs = ncu_values(string.format("%s/ncu_%d.csv", dir, row.point))
+  local theirs = peer == "one" and ncu_values(dir .. "/ncu_all.csv", row.point)
+    or ncu_values(string.format("%s/ncu_%d.csv", dir, row.point))
   for name, value in pairs(row) do
     if name:find("__") and theirs and theirs[name] and type(value) == "number" then
       local reference = theirs[name]
@@ -38,7 +43,7 @@ for _, row in ipairs(ours) do
   end
 end
 table.sort(rows, function(a, b) return a.point < b.point or (a.point == b.point and a.metric < b.metric) end)
-local writer = gpuexp.csv.open(dir .. "/compare.csv")
+local writer = gpuexp.csv.open(string.format("%s/compare_%s_%s.csv", dir, ours_name, peer))
 writer:header({"point", "metric", "gpuexp", "ncu", "difference", "unit", "within"})
 for _, r in ipairs(rows) do writer:row(r) end
 writer:close()

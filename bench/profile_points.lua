@@ -1,6 +1,8 @@
--- 24 launches of the shipped study kernels, 10 metrics each. Two modes:
---   gpuexp --out X.csv bench/profile_points.lua all   collect the metrics of every point in-process
---   gpuexp bench/profile_points.lua one K              launch point K once (for ncu to profile)
+-- 24 launches of the shipped study kernels, 10 metrics each. Modes:
+--   gpuexp --out X.csv bench/profile_points.lua all    collect every point's metrics in-process, point by point
+--   gpuexp --out X.csv bench/profile_points.lua batch  the same in one batch (gpuexp.metrics: one replay)
+--   gpuexp bench/profile_points.lua one K               launch point K once (for ncu run once per point)
+--   gpuexp bench/profile_points.lua every               launch every point once (for one ncu process)
 -- bench/run_metrics.sh runs both and compares the numbers and the wall times.
 local mode, which = arg[1] or "all", tonumber(arg[2])
 local METRICS = {
@@ -48,14 +50,43 @@ for _, variant in ipairs({"atomic_per_thread", "atomic_per_warp", "atomic_per_bl
 end
 assert(#points == 24)
 
-if mode == "one" then
-  local p = assert(points[which], "point 1..24")
-  p.kernel:launch(p.launch)
+if mode == "one" or mode == "every" then
+  for k = mode == "one" and which or 1, mode == "one" and which or #points do
+    local p = assert(points[k], "point 1..24")
+    p.kernel:launch(p.launch)
+  end
   dev:synchronize()
   return
 end
 
+local columns = {"point", "name", "passes", "seconds"}
+for _, m in ipairs(METRICS) do columns[#columns + 1] = m end
+if mode == "batch" then
+  local started = gpuexp.clock()
+  local spec = {metrics = METRICS}
+  for i, p in ipairs(points) do
+    local launch = {kernel = p.kernel}
+    for k, v in pairs(p.launch) do launch[k] = v end
+    spec[i] = launch
+  end
+  local values, info = assert(gpuexp.metrics(spec))
+  local seconds = gpuexp.clock() - started
+  local writer = gpuexp.csv.open(gpuexp.out or "results/profile_points_batch.csv")
+  writer:header(columns)
+  for i, v in ipairs(values) do
+    v.point, v.name, v.passes = i, points[i].name, info.passes
+    writer:row(v)
+  end
+  writer:close()
+  local t = info.timing
+  print(string.format("gpuexp_batch points %d passes %d batches %d seconds %.3f (setup %.3f, between passes %.3f, " ..
+    "start %.3f, launches %.3f, stop %.3f, decode %.3f, evaluate %.3f)", #values, info.passes, info.batches, seconds,
+    t.setup_s, t.prepare_s, t.start_s, t.launch_s, t.stop_s, t.decode_s, t.evaluate_s))
+  return
+end
+
 local started = gpuexp.clock()
+local timing, passes = {}, 0
 local rows = gpuexp.sweep{
   name = "profile_points", device = dev,
   axes = {{"point", (function() local t = {} for i = 1, #points do t[i] = i end return t end)()}},
@@ -66,8 +97,12 @@ local rows = gpuexp.sweep{
     for k, v in pairs(point.launch) do spec[k] = v end
     local values, info = point.kernel:collect(spec)
     assert(values, info)
+    for key, value in pairs(info.timing) do timing[key] = (timing[key] or 0) + value end
+    passes = passes + info.passes
     values.name, values.passes, values.seconds = point.name, info.passes, nil
     return values
   end,
 }
-print(string.format("gpuexp_points %d gpuexp_seconds %.3f", #rows, gpuexp.clock() - started))
+print(string.format("gpuexp_points %d gpuexp_seconds %.3f, %d passes: setup %.3f, between passes %.3f, start %.3f, " ..
+  "launches %.3f, stop %.3f, decode %.3f, evaluate %.3f (s)", #rows, gpuexp.clock() - started, passes, timing.setup_s,
+  timing.prepare_s, timing.start_s, timing.launch_s, timing.stop_s, timing.decode_s, timing.evaluate_s))

@@ -16,6 +16,7 @@ gpuexp.metric_presets = metrics.presets
 gpuexp.expand_metrics = metrics.expand
 gpuexp.stall_reasons = metrics.stall_reasons
 gpuexp._kernel_methods.metrics = metrics.kernel_metrics
+gpuexp.metrics = metrics.batch_metrics
 gpuexp.measure_defaults = {}
 gpuexp.calibrate = function(options) return require("gpuexp.calibrate").run(options) end
 gpuexp.ceilings = function(device) return require("gpuexp.calibrate").cached(device) end

@@ -144,4 +144,78 @@ function M.kernel_metrics(kernel, spec)
   return values, info
 end
 
+-- The bytes of a device buffer argument (0 for scalars and host buffers).
+local function device_bytes(a)
+  if type(a) ~= "userdata" then return 0 end
+  local ok, kind, bytes = pcall(function() return a.kind, a.bytes end)
+  return ok and kind == "device" and type(bytes) == "number" and bytes or 0
+end
+
+-- gpuexp.metrics{ {kernel=, grid=, block=, shared=, args=}, ..., metrics = preset or names,
+--                 restore = true, flush_l2 = true, batch = 64, max_snapshot_bytes = 8 GiB}
+-- -> list of values per launch (as kernel:metrics gives them), info {passes, batches, chip, names,
+-- seconds, timing}; or nil and the reason. The launches are profiled together: every replay pass
+-- runs all of a batch's launches, each with its buffers restored and the L2 flushed before it,
+-- so each value is still that of one isolated launch, but the passes' fixed cost is paid once
+-- per batch instead of once per launch.
+function M.batch_metrics(spec)
+  if type(spec) ~= "table" or #spec == 0 then
+    gpuexp.error("usage", "metrics: expected {{kernel=, grid=, block=, args=}, ..., metrics = ...}", 2)
+  end
+  local known = {metrics = true, restore = true, flush_l2 = true, batch = true, max_snapshot_bytes = true}
+  for key in pairs(spec) do
+    if math.type(key) ~= "integer" and not known[key] then
+      gpuexp.error("usage", "metrics: unknown option '" .. tostring(key) .. "'", 2)
+    end
+  end
+  local started = gpuexp.clock()
+  local chip
+  if not gpuexp.plan then
+    local ok, info = pcall(gpuexp.metric_info, "gpu__time_duration.sum")
+    if not ok then
+      if type(info) == "table" and info.kind == "profiler" then return nil, info.message end
+      error(info, 0)
+    end
+    chip = info.chip
+  end
+  local names, presets = M.expand(spec.metrics, chip)
+  local batch_size = spec.batch or 64
+  local max_bytes = spec.max_snapshot_bytes or 8 * 1024 ^ 3
+  local restore = spec.restore ~= false
+  local results, info = {}, {passes = 0, batches = 0, chip = chip, names = names, timing = {}}
+  local first = 1
+  while first <= #spec do
+    -- a batch: up to batch_size launches whose written buffers fit the snapshot memory
+    local last, bytes = first, 0
+    while last <= #spec and last - first < batch_size do
+      local launch_bytes = 0
+      for _, a in ipairs(spec[last].args or {}) do launch_bytes = launch_bytes + device_bytes(a) end
+      if restore and last > first and bytes + launch_bytes > max_bytes then break end
+      bytes = bytes + launch_bytes
+      last = last + 1
+    end
+    local launches = {}
+    for i = first, last - 1 do launches[#launches + 1] = spec[i] end
+    local values, batch_info = gpuexp._collect_batch(launches, names, restore, spec.flush_l2 ~= false)
+    if not values then return nil, batch_info end
+    for i, v in ipairs(values) do
+      for key, value in pairs(M.derive(v)) do v[key] = value end
+      if presets.occupancy then
+        local l = launches[i]
+        local theoretical = l.kernel:occupancy{block = l.block, shared = l.shared}
+        v.theoretical_occupancy_pct = theoretical.occupancy_pct
+        v.occupancy_limiter = theoretical.limiter
+        v.achieved_occupancy_pct = v["sm__warps_active.avg.pct_of_peak_sustained_active"]
+      end
+      results[#results + 1] = v
+    end
+    info.passes = math.max(info.passes, batch_info.passes)
+    info.batches = info.batches + 1
+    for key, value in pairs(batch_info.timing) do info.timing[key] = (info.timing[key] or 0) + value end
+    first = last
+  end
+  info.seconds = gpuexp.clock() - started
+  return results, info
+end
+
 return M

@@ -111,6 +111,7 @@ void l_open_occupancy(lua_State *L);
 void l_open_metrics(lua_State *L);
 void l_open_process(lua_State *L);
 void l_open_db(lua_State *L);
+void l_open_collect(lua_State *L);
 /* The launch reader shared by kernel methods (l_kernel.c). */
 /* A kernel with its configuration and arguments (l_kernel.c). */
 typedef struct l_launch {

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gx_cupti_internal.h"
 #include "gx_driver.h"
@@ -18,9 +19,20 @@ struct gx_profiler {
     gx_metric_host *config_host;
     uint8_t *config, *counter_data;
     size_t config_size, counter_data_size;
+    int ranges;                        /* ranges per pass the counter-data image holds */
     CUdeviceptr scratch; /* snapshots of the buffers a replayed launch may write */
     size_t scratch_bytes;
+    gx_profile_timing timing; /* where the last collect's time went */
 };
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+const gx_profile_timing *gx_profiler_timing(const gx_profiler *p) { return &p->timing; }
 
 static int profiler_initialized;
 
@@ -133,7 +145,7 @@ int gx_profiler_scratch(gx_profiler *p, size_t bytes, CUdeviceptr *scratch, gx_e
 }
 
 /* Builds (or reuses) the config image and counter-data image for this metric list. */
-static int prepare_images(gx_profiler *p, const char *const *names, int count, gx_error *error)
+static int prepare_images(gx_profiler *p, const char *const *names, int count, int ranges, gx_error *error)
 {
     size_t length = 1;
     for (int i = 0; i < count; i++)
@@ -144,7 +156,7 @@ static int prepare_images(gx_profiler *p, const char *const *names, int count, g
     key[0] = 0;
     for (int i = 0; i < count; i++)
         strcat(strcat(key, names[i]), "\n");
-    if (p->key && strcmp(p->key, key) == 0) {
+    if (p->key && strcmp(p->key, key) == 0 && p->ranges == ranges) {
         free(key);
         return GX_OK; /* validated and built for the last call */
     }
@@ -189,8 +201,8 @@ static int prepare_images(gx_profiler *p, const char *const *names, int count, g
     size.pRangeProfilerObject = p->range;
     size.pMetricNames = (const char **)names;
     size.numMetrics = (size_t)count;
-    size.maxNumOfRanges = 1;
-    size.maxNumRangeTreeNodes = 1;
+    size.maxNumOfRanges = (size_t)ranges;
+    size.maxNumRangeTreeNodes = (size_t)ranges;
     CUptiResult result = gx_cupti.cuptiRangeProfilerGetCounterDataSize(&size);
     if (result != CUPTI_SUCCESS || !(p->counter_data = malloc(size.counterDataSize))) {
         free(key);
@@ -199,19 +211,27 @@ static int prepare_images(gx_profiler *p, const char *const *names, int count, g
     }
     p->counter_data_size = size.counterDataSize;
     p->key = key;
+    p->ranges = ranges;
     return GX_OK;
 }
 
-int gx_profiler_collect(gx_profiler *p, const char *const *names, int count, gx_pass_fn prepare, gx_pass_fn launch,
-                        void *user, double *values, int *passes, gx_error *error)
+/* One replay: SetConfig for `ranges` ranges per pass, then passes of Start, pass(), Stop until
+   CUPTI has every pass, then decode. pass() enqueues exactly `ranges` kernels. */
+typedef int (*replay_pass_fn)(void *user, int pass, gx_error *error);
+
+static int replay(gx_profiler *p, const char *const *names, int count, int ranges, replay_pass_fn before,
+                  replay_pass_fn inside, void *user, int *passes, gx_error *error)
 {
+    gx_profile_timing *t = &p->timing;
+    memset(t, 0, sizeof *t);
+    double mark = now_s();
     *passes = 0;
     if (count <= 0)
         return gx_fail(error, GX_ERR_USAGE, "no metrics asked for");
     const gx_driver *d = gx_driver_get(error);
     if (!d || gx_device_activate(p->device, error))
         return error->kind;
-    if (GX_CU(error, d->cuCtxSynchronize()) || prepare_images(p, names, count, error))
+    if (GX_CU(error, d->cuCtxSynchronize()) || prepare_images(p, names, count, ranges, error))
         return error->kind;
     CUpti_RangeProfiler_CounterDataImage_Initialize_Params init = {.structSize = CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
     init.pRangeProfilerObject = p->range;
@@ -226,24 +246,39 @@ int gx_profiler_collect(gx_profiler *p, const char *const *names, int count, gx_
     config.pCounterDataImage = p->counter_data;
     config.range = CUPTI_AutoRange;    /* kernel boundary to kernel boundary: ncu's numbers */
     config.replayMode = CUPTI_UserReplay; /* we restore the buffers and flush L2 before each pass */
-    config.maxRangesPerPass = 1;
+    config.maxRangesPerPass = (size_t)ranges;
     config.numNestingLevels = 1;
     config.minNestingLevel = 1;
     config.passIndex = 0;
     config.targetNestingLevel = 1;
     CUPTI_CHECK(error, cuptiRangeProfilerSetConfig, &config);
+    double now = now_s();
+    t->setup_s = now - mark;
+    mark = now;
     for (int pass = 0;; pass++) {
         if (pass >= 256)
             return gx_fail(error, GX_ERR_PROFILER, "CUPTI asked for more than 256 replay passes");
-        if (prepare(user, pass, error) || GX_CU(error, d->cuCtxSynchronize()))
+        if ((before && before(user, pass, error)) || GX_CU(error, d->cuCtxSynchronize()))
             return error->kind;
+        now = now_s();
+        t->prepare_s += now - mark;
+        mark = now;
         CUpti_RangeProfiler_Start_Params start = {.structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
         start.pRangeProfilerObject = p->range;
         CUPTI_CHECK(error, cuptiRangeProfilerStart, &start);
-        int launched = launch(user, pass, error);
+        now = now_s();
+        t->start_s += now - mark;
+        mark = now;
+        int launched = inside(user, pass, error);
+        now = now_s();
+        t->launch_s += now - mark;
+        mark = now;
         CUpti_RangeProfiler_Stop_Params stop = {.structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
         stop.pRangeProfilerObject = p->range;
         CUptiResult stopped = gx_cupti.cuptiRangeProfilerStop(&stop);
+        now = now_s();
+        t->stop_s += now - mark;
+        mark = now;
         if (launched)
             return error->kind;
         if (stopped != CUPTI_SUCCESS)
@@ -256,22 +291,93 @@ int gx_profiler_collect(gx_profiler *p, const char *const *names, int count, gx_
     decode.pRangeProfilerObject = p->range;
     CUPTI_CHECK(error, cuptiRangeProfilerDecodeData, &decode);
     if (decode.numOfRangeDropped)
-        return gx_fail(error, GX_ERR_PROFILER, "CUPTI dropped %zu range(s): the profiled launch ran more than one kernel",
-                       decode.numOfRangeDropped);
+        return gx_fail(error, GX_ERR_PROFILER, "CUPTI dropped %zu range(s): the profiled work ran more kernels than the %d "
+                       "expected", decode.numOfRangeDropped, ranges);
     CUpti_RangeProfiler_GetCounterDataInfo_Params info = {.structSize = CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE};
     info.pCounterDataImage = p->counter_data;
     info.counterDataImageSize = p->counter_data_size;
     CUPTI_CHECK(error, cuptiRangeProfilerGetCounterDataInfo, &info);
-    if (info.numTotalRanges < 1)
-        return gx_fail(error, GX_ERR_PROFILER, "CUPTI recorded no range: the launch ran no kernel");
+    if (info.numTotalRanges != (size_t)ranges)
+        return gx_fail(error, GX_ERR_PROFILER, "CUPTI recorded %zu range(s) where %d kernel(s) ran", info.numTotalRanges,
+                       ranges);
+    now = now_s();
+    t->decode_s = now - mark;
+    return GX_OK;
+}
+
+/* The values of one range. */
+static int evaluate(gx_profiler *p, const char *const *names, int count, int range, double *values, gx_error *error)
+{
     CUpti_Profiler_Host_EvaluateToGpuValues_Params evaluate = {.structSize = CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
     evaluate.pHostObject = p->config_host->object;
     evaluate.pCounterDataImage = p->counter_data;
     evaluate.counterDataImageSize = p->counter_data_size;
-    evaluate.rangeIndex = 0;
+    evaluate.rangeIndex = (size_t)range;
     evaluate.ppMetricNames = (const char **)names;
     evaluate.numMetrics = (size_t)count;
     evaluate.pMetricValues = values;
     CUPTI_CHECK(error, cuptiProfilerHostEvaluateToGpuValues, &evaluate);
+    return GX_OK;
+}
+
+struct single {
+    gx_pass_fn prepare, launch;
+    void *user;
+};
+
+static int single_before(void *user, int pass, gx_error *error)
+{
+    struct single *s = user;
+    return s->prepare(s->user, pass, error);
+}
+
+static int single_inside(void *user, int pass, gx_error *error)
+{
+    struct single *s = user;
+    return s->launch(s->user, pass, error);
+}
+
+int gx_profiler_collect(gx_profiler *p, const char *const *names, int count, gx_pass_fn prepare, gx_pass_fn launch,
+                        void *user, double *values, int *passes, gx_error *error)
+{
+    struct single s = {prepare, launch, user};
+    if (replay(p, names, count, 1, single_before, single_inside, &s, passes, error))
+        return error->kind;
+    double mark = now_s();
+    int status = evaluate(p, names, count, 0, values, error);
+    p->timing.evaluate_s = now_s() - mark;
+    return status;
+}
+
+struct batch {
+    int launches;
+    gx_batch_fn prepare, launch;
+    void *user;
+};
+
+static int batch_inside(void *user, int pass, gx_error *error)
+{
+    struct batch *b = user;
+    for (int i = 0; i < b->launches; i++)
+        if (b->prepare(b->user, pass, i, error) || b->launch(b->user, pass, i, error))
+            return error->kind;
+    return GX_OK;
+}
+
+int gx_profiler_collect_batch(gx_profiler *p, const char *const *names, int count, int launches, int kernels_per_prepare,
+                              gx_batch_fn prepare, gx_batch_fn launch, void *user, double *values, int *passes,
+                              gx_error *error)
+{
+    if (launches <= 0)
+        return gx_fail(error, GX_ERR_USAGE, "a batch needs at least one launch");
+    struct batch b = {launches, prepare, launch, user};
+    int per_launch = kernels_per_prepare + 1;
+    if (replay(p, names, count, launches * per_launch, NULL, batch_inside, &b, passes, error))
+        return error->kind;
+    double mark = now_s();
+    for (int i = 0; i < launches; i++) /* each launch's range comes after its prepare's kernels */
+        if (evaluate(p, names, count, i * per_launch + kernels_per_prepare, values + (size_t)i * (size_t)count, error))
+            return error->kind;
+    p->timing.evaluate_s = now_s() - mark;
     return GX_OK;
 }

@@ -31,6 +31,32 @@ T.ok(m["gpu__time_duration.sum"] > 0, "duration")
 T.eq(info.units["dram__bytes_read.sum"], "byte", "units")
 T.ok(m["gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"] > 30, "SAXPY is memory-heavy")
 
+-- a batch (gpuexp.metrics): one replay for several launches gives each launch's own values, the
+-- same as collecting them one by one, and leaves shared buffers as the launches in order would
+local y_batch = dev:alloc("f32", n):copy_from(y)
+local batch_names = {"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", "dram__bytes_read.sum",
+  "gpu__time_duration.sum", "lts__t_sector_hit_rate.pct"}
+local batch_args = {y_batch, x, gpuexp.f32(2.5), gpuexp.i32(n)}
+local half = {y_batch, x, gpuexp.f32(2.5), gpuexp.i32(n // 2)}
+local values, batch_info = gpuexp.metrics{{kernel = saxpy, grid = n // 256, block = 256, args = batch_args},
+  {kernel = saxpy, grid = n // 512, block = 256, args = half},
+  {kernel = saxpy, grid = n // 256, block = 256, args = batch_args}, metrics = batch_names}
+T.ok(values, "batch collected: " .. tostring(batch_info))
+T.eq(#values, 3, "a value table per launch")
+T.eq(batch_info.batches, 1, "one batch")
+T.eq(values[1]["smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"], n, "launch 1: one FFMA per element")
+T.eq(values[2]["smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"], n // 2, "launch 2: half the elements")
+T.eq(values[3]["smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"], n, "launch 3")
+T.near(values[1]["dram__bytes_read.sum"] / (8 * n), 1, 0.05, "launch 1 reads x and y once: the L2 was flushed")
+T.near(values[3]["dram__bytes_read.sum"] / values[1]["dram__bytes_read.sum"], 1, 0.02, "launch 3 as cold as launch 1")
+T.near(values[1]["gpu__time_duration.sum"] / m["gpu__time_duration.sum"], 1, 0.1, "duration as collected alone")
+-- y_batch: launch 1, then the first half again, then all again: as three launches in order
+local expected = dev:alloc("f32", n):copy_from(y)
+for _, count in ipairs({n, n // 2, n}) do
+  saxpy:launch{grid = count // 256, block = 256, args = {expected, x, gpuexp.f32(2.5), gpuexp.i32(count)}}
+end
+T.ok((y_batch:compare(expected, {rtol = 0, atol = 0})), "after the batch's replay passes, y is what the three launches give")
+
 -- the seed's bank-conflict kernels
 local bank = gpuexp.compile{file = root .. "/kernels/bank_conflicts.cu"}
 local size = 8 * 1024
