@@ -4,6 +4,7 @@
 --   gpuexp bench/profile_points.lua one K               launch point K once (for ncu run once per point)
 --   gpuexp bench/profile_points.lua every               launch every point once (for one ncu process)
 -- bench/run_metrics.sh runs both and compares the numbers and the wall times.
+local script_started = gpuexp.clock()
 local mode, which = arg[1] or "all", tonumber(arg[2])
 local METRICS = {
   "dram__bytes_read.sum", "dram__bytes_write.sum", "dram__throughput.avg.pct_of_peak_sustained_elapsed",
@@ -63,6 +64,10 @@ local columns = {"point", "name", "passes", "seconds"}
 for _, m in ipairs(METRICS) do columns[#columns + 1] = m end
 if mode == "batch" then
   local started = gpuexp.clock()
+  io.stdout:write(string.format("gpuexp_batch setup (compile from the cache, 160 MB of buffers with data) %.3f s\n",
+    started - script_started))
+  pcall(gpuexp.metric_info, "gpu__time_duration.sum") -- CUPTI loaded, the chip's metric tables read
+  io.stdout:write(string.format("gpuexp_batch CUPTI host tables %.3f s\n", gpuexp.clock() - started))
   local spec = {metrics = METRICS}
   for i, p in ipairs(points) do
     local launch = {kernel = p.kernel}
@@ -82,6 +87,7 @@ if mode == "batch" then
   print(string.format("gpuexp_batch points %d passes %d batches %d seconds %.3f (setup %.3f, between passes %.3f, " ..
     "start %.3f, launches %.3f, stop %.3f, decode %.3f, evaluate %.3f)", #values, info.passes, info.batches, seconds,
     t.setup_s, t.prepare_s, t.start_s, t.launch_s, t.stop_s, t.decode_s, t.evaluate_s))
+  print(string.format("gpuexp_batch script total %.3f s", gpuexp.clock() - script_started))
   return
 end
 
