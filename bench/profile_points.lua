@@ -3,6 +3,7 @@
 --   gpuexp --out X.csv bench/profile_points.lua batch  the same in one batch (gpuexp.metrics: one replay)
 --   gpuexp bench/profile_points.lua one K               launch point K once (for ncu run once per point)
 --   gpuexp bench/profile_points.lua every               launch every point once (for one ncu process)
+--   (batch R and every R: the 24 points R times over, R x 24 launches)
 -- bench/run_metrics.sh runs both and compares the numbers and the wall times.
 local script_started = gpuexp.clock()
 local mode, which = arg[1] or "all", tonumber(arg[2])
@@ -50,6 +51,11 @@ for _, variant in ipairs({"atomic_per_thread", "atomic_per_warp", "atomic_per_bl
   end
 end
 assert(#points == 24)
+-- batch R / every R: the 24 points R times over (R x 24 launches), to see the cost per extra point
+local repeats = (mode == "batch" or mode == "every") and which or 1
+for r = 2, repeats do
+  for i = 1, 24 do points[#points + 1] = points[i] end
+end
 
 if mode == "one" or mode == "every" then
   for k = mode == "one" and which or 1, mode == "one" and which or #points do
@@ -84,7 +90,7 @@ if mode == "batch" then
   end
   writer:close()
   local t = info.timing
-  print(string.format("gpuexp_batch points %d passes %d batches %d seconds %.3f (setup %.3f, between passes %.3f, " ..
+  print(string.format("gpuexp_batch launches %d passes %d batches %d seconds %.3f (setup %.3f, between passes %.3f, " ..
     "start %.3f, launches %.3f, stop %.3f, decode %.3f, evaluate %.3f)", #values, info.passes, info.batches, seconds,
     t.setup_s, t.prepare_s, t.start_s, t.launch_s, t.stop_s, t.decode_s, t.evaluate_s))
   print(string.format("gpuexp_batch script total %.3f s", gpuexp.clock() - script_started))
