@@ -1,5 +1,5 @@
-// Sum of n integers three ways (seed 004 phase 2): the cost of contended atomics against warp
-// shuffles. Integers, so every variant must give the exact sum.
+// Sum of n numbers three ways (seed 004 phase 2): the cost of contended atomics against warp
+// shuffles, for floats (the seed's case) and for integers.
 
 // Every thread adds its element to the one total: n atomics on one address. Written as PTX
 // because the compiler turns atomicAdd on a uniform address into one atomic per warp (a warp
@@ -42,6 +42,51 @@ extern "C" __global__ void atomic_per_block(int *total, const int *in, int n)
     if (warp == 0) {
         v = lane < (int)((blockDim.x + 31) >> 5) ? partial[lane] : 0;
         v = warp_sum(v);
+        if (lane == 0)
+            atomicAdd(total, v);
+    }
+}
+
+// The seed's case (seed 004 phase 2, its reduction v1 and v4): a float sum. Float atomics are not
+// merged by the hardware the way same-address integer atomics are, so one per thread serializes
+// on the total's L2 line. PTX again, so the compiler cannot combine them first.
+extern "C" __global__ void float_atomic_per_thread(float *total, const float *in, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        float old;
+        asm volatile("atom.global.add.f32 %0, [%1], %2;" : "=f"(old) : "l"(total), "f"(in[i]) : "memory");
+    }
+}
+
+__device__ __forceinline__ float warp_sum_f(float v)
+{
+    for (int offset = 16; offset > 0; offset >>= 1)
+        v += __shfl_down_sync(0xffffffffu, v, offset);
+    return v;
+}
+
+extern "C" __global__ void float_atomic_per_warp(float *total, const float *in, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float v = warp_sum_f(i < n ? in[i] : 0.0f);
+    if ((threadIdx.x & 31) == 0)
+        atomicAdd(total, v);
+}
+
+// The seed's v4: warp shuffles, the warps' sums in shared memory, one atomic per block.
+extern "C" __global__ void float_atomic_per_block(float *total, const float *in, int n)
+{
+    __shared__ float partial[32];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float v = warp_sum_f(i < n ? in[i] : 0.0f);
+    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    if (lane == 0)
+        partial[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        v = lane < (int)((blockDim.x + 31) >> 5) ? partial[lane] : 0.0f;
+        v = warp_sum_f(v);
         if (lane == 0)
             atomicAdd(total, v);
     }
