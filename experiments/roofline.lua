@@ -1,6 +1,7 @@
 -- Seeds 001 and 003: the roofline. One kernel whose FLOPs per byte is a parameter (k FMAs on every
--- `every`-th element loaded), swept from 1/16 to 256 FLOP/byte in FP32 and FP64, against the roofs
--- this GPU measured (gpuexp calibrate). The knee, where the measured points leave the memory roof
+-- `every`-th element loaded; 16-byte loads, so its low-intensity points reach the copy bandwidth),
+-- swept from 1/16 to 256 FLOP/byte in FP32 and FP64, against the roofs this GPU measured
+-- (gpuexp calibrate). The knee, where the measured points leave the memory roof
 -- for the compute roof, is compared with peak / bandwidth. FLOPs are counted as ncu counts them
 -- (CUPTI roofline metrics) beside the analytic count.
 --
@@ -36,7 +37,7 @@ local rows = gpuexp.sweep{
     local b = buffers[p.precision]
     local k, every = shape(p.intensity, b.size)
     local kernel = program:kernel(p.precision == "fp32" and "intensity<float>" or "intensity<double>")
-    local launch = {grid = N // 256, block = 256, args = {b.y, b.x, gpuexp.i32(N), gpuexp.i32(k), gpuexp.i32(every),
+    local launch = {grid = N // 4 // 256, block = 256, args = {b.y, b.x, gpuexp.i32(N), gpuexp.i32(k), gpuexp.i32(every),
       b.scalar(0.999), b.scalar(0.001)}}
     local row = {k = k, every = every, flops = (2 * k + 6) * ((N + every - 1) // every), bytes = 2 * N * b.size}
     row.flop_per_byte = row.flops / row.bytes
@@ -96,9 +97,24 @@ for _, precision in ipairs({"fp32", "fp64"}) do
     precision, bandwidth, ceilings.dram_copy_gbps, peak, knee, precision == "fp32" and
     string.format(" (calibrated peak / bandwidth: %.1f)", ceilings.fp32_gflops / ceilings.dram_copy_gbps) or ""))
 end
+local lesson = gpuexp.lesson()
+for _, precision in ipairs({"fp32"}) do
+  local bandwidth, peak = 0, 0
+  for _, row in ipairs(rows) do
+    if row.precision == precision then
+      bandwidth = math.max(bandwidth, row.gflops / row.flop_per_byte)
+      peak = math.max(peak, row.gflops)
+    end
+  end
+  local calibrated = ceilings.fp32_gflops / ceilings.dram_copy_gbps
+  lesson:expect(bandwidth >= 0.9 * ceilings.dram_copy_gbps, string.format("the low-intensity FP32 points sit on the " ..
+    "memory roof: %.0f GB/s, within 10%% of the %.0f GB/s copy ceiling", bandwidth, ceilings.dram_copy_gbps))
+  lesson:expect(math.abs(peak / bandwidth - calibrated) <= 0.15 * calibrated, string.format("the measured FP32 knee " ..
+    "(%.1f FLOP/byte) is within 15%% of the calibrated one (%.1f)", peak / bandwidth, calibrated))
+end
 local counted_ok = true
 for _, row in ipairs(rows) do
   if row.counted_flops and math.abs(row.counted_flops - row.flops) > 0.001 * row.flops then counted_ok = false end
 end
-print(counted_ok and "held on this GPU: ncu's FLOP count equals the analytic one at every point, and the points follow the two roofs"
-  or "did NOT hold on this GPU: ncu's FLOP count differs from the analytic count at some points (see counted_flops)")
+lesson:expect(counted_ok, "ncu's FLOP count equals the analytic one at every point")
+lesson:report("the points follow the two roofs, and the knee is the GPU's")

@@ -39,21 +39,21 @@ end
 
 if gpuexp.plan then require("gpuexp.plan").install(gpuexp) end
 
--- gpuexp.lesson(): a study's lesson checks. lesson:expect(condition, text) records what did not
--- hold; lesson:report(held) prints "held on this GPU: <held>" or each finding. A lesson that does
--- not hold is a finding about this GPU, reported, not a failed run (wrong results use gpuexp.check).
+-- gpuexp.lesson(): a study's lesson checks. lesson:expect(condition, text) records a finding with its
+-- numbers; lesson:report(held) prints "held on this GPU: <held>" or "did NOT hold", then every
+-- finding marked. A lesson that does not hold is a finding about this GPU, reported, not a failed
+-- run (wrong results use gpuexp.check).
 function gpuexp.lesson()
-  local failures = {}
+  local findings, failed = {}, 0
   return {
-    expect = function(_, condition, text) if not condition then failures[#failures + 1] = text end end,
+    expect = function(_, condition, text)
+      findings[#findings + 1] = (condition and "  yes: " or "  NO:  ") .. text
+      if not condition then failed = failed + 1 end
+    end,
     report = function(_, held)
-      if #failures == 0 then
-        print("held on this GPU: " .. held)
-      else
-        print("did NOT hold on this GPU:")
-        for _, text in ipairs(failures) do print("  " .. text) end
-      end
-      return #failures == 0
+      print(failed == 0 and ("held on this GPU: " .. held) or "did NOT hold on this GPU:")
+      for _, text in ipairs(findings) do print(text) end
+      return failed == 0
     end,
   }
 end
