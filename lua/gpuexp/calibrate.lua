@@ -136,9 +136,18 @@ function M.run(options)
 end
 
 -- gpuexp calibrate [--force]
+M.help = [[
+usage: gpuexp calibrate [--force]
+Measures this GPU's ceilings and caches them per GPU (UUID), driver and clocks: DRAM copy
+bandwidth (the best of cuMemcpyDtoD and copy kernels), FP32 FMA rate, shared-memory bandwidth,
+pinned host-to-device and device-to-host bandwidth. Scripts read them with gpuexp.calibrate{} or
+gpuexp.ceilings(); roofline plots draw them. --force measures again.
+exit codes: 0 ok, 2 usage, 3 no GPU]]
+
 function M.main(args)
   local force = false
   for _, a in ipairs(args) do
+    if a == "--help" or a == "-h" then print(M.help) return 0 end
     if a == "--force" then force = true else gpuexp.error("usage", "calibrate: unknown argument '" .. a .. "'") end
   end
   local c = M.run{force = force}

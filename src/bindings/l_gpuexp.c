@@ -15,6 +15,7 @@
 #include "gx_embedded.h"
 #include "gx_nvrtc.h"
 #include "gx_stats.h"
+#include "gx_paths.h"
 #include "l_gpuexp.h"
 
 int luaopen_cjson(lua_State *L); /* lua-cjson */
@@ -167,6 +168,9 @@ void l_open_gpuexp(lua_State *L)
                                          {NULL, NULL}};
     luaL_setfuncs(L, functions, 0);
     l_set_string(L, "version", GX_VERSION);
+    char data[PATH_MAX];
+    if (gx_data_directory(data, sizeof data)) /* gpuexp.data_dir: the shipped experiments and kernels */
+        l_set_string(L, "data_dir", data);
     char executable[PATH_MAX];
     ssize_t length = readlink("/proc/self/exe", executable, sizeof executable - 1);
     if (length > 0) { /* gpuexp.executable: this binary, for commands that run it again (nightly) */

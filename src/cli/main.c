@@ -14,6 +14,7 @@
 
 #include "gx_cli.h"
 #include "gx_occupancy.h"
+#include "gx_paths.h"
 #include "gx_worker.h"
 #include "l_gpuexp.h"
 
@@ -418,6 +419,11 @@ int main(int argc, char **argv)
         return usage_error("%s", "no script given");
     options.script = argv[i];
     options.script_index = i;
+    static char shipped[PATH_MAX];
+    if (access(options.script, R_OK) != 0 && options.script[0] != '/' && strncmp(options.script, "./", 2) != 0
+        && gx_find_experiment(options.script, shipped, sizeof shipped)) {
+        options.script = argv[i] = shipped; /* a shipped experiment by name: gpuexp occupancy_sweep */
+    }
     if (access(options.script, R_OK) != 0) {
         fprintf(stderr, "gpuexp: cannot open %s: %s\n", options.script, strerror(errno));
         return GX_EXIT_USAGE;

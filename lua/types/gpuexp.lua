@@ -1,0 +1,392 @@
+---@meta gpuexp
+-- LuaLS definitions of the gpuexp scripting API, for editors (Neovim, VS Code with sumneko's Lua
+-- extension). Installed as share/gpuexp/luals/gpuexp.lua; point "workspace.library" at that folder.
+-- tests/lua/test_luals.lua fails when a function of the binary is missing here, or the other way round.
+
+---@alias gpuexp.ElementType "f32"|"f64"|"i32"|"u32"|"i64"|"u64"|"u8"|"i8"
+---@alias gpuexp.Arg gpuexp.Buffer|gpuexp.Scalar
+---@alias gpuexp.Dim integer|integer[]
+
+---@class gpuexp.Error
+---@field message string  the error text, the script's file:line first
+---@field kind "usage"|"driver"|"compile"|"system"|"profiler"
+
+---@class gpuexp.LaunchSpec
+---@field grid gpuexp.Dim  blocks (a number or {x, y, z})
+---@field block gpuexp.Dim  threads per block
+---@field shared? integer  dynamic shared memory in bytes
+---@field args? gpuexp.Arg[]  device buffers and typed scalars, checked against the kernel's signature
+
+---@class gpuexp.Timing
+---@field median_ms number
+---@field min_ms number
+---@field max_ms number
+---@field mean_ms number
+---@field stddev_ms number
+---@field noise_pct number  stddev / mean x 100
+---@field p10_ms number
+---@field p90_ms number
+---@field samples integer
+---@field samples_ms number[]
+---@field timer string
+
+---@class gpuexp.Measurement: gpuexp.Timing
+---@field mode "hot"|"cold"|"graph"
+---@field stop_reason "noise"|"timeout"|"max_samples"
+---@field sm_clock_mhz number
+---@field clock_throttled boolean
+---@field launches_per_sample integer
+---@field batches integer
+
+---@class gpuexp.Occupancy
+---@field active_blocks_per_sm integer
+---@field active_warps_per_sm integer
+---@field max_warps_per_sm integer
+---@field occupancy_pct number
+---@field limiter string  warps, blocks, registers, shared or barriers
+---@field source "driver"|"model"
+
+---@class gpuexp.MetricsInfo
+---@field passes integer  replay passes
+---@field chip string
+---@field units table<string, string>
+---@field names string[]
+---@field seconds number
+---@field timing table<string, number>  where the collect's time went
+
+---@class gpuexp.Lesson
+local Lesson = {}
+---Records a finding with its numbers (held or not).
+---@param condition boolean
+---@param text string
+function Lesson:expect(condition, text) end
+---Prints "held on this GPU: <held>" or "did NOT hold", then every finding; returns whether all held.
+---@param held string
+---@return boolean
+function Lesson:report(held) end
+
+---@class gpuexp.Scalar  a value with its C type, from gpuexp.f32(x) and friends
+
+---@class gpuexp.Device
+---@field name string
+---@field uuid string
+---@field arch string  "sm_90"
+---@field ordinal integer
+---@field sm_count integer
+---@field l2_bytes integer
+---@field memory_bytes integer
+---@field peak_dram_gbps number
+---@field peak_fp32_gflops number
+---@field facts table<string, any>  every fact (the README lists them)
+local Device = {}
+---Allocates device memory.
+---@param type gpuexp.ElementType
+---@param count integer
+---@return gpuexp.Buffer
+function Device:alloc(type, count) end
+---Any CU_DEVICE_ATTRIBUTE_*, lower case without the prefix.
+---@param name string
+---@return integer
+function Device:attribute(name) end
+---Every device attribute by name.
+---@return table<string, integer>
+function Device:attributes() end
+---Free and total device memory in bytes.
+---@return integer free, integer total
+function Device:memory_info() end
+---Waits for everything queued on the device.
+function Device:synchronize() end
+---The SM clock in MHz, measured now by a probe kernel.
+---@return number
+function Device:sm_clock() end
+---Enqueues an L2 eviction (a read of twice the L2).
+function Device:flush_l2() end
+
+---@class gpuexp.Buffer
+---@field count integer
+---@field bytes integer
+---@field type gpuexp.ElementType
+---@field kind "device"|"pinned"|"pageable"
+---@operator len: integer
+local Buffer = {}
+---Element i (1-based).
+---@param i integer
+---@return number
+function Buffer:get(i) end
+---Sets element i (1-based); the value is range-checked for the type.
+---@param i integer
+---@param value number
+function Buffer:set(i, value) end
+---Fills every element with one value.
+---@param value number
+---@return gpuexp.Buffer self
+function Buffer:fill(value) end
+---Uniform values; element i depends only on (seed, i).
+---@param spec {seed?: integer, min?: number, max?: number}
+---@return gpuexp.Buffer self
+function Buffer:random(spec) end
+---Copies from a buffer of the same type (any kind) or a Lua table.
+---@param source gpuexp.Buffer|number[]
+---@param options? {offset?: integer, source_offset?: integer, count?: integer}
+---@return gpuexp.Buffer self
+function Buffer:copy_from(source, options) end
+---count elements from first (1-based) as a Lua table.
+---@param first? integer
+---@param count? integer
+---@return number[]
+function Buffer:to_table(first, count) end
+---ok when every |self - expected| <= atol + rtol |expected|.
+---@param expected gpuexp.Buffer
+---@param tolerance? {rtol?: number, atol?: number}
+---@return boolean ok, table info
+function Buffer:compare(expected, tolerance) end
+---Times a copy into this buffer: median_ms, gbps, ...
+---@param source gpuexp.Buffer
+---@param options? {warmup?: integer, reps?: integer}
+---@return table
+function Buffer:time_copy_from(source, options) end
+---Frees the memory now (the garbage collector does it otherwise).
+function Buffer:free() end
+
+---@class gpuexp.Program
+---@field log string  NVRTC's log with the ptxas -v report
+---@field ptx string
+---@field arch string
+---@field cache_hit boolean
+---@field cache_key string
+---@field source_key string  the kernel's hash without the architecture
+---@field compile_seconds number
+---@field cubin_bytes integer
+local Program = {}
+---A kernel by extern "C" name, name expression or mangled name.
+---@param name string
+---@return gpuexp.Kernel
+function Program:kernel(name) end
+---The kernels' names.
+---@return string[]
+function Program:kernels() end
+---Registers, shared memory, stack, spills and barriers from the ptxas report (no GPU needed).
+---@param name string
+---@return table
+function Program:resources(name) end
+
+---@class gpuexp.Kernel
+---@field name string
+local Kernel = {}
+---Enqueues one launch.
+---@param spec gpuexp.LaunchSpec
+function Kernel:launch(spec) end
+---Event-timed samples: warmup (5), reps (100), cold, graph, clock.
+---@param spec gpuexp.LaunchSpec|{warmup?: integer, reps?: integer, cold?: boolean, graph?: integer, clock?: boolean}
+---@return gpuexp.Timing
+function Kernel:time(spec) end
+---The measurement policy: samples until the noise target, a minimum time, or a timeout.
+---@param spec gpuexp.LaunchSpec|{mode?: string, warmup?: integer, min_samples?: integer, min_time_ms?: number, max_noise_pct?: number, timeout_s?: number}
+---@return gpuexp.Measurement
+function Kernel:measure(spec) end
+---A launch with its configuration and arguments bound: the fast path for launch loops.
+---@param spec gpuexp.LaunchSpec
+---@return gpuexp.Launch
+function Kernel:bind(spec) end
+---Theoretical occupancy: the driver's on a GPU, the model's offline, with the limiter.
+---@param spec {block: integer, shared?: integer, carveout?: string|integer}
+---@return gpuexp.Occupancy
+function Kernel:occupancy(spec) end
+---The loaded function's and ptxas's resources.
+---@return table
+function Kernel:resources() end
+---Hardware counters of one launch (CUPTI), with presets and derived values; nil and why when counters cannot be read.
+---@param spec gpuexp.LaunchSpec|{metrics: string|string[], restore?: boolean, flush_l2?: boolean}
+---@return table<string, number|string>|nil values, gpuexp.MetricsInfo|string info
+function Kernel:metrics(spec) end
+---The raw counters under Kernel:metrics (no presets, no derived values).
+---@param spec gpuexp.LaunchSpec|{metrics: string[], restore?: boolean, flush_l2?: boolean}
+---@return table<string, number>|nil values, table|string info
+function Kernel:collect(spec) end
+
+---@class gpuexp.Launch
+local Launch = {}
+---Enqueues the bound launch.
+function Launch:launch() end
+---Times the bound launch.
+---@param options? {warmup?: integer, reps?: integer, cold?: boolean, graph?: integer, clock?: boolean}
+---@return gpuexp.Timing
+function Launch:time(options) end
+
+---@class gpuexp
+---@field version string
+---@field args string[]  the script's arguments (also in arg)
+---@field script string
+---@field script_dir string
+---@field out? string  --out
+---@field plan boolean  an offline plan: no GPU is used
+---@field offline_arch? string
+---@field device_ordinal integer
+---@field quiet boolean
+---@field data_dir? string  where the shipped experiments and kernels are
+---@field executable string  this binary
+---@field csv {read: fun(path: string): table[], string[]; open: fun(path: string): table}
+---@field stall_reasons string[]
+---@field metric_presets table<string, string[]>
+---@field measure_defaults table  measurement policy defaults for the whole script
+---@field measure_columns string[]
+gpuexp = {}
+
+---The --device GPU, or GPU n.
+---@param n? integer
+---@return gpuexp.Device
+function gpuexp.device(n) end
+---Every GPU.
+---@return gpuexp.Device[]
+function gpuexp.devices() end
+---How many GPUs the driver sees.
+---@return integer
+function gpuexp.device_count() end
+---Compiles CUDA C++ with NVRTC (cached on disk).
+---@param spec {file?: string, source?: string, name?: string, arch?: string, options?: string[], defines?: table, include?: string[], names?: string[], device?: gpuexp.Device, cache?: boolean}
+---@return gpuexp.Program
+function gpuexp.compile(spec) end
+---Host memory (pageable, or pinned with {pinned = true}).
+---@param type gpuexp.ElementType
+---@param count integer
+---@param options? {pinned?: boolean}
+---@return gpuexp.Buffer
+function gpuexp.host(type, count, options) end
+---@param x number
+---@return gpuexp.Scalar
+function gpuexp.f32(x) end
+---@param x number
+---@return gpuexp.Scalar
+function gpuexp.f64(x) end
+---@param n integer
+---@return gpuexp.Scalar
+function gpuexp.i32(n) end
+---@param n integer
+---@return gpuexp.Scalar
+function gpuexp.u32(n) end
+---@param n integer
+---@return gpuexp.Scalar
+function gpuexp.i64(n) end
+---@param n integer
+---@return gpuexp.Scalar
+function gpuexp.u64(n) end
+---@param n integer
+---@return gpuexp.Scalar
+function gpuexp.i8(n) end
+---@param n integer
+---@return gpuexp.Scalar
+function gpuexp.u8(n) end
+---Runs every point of a sweep (supervised: crashes and hangs become rows) and writes its CSV.
+---@param spec {name?: string, axes: table, where?: fun(p: table): boolean, setup?: fun(), run: fun(p: table): table, columns?: string[], out?: string, meta?: table, device?: gpuexp.Device|false, quiet?: boolean, timeout_s?: number}
+---@return table[] rows, string path, string[] columns
+function gpuexp.sweep(spec) end
+---The enumeration of a sweep's points alone.
+---@param axes table
+---@param where? fun(p: table): boolean
+---@return table[]
+function gpuexp.points(axes, where) end
+---Statistics of samples: min, median, mean, stddev, noise_pct, p10, p90 (names with the suffix).
+---@param samples number[]
+---@param suffix? string
+---@return table
+function gpuexp.stats(samples, suffix) end
+---Fails the run (exit 1) with the message when the condition is false; returns the condition.
+---@param condition any
+---@param message string
+---@param ... any  format arguments
+---@return any
+function gpuexp.check(condition, message, ...) end
+---A study's lesson checks.
+---@return gpuexp.Lesson
+function gpuexp.lesson() end
+---Raises a gpuexp error value at the caller's line.
+---@param kind "usage"|"driver"|"compile"|"system"
+---@param message string
+---@param level? integer
+function gpuexp.error(kind, message, level) end
+---A 128-bit hash of text, as 32 hex digits.
+---@param text string
+---@return string
+function gpuexp.hash(text) end
+---Seconds (monotonic).
+---@return number
+function gpuexp.clock() end
+---gpuexp, CUDA, driver and NVRTC versions.
+---@return table<string, string>
+function gpuexp.versions() end
+---Creates a folder and its parents.
+---@param path string
+function gpuexp.mkdir(path) end
+---The cubin cache folder.
+---@return string
+function gpuexp.cache_directory() end
+---This machine's name.
+---@return string
+function gpuexp.hostname() end
+---A path as the script would find it (its folder, then the parent).
+---@param path string
+---@return string
+function gpuexp.resolve(path) end
+---Prints rows as aligned columns.
+---@param rows table[]
+---@param columns string[]
+function gpuexp.print_table(rows, columns) end
+---The metadata table of this run.
+---@param device? gpuexp.Device
+---@return table
+function gpuexp.metadata(device) end
+---Theoretical occupancy from the model, for any architecture.
+---@param spec {arch: string, block: integer, registers?: integer, shared?: integer, barriers?: integer, carveout?: string|integer}
+---@return table
+function gpuexp.occupancy(spec) end
+---An architecture's limits, or the list of names.
+---@param arch? string
+---@return table
+function gpuexp.arch_limits(arch) end
+---A metric's type, unit and description (no GPU needed with a chip name).
+---@param name string
+---@param chip? string
+---@return table
+function gpuexp.metric_info(name, chip) end
+---Replay passes a list of metrics needs.
+---@param names string[]
+---@param chip? string
+---@return integer
+function gpuexp.metric_passes(names, chip) end
+---Every base metric of a chip.
+---@param chip? string
+---@return {name: string, type: string}[]
+function gpuexp.metric_names(chip) end
+---The chips CUPTI knows.
+---@return string[]
+function gpuexp.metric_chips() end
+---Presets and names to metric names, dropping what the chip lacks.
+---@param list string|string[]
+---@param chip? string
+---@return string[]
+function gpuexp.expand_metrics(list, chip) end
+---Hardware counters of many launches in one replay (each still an isolated launch).
+---@param spec {[integer]: gpuexp.LaunchSpec|{kernel: gpuexp.Kernel}, metrics: string|string[], restore?: boolean, flush_l2?: boolean, batch?: integer, max_snapshot_bytes?: integer}
+---@return table[]|nil values, gpuexp.MetricsInfo|string info
+function gpuexp.metrics(spec) end
+---Measures this GPU's ceilings (cached).
+---@param options? {force?: boolean}
+---@return table
+function gpuexp.calibrate(options) end
+---The cached ceilings, or nil until calibrated.
+---@param device? gpuexp.Device
+---@return table|nil
+function gpuexp.ceilings(device) end
+---A line plot of two columns through gnuplot.
+---@param spec {csv?: string, rows?: table[], x: string, y: string, by?: string, out: string, logx?: boolean, logy?: boolean, title?: string}
+---@return string out
+function gpuexp.plot(spec) end
+---A log-log roofline.
+---@param spec {csv?: string, rows?: table[], flops: string, bytes: string, time_ms: string, by?: string, out: string, peak_gflops: number, peak_gbps: number}
+---@return string out
+function gpuexp.roofline_plot(spec) end
+---Calls a plot function; nil and why instead of an error (no gnuplot).
+---@param plot function
+---@param spec table
+---@return string|nil out, string? why
+function gpuexp.try_plot(plot, spec) end
