@@ -18,6 +18,7 @@ usage: gpuexp nightly SUITE [options]
 
 SUITE is a folder of experiment files (every *.lua in it, in name order) or a suite file: one
 experiment per line, `PATH [script arguments...]`, PATH relative to the suite file, # comments.
+The shipped suite runs by name from any folder: gpuexp nightly nightly.
 
 Each experiment runs supervised (gpuexp --history ... PATH ARGS: crashes and hangs become rows) and
 is recorded in the history. Every point's time column (median_ms, else the first *_ms column) is
@@ -337,6 +338,11 @@ function M.main(args)
   if not ok then say(type(o) == "table" and o.usage or tostring(o)); return M.EXIT_USAGE end
   if o.help then print(help) return 0 end
   if not o.suite then say("which suite? (gpuexp nightly --help)"); return M.EXIT_USAGE end
+  -- a shipped suite by name: gpuexp nightly nightly
+  if not file_exists(o.suite) and not gpuexp._is_directory(o.suite) and gpuexp.data_dir and not o.suite:find("/") then
+    local shipped = gpuexp.data_dir .. "/experiments/" .. o.suite
+    if gpuexp._is_directory(shipped) or file_exists(shipped) then o.suite = shipped end
+  end
   local suite, why = M.read_suite(o.suite)
   if not suite then say(why); return M.EXIT_USAGE end
   if not o.arch then

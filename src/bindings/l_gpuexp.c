@@ -15,6 +15,8 @@
 #include "gx_embedded.h"
 #include "gx_nvrtc.h"
 #include "gx_stats.h"
+#include "gx_cupti.h"
+#include "gx_db.h"
 #include "gx_paths.h"
 #include "l_gpuexp.h"
 
@@ -78,6 +80,13 @@ static int gpuexp_versions(lua_State *L)
         lua_pushfstring(L, "%d.%d", major, minor);
         lua_setfield(L, -2, "nvrtc");
     }
+    unsigned cupti_api;
+    if (gx_cupti_version(&cupti_api, &error) == GX_OK) {
+        lua_pushinteger(L, (lua_Integer)cupti_api);
+        lua_setfield(L, -2, "cupti_api");
+    }
+    l_set_string(L, "lua", LUA_RELEASE);
+    l_set_string(L, "sqlite", gx_db_sqlite_version());
     return 1;
 }
 

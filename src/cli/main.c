@@ -31,8 +31,11 @@ static const char usage_text[] =
     "       gpuexp compare BASE.csv [...] NEW.csv verdict per point: same/slower/faster (--help)\n"
     "       gpuexp history list|show|export|record|exclude|prune   the recorded runs (--help)\n"
     "       gpuexp nightly SUITE [--history PATH] [--on-regression CMD]   regression sweep (--help)\n"
+    "       gpuexp doctor                         check this machine and say what to fix\n"
+    "       gpuexp help [COMMAND]                 every command's help; gpuexp COMMAND --help\n"
     "\n"
     "Runs a Lua experiment script: compile kernels with NVRTC, launch, time, sweep, write CSV.\n"
+    "A shipped experiment runs by name from any folder: gpuexp occupancy_sweep\n"
     "\n"
     "options:\n"
     "  -d, --device N   use GPU N (default 0)\n"
@@ -334,7 +337,9 @@ int main(int argc, char **argv)
                                               {"merge", "gpuexp.merge"},
                                               {"compare", "gpuexp.compare"},
                                               {"history", "gpuexp.history"},
-                                              {"nightly", "gpuexp.nightly"}};
+                                              {"nightly", "gpuexp.nightly"},
+                                              {"doctor", "gpuexp.doctor"},
+                                              {"help", "gpuexp.help"}};
     for (size_t b = 0; argc > 1 && b < sizeof builtins / sizeof builtins[0]; b++)
         if (strcmp(argv[1], builtins[b][0]) == 0) {
             options.script = argv[1];
@@ -360,9 +365,13 @@ int main(int argc, char **argv)
             fputs(usage_text, stdout);
             return GX_EXIT_OK;
         } else if (strcmp(a, "-V") == 0 || strcmp(a, "--version") == 0) {
-            printf("gpuexp %s (built with CUDA %d.%d, %s)\n", GX_VERSION, CUDA_VERSION / 1000,
-                   (CUDA_VERSION % 1000) / 10, LUA_RELEASE);
-            return GX_EXIT_OK;
+            /* gpuexp, Lua, SQLite and the CUDA pieces found: gpuexp doctor --version */
+            char *version_argv[] = {argv[0], "doctor", "--version", NULL};
+            options.script = "doctor";
+            options.script_index = 1;
+            options.builtin = "gpuexp.doctor";
+            options.inline_run = 1;
+            return run_script(3, version_argv, &options);
         } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
             options.quiet = 1;
         } else if (strcmp(a, "-d") == 0 || strcmp(a, "--device") == 0) {

@@ -171,6 +171,14 @@ void gx_metric_host_close(gx_metric_host *host)
 
 const char *gx_metric_host_chip(const gx_metric_host *host) { return host->chip; }
 
+int gx_cupti_version(unsigned *version, gx_error *error)
+{
+    if (gx_cupti_get(error))
+        return error->kind;
+    CUptiResult result = gx_cupti.cuptiGetVersion(version);
+    return result == CUPTI_SUCCESS ? GX_OK : gx_cupti_fail(error, "cuptiGetVersion", result);
+}
+
 int gx_metric_chips(char *buffer, size_t size, gx_error *error)
 {
     if (gx_cupti_get(error))

@@ -30,7 +30,7 @@ expect() { code="$1"; shift; check "$code" first "$@"; }
 expect_line() { code="$1"; shift; check "$code" "$@"; }
 
 cd "$cases" || exit 1
-version=$("$gpuexp" --version | sed -n 's/^gpuexp \([0-9.]*\) .*/\1/p')
+version=$(sed -n "s/^project(gpuexp VERSION \([0-9.]*\).*/\1/p" "$cases/../../CMakeLists.txt")
 expect 2 "gpuexp: no script given" "$gpuexp"
 expect 2 "gpuexp: unknown option '--bogus'" "$gpuexp" --bogus x.lua
 expect 2 "gpuexp: --device takes a GPU number, got 'abc'" "$gpuexp" --device abc x.lua
@@ -55,7 +55,7 @@ expect 3 "device.lua:1: no CUDA driver found: /usr/local/cuda/lib64/stubs/libcud
 expect 3 "gpuexp info: no CUDA driver found: dlopen(/nonexistent/libcuda.so.1) failed: /nonexistent/libcuda.so.1: cannot open shared object file: No such file or directory (is the NVIDIA driver installed?)" \
     env GX_LIBCUDA=/nonexistent/libcuda.so.1 "$gpuexp" info
 expect 2 "gpuexp info: unknown argument '--x' (usage: gpuexp info [--device N])" "$gpuexp" info --x
-expect 0 "gpuexp $version (built with CUDA 13.0, Lua 5.4.4)" "$gpuexp" --version
+expect 0 "gpuexp $version" "$gpuexp" --version
 
 # offline plans: explicit, and the automatic one when no GPU is found
 expect 0 "gpuexp: no GPU found (no CUDA driver found: dlopen(/nonexistent/libcuda.so.1) failed: /nonexistent/libcuda.so.1: cannot open shared object file: No such file or directory (is the NVIDIA driver installed?))" \

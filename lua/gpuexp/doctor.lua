@@ -1,0 +1,118 @@
+-- gpuexp doctor: checks what gpuexp needs on this machine and says what to fix for each missing
+-- piece; gpuexp --version: the versions of gpuexp and of the CUDA pieces it found.
+local meta = require("gpuexp.meta")
+
+local M = {}
+
+M.help = [[
+usage: gpuexp doctor
+Checks this machine: the NVIDIA driver, the GPUs, NVRTC (by compiling a kernel), CUPTI and the
+permission to read GPU counters (by reading them on a GPU), gnuplot, and that the cubin cache and
+the history folders are writable. Prints each check and, for what is missing, what to do.
+exit codes: 0 everything works, 1 something to fix (listed)]]
+
+function M.version_text()
+  local v = gpuexp.versions()
+  local driver = meta.driver_version()
+  return table.concat({
+    "gpuexp " .. gpuexp.version,
+    string.format("  %s and SQLite %s, linked in; built with CUDA %s", v.lua, v.sqlite, v.built_with_cuda),
+    "  CUDA driver: " .. (v.driver_cuda and (v.driver_cuda .. (driver and (" (kernel module " .. driver .. ")") or ""))
+      or "not found (libcuda.so.1; GX_LIBCUDA names another)"),
+    "  NVRTC: " .. (v.nvrtc or "not found (libnvrtc.so.13; GX_LIBNVRTC names another)"),
+    "  CUPTI: " .. (v.cupti_api and ("API version " .. v.cupti_api) or "not found (libcupti.so.13; GX_LIBCUPTI names another)"),
+  }, "\n")
+end
+
+local function writable(dir)
+  local ok = pcall(gpuexp.mkdir, dir)
+  if not ok then return false end
+  local probe = dir .. "/.gpuexp-doctor-" .. tostring(os.time())
+  local file = io.open(probe, "w")
+  if not file then return false end
+  local written = file:write("ok")
+  file:close()
+  os.remove(probe)
+  return written ~= nil
+end
+
+function M.checks()
+  local results = {}
+  local function add(ok, what, detail, fix)
+    results[#results + 1] = {ok = ok, what = what, detail = detail, fix = fix}
+  end
+  local v = gpuexp.versions()
+  add(gpuexp.data_dir ~= nil, "shipped experiments", gpuexp.data_dir and (gpuexp.data_dir .. "/experiments") or "not found",
+    "reinstall gpuexp (cmake --install, or the .deb): they live in PREFIX/share/gpuexp beside bin/gpuexp")
+  local driver = meta.driver_version()
+  add(v.driver_cuda ~= nil, "NVIDIA driver", v.driver_cuda and ("CUDA " .. v.driver_cuda .. (driver and
+    (", kernel module " .. driver) or "")) or "libcuda.so.1 not found",
+    "install the NVIDIA driver (nvidia-smi must work); in a container, start it with the GPUs (--gpus all)")
+  local ok_count, count = pcall(gpuexp.device_count)
+  local gpus = {}
+  if ok_count and count > 0 then
+    for i = 0, count - 1 do
+      local ok_device, device = pcall(gpuexp.device, i)
+      gpus[#gpus + 1] = ok_device and string.format("%d: %s (%s)", i, device.name, device.arch) or
+        string.format("%d: %s", i, type(device) == "table" and device.message or tostring(device))
+    end
+  end
+  add(ok_count and count > 0, "GPUs", #gpus > 0 and table.concat(gpus, "; ") or
+    (ok_count and "the driver reports 0 devices" or (type(count) == "table" and count.message or tostring(count))),
+    "check nvidia-smi and CUDA_VISIBLE_DEVICES; without a GPU, gpuexp --arch sm_90 SCRIPT shows the offline plan")
+  local compiled, program = pcall(gpuexp.compile, {source = 'extern "C" __global__ void doctor(float *x) { x[0] = 1; }',
+    arch = "sm_80", cache = false})
+  add(compiled, "NVRTC", compiled and ("NVRTC " .. tostring(v.nvrtc) .. ", compiled a kernel for sm_80") or
+    (type(program) == "table" and program.message or tostring(program)),
+    "install CUDA 13's NVRTC (apt: cuda-nvrtc-13-0), or set GX_LIBNVRTC to libnvrtc.so.13")
+  local host_ok, info = pcall(gpuexp.metric_info, "gpu__time_duration.sum", "GH100")
+  add(host_ok, "CUPTI", host_ok and ("API " .. tostring(v.cupti_api) .. ", metric tables readable") or
+    (type(info) == "table" and info.message or tostring(info)),
+    "install CUDA 13's CUPTI (apt: cuda-cupti-13-0) with libnvperf_host.so beside libcupti.so, or set GX_LIBCUPTI")
+  if ok_count and count > 0 and host_ok and compiled then
+    local ok_metrics, values, why = pcall(function()
+      local dev = gpuexp.device()
+      local k = gpuexp.compile{source = 'extern "C" __global__ void doctor(float *x) { x[threadIdx.x] = 1; }'}:kernel("doctor")
+      local buffer = dev:alloc("f32", 32)
+      return k:metrics{grid = 1, block = 32, args = {buffer}, metrics = {"smsp__inst_executed.sum"}}
+    end)
+    add(ok_metrics and values ~= nil, "GPU counters (profiling permission)", ok_metrics and values and
+      "read smsp__inst_executed.sum of a test kernel" or tostring(ok_metrics and why or values),
+      "see the message: usually NVreg_RestrictProfilingToAdminUsers=0, or run with CAP_SYS_ADMIN / CAP_PERFMON")
+  else
+    local params = meta.read_all("/proc/driver/nvidia/params") or ""
+    local admin_only = params:match("RmProfilingAdminOnly: 1") ~= nil
+    add(not admin_only, "GPU counters (profiling permission)", admin_only and
+      "the driver lets only administrators read counters (RmProfilingAdminOnly: 1)" or
+      "not tried: no GPU here", "options nvidia NVreg_RestrictProfilingToAdminUsers=0 in /etc/modprobe.d, or run as root")
+  end
+  local gnuplot = os.execute("command -v gnuplot >/dev/null 2>&1")
+  add(gnuplot == true, "gnuplot (plots)", gnuplot and "found" or "not found",
+    "apt-get install gnuplot-nox (studies and reports work without it, minus the pictures)")
+  local cache = gpuexp.cache_directory()
+  add(writable(cache), "cubin cache", cache, "set GPUEXP_CACHE_DIR to a writable folder")
+  local history_dir = require("gpuexp.history").default_path():match("^(.*)/[^/]*$") or "."
+  add(writable(history_dir), "history folder", history_dir, "set GPUEXP_HISTORY to a file in a writable folder")
+  return results
+end
+
+function M.main(args)
+  if args[1] == "--version" then print(M.version_text()) return 0 end
+  if args[1] == "--help" or args[1] == "-h" then print(M.help) return 0 end
+  if args[1] then io.stderr:write("gpuexp doctor: unknown argument '" .. args[1] .. "'\n") return 2 end
+  print(M.version_text())
+  print()
+  local problems = 0
+  for _, r in ipairs(M.checks()) do
+    print(string.format("%-4s %-36s %s", r.ok and "ok" or "FIX", r.what, r.detail))
+    if not r.ok then
+      problems = problems + 1
+      print("     -> " .. r.fix)
+    end
+  end
+  print()
+  print(problems == 0 and "everything gpuexp needs works here" or string.format("%d thing(s) to fix", problems))
+  return problems == 0 and 0 or 1
+end
+
+return M
