@@ -105,19 +105,19 @@ for _, row in ipairs(rows) do gpuexp.check(row.verified, "%s gives the exact sum
 -- The seed's lesson, on the seed's case (float, v1 = atomic_per_thread, v4 = atomic_per_block)
 local v1, v4 = by["float/atomic_per_thread"], by["float/atomic_per_block"]
 local lesson = gpuexp.lesson()
-lesson:expect(v1.slowdown_vs_per_block > 100, string.format("float: an atomic per thread is over 100x slower than " ..
+lesson:claim(v1.slowdown_vs_per_block > 100, string.format("float: an atomic per thread is over 100x slower than " ..
   "shuffles and one atomic per block (%.0fx; the seed: 218x)", v1.slowdown_vs_per_block))
 if v1.dominant_stall then
-  lesson:expect((v1.stall_lg_throttle or 0) >= 10 and (v4.stall_lg_throttle or 0) < 1, string.format("lg_throttle, " ..
+  lesson:claim((v1.stall_lg_throttle or 0) >= 10 and (v4.stall_lg_throttle or 0) < 1, string.format("lg_throttle, " ..
     "the load/store unit held back on the atomic path, appears in v1 and not in v4 (%.1f and %.1f cycles per issue; " ..
     "the seed: 31.1%% and 0%% of stalls)", v1.stall_lg_throttle or 0, v4.stall_lg_throttle or 0))
-  lesson:expect(v4.dominant_stall == "long_scoreboard", string.format("float v4's dominant stall is long_scoreboard " ..
+  lesson:claim(v4.dominant_stall == "long_scoreboard", string.format("float v4's dominant stall is long_scoreboard " ..
     "(%s; the seed: 84.6%%)", v4.dominant_stall))
-  lesson:expect(v1.l2_hit_rate_pct > v4.l2_hit_rate_pct + 50, string.format("v1 hits the L2 (%.1f%% against v4's " ..
+  lesson:claim(v1.l2_hit_rate_pct > v4.l2_hit_rate_pct + 50, string.format("v1 hits the L2 (%.1f%% against v4's " ..
     "%.1f%%; the seed: 88.7%% and 0.95%%)", v1.l2_hit_rate_pct, v4.l2_hit_rate_pct))
-  lesson:expect(v4.dram_throughput_pct > 10 * v1.dram_throughput_pct, string.format("v1 leaves DRAM idle (%.2f%% " ..
+  lesson:claim(v4.dram_throughput_pct > 10 * v1.dram_throughput_pct, string.format("v1 leaves DRAM idle (%.2f%% " ..
     "against v4's %.1f%%; the seed: 0.46%% and 88.2%%)", v1.dram_throughput_pct, v4.dram_throughput_pct))
-  lesson:expect(v1.achieved_occupancy_pct >= v4.achieved_occupancy_pct - 5, string.format("the slowness is not " ..
+  lesson:claim(v1.achieved_occupancy_pct >= v4.achieved_occupancy_pct - 5, string.format("the slowness is not " ..
     "occupancy: v1's warps are resident (%.1f%% achieved against v4's %.1f%%; the seed: 91.2%% and 91.9%%)",
     v1.achieved_occupancy_pct, v4.achieved_occupancy_pct))
   print(string.format("\nv1's dominant stall on this GPU is %s (lg_throttle is %.1f%% of its stall cycles). The seed's L4 " ..

@@ -39,20 +39,25 @@ end
 
 if gpuexp.plan then require("gpuexp.plan").install(gpuexp) end
 
--- gpuexp.lesson(): a study's lesson checks. lesson:expect(condition, text) records a finding with its
--- numbers; lesson:report(held) prints "held on this GPU: <held>" or "did NOT hold", then every
--- finding marked. A lesson that does not hold is a finding about this GPU, reported, not a failed
--- run (wrong results use gpuexp.check).
+-- gpuexp.lesson(): a study's lesson checks. lesson:expect(condition, text) records what did not hold
+-- (text says what went wrong; printed only then); lesson:claim(condition, statement) records a
+-- statement of the lesson with its numbers, printed either way, marked yes or NO. lesson:report(held)
+-- prints "held on this GPU: <held>" or "did NOT hold on this GPU:", then the claims and the failed
+-- expectations. A lesson that does not hold is a finding about this GPU, reported, not a failed run
+-- (wrong results use gpuexp.check).
 function gpuexp.lesson()
-  local findings, failed = {}, 0
+  local lines, failed = {}, 0
   return {
     expect = function(_, condition, text)
-      findings[#findings + 1] = (condition and "  yes: " or "  NO:  ") .. text
+      if not condition then failed = failed + 1; lines[#lines + 1] = "  " .. text end
+    end,
+    claim = function(_, condition, statement)
       if not condition then failed = failed + 1 end
+      lines[#lines + 1] = (condition and "  yes: " or "  NO:  ") .. statement
     end,
     report = function(_, held)
       print(failed == 0 and ("held on this GPU: " .. held) or "did NOT hold on this GPU:")
-      for _, text in ipairs(findings) do print(text) end
+      for _, text in ipairs(lines) do print(text) end
       return failed == 0
     end,
   }

@@ -56,11 +56,15 @@
 
 ---@class gpuexp.Lesson
 local Lesson = {}
----Records a finding with its numbers (held or not).
+---Records what did not hold when condition is false (text says what went wrong).
 ---@param condition boolean
 ---@param text string
 function Lesson:expect(condition, text) end
----Prints "held on this GPU: <held>" or "did NOT hold", then every finding; returns whether all held.
+---Records a statement of the lesson with its numbers, printed either way (yes or NO).
+---@param condition boolean
+---@param statement string
+function Lesson:claim(condition, statement) end
+---Prints "held on this GPU: <held>" or "did NOT hold", then the claims and failed expectations; returns whether all held.
 ---@param held string
 ---@return boolean
 function Lesson:report(held) end
