@@ -1,5 +1,6 @@
 #include "gx_tools.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include "gx_cache.h"
 #include "gx_driver.h"
 #include "gx_nvrtc.h"
+#include "gx_random.h"
 
 static const char tools_source[] =
     "extern \"C\" __global__ void gx_flush_l2(const int4 *data, unsigned long long count, int *sink)\n"
@@ -31,6 +33,40 @@ static const char tools_source[] =
     "    } while (t1 - t0 < 50000ull);\n"
     "    result[0] = (unsigned long long)(c1 - c0);\n"
     "    result[1] = t1 - t0;\n"
+    "}\n"
+    /* gx_fill_random (gx_random.c) on the device, bit for bit: the same splitmix64 of (seed, index)
+       and the same operations in the same order, rounded as the host rounds them (no FMA) */
+    "__device__ unsigned long long gx_mix(unsigned long long seed, unsigned long long index)\n"
+    "{\n"
+    "    unsigned long long z = seed * 0x9E3779B97F4A7C15ull + index * 0xD1B54A32D192ED03ull + 0x632BE59BD9B4E019ull;\n"
+    "    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;\n"
+    "    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;\n"
+    "    return z ^ (z >> 31);\n"
+    "}\n"
+    "extern \"C\" __global__ void gx_random(void *out, unsigned long long count, unsigned long long seed, int type,\n"
+    "                                       double lo, double span, float lo_f, float span_f)\n"
+    "{\n"
+    "    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < count;\n"
+    "         i += (unsigned long long)gridDim.x * blockDim.x) {\n"
+    "        unsigned long long z = gx_mix(seed, i);\n"
+    "        if (type == 0) {\n"
+    "            ((float *)out)[i] = __fadd_rn(lo_f, __fmul_rn(__fmul_rn(span_f, (float)(z >> 40)), 0x1.0p-24f));\n"
+    "            continue;\n"
+    "        }\n"
+    "        if (type == 1) {\n"
+    "            ((double *)out)[i] = __dadd_rn(lo, __dmul_rn(__dmul_rn(span, (double)(z >> 11)), 0x1.0p-53));\n"
+    "            continue;\n"
+    "        }\n"
+    "        double v = __dadd_rn(lo, floor(__dmul_rn(__dmul_rn((double)(z >> 11), 0x1.0p-53), span)));\n"
+    "        switch (type) {\n"
+    "        case 2: ((int *)out)[i] = (int)v; break;\n"
+    "        case 3: ((unsigned *)out)[i] = (unsigned)v; break;\n"
+    "        case 4: ((long long *)out)[i] = (long long)v; break;\n"
+    "        case 5: ((unsigned long long *)out)[i] = (unsigned long long)v; break;\n"
+    "        case 6: ((unsigned char *)out)[i] = (unsigned char)v; break;\n"
+    "        default: ((signed char *)out)[i] = (signed char)v; break;\n"
+    "        }\n"
+    "    }\n"
     "}\n";
 
 int gx_tools_open(gx_tools **out, const gx_device *device, gx_error *error)
@@ -59,6 +95,7 @@ int gx_tools_open(gx_tools **out, const gx_device *device, gx_error *error)
     }
     if (status || GX_CU(error, d->cuModuleGetFunction(&t->flush, t->module.handle, "gx_flush_l2"))
         || GX_CU(error, d->cuModuleGetFunction(&t->clock_probe, t->module.handle, "gx_clock_probe"))
+        || GX_CU(error, d->cuModuleGetFunction(&t->random, t->module.handle, "gx_random"))
         || GX_CU(error, d->cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, device->handle))
         || GX_CU(error, d->cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device->handle))) {
         gx_tools_close(t);
@@ -115,4 +152,24 @@ int gx_tools_sm_clock(gx_tools *t, double *mhz, gx_error *error)
         return error->kind;
     *mhz = result[1] ? (double)result[0] / (double)result[1] * 1e3 : 0;
     return GX_OK;
+}
+
+int gx_tools_random(gx_tools *t, gx_buffer *buffer, uint64_t seed, double low, double high, gx_error *error)
+{
+    const gx_driver *d = gx_driver_get(error);
+    if (!d || gx_device_activate(t->device, error))
+        return error->kind;
+    /* the host's parameters exactly (gx_fill_random) */
+    int type = (int)buffer->type;
+    double lo = low, span = high - low;
+    float lo_f = (float)low, span_f = (float)(high - low);
+    if (!gx_type_is_float(buffer->type)) {
+        lo = ceil(low);
+        span = floor(high) - lo + 1;
+        if (span < 1)
+            span = 1;
+    }
+    unsigned long long count = buffer->count, s = seed;
+    void *params[] = {&buffer->device_pointer, &count, &s, &type, &lo, &span, &lo_f, &span_f};
+    return GX_CU(error, d->cuLaunchKernel(t->random, (unsigned)t->flush_blocks * 4, 1, 1, 256, 1, 1, 0, NULL, params, NULL));
 }

@@ -1,17 +1,21 @@
-/* gpuexp's own helper kernels on a device: the L2 flush (cold runs, counter passes) and the SM
-   clock probe (the clock a measurement actually ran at). Compiled with NVRTC on first use. */
+/* gpuexp's own helper kernels on a device: the L2 flush (cold runs, counter passes), the SM
+   clock probe (the clock a measurement actually ran at) and the seeded random fill. Compiled
+   with NVRTC on first use. */
 #ifndef GX_TOOLS_H
 #define GX_TOOLS_H
 
 #include <cuda.h>
 
+#include <stdint.h>
+
 #include "gx_device.h"
+#include "gx_memory.h"
 #include "gx_module.h"
 
 typedef struct gx_tools {
     const gx_device *device;
     gx_module module;
-    CUfunction flush, clock_probe;
+    CUfunction flush, clock_probe, random;
     CUdeviceptr flush_buffer, probe_result;
     size_t flush_bytes;
     int flush_blocks;
@@ -25,5 +29,8 @@ int gx_tools_flush_l2(gx_tools *tools, gx_error *error);
 /* Runs a one-thread kernel that spins about 50 us and returns the SM clock it saw, in MHz
    (cycles over globaltimer nanoseconds). Synchronous. */
 int gx_tools_sm_clock(gx_tools *tools, double *mhz, gx_error *error);
+/* Fills a device buffer with gx_fill_random's values (the same, bit for bit) on the GPU.
+   Asynchronous on the default stream. */
+int gx_tools_random(gx_tools *tools, gx_buffer *buffer, uint64_t seed, double low, double high, gx_error *error);
 
 #endif
