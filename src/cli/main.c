@@ -15,6 +15,7 @@
 #include "gx_cli.h"
 #include "gx_occupancy.h"
 #include "gx_paths.h"
+#include "gx_trace.h"
 #include "gx_worker.h"
 #include "l_gpuexp.h"
 
@@ -55,6 +56,8 @@ static const char usage_text[] =
     "      --shard I/N         run the I-th (0-based) of N static shares of every sweep's points\n"
     "                          (default from SLURM_ARRAY_TASK_ID/_MIN/_COUNT); gpuexp merge joins them\n"
     "      --only 'A=V,B=W;A=X' run only the points with these axis values (';' between alternatives)\n"
+    "      --trace FILE.json   a timeline of kernels, copies, synchronizations and driver calls (CUPTI),\n"
+    "                          as Chrome trace events for Perfetto (ui.perfetto.dev) or chrome://tracing\n"
     "      --inline            no worker process: the script runs in this process (debuggers)\n"
     "      --history PATH      record the run (facts, rows, samples) in this SQLite history file\n"
     "      --record            the same, in the default file (gpuexp history --help says where)\n"
@@ -138,6 +141,7 @@ struct options {
     const char *devices, *shard, *point_timeout;
     const char *history; /* record the run there; "" = the default file */
     const char *only;    /* run only the points matching these axis values */
+    const char *trace;   /* record a timeline (Chrome trace JSON) here */
 };
 
 /* gpuexp.run_options: what the supervisor needs of the command line. */
@@ -190,6 +194,26 @@ static void push_run_options(lua_State *L, int argc, char **argv, const struct o
         lua_rawseti(L, -2, i + 1);
     }
     lua_setfield(L, -2, "argv");
+}
+
+/* --trace in the process that runs the script. A second worker of the run (another GPU, or a
+   fresh one after a crash) writes FILE with its pid before the extension instead. */
+static int start_trace(const struct options *options)
+{
+    gx_error error;
+    int status = gx_trace_start(options->trace, options->worker, &error);
+    if (status == GX_ERR_SYSTEM && errno == EEXIST) {
+        char other[PATH_MAX];
+        const char *dot = strrchr(options->trace, '.');
+        int stem = dot && !strchr(dot, '/') ? (int)(dot - options->trace) : (int)strlen(options->trace);
+        snprintf(other, sizeof other, "%.*s.%d%s", stem, options->trace, (int)getpid(), dot && !strchr(dot, '/') ? dot : "");
+        status = gx_trace_start(other, 0, &error);
+        if (status == GX_OK)
+            fprintf(stderr, "gpuexp: this worker's trace goes to %s\n", other);
+    }
+    if (status)
+        fprintf(stderr, "gpuexp: --trace: %s\n", error.message);
+    return status;
 }
 
 static int run_script(int argc, char **argv, const struct options *options)
@@ -284,9 +308,20 @@ static int run_script(int argc, char **argv, const struct options *options)
                 return returned;
             }
         } else if (status == LUA_OK) {
+            int wanted = options->trace && !options->arch;
+            if (options->trace && options->arch && !options->worker)
+                fprintf(stderr, "gpuexp: --trace: an offline plan runs nothing on a GPU; no trace is written\n");
+            int tracing = wanted && start_trace(options) == GX_OK;
+            if (wanted && !tracing) {
+                lua_close(L);
+                return GX_EXIT_GPU;
+            }
             for (int i = options->script_index + 1; i < argc; i++)
                 lua_pushstring(L, argv[i]);
             status = lua_pcall(L, argc - options->script_index - 1, 0, handler);
+            gx_error trace_error;
+            if (tracing && gx_trace_stop(&trace_error))
+                fprintf(stderr, "gpuexp: %s\n", trace_error.message);
         } else if (status == LUA_ERRFILE) {
             fprintf(stderr, "gpuexp: %s\n", lua_tostring(L, -1));
             lua_close(L);
@@ -407,12 +442,13 @@ int main(int argc, char **argv)
                 return usage_error("%s needs the history file's path", a);
             options.history = argv[++i];
         } else if (strcmp(a, "--devices") == 0 || strcmp(a, "--shard") == 0 || strcmp(a, "--point-timeout") == 0 ||
-                   strcmp(a, "--only") == 0) {
+                   strcmp(a, "--only") == 0 || strcmp(a, "--trace") == 0) {
             if (i + 1 >= argc)
                 return usage_error("%s needs a value", a);
             const char **slot = strcmp(a, "--devices") == 0 ? &options.devices
                                 : strcmp(a, "--shard") == 0 ? &options.shard
                                 : strcmp(a, "--only") == 0  ? &options.only
+                                : strcmp(a, "--trace") == 0 ? &options.trace
                                                             : &options.point_timeout;
             *slot = argv[++i];
         } else if (strcmp(a, "-o") == 0 || strcmp(a, "--out") == 0) {
@@ -456,8 +492,13 @@ int main(int argc, char **argv)
         }
     }
     options.automatic_plan = automatic_plan;
-    if (!options.inline_run) /* the supervisor: lua/gpuexp/supervisor.lua runs the script in workers */
+    if (!options.inline_run) { /* the supervisor: lua/gpuexp/supervisor.lua runs the script in workers */
         options.builtin = "gpuexp.supervisor";
+        if (options.trace && !options.arch)
+            unlink(options.trace); /* the first worker creates it; later ones write beside it */
+        else if (options.trace)
+            fprintf(stderr, "gpuexp: --trace: an offline plan runs nothing on a GPU; no trace is written\n");
+    }
     int code = run_script(argc, argv, &options);
     if (options.arch)
         fprintf(stderr, "gpuexp: this was an offline PLAN for %s: nothing ran on a GPU%s\n", options.arch,

@@ -5,6 +5,8 @@
 
 #include <stdint.h>
 
+#include <cupti_activity.h>
+#include <cupti_callbacks.h>
 #include <cupti_profiler_host.h>
 #include <cupti_range_profiler.h>
 #include <cupti_result.h>
@@ -24,7 +26,9 @@
     X(cuptiRangeProfilerEnable) X(cuptiRangeProfilerDisable) X(cuptiRangeProfilerGetCounterDataSize) \
     X(cuptiRangeProfilerCounterDataImageInitialize) X(cuptiRangeProfilerSetConfig)                \
     X(cuptiRangeProfilerStart) X(cuptiRangeProfilerStop) X(cuptiRangeProfilerDecodeData)          \
-    X(cuptiRangeProfilerGetCounterDataInfo)
+    X(cuptiRangeProfilerGetCounterDataInfo) X(cuptiActivityEnable) X(cuptiActivityDisable)            \
+    X(cuptiActivityRegisterCallbacks) X(cuptiActivityFlushAll) X(cuptiActivityGetNextRecord)      \
+    X(cuptiGetTimestamp) X(cuptiGetCallbackName)
 
 struct gx_cupti_functions {
 #define GX_CUPTI_POINTER(name) __typeof__(name) *name;

@@ -1,0 +1,45 @@
+-- --trace on a GPU: a script's kernel, copies and synchronizations land in a timeline that follows
+-- the Trace Event Format, with the launch's grid and block and the copies' bytes; no file without
+-- --trace.
+local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
+T.require_gpu()
+local schema = dofile(gpuexp.script_dir .. "/../trace/schema.lua")
+local binary = assert(arg[1], "the gpuexp binary is the first argument")
+local work = T.temporary_directory()
+local script = io.open(work .. "/traced.lua", "w")
+script:write([[
+local dev = gpuexp.device()
+local k = gpuexp.compile{source = 'extern "C" __global__ void traced(float *x) { x[blockIdx.x * blockDim.x + threadIdx.x] += 1; }'}:kernel("traced")
+local x = dev:alloc("f32", 1 << 20):fill(0)
+local h = gpuexp.host("f32", 1 << 20, {pinned = true}):fill(2)
+for _ = 1, 3 do k:launch{grid = 4096, block = 256, args = {x}} end
+x:copy_from(h)
+dev:synchronize()
+]])
+script:close()
+local function run(extra)
+  local _, _, code = os.execute(string.format("cd %s && %s --quiet %s traced.lua > out.txt 2>&1", work, binary, extra))
+  return code
+end
+T.eq(run("--trace timeline.json"), 0, "the traced run")
+local file = assert(io.open(work .. "/timeline.json"))
+local events, why = schema.check(file:read("a"))
+file:close()
+T.ok(events, "the trace follows the format: " .. tostring(why))
+local kernels, copies, syncs = {}, {}, 0
+for _, e in ipairs(events) do
+  if e.cat == "kernel" and e.name == "traced" then kernels[#kernels + 1] = e end
+  if e.cat == "memcpy" then copies[#copies + 1] = e end
+  if e.cat == "sync" then syncs = syncs + 1 end
+end
+T.eq(#kernels, 3, "three launches of the kernel")
+T.eq(kernels[1].args.grid[1], 4096, "grid in the event"); T.eq(kernels[1].args.block[1], 256, "block in the event")
+T.ok(kernels[1].dur > 0 and kernels[2].ts >= kernels[1].ts, "durations and order")
+local pinned
+for _, c in ipairs(copies) do if c.name == "memcpy HtoD pinned to device" and c.args.bytes == 4 * (1 << 20) then pinned = c end end
+T.ok(pinned, "the 4 MB pinned copy is in the trace")
+T.ok(syncs >= 1, "the synchronization is in the trace")
+os.remove(work .. "/timeline.json")
+T.eq(run(""), 0, "an untraced run")
+T.ok(not io.open(work .. "/timeline.json"), "no trace without --trace")
+T.done()
