@@ -14,6 +14,7 @@ M.commands = {
   {"compare", "a verdict per point between runs: same, slower, faster"},
   {"history", "the recorded runs (SQLite)"},
   {"nightly", "a regression suite: run, record, compare, report"},
+  {"diagnose", "run a script and diagnose every launch it times"},
   {"doctor", "check this machine and say what to fix"},
   {"help", "this list, or a command's help"},
 }

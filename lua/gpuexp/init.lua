@@ -30,10 +30,36 @@ function gpuexp.try_plot(plot, spec)
   return nil, type(result) == "table" and result.message or tostring(result)
 end
 gpuexp.measure_columns = measure.columns
+-- gpuexp.diagnose(kernel, launch) -> findings (verdict, evidence, text, the numbers), or nil and why
+function gpuexp.diagnose(kernel, spec)
+  local diagnose = require("gpuexp.diagnose")
+  local findings, why = diagnose.run(kernel, spec)
+  if findings then findings.text = diagnose.format(findings) end
+  return findings, why
+end
+-- gpuexp diagnose SCRIPT: every timed launch is diagnosed after it is timed; the sweep puts the
+-- point's last diagnosis in its row
+local function diagnose_after(kernel, spec)
+  if not (gpuexp.run_options and gpuexp.run_options.diagnose) or gpuexp.plan then return end
+  local findings, why = gpuexp.diagnose(kernel, spec)
+  if findings then
+    print(findings.text)
+    gpuexp._last_diagnosis = findings
+  else
+    io.stderr:write("gpuexp diagnose: no counters for " .. kernel.name .. ": " .. tostring(why) .. "\n")
+  end
+end
+local time_launch = gpuexp._kernel_methods.time
+gpuexp._kernel_methods.time = function(kernel, spec)
+  local result = time_launch(kernel, spec)
+  diagnose_after(kernel, spec)
+  return result
+end
 -- kernel:measure{...}: the measurement policy (gpuexp.measure), with the clock flag for its device
 gpuexp._kernel_methods.measure = function(kernel, spec)
   local result = measure.measure(kernel, spec)
   if not gpuexp.plan then measure.flag_clock(result, gpuexp.device()) end
+  diagnose_after(kernel, spec)
   return result
 end
 

@@ -219,6 +219,7 @@ function M.run(spec)
     local point = points[index]
     local copy = {}
     for k, v in pairs(point) do copy[k] = v end
+    gpuexp._last_diagnosis = nil
     local ok, result = pcall(spec.run, copy)
     if ok and type(result) ~= "table" then
       ok, result = false, "run returned " .. type(result) .. ", not a row table"
@@ -236,6 +237,10 @@ function M.run(spec)
     local row = {}
     if ok then for k, v in pairs(result) do row[k] = v end end
     for k, v in pairs(point) do row[k] = v end
+    local diagnosis = gpuexp._last_diagnosis -- gpuexp diagnose: the point's last timed launch
+    if diagnosis and row.diagnosis == nil then
+      row.diagnosis, row.diagnosis_evidence = diagnosis.verdict, table.concat(diagnosis.evidence, "; ")
+    end
     row.status = ok and (row.status or "ok") or "error"
     row.error = not ok and error_text(result) or row.error
     local row_cells, arrays = format_row(row)

@@ -373,6 +373,13 @@ function gpuexp.expand_metrics(list, chip) end
 ---@param spec {[integer]: gpuexp.LaunchSpec|{kernel: gpuexp.Kernel}, metrics: string|string[], restore?: boolean, flush_l2?: boolean, batch?: integer, max_snapshot_bytes?: integer}
 ---@return table[]|nil values, gpuexp.MetricsInfo|string info
 function gpuexp.metrics(spec) end
+---A verdict for one launch from its counters (memory-bound, compute-bound, latency-bound, contended
+---atomics, bank conflicts, register spills, branch divergence, uncoalesced loads) with its evidence:
+---findings.verdict, findings.evidence (strings), findings.text, and the numbers (SoL %, stalls, occupancy).
+---@param kernel gpuexp.Kernel
+---@param spec gpuexp.LaunchSpec
+---@return table|nil findings, string? why
+function gpuexp.diagnose(kernel, spec) end
 ---Measures this GPU's ceilings (cached).
 ---@param options? {force?: boolean}
 ---@return table

@@ -33,6 +33,7 @@ static const char usage_text[] =
     "       gpuexp history list|show|export|record|exclude|prune   the recorded runs (--help)\n"
     "       gpuexp nightly SUITE [--history PATH] [--on-regression CMD]   regression sweep (--help)\n"
     "       gpuexp doctor                         check this machine and say what to fix\n"
+    "       gpuexp diagnose SCRIPT.lua [...]      a verdict with evidence for every timed launch\n"
     "       gpuexp help [COMMAND]                 every command's help; gpuexp COMMAND --help\n"
     "\n"
     "Runs a Lua experiment script: compile kernels with NVRTC, launch, time, sweep, write CSV.\n"
@@ -59,6 +60,7 @@ static const char usage_text[] =
     "      --trace FILE.json   a timeline of kernels, copies, synchronizations and driver calls (CUPTI),\n"
     "                          as Chrome trace events for Perfetto (ui.perfetto.dev) or chrome://tracing\n"
     "      --inline            no worker process: the script runs in this process (debuggers)\n"
+    "      --diagnose          diagnose every timed launch with counters (gpuexp diagnose --help)\n"
     "      --history PATH      record the run (facts, rows, samples) in this SQLite history file\n"
     "      --record            the same, in the default file (gpuexp history --help says where)\n"
     "  -h, --help       this text\n"
@@ -68,6 +70,17 @@ static const char usage_text[] =
     "            4 kernel compile error, 5 finished but points crashed or timed out,\n"
     "            6 the history could not be written (the CSV files are kept),\n"
     "            130 interrupted (rows kept; --resume finishes)\n";
+
+static const char diagnose_text[] =
+    "usage: gpuexp diagnose [options] SCRIPT.lua [script arguments...]   (or gpuexp --diagnose ...)\n"
+    "Runs the script and diagnoses every launch it times (kernel:measure, kernel:time) with the\n"
+    "counters: Speed of Light compute and memory %, the dominant stalls, achieved against theoretical\n"
+    "occupancy, FP32 intensity against the calibrated knee, and the telltales of contended atomics,\n"
+    "bank conflicts, spills, divergence and uncoalesced loads; then a verdict (memory-bound,\n"
+    "compute-bound, latency-bound, contended atomics, ...) with its evidence, printed and added to\n"
+    "the point's row (diagnosis, diagnosis_evidence). --only A=V picks the points. Every option of a\n"
+    "run applies (gpuexp --help). From a script: gpuexp.diagnose(kernel, launch).\n"
+    "exit codes: as a run's (gpuexp --help)\n";
 
 static int usage_error(const char *format, const char *detail)
 {
@@ -142,6 +155,7 @@ struct options {
     const char *history; /* record the run there; "" = the default file */
     const char *only;    /* run only the points matching these axis values */
     const char *trace;   /* record a timeline (Chrome trace JSON) here */
+    int diagnose;        /* diagnose every timed launch (gpuexp diagnose SCRIPT) */
 };
 
 /* gpuexp.run_options: what the supervisor needs of the command line. */
@@ -156,6 +170,8 @@ static void push_run_options(lua_State *L, int argc, char **argv, const struct o
     lua_setfield(L, -2, "allow_mixed");
     lua_pushboolean(L, o->no_plan);
     lua_setfield(L, -2, "no_plan");
+    lua_pushboolean(L, o->diagnose);
+    lua_setfield(L, -2, "diagnose");
     const char *strings[][2] = {{"devices", o->devices}, {"shard", o->shard}, {"point_timeout", o->point_timeout},
                                 {"plan_arch", o->arch}, {"history", o->history}, {"only", o->only}};
     for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
@@ -383,6 +399,9 @@ int main(int argc, char **argv)
             options.inline_run = 1;
             return run_script(argc, argv, &options);
         }
+    static char diagnose_option[] = "--diagnose";
+    if (argc > 1 && strcmp(argv[1], "diagnose") == 0)
+        argv[1] = diagnose_option; /* gpuexp diagnose SCRIPT is gpuexp --diagnose SCRIPT */
     gx_error attach_error;
     int worker_device = 0, worker_slot = 0;
     int attached = gx_worker_attach(&worker_device, &worker_slot, &attach_error);
@@ -397,8 +416,10 @@ int main(int argc, char **argv)
             i++;
             break;
         } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            fputs(usage_text, stdout);
+            fputs(options.diagnose ? diagnose_text : usage_text, stdout);
             return GX_EXIT_OK;
+        } else if (strcmp(a, "--diagnose") == 0) {
+            options.diagnose = 1;
         } else if (strcmp(a, "-V") == 0 || strcmp(a, "--version") == 0) {
             /* gpuexp, Lua, SQLite and the CUDA pieces found: gpuexp doctor --version */
             char *version_argv[] = {argv[0], "doctor", "--version", NULL};

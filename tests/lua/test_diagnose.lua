@@ -1,0 +1,44 @@
+-- The diagnosis rules on counter values where the answer is known (shapes of the shipped studies'
+-- kernels as an H200 measured them); tests/gpu runs them on the kernels themselves.
+local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
+local diagnose = require("gpuexp.diagnose")
+local function stalls(t)
+  local v = {}
+  for reason, value in pairs(t) do v["smsp__average_warps_issue_stalled_" .. reason .. "_per_issue_active.ratio"] = value end
+  return v
+end
+local function case(fields, stall_values, resources)
+  local v = stalls(stall_values or {long_scoreboard = 10, selected = 1})
+  for k, x in pairs(fields) do v[k] = x end
+  v["smsp__inst_executed.sum"] = v["smsp__inst_executed.sum"] or 1e6
+  return diagnose.judge(v, resources or {spill_store_bytes = 0, spill_load_bytes = 0}, {fp32_gflops = 59000, dram_copy_gbps = 4230})
+end
+local SOL_C, SOL_M = "sm__throughput.avg.pct_of_peak_sustained_elapsed", "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"
+local DRAM, L2 = "dram__throughput.avg.pct_of_peak_sustained_elapsed", "lts__t_sector_hit_rate.pct"
+
+-- SAXPY: memory-bound
+local f = case({[SOL_C] = 20, [SOL_M] = 92, [DRAM] = 92, [L2] = 33, fp32_flop_per_byte = 0.17})
+T.eq(f.verdict, "memory-bound", "saxpy")
+T.ok(f.evidence[3]:find("under the 13.9 knee", 1, true), "intensity against the knee: " .. f.evidence[3])
+-- the roofline's FMA chain at 256 FLOP/byte: compute-bound
+T.eq(case({[SOL_C] = 88, [SOL_M] = 12, [DRAM] = 10, fp32_flop_per_byte = 256}, {math_pipe_throttle = 5, wait = 2}).verdict,
+  "compute-bound", "fma chain")
+-- float atomic per thread (seed 004 v1 on the H200): contended atomics despite no lg_throttle dominance
+f = case({[SOL_C] = 2, [SOL_M] = 3, [DRAM] = 0.05, [L2] = 88.8, ["smsp__sass_inst_executed_op_global_red.sum"] = 131072,
+  ["smsp__inst_executed.sum"] = 1.2e6}, {drain = 40000, long_scoreboard = 11330, lg_throttle = 123})
+T.eq(f.verdict, "contended atomics", "float atomics")
+T.ok(f.evidence[3]:find("L2 hit 89%", 1, true), f.evidence[3])
+-- two-way bank conflicts
+T.eq(case({[SOL_C] = 30, [SOL_M] = 40, shared_ld_ways = 2, shared_st_ways = 2}, {mio_throttle = 5, short_scoreboard = 4}).verdict,
+  "shared-memory bank conflicts", "bank conflicts")
+T.eq(case({[SOL_C] = 30, [SOL_M] = 40, shared_ld_ways = 1, shared_st_ways = 1}).verdict, "latency-bound", "no conflict, low SoL")
+-- per-lane divergence
+T.eq(case({[SOL_C] = 45, [SOL_M] = 10, ["smsp__average_thread_inst_executed_per_inst_executed.ratio"] = 10}).verdict,
+  "branch divergence", "divergence")
+-- stride-32 loads
+T.eq(case({[SOL_C] = 10, [SOL_M] = 70, ["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] = 3.2e7,
+  ["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"] = 1e6}).verdict, "uncoalesced global loads", "coalescing")
+-- spills with memory traffic
+T.eq(case({[SOL_C] = 20, [SOL_M] = 50}, {long_scoreboard = 30, selected = 1}, {spill_store_bytes = 64, spill_load_bytes = 64}).verdict,
+  "register spills", "spills")
+T.done()
