@@ -76,6 +76,10 @@ local rows = gpuexp.sweep{
 gpuexp.print_table(rows, {"element_bytes", "offset", "stride", "effective_gbps", "moved_gbps", "sectors_per_request",
   "predicted_sectors_per_warp", "verified", "status"})
 if plan then print("OFFLINE PLAN: kernels compiled, launches checked; no timings or counters") return end
+if gpuexp.run_options and gpuexp.run_options.only then -- the lesson compares every point
+  print("a partial run (--only): the table above, no lesson")
+  return
+end
 for _, row in ipairs(rows) do row.series = row.element_bytes .. " B, offset " .. row.offset end
 local plot, why = gpuexp.try_plot(gpuexp.plot, {rows = rows, x = "stride", y = "effective_gbps", by = "series", logx = true,
   out = out:gsub("%.csv$", ".png"), title = "coalescing: useful bandwidth vs stride (" .. dev.name .. ")"})

@@ -60,6 +60,10 @@ end
 gpuexp.print_table(rows, {"pattern", "paths_per_warp", "median_ms", "slowdown", "branch_efficiency_pct",
   "threads_per_instruction", "verified", "status"})
 if plan then print("OFFLINE PLAN: kernel compiled, launches checked; no timings or counters") return end
+if gpuexp.run_options and gpuexp.run_options.only then -- the lesson compares every point
+  print("a partial run (--only): the table above, no lesson")
+  return
+end
 local plot, why = gpuexp.try_plot(gpuexp.plot, {rows = rows, x = "paths_per_warp", y = "median_ms", by = "pattern", out = out:gsub("%.csv$", ".png"),
   title = "divergence: time vs branches per warp (" .. dev.name .. ")"})
 print("wrote " .. out .. (plot and (" and " .. plot) or (" (plot not written: " .. why .. ")")))

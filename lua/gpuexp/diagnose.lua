@@ -16,7 +16,7 @@ M.names = {
   "lts__t_sector_hit_rate.pct",
   "sm__warps_active.avg.pct_of_peak_sustained_active",
   "smsp__average_thread_inst_executed_per_inst_executed.ratio",
-  "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+  "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct", -- useful bytes of the sectors loads fetch
   "smsp__sass_inst_executed_op_global_atom.sum", "smsp__sass_inst_executed_op_global_red.sum",
   "smsp__inst_executed.sum", "gpu__time_duration.sum", "dram__bytes.sum",
   "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
@@ -48,9 +48,7 @@ function M.judge(v, resources, ceilings)
   local top = stalls[1] and stalls[1].reason or "none"
   local atomics = (v["smsp__sass_inst_executed_op_global_atom.sum"] or 0) + (v["smsp__sass_inst_executed_op_global_red.sum"] or 0)
   local instructions = v["smsp__inst_executed.sum"] or 0
-  local sectors = v["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"]
-  local requests = v["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"]
-  local sectors_per_request = sectors and requests and requests > 0 and sectors / requests or nil
+  local sector_use = v["smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct"]
   local threads_per_instruction = v["smsp__average_thread_inst_executed_per_inst_executed.ratio"]
   local ways = math.max(v.shared_ld_ways or 0, v.shared_st_ways or 0)
   local intensity = v.fp32_flop_per_byte
@@ -59,7 +57,7 @@ function M.judge(v, resources, ceilings)
     sol_compute_pct = sol_compute, sol_memory_pct = sol_memory, dram_pct = dram, l2_hit_pct = l2_hit,
     top_stalls = stalls, achieved_occupancy_pct = v.achieved_occupancy_pct, theoretical_occupancy_pct = v.theoretical_occupancy_pct,
     occupancy_limiter = v.occupancy_limiter, fp32_flop_per_byte = intensity, knee_flop_per_byte = knee,
-    sectors_per_request = sectors_per_request, threads_per_instruction = threads_per_instruction, shared_ways = ways,
+    sector_use_pct = sector_use, threads_per_instruction = threads_per_instruction, shared_ways = ways,
     atomic_instructions = atomics, spill_bytes = resources and ((resources.spill_store_bytes or 0) + (resources.spill_load_bytes or 0)),
   }
   local evidence = {string.format("SoL compute %.0f%%, memory %.0f%% (DRAM %.0f%%)", sol_compute, sol_memory, dram)}
@@ -82,15 +80,15 @@ function M.judge(v, resources, ceilings)
   elseif findings.spill_bytes and findings.spill_bytes > 0 and ((share.long_scoreboard or 0) > 20 or sol_memory > 40) then
     verdict = "register spills"
     evidence[#evidence + 1] = string.format("%d bytes of spill loads and stores per thread (ptxas)", findings.spill_bytes)
-  elseif threads_per_instruction and threads_per_instruction < 24 then
-    verdict = "branch divergence"
-    evidence[#evidence + 1] = string.format("%.1f active threads per instruction of 32", threads_per_instruction)
-  elseif sectors_per_request and sectors_per_request > 8 and sol_memory > 30 then
+  elseif sector_use and sector_use < 50 and sol_memory > 30 then
     verdict = "uncoalesced global loads"
-    evidence[#evidence + 1] = string.format("%.1f sectors per load request (4 for 4-byte elements read in order)", sectors_per_request)
+    evidence[#evidence + 1] = string.format("loads use %.0f%% of the bytes of the sectors they fetch", sector_use)
   elseif sol_memory >= 60 and sol_memory >= sol_compute then
     verdict = "memory-bound"
     if intensity and knee then evidence[#evidence + 1] = string.format("%.2f FLOP/byte, under the %.1f knee", intensity, knee) end
+  elseif threads_per_instruction and threads_per_instruction < 24 then
+    verdict = "branch divergence"
+    evidence[#evidence + 1] = string.format("%.1f active threads per instruction of 32", threads_per_instruction)
   elseif sol_compute >= 60 then
     verdict = "compute-bound"
     if intensity and knee then evidence[#evidence + 1] = string.format("%.2f FLOP/byte, over the %.1f knee", intensity, knee) end

@@ -40,7 +40,7 @@ end
 -- gpuexp diagnose SCRIPT: every timed launch is diagnosed after it is timed; the sweep puts the
 -- point's last diagnosis in its row
 local function diagnose_after(kernel, spec)
-  if not (gpuexp.run_options and gpuexp.run_options.diagnose) or gpuexp.plan then return end
+  if not (gpuexp.run_options and gpuexp.run_options.diagnose) or gpuexp.plan or gpuexp._calibrating then return end
   local findings, why = gpuexp.diagnose(kernel, spec)
   if findings then
     print(findings.text)

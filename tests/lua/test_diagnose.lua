@@ -36,8 +36,14 @@ T.eq(case({[SOL_C] = 30, [SOL_M] = 40, shared_ld_ways = 1, shared_st_ways = 1}).
 T.eq(case({[SOL_C] = 45, [SOL_M] = 10, ["smsp__average_thread_inst_executed_per_inst_executed.ratio"] = 10}).verdict,
   "branch divergence", "divergence")
 -- stride-32 loads
-T.eq(case({[SOL_C] = 10, [SOL_M] = 70, ["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] = 3.2e7,
-  ["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"] = 1e6}).verdict, "uncoalesced global loads", "coalescing")
+T.eq(case({[SOL_C] = 10, [SOL_M] = 70, ["smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct"] = 12.5}).verdict,
+  "uncoalesced global loads", "coalescing")
+-- a 16-byte copy uses every byte it fetches: memory-bound, not uncoalesced
+T.eq(case({[SOL_C] = 6, [SOL_M] = 83, ["smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct"] = 100}).verdict,
+  "memory-bound", "copy")
+-- the roofline's low-intensity point: lanes diverge, but the memory is what binds it
+T.eq(case({[SOL_C] = 32, [SOL_M] = 79, ["smsp__average_thread_inst_executed_per_inst_executed.ratio"] = 12}).verdict,
+  "memory-bound", "divergent lanes of a memory-bound kernel")
 -- spills with memory traffic
 T.eq(case({[SOL_C] = 20, [SOL_M] = 50}, {long_scoreboard = 30, selected = 1}, {spill_store_bytes = 64, spill_load_bytes = 64}).verdict,
   "register spills", "spills")
