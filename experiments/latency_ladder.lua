@@ -16,7 +16,6 @@ local l2 = plan and 50 * 2 ^ 20 or dev.l2_bytes
 local sizes = {4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 33554432, 67108864, 134217728, 268435456}
 local strides = {128, 4096, 65536, 2097152, 16777216}
 local result = dev:alloc("u64", 4)
-if gpuexp.run_options and gpuexp.run_options.only then print("note: with --only the lesson below needs every point") end
 math.randomseed(7)
 
 -- A random single cycle (Sattolo) through `lines` entries `stride` bytes apart, in a u32 array on
@@ -88,6 +87,7 @@ local tlb_rows = gpuexp.sweep{
 gpuexp.print_table(rows, {"working_set_bytes", "lines", "cycles_per_load", "ns_per_load", "level"})
 gpuexp.print_table(tlb_rows, {"stride_bytes", "address_range_bytes", "cycles_per_load", "ns_per_load"})
 if plan then print("OFFLINE PLAN: the kernel compiled, launches checked; no latencies") return end
+if gpuexp.run_options and gpuexp.run_options.only then print("a partial run (--only): the tables above, no lesson") return end
 
 local level = {}
 for _, row in ipairs(rows) do
