@@ -1,8 +1,8 @@
 -- Seed 003, phase 0: the latency of every level of the memory hierarchy. One thread chases a
 -- random cycle of 128-byte lines (each load depends on the last) over working sets from 4 KB to
 -- four times the L2; the latency in cycles and ns steps up at L1, L2 and DRAM. A second series
--- keeps 256 lines (L2-resident) but spreads them over larger and larger strides: past the TLB's
--- reach every load also pays a page walk.
+-- keeps 4096 lines (512 KB: past L1, inside L2) but spreads them over larger and larger strides:
+-- past the TLB's reach every load also pays for its translation.
 --
 --   gpuexp experiments/latency_ladder.lua
 
@@ -14,7 +14,8 @@ local LINE = 128
 local HOPS = 100000
 local l2 = plan and 50 * 2 ^ 20 or dev.l2_bytes
 local sizes = {4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 33554432, 67108864, 134217728, 268435456}
-local strides = {128, 4096, 65536, 2097152, 16777216}
+local strides = {128, 4096, 65536, 2097152}
+local TLB_LINES = 4096 -- 512 KB of lines: past L1, well inside L2
 local result = dev:alloc("u64", 4)
 math.randomseed(7)
 
@@ -43,8 +44,10 @@ end
 
 local function measure(lines, stride)
   local chain, start = build_chain(lines, stride)
-  local launch = {grid = 1, block = 1, args = {chain, gpuexp.u32(start), gpuexp.i64(math.min(lines, HOPS)), result}}
-  chase:launch(launch) -- warm: the lines and their translations where the working set lets them stay
+  -- warm: one whole cycle, so the timed hops (from the start again) find each line where the
+  -- working set lets it stay: in L1 or L2 when it fits, long evicted to DRAM when it does not
+  local launch = {grid = 1, block = 1, args = {chain, gpuexp.u32(start), gpuexp.i64(lines), result}}
+  chase:launch(launch)
   launch.args[3] = gpuexp.i64(HOPS)
   local cycles, ns = {}, {}
   for r = 1, 3 do
@@ -68,19 +71,20 @@ local rows = gpuexp.sweep{
   run = function(p)
     local row = measure(p.working_set_bytes // LINE, LINE)
     row.lines = p.working_set_bytes // LINE
-    row.level = p.working_set_bytes <= 256 * 1024 and "L1" or p.working_set_bytes <= l2 // 2 and "L2"
-      or p.working_set_bytes >= 2 * l2 and "DRAM" or "L2/DRAM"
+    local b = p.working_set_bytes
+    row.level = b <= 64 * 1024 and "L1" or b < 1024 * 1024 and "L1/L2" or b <= l2 // 2 and "L2"
+      or b >= 2 * l2 and "DRAM" or "L2/DRAM"
     return row
   end,
 }
--- the TLB: 256 lines (32 KB, L2-resident) spread farther and farther apart
+-- the TLB: 4096 lines (512 KB: past L1, inside L2) spread farther and farther apart
 local tlb_rows = gpuexp.sweep{
   name = "latency_tlb", out = out:gsub("%.csv$", "_tlb.csv"),
   axes = {{"stride_bytes", strides}},
   columns = {"lines", "address_range_bytes", "cycles_per_load", "ns_per_load"},
   run = function(p)
-    local row = measure(256, p.stride_bytes)
-    row.lines, row.address_range_bytes = 256, 256 * p.stride_bytes
+    local row = measure(TLB_LINES, p.stride_bytes)
+    row.lines, row.address_range_bytes = TLB_LINES, TLB_LINES * p.stride_bytes
     return row
   end,
 }
@@ -91,7 +95,7 @@ if gpuexp.run_options and gpuexp.run_options.only then print("a partial run (--o
 
 local level = {}
 for _, row in ipairs(rows) do
-  if row.level ~= "L2/DRAM" then
+  if row.level == "L1" or row.level == "L2" or row.level == "DRAM" then
     level[row.level] = level[row.level] or {}
     table.insert(level[row.level], row.cycles_per_load)
   end
@@ -99,7 +103,7 @@ end
 local function median(list) table.sort(list) return list[(#list + 1) // 2] end
 local l1, l2c, dram = median(level.L1), median(level.L2), median(level.DRAM)
 local tlb_first, tlb_last = tlb_rows[1], tlb_rows[#tlb_rows]
-print(string.format("L1 %.0f cycles, L2 %.0f cycles, DRAM %.0f cycles (%.0f ns); 256 L2-resident lines %d B apart: %.0f " ..
+print(string.format("L1 %.0f cycles, L2 %.0f cycles, DRAM %.0f cycles (%.0f ns); 4096 L2-resident lines %d B apart: %.0f " ..
   "cycles, %d MB apart: %.0f cycles", l1, l2c, dram, dram / (dev.sm_clock_khz / 1e6), tlb_first.stride_bytes,
   tlb_first.cycles_per_load, tlb_last.stride_bytes // 2 ^ 20, tlb_last.cycles_per_load))
 local lesson = gpuexp.lesson()
