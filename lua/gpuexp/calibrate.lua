@@ -1,6 +1,7 @@
 -- Ceilings measured on this GPU, not read from a datasheet: DRAM copy bandwidth (read + write
--- bytes), FP32 FMA rate, shared-memory bandwidth, and pinned host<->device bandwidth. Cached per
--- GPU UUID and driver in the cache folder, so derived columns can use them and say so.
+-- bytes), L2 read bandwidth (an L2-resident buffer), shared-memory (L1) bandwidth, FP32 and FP64
+-- FMA rates, the FP16 tensor-core rate (mma.sync, sm_80+), and pinned host<->device bandwidth.
+-- Cached per GPU UUID and driver in the cache folder, so derived columns can use them and say so.
 local meta = require("gpuexp.meta")
 local M = {}
 
@@ -29,6 +30,45 @@ extern "C" __global__ void fma_rate(float *out, int iterations, float a, float b
     out[blockIdx.x * blockDim.x + threadIdx.x] = x0 + x1 + x2 + x3 + x4 + x5 + x6 + x7;
 }
 
+// 8 independent DFMA chains per thread: 16 FLOP per iteration per thread
+extern "C" __global__ void dfma_rate(double *out, int iterations, double a, double b)
+{
+    double x0 = threadIdx.x, x1 = x0 + 1, x2 = x0 + 2, x3 = x0 + 3, x4 = x0 + 4, x5 = x0 + 5, x6 = x0 + 6, x7 = x0 + 7;
+    for (int i = 0; i < iterations; i++) {
+        x0 = fma(x0, a, b); x1 = fma(x1, a, b); x2 = fma(x2, a, b); x3 = fma(x3, a, b);
+        x4 = fma(x4, a, b); x5 = fma(x5, a, b); x6 = fma(x6, a, b); x7 = fma(x7, a, b);
+    }
+    out[blockIdx.x * blockDim.x + threadIdx.x] = x0 + x1 + x2 + x3 + x4 + x5 + x6 + x7;
+}
+
+// an L2-resident buffer read `passes` times with 16-byte loads (L1 bypassed: ld.global.cg)
+extern "C" __global__ void l2_read(const float4 *src, unsigned long long n4, int passes, float *out)
+{
+    float acc = 0;
+    unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    for (int p = 0; p < passes; p++)
+        for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n4; i += stride) {
+            float4 v = __ldcg(&src[i]);
+            acc += v.x + v.y + v.z + v.w;
+        }
+    out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
+}
+
+// FP16 tensor cores: every warp issues 4 independent mma.sync.m16n8k16 chains (4096 FLOP each)
+extern "C" __global__ void mma_f16_rate(float *out, int iterations)
+{
+    float d[4][4] = {};
+#if __CUDA_ARCH__ >= 800
+    unsigned a0 = threadIdx.x, a1 = a0 + 1, a2 = a0 + 2, a3 = a0 + 3, b0 = a0 ^ 5, b1 = a0 ^ 9;
+    for (int i = 0; i < iterations; i++)
+        for (int c = 0; c < 4; c++)
+            asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                         : "+f"(d[c][0]), "+f"(d[c][1]), "+f"(d[c][2]), "+f"(d[c][3])
+                         : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+#endif
+    out[blockIdx.x * blockDim.x + threadIdx.x] = d[0][0] + d[1][1] + d[2][2] + d[3][3];
+}
+
 // 16-byte shared loads, conflict-free (each quarter-warp reads 8 consecutive float4)
 extern "C" __global__ void shared_read(float *out, int iterations)
 {
@@ -47,6 +87,8 @@ extern "C" __global__ void shared_read(float *out, int iterations)
 }
 ]]
 
+M.VERSION = 2
+
 local function cache_path(device)
   local base = gpuexp.cache_directory() or "."
   local facts = device.facts
@@ -58,7 +100,9 @@ function M.cached(device)
   device = device or gpuexp.device()
   local _, path = cache_path(device)
   local chunk = loadfile(path, "t", {})
-  return chunk and chunk() or nil
+  local cached = chunk and chunk() or nil
+  if cached and (cached.version or 1) < M.VERSION then return nil end -- measured before L2, FP64 and tensor ceilings
+  return cached
 end
 
 local function save(device, ceilings)
@@ -78,8 +122,9 @@ local function save(device, ceilings)
   file:close()
 end
 
--- gpuexp.calibrate{force = false, device = dev} -> {dram_copy_gbps, dram_copy_method, fp32_gflops,
--- shared_gbps, h2d_pinned_gbps, d2h_pinned_gbps, measured_utc, gpu, uuid, driver}
+-- gpuexp.calibrate{force = false, device = dev} -> {dram_copy_gbps, dram_copy_method, l2_gbps,
+-- shared_gbps, fp32_gflops, fp64_gflops, tensor_fp16_gflops (sm_80+), h2d_pinned_gbps,
+-- d2h_pinned_gbps, measured_utc, gpu, uuid, driver}
 local measure_ceilings
 
 -- Calibration's own kernels are not the script's: gpuexp diagnose leaves them alone.
@@ -100,7 +145,8 @@ function measure_ceilings(options)
   end
   local facts = device.facts
   local program = gpuexp.compile{source = source, name = "gpuexp_calibrate.cu", device = device}
-  local c = {gpu = facts.name, uuid = facts.uuid, driver = facts.driver_cuda, measured_utc = os.date("!%Y-%m-%dT%H:%M:%SZ")}
+  local c = {gpu = facts.name, uuid = facts.uuid, driver = facts.driver_cuda, measured_utc = os.date("!%Y-%m-%dT%H:%M:%SZ"),
+    version = M.VERSION}
 
   -- DRAM: 1 GiB copied, read + write bytes; the best of the driver's copy and a 16-byte copy kernel
   local n = 256 * 1024 * 1024
@@ -126,6 +172,31 @@ function measure_ceilings(options)
     args = {out, gpuexp.i32(iterations), gpuexp.f32(0.999), gpuexp.f32(0.001)}, warmup = 3, reps = 20}
   c.fp32_gflops = 16.0 * iterations * threads / (t.median_ms * 1e-3) / 1e9
 
+  -- FP64: the same with doubles
+  local dout = device:alloc("f64", threads)
+  local d = program:kernel("dfma_rate"):time{grid = facts.sm_count * 8, block = 256,
+    args = {dout, gpuexp.i32(iterations // 4), gpuexp.f64(0.999), gpuexp.f64(0.001)}, warmup = 3, reps = 20}
+  c.fp64_gflops = 16.0 * (iterations // 4) * threads / (d.median_ms * 1e-3) / 1e9
+  dout:free()
+
+  -- L2: a quarter of the L2 (one partition's worth stays near), read 64 times
+  local l2_elements = math.max(1024, facts.l2_bytes // 4 // 4)
+  local l2_buffer = device:alloc("f32", l2_elements):fill(1)
+  local passes = 64
+  local l2 = program:kernel("l2_read"):time{grid = facts.sm_count * 8, block = 256,
+    args = {l2_buffer, gpuexp.u64(l2_elements // 4), gpuexp.i32(passes), out}, warmup = 3, reps = 20}
+  c.l2_gbps = 4.0 * l2_elements * passes / (l2.median_ms * 1e-3) / 1e9
+  l2_buffer:free()
+
+  -- FP16 tensor cores (mma.sync; sm_80 and newer)
+  local cc = tonumber(facts.arch:match("sm_(%d+)")) or 0
+  if cc >= 80 then
+    local mma_iterations = 2048
+    local tc = program:kernel("mma_f16_rate"):time{grid = facts.sm_count * 4, block = 256,
+      args = {out, gpuexp.i32(mma_iterations)}, warmup = 3, reps = 20}
+    c.tensor_fp16_gflops = (facts.sm_count * 4 * 8) * mma_iterations * 4 * 4096 / (tc.median_ms * 1e-3) / 1e9
+  end
+
   -- shared memory: 16 bytes per thread per iteration
   local s_iterations = 8192
   local s = program:kernel("shared_read"):time{grid = facts.sm_count * 8, block = 256,
@@ -150,8 +221,9 @@ end
 M.help = [[
 usage: gpuexp calibrate [--force]
 Measures this GPU's ceilings and caches them per GPU (UUID), driver and clocks: DRAM copy
-bandwidth (the best of cuMemcpyDtoD and copy kernels), FP32 FMA rate, shared-memory bandwidth,
-pinned host-to-device and device-to-host bandwidth. Scripts read them with gpuexp.calibrate{} or
+bandwidth (the best of cuMemcpyDtoD and copy kernels), L2 read bandwidth, shared-memory (L1)
+bandwidth, FP32 and FP64 FMA rates, the FP16 tensor-core rate (mma.sync, sm_80+), pinned
+host-to-device and device-to-host bandwidth. Scripts read them with gpuexp.calibrate{} or
 gpuexp.ceilings(); roofline plots draw them. --force measures again.
 exit codes: 0 ok, 2 usage, 3 no GPU]]
 
@@ -167,7 +239,10 @@ function M.main(args)
   print(string.format("  DRAM copy           %8.0f GB/s read+write  (%s; derived peak %.0f GB/s)", c.dram_copy_gbps,
     c.dram_copy_method, facts.peak_dram_gbps))
   print(string.format("  FP32 FMA            %8.0f GFLOP/s          (derived peak %.0f)", c.fp32_gflops, facts.peak_fp32_gflops))
-  print(string.format("  shared memory       %8.0f GB/s", c.shared_gbps))
+  print(string.format("  L2 read             %8.0f GB/s", c.l2_gbps))
+  print(string.format("  shared memory (L1)  %8.0f GB/s", c.shared_gbps))
+  print(string.format("  FP64 FMA            %8.0f GFLOP/s", c.fp64_gflops))
+  if c.tensor_fp16_gflops then print(string.format("  FP16 tensor cores   %8.0f GFLOP/s (mma.sync)", c.tensor_fp16_gflops)) end
   print(string.format("  host to device      %8.1f GB/s pinned", c.h2d_pinned_gbps))
   print(string.format("  device to host      %8.1f GB/s pinned", c.d2h_pinned_gbps))
   print(string.format("  knee (FP32 / copy)  %8.1f FLOP/byte", c.fp32_gflops / c.dram_copy_gbps))

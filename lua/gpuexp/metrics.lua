@@ -47,6 +47,11 @@ M.presets = {
     "smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio",
     "sm__throughput.avg.pct_of_peak_sustained_elapsed",
   },
+  hierarchical_roofline = { -- ncu's hierarchical roofline: FLOPs against bytes at L1, L2 and DRAM
+    "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
+    "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum", "l1tex__t_bytes.sum", "lts__t_bytes.sum", "dram__bytes.sum",
+    "gpu__time_duration.sum",
+  },
   roofline = {
     "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
     "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum", "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum",

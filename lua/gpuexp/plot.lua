@@ -132,7 +132,7 @@ function M.history(spec)
 end
 
 -- M.roofline{csv= | rows=, flops=, bytes=, time_ms=, by=, out=, peak_gflops=, peak_gbps=, title=,
---            ceiling_source=} -> out: arithmetic intensity (FLOP/byte) against GFLOP/s, log-log,
+--            ceiling_source=, roof_name=, roofs = {{name=, gbps=}...}} -> out: arithmetic intensity (FLOP/byte) against GFLOP/s, log-log,
 -- the memory roof peak_gbps x intensity and the compute roof peak_gflops.
 function M.roofline(spec)
   local rows = rows_of(spec)
@@ -152,8 +152,14 @@ function M.roofline(spec)
   local settings = {"set logscale xy 10", "set xrange [0.01:10000]", "set xlabel 'arithmetic intensity (FLOP/byte)'",
     "set ylabel 'GFLOP/s'", string.format("roof(x) = (x * %.6g < %.6g) ? x * %.6g : %.6g", spec.peak_gbps,
       spec.peak_gflops, spec.peak_gbps, spec.peak_gflops)}
-  return draw(spec.out, title, settings, {"roof(x) with lines lw 2 lc rgb 'black' title 'roofs'"}, files,
-    "with points pt 7 ps 1.2")
+  local curves = {"roof(x) with lines lw 2 lc rgb 'black' title " .. quote(spec.roof_name or "roofs")}
+  -- more memory roofs (a hierarchical roofline: L1, L2 beside DRAM): {{name =, gbps =}...}
+  for i, roof in ipairs(spec.roofs or {}) do
+    settings[#settings + 1] = string.format("roof%d(x) = (x * %.6g < %.6g) ? x * %.6g : %.6g", i, roof.gbps,
+      spec.peak_gflops, roof.gbps, spec.peak_gflops)
+    curves[#curves + 1] = string.format("roof%d(x) with lines lw 1 dt %d title %s", i, i + 1, quote(roof.name))
+  end
+  return draw(spec.out, title, settings, curves, files, "with points pt 7 ps 1.2")
 end
 
 -- gpuexp plot FILE.csv --x COL --y COL [--by COL] -o OUT [--logx] [--logy] [--title T]
