@@ -17,6 +17,7 @@ for name, n in pairs(sets) do
   buffers[name] = {x = dev:alloc("f32", n):random{seed = 3, min = 0, max = 1}, y = dev:alloc("f32", n), n = n}
 end
 local ceilings = not plan and gpuexp.calibrate{} or nil
+if ceilings then gpuexp.check(ceilings.l2_gbps, "gpuexp calibrate measured no L2 ceiling on this GPU (see its message)") end
 
 -- k FMAs on one element in `every` give (2k + 6) / (every x 8) FLOP/byte (as experiments/roofline.lua)
 local function shape(intensity)
