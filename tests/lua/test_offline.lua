@@ -36,9 +36,11 @@ for _, arch in ipairs({"sm_86", "sm_90"}) do
     files:close()
     T.ok(#rows > 0, "rows written by " .. experiment)
     for _, row in ipairs(rows) do
-      T.eq(row.status, "ok", "row status")
+      -- a variant the architecture lacks is skipped, saying which architecture it needs
+      T.ok(row.status == "ok" or (row.status == "skipped" and tostring(row.error):find("needs sm_%d+")),
+        "row status ok, or skipped with the reason: " .. tostring(row.status) .. " " .. tostring(row.error))
       T.ok(row.median_ms == nil or row.median_ms == "", "no timing in a plan")
-      T.eq(row.error, "", "no error in a plan row")
+      if row.status == "ok" then T.eq(row.error, "", "no error in a plan row") end
       if row.theoretical_occupancy_pct and row.block_size then
         local _, calculator = run(string.format("%s occupancy --arch %s --block %d --registers %d --shared %d --barriers %d",
           binary, arch, row.block_size, row.registers, row.static_shared_bytes, row.static_shared_bytes > 0 and 1 or 0))
