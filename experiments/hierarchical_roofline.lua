@@ -88,6 +88,7 @@ print(string.format("roofs: DRAM %.0f GB/s, L2 %.0f GB/s, L1/shared %.0f GB/s, F
 local at = {}
 for _, row in ipairs(rows) do at[row.working_set .. row.intensity] = row end
 local dram_low, l2_low = at["dram0.25"], at["l20.25"]
+if not (dram_low.dram_gbps and l2_low.l2_gbps) then print("no counters here: the table above, no lesson") return end
 local lesson = gpuexp.lesson()
 lesson:claim(dram_low.dram_gbps > 0.85 * ceilings.dram_copy_gbps, string.format("the DRAM-sized set at 1/4 FLOP/byte sits " ..
   "on the DRAM roof (%.0f GB/s of DRAM traffic against the %.0f GB/s roof)", dram_low.dram_gbps, ceilings.dram_copy_gbps))
