@@ -109,8 +109,12 @@ for _, row in ipairs(rows) do
   end
 end
 local function median(list) table.sort(list) return list[(#list + 1) // 2] end
-local l1, l2c, dram = median(level.L1), median(level.L2), median(level.DRAM)
+local l1, l2c, dram = median(level.L1 or {}), median(level.L2 or {}), median(level.DRAM or {})
 local tlb_first, tlb_last = tlb_rows[1], tlb_rows[#tlb_rows]
+if not (l1 and l2c and dram and tlb_first.cycles_per_load and tlb_last.cycles_per_load) then
+  print("some points have no latency (see their status and error): no lesson") -- e.g. 8 GB did not fit
+  return
+end
 print(string.format("L1 %.0f cycles, L2 %.0f cycles, DRAM %.0f cycles (%.0f ns); 4096 L2-resident lines %d B apart: %.0f " ..
   "cycles, %d MB apart: %.0f cycles", l1, l2c, dram, dram / (dev.sm_clock_khz / 1e6), tlb_first.stride_bytes,
   tlb_first.cycles_per_load, tlb_last.stride_bytes // 2 ^ 20, tlb_last.cycles_per_load))
