@@ -89,6 +89,7 @@ local rows = gpuexp.sweep{
 local tlb_rows = gpuexp.sweep{
   name = "latency_tlb", out = out:gsub("%.csv$", "_tlb.csv"),
   axes = {{"stride_bytes", strides}},
+  where = function(p) return plan or TLB_LINES * p.stride_bytes <= dev.memory_bytes // 4 end, -- a quarter of the memory
   columns = {"lines", "address_range_bytes", "cycles_per_load", "ns_per_load"},
   run = function(p)
     local row = measure(TLB_LINES, p.stride_bytes)
