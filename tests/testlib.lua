@@ -53,6 +53,34 @@ function T.temporary_directory()
 end
 T.temporaries = temporaries -- kept alive until the state closes
 
+-- A temporary working folder for a test that drives the gpuexp binary as a user does:
+-- ws.dir, ws.write(name, text) -> path, ws.read(name) -> text or nil, and
+-- ws.run(arguments, environment) -> exit code, stdout, stderr of `environment binary arguments`
+-- run inside the folder.
+function T.workspace(binary)
+  local dir = T.temporary_directory()
+  local ws = {dir = dir}
+  function ws.write(name, text)
+    local file = assert(io.open(dir .. "/" .. name, "w"))
+    file:write(text)
+    file:close()
+    return dir .. "/" .. name
+  end
+  function ws.read(name)
+    local file = io.open(dir .. "/" .. name, "rb")
+    if not file then return nil end
+    local text = file:read("a")
+    file:close()
+    return text
+  end
+  function ws.run(arguments, environment)
+    local _, _, code = os.execute(string.format("cd %s && %s %s %s > stdout 2> stderr", dir, environment or "", binary,
+      arguments))
+    return code, ws.read("stdout") or "", ws.read("stderr") or ""
+  end
+  return ws
+end
+
 function T.done(name)
   print("ok " .. (name or gpuexp.script))
 end

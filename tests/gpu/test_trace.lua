@@ -5,9 +5,9 @@ local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
 T.require_gpu()
 local schema = dofile(gpuexp.script_dir .. "/../trace/schema.lua")
 local binary = assert(arg[1], "the gpuexp binary is the first argument")
-local work = T.temporary_directory()
-local script = io.open(work .. "/traced.lua", "w")
-script:write([[
+local ws = T.workspace(binary)
+local work = ws.dir
+ws.write("traced.lua", [[
 local dev = gpuexp.device()
 local k = gpuexp.compile{source = 'extern "C" __global__ void traced(float *x) { x[blockIdx.x * blockDim.x + threadIdx.x] += 1; }'}:kernel("traced")
 local x = dev:alloc("f32", 1 << 20):fill(0)
@@ -16,11 +16,7 @@ for _ = 1, 3 do k:launch{grid = 4096, block = 256, args = {x}} end
 x:copy_from(h)
 dev:synchronize()
 ]])
-script:close()
-local function run(extra)
-  local _, _, code = os.execute(string.format("cd %s && %s --quiet %s traced.lua > out.txt 2>&1", work, binary, extra))
-  return code
-end
+local function run(extra) return (ws.run("--quiet " .. extra .. " traced.lua")) end
 T.eq(run("--trace timeline.json"), 0, "the traced run")
 local file = assert(io.open(work .. "/timeline.json"))
 local events, why = schema.check(file:read("a"))

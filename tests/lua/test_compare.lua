@@ -4,25 +4,8 @@
 local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
 local rule = require("gpuexp.rule")
 local binary = assert(arg[1], "the gpuexp binary is the first argument")
-local work = T.temporary_directory()
-
-local function write(name, text)
-  local file = assert(io.open(work .. "/" .. name, "w"))
-  file:write(text)
-  file:close()
-end
-local function read(name)
-  local file = io.open(work .. "/" .. name, "rb")
-  if not file then return nil end
-  local text = file:read("a")
-  file:close()
-  return text
-end
-local function run(arguments, environment)
-  local _, _, code = os.execute(string.format("cd %s && %s %s %s > stdout 2> stderr", work, environment or "", binary,
-    arguments))
-  return code, read("stdout") or "", read("stderr") or ""
-end
+local ws = T.workspace(binary)
+local work, write, read, run = ws.dir, ws.write, ws.read, ws.run
 
 -- a sweep of 4 points; FAKE=point=pct,... changes a point's time; DROP=point leaves a point out;
 -- NOISE sets noise_pct

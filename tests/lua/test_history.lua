@@ -2,25 +2,17 @@
 -- large run leaves the file with that run entirely or not at all, and the next writer works.
 local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
 local binary = assert(arg[1], "the gpuexp binary is the first argument")
-local work = T.temporary_directory()
+local ws = T.workspace(binary)
+local work = ws.dir
 local ROWS = 60000
-local csv = assert(io.open(work .. "/big.csv", "w"))
-csv:write("i,median_ms,status,error\n")
-for i = 1, ROWS do csv:write(string.format("%d,%.6f,ok,\n", i, 1 + i * 1e-6)) end
-csv:close()
+local lines = {"i,median_ms,status,error"}
+for i = 1, ROWS do lines[#lines + 1] = string.format("%d,%.6f,ok,", i, 1 + i * 1e-6) end
+ws.write("big.csv", table.concat(lines, "\n") .. "\n")
 local points = {}
 for i = 1, ROWS do points[i] = {tostring(i)} end
 local info = {sweep = {name = "big", axes = {{name = "i", values = {}}}, complete = true, point_cells = points}, script = "big.lua"}
-local meta = assert(io.open(work .. "/big.meta.json", "w"))
-meta:write(require("cjson").encode(info))
-meta:close()
+ws.write("big.meta.json", require("cjson").encode(info))
 local history = work .. "/history.sqlite"
-local function listing()
-  local pipe = io.popen(string.format("cd %s && %s history --history %s list --limit 1000 2>&1", work, binary, history))
-  local text = pipe:read("a")
-  pipe:close()
-  return text
-end
 -- kill the writer at several moments; after each, the file is consistent
 local killed_midway = 0
 for _, delay in ipairs({0.05, 0.15, 0.3, 0.6}) do
@@ -39,7 +31,7 @@ for _, delay in ipairs({0.05, 0.15, 0.3, 0.6}) do
 end
 T.ok(killed_midway >= 1, "at least one kill landed before the commit (else the test proves nothing)")
 -- and the next writer records normally
-local _, _, code = os.execute(string.format("cd %s && %s history --history %s record big.csv > /dev/null 2>&1", work, binary, history))
-T.eq(code, 0, "recording after the kills")
-T.ok(listing():find("big"), "the run is listed")
+T.eq(ws.run("history --history " .. history .. " record big.csv"), 0, "recording after the kills")
+local _, listing = ws.run("history --history " .. history .. " list --limit 1000")
+T.ok(listing:find("big"), "the run is listed")
 T.done()

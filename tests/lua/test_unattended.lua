@@ -3,26 +3,12 @@
 -- merge, resume refused after a change, a row with a new field, a damaged cubin in the cache.
 local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
 local binary = assert(arg[1], "the gpuexp binary is the first argument")
-local work = T.temporary_directory()
-
-local function write(name, text)
-  local file = assert(io.open(work .. "/" .. name, "w"))
-  file:write(text)
-  file:close()
-  return work .. "/" .. name
-end
-local function read(name)
-  local file = io.open(work .. "/" .. name, "rb")
-  if not file then return nil end
-  local text = file:read("a")
-  file:close()
-  return text
-end
--- runs gpuexp with arguments; returns the exit code and stderr
+local ws = T.workspace(binary)
+local work, write, read = ws.dir, ws.write, ws.read
+-- runs gpuexp (an offline plan) with arguments; returns the exit code and stderr
 local function gpuexp_run(arguments, environment)
-  local _, _, code = os.execute(string.format("cd %s && %s %s --arch sm_90 %s > stdout 2> stderr", work,
-    environment or "", binary, arguments))
-  return code, read("stderr")
+  local code, _, stderr = ws.run("--arch sm_90 " .. arguments, environment)
+  return code, stderr
 end
 local function lines(name)
   local list = {}
