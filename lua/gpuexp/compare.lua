@@ -56,10 +56,15 @@ function M.new_run(label, info, axes, columns)
   return {label = label, info = info or {}, axes = axes, columns = columns or {}, rows = {}, cells = {}, order = {}}
 end
 
-function M.add_row(run, cells_by_column)
-  local key_cells, row = {}, {}
+-- Adds one row from its cells' text, in the order of run.columns (a CSV record or a stored row).
+function M.add_row(run, cells)
+  local cells_by_column, row = {}, {}
+  for c, name in ipairs(run.columns) do
+    cells_by_column[name] = cells[c]
+    row[name] = csv.convert(cells[c])
+  end
+  local key_cells = {}
   for i, axis in ipairs(run.axes) do key_cells[i] = cells_by_column[axis] or "" end
-  for name, text in pairs(cells_by_column) do row[name] = csv.convert(text) end
   local key = table.concat(key_cells, SEPARATOR)
   if not run.rows[key] then run.order[#run.order + 1] = key end
   run.rows[key] = row
@@ -85,11 +90,7 @@ function M.load(path, axes)
     if not present[axis] then return nil, string.format("%s has no column '%s' (an axis)", path, axis) end
   end
   local run = M.new_run(path, info, axes, columns)
-  for _, cells in ipairs(records) do
-    local by_column = {}
-    for c, name in ipairs(columns) do by_column[name] = cells[c] end
-    M.add_row(run, by_column)
-  end
+  for _, cells in ipairs(records) do M.add_row(run, cells) end
   return run
 end
 
@@ -140,7 +141,8 @@ function M.describe_point(run, key)
 end
 
 -- M.compare(bases, new, options) -> {points = {...}, counts}; options: metrics ({name, direction}
--- list), floor_pct, rule. Each entry: key, point (text), cells, metric, verdict, base (centre), new,
+-- list; {name = "status", status_only = true} judges only whether each point still succeeds),
+-- floor_pct, rule. Each entry: key, point (text), cells, metric, verdict, base (centre), new,
 -- change_pct, threshold_pct, basis, baseline (values), throttled.
 function M.compare(bases, new, options)
   local entries, counts = {}, {same = 0, slower = 0, faster = 0, new = 0, missing = 0, error = 0}
@@ -161,11 +163,11 @@ function M.compare(bases, new, options)
       local baseline = {}
       for _, base in ipairs(bases) do
         local row = base.rows[key]
-        if ok_row(row) and type(row[metric.name]) == "number" then
-          baseline[#baseline + 1] = {value = row[metric.name], noise_pct = tonumber(row.noise_pct)}
+        if ok_row(row) and (metric.status_only or type(row[metric.name]) == "number") then
+          baseline[#baseline + 1] = {value = metric.status_only and 1 or row[metric.name], noise_pct = tonumber(row.noise_pct)}
         end
       end
-      entry.baseline = {}
+      entry.baseline, entry.judged_baseline = {}, baseline -- the values; and with their noise, for a re-judge
       for i, b in ipairs(baseline) do entry.baseline[i] = b.value end
       local value = new_row and new_row[metric.name]
       if ok_row(new_row) and value == nil and #baseline == 0 then
@@ -175,6 +177,8 @@ function M.compare(bases, new, options)
       elseif not ok_row(new_row) then
         entry.verdict, entry.status = "error", new_row.status
         entry.basis = string.format("status %s: %s", tostring(new_row.status), tostring(new_row.error or ""))
+      elseif metric.status_only then
+        entry.verdict = "same" -- ok now; its status is all that is judged
       elseif type(value) ~= "number" or value ~= value then
         entry.verdict = "error"
         entry.basis = string.format("no %s value in the new row", metric.name)

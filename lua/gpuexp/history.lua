@@ -237,10 +237,7 @@ function M.load_run(db, id)
   local result = compare.new_run("run " .. id, info, axes, columns)
   result.record = run
   for _, row in ipairs(db:rows("SELECT cells FROM rows WHERE run_id = ? ORDER BY position", id)) do
-    local cells = decode(row.cells) or {}
-    local by_column = {}
-    for c, name in ipairs(columns) do by_column[name] = cells[c] end
-    compare.add_row(result, by_column)
+    compare.add_row(result, decode(row.cells) or {})
   end
   return result
 end

@@ -417,37 +417,14 @@ function M.main(args)
       local bases = {}
       for i, id in ipairs(baseline_ids) do bases[i] = history.load_run(db, id) end
       local metric = compare.default_metric(new)
+      local metrics = {{name = metric, direction = "lower"}}
       if not metric then
         -- no time to compare, but a point that fails is still news: judged on its status alone
         result.note = "no time column (*_ms): points judged on their status only"
-        local comparison = {points = {}, counts = {same = 0, slower = 0, faster = 0, new = 0, missing = 0, error = 0}}
-        result.regressions = {}
-        for _, key in ipairs(new.order) do
-          local row = new.rows[key]
-          local e = {key = key, point = compare.describe_point(new, key), cells = new.cells[key], metric = "status",
-            baseline = {}}
-          for _, base in ipairs(bases) do
-            local b = base.rows[key]
-            if b and (b.status == nil or b.status == "ok") then e.baseline[#e.baseline + 1] = 1 end
-          end
-          if row.status == nil or row.status == "ok" then
-            e.verdict = "same"
-          else
-            e.verdict, e.status = "error", row.status
-            e.basis = string.format("status %s: %s", tostring(row.status), tostring(row.error or ""))
-            if #e.baseline > 0 then
-              result.regressions[#result.regressions + 1] = e
-            else
-              result.failure = result.failure or "points failed (they had no ok baseline either)"
-            end
-          end
-          comparison.counts[e.verdict] = comparison.counts[e.verdict] + 1
-          comparison.points[#comparison.points + 1] = e
-        end
-        result.comparison = comparison
-      else
-        local options = {metrics = {{name = metric, direction = "lower"}}, floor_pct = o.floor_pct, rule = "gpuexp"}
-        local comparison = compare.compare(bases, new, options)
+        metrics = {{name = "status", status_only = true}}
+      end
+      local comparison = compare.compare(bases, new, {metrics = metrics, floor_pct = o.floor_pct, rule = "gpuexp"})
+      if metric then
         if #bases == 0 then
           result.note = "no baseline yet on this GPU model and driver: this night is the first (recorded as run " .. run_id .. ")"
         else
@@ -474,15 +451,8 @@ function M.main(args)
             local row = confirm_run and confirm_run.rows[e.key]
             local value = row and (row.status == nil or row.status == "ok") and row[metric]
             if type(value) == "number" then
-              local baseline = {}
-              for _, base in ipairs(bases) do
-                local b = base.rows[e.key]
-                if b and b.status == "ok" and type(b[metric]) == "number" then
-                  baseline[#baseline + 1] = {value = b[metric], noise_pct = tonumber(b.noise_pct)}
-                end
-              end
               local again = rule.judge{value = value, noise_pct = tonumber(row.noise_pct), samples = tonumber(row.samples),
-                baseline = baseline, direction = e.direction, floor_pct = o.floor_pct}
+                baseline = e.judged_baseline, direction = e.direction, floor_pct = o.floor_pct}
               e.confirm_value, e.confirmed_change = value, again.change_pct
               if again.verdict ~= "slower" then
                 e.verdict, e.unconfirmed = "same", true
@@ -495,22 +465,22 @@ function M.main(args)
             end
           end
         end
-        result.regressions = {}
-        for _, e in ipairs(comparison.points) do
-          if e.verdict == "slower" then
-            local spread = rule.spread(e.baseline, e.base)
-            if #e.baseline >= rule.MIN_HISTORY and spread > 0 then e.spread_multiple = math.abs(e.change_pct) / spread end
+      end
+      result.regressions = {}
+      for _, e in ipairs(comparison.points) do
+        if e.verdict == "slower" then
+          local spread = rule.spread(e.baseline, e.base)
+          if #e.baseline >= rule.MIN_HISTORY and spread > 0 then e.spread_multiple = math.abs(e.change_pct) / spread end
+          result.regressions[#result.regressions + 1] = e
+        elseif e.verdict == "error" then
+          if #e.baseline > 0 then -- ok in the baseline, failing now
             result.regressions[#result.regressions + 1] = e
-          elseif e.verdict == "error" then
-            if #e.baseline > 0 then
-              result.regressions[#result.regressions + 1] = e
-            else
-              result.failure = result.failure or "points failed (they had no ok baseline either)"
-            end
+          else
+            result.failure = result.failure or "points failed (they had no ok baseline either)"
           end
         end
-        result.comparison = comparison
       end
+      result.comparison = comparison
     end
     if interrupted then break end
   end
