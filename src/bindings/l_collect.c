@@ -35,15 +35,92 @@ static const char **read_names(lua_State *L, int index, const char *what, int *c
     return names;
 }
 
+/* The device buffers a launch may write, and their snapshots: views into the profiler's scratch
+   memory, so every replay pass can start from what the launch saw. */
+struct written {
+    int count;
+    size_t bytes;                       /* the snapshots' scratch, each 256-byte aligned */
+    gx_buffer *buffers[GX_MAX_PARAMS];  /* kept alive by the caller's launch table */
+    gx_buffer snapshots[GX_MAX_PARAMS];
+};
+
+static size_t aligned(size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+/* The device buffers among the args of the launch table at `table`. */
+static void read_written(lua_State *L, int table, struct written *w)
+{
+    lua_getfield(L, table, "args");
+    for (int i = 0; lua_istable(L, -1) && i < (int)lua_rawlen(L, -1); i++) {
+        lua_rawgeti(L, -1, i + 1);
+        l_buffer *buffer = luaL_testudata(L, -1, GX_BUFFER_TYPE);
+        if (buffer && buffer->buffer.kind == GX_MEMORY_DEVICE) {
+            w->buffers[w->count++] = &buffer->buffer;
+            w->bytes += aligned(buffer->buffer.bytes);
+        }
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+}
+
+/* Lays the snapshots out from scratch on; returns where the next ones may go. */
+static CUdeviceptr place_snapshots(struct written *w, CUdeviceptr scratch)
+{
+    for (int i = 0; i < w->count; i++) {
+        w->snapshots[i] = *w->buffers[i];
+        w->snapshots[i].device_pointer = scratch;
+        scratch += aligned(w->buffers[i]->bytes);
+    }
+    return scratch;
+}
+
+/* The first pass saves the buffers; every later pass puts them back first. */
+static int restore_written(struct written *w, int pass, gx_error *error)
+{
+    for (int i = 0; i < w->count; i++) {
+        gx_buffer *buffer = w->buffers[i];
+        gx_buffer *from = pass == 0 ? buffer : &w->snapshots[i], *to = pass == 0 ? &w->snapshots[i] : buffer;
+        if (gx_buffer_copy(to, 0, from, 0, buffer->count, error))
+            return error->kind;
+    }
+    return GX_OK;
+}
+
+/* Counters that cannot be read here (permissions, another profiler, MIG...) are nil and why;
+   anything else is raised. */
+static int unavailable(lua_State *L, const gx_error *error)
+{
+    if (error->kind != GX_ERR_PROFILER)
+        return l_raise(L, error);
+    lua_pushnil(L);
+    lua_pushstring(L, error->message);
+    return 2;
+}
+
+/* The device's profiler, opened on first use; nonzero (with *error set) when it cannot be. */
+static int open_profiler(l_device *device, gx_error *error)
+{
+    return device->profiler ? GX_OK : gx_profiler_open(&device->profiler, &device->device, error);
+}
+
+static void push_values(lua_State *L, const char *const *names, int count, const double *values)
+{
+    lua_createtable(L, 0, count);
+    for (int m = 0; m < count; m++) {
+        lua_pushnumber(L, values[m]);
+        lua_setfield(L, -2, names[m]);
+    }
+}
+
+static const char OFFLINE[] = "no hardware counters in an offline plan";
+
 /* ---- hardware metrics: kernel:collect{grid, block, shared, args, metrics, restore, flush_l2} ---- */
 
 struct collect_state {
     l_launch *launch;
     gx_profiler *profiler;
-    gx_buffer *written[GX_MAX_PARAMS]; /* device buffers the kernel may write */
-    gx_buffer snapshots[GX_MAX_PARAMS]; /* not owned: views into the profiler's scratch memory */
+    struct written written;
     gx_tools *tools; /* set when the L2 is flushed before each pass */
-    int count, restore, flush;
+    int restore, flush;
 };
 
 /* Before each pass, outside the profiled range: the buffers as they were before the first pass,
@@ -51,25 +128,14 @@ struct collect_state {
 static int collect_prepare(void *user, int pass, gx_error *error)
 {
     struct collect_state *state = user;
-    if (state->restore && pass == 0) { /* snapshots: views into the profiler's reused scratch memory */
-        size_t total = 0;
-        for (int i = 0; i < state->count; i++)
-            total += (state->written[i]->bytes + 255) / 256 * 256;
+    if (state->restore && pass == 0) {
         CUdeviceptr scratch;
-        if (gx_profiler_scratch(state->profiler, total ? total : 256, &scratch, error))
+        if (gx_profiler_scratch(state->profiler, state->written.bytes ? state->written.bytes : 256, &scratch, error))
             return error->kind;
-        for (int i = 0; i < state->count; i++) {
-            state->snapshots[i] = *state->written[i];
-            state->snapshots[i].device_pointer = scratch;
-            scratch += (state->written[i]->bytes + 255) / 256 * 256;
-        }
+        place_snapshots(&state->written, scratch);
     }
-    for (int i = 0; state->restore && i < state->count; i++) {
-        gx_buffer *buffer = state->written[i];
-        gx_buffer *from = pass == 0 ? buffer : &state->snapshots[i], *to = pass == 0 ? &state->snapshots[i] : buffer;
-        if (gx_buffer_copy(to, 0, from, 0, buffer->count, error))
-            return error->kind;
-    }
+    if (state->restore && restore_written(&state->written, pass, error))
+        return error->kind;
     return state->tools ? gx_tools_flush_l2(state->tools, error) : GX_OK;
 }
 
@@ -98,46 +164,23 @@ int l_kernel_collect(lua_State *L)
     lua_pop(L, 2);
     if (!k->kernel.function) {
         lua_pushnil(L);
-        lua_pushstring(L, "no hardware counters in an offline plan");
+        lua_pushstring(L, OFFLINE);
         return 2;
     }
     l_device *device = l_kernel_device(L, 1);
     gx_error error;
     if (state->flush)
         state->tools = l_device_tools(L, device);
-    if (!device->profiler && gx_profiler_open(&device->profiler, &device->device, &error)) {
-        if (error.kind != GX_ERR_PROFILER)
-            return l_raise(L, &error);
-        lua_pushnil(L);
-        lua_pushstring(L, error.message);
-        return 2;
-    }
+    if (open_profiler(device, &error))
+        return unavailable(L, &error);
     state->profiler = device->profiler;
-    lua_getfield(L, 2, "args");
-    for (int i = 0; lua_istable(L, -1) && i < (int)lua_rawlen(L, -1); i++) {
-        lua_rawgeti(L, -1, i + 1);
-        l_buffer *buffer = luaL_testudata(L, -1, GX_BUFFER_TYPE);
-        if (buffer && buffer->buffer.kind == GX_MEMORY_DEVICE)
-            state->written[state->count++] = &buffer->buffer;
-        lua_pop(L, 1);
-    }
-    lua_pop(L, 1);
+    read_written(L, 2, &state->written);
     double *values = lua_newuserdatauv(L, sizeof(double) * (size_t)count, 0);
     int passes = 0;
-    int status = gx_profiler_collect(device->profiler, names, count, collect_prepare, collect_launch, state, values,
-                                     &passes, &error);
-    if (status == GX_ERR_PROFILER) {
-        lua_pushnil(L);
-        lua_pushstring(L, error.message);
-        return 2;
-    }
-    if (status)
-        return l_raise(L, &error);
-    lua_createtable(L, 0, count);
-    for (int i = 0; i < count; i++) {
-        lua_pushnumber(L, values[i]);
-        lua_setfield(L, -2, names[i]);
-    }
+    if (gx_profiler_collect(device->profiler, names, count, collect_prepare, collect_launch, state, values, &passes,
+                            &error))
+        return unavailable(L, &error);
+    push_values(L, names, count, values);
     lua_createtable(L, 0, 4);
     l_set_integer(L, "passes", passes);
     l_set_string(L, "chip", gx_profiler_chip(device->profiler));
@@ -160,9 +203,7 @@ int l_kernel_collect(lua_State *L)
 
 struct batch_launch {
     l_launch launch;
-    int count;                          /* written buffers */
-    gx_buffer *written[GX_MAX_PARAMS];  /* device buffers the kernel may write */
-    gx_buffer snapshots[GX_MAX_PARAMS]; /* views into the profiler's scratch memory */
+    struct written written;
 };
 
 struct batch_state {
@@ -176,13 +217,8 @@ struct batch_state {
 static int batch_prepare(void *user, int pass, int index, gx_error *error)
 {
     struct batch_state *state = user;
-    struct batch_launch *b = &state->launches[index];
-    for (int i = 0; state->restore && i < b->count; i++) {
-        gx_buffer *buffer = b->written[i];
-        gx_buffer *from = pass == 0 ? buffer : &b->snapshots[i], *to = pass == 0 ? &b->snapshots[i] : buffer;
-        if (gx_buffer_copy(to, 0, from, 0, buffer->count, error))
-            return error->kind;
-    }
+    if (state->restore && restore_written(&state->launches[index].written, pass, error))
+        return error->kind;
     return state->tools ? gx_tools_flush_l2(state->tools, error) : GX_OK;
 }
 
@@ -222,7 +258,7 @@ static int collect_batch(lua_State *L)
         l_device *owner = l_kernel_device(L, lua_gettop(L));
         if (!owner) {
             lua_pushnil(L);
-            lua_pushstring(L, "no hardware counters in an offline plan");
+            lua_pushstring(L, OFFLINE);
             return 2;
         }
         if (device && owner != device)
@@ -230,56 +266,29 @@ static int collect_batch(lua_State *L)
         device = owner;
         lua_pop(L, 1);
         l_read_launch(L, table, k, &list[i].launch, 0, "metrics", allowed);
-        lua_getfield(L, table, "args");
-        for (int a = 0; lua_istable(L, -1) && a < (int)lua_rawlen(L, -1); a++) {
-            lua_rawgeti(L, -1, a + 1);
-            l_buffer *buffer = luaL_testudata(L, -1, GX_BUFFER_TYPE);
-            if (buffer && buffer->buffer.kind == GX_MEMORY_DEVICE) {
-                list[i].written[list[i].count++] = &buffer->buffer; /* kept alive by the launches table */
-                snapshot_bytes += (buffer->buffer.bytes + 255) / 256 * 256;
-            }
-            lua_pop(L, 1);
-        }
-        lua_pop(L, 2);
+        read_written(L, table, &list[i].written); /* kept alive by the launches table */
+        snapshot_bytes += list[i].written.bytes;
+        lua_pop(L, 1);
     }
     gx_error error;
     struct batch_state state = {list, flush ? l_device_tools(L, device) : NULL, restore};
-    if (!device->profiler && gx_profiler_open(&device->profiler, &device->device, &error)) {
-        if (error.kind != GX_ERR_PROFILER)
-            return l_raise(L, &error);
-        lua_pushnil(L);
-        lua_pushstring(L, error.message);
-        return 2;
-    }
+    if (open_profiler(device, &error))
+        return unavailable(L, &error);
     if (restore) { /* one snapshot per written buffer per launch: launches may share buffers */
         CUdeviceptr scratch;
         if (gx_profiler_scratch(device->profiler, snapshot_bytes ? snapshot_bytes : 256, &scratch, &error))
             return l_raise(L, &error);
         for (int i = 0; i < launches; i++)
-            for (int b = 0; b < list[i].count; b++) {
-                list[i].snapshots[b] = *list[i].written[b];
-                list[i].snapshots[b].device_pointer = scratch;
-                scratch += (list[i].written[b]->bytes + 255) / 256 * 256;
-            }
+            scratch = place_snapshots(&list[i].written, scratch);
     }
     double *values = lua_newuserdatauv(L, sizeof(double) * (size_t)count * (size_t)launches, 0);
     int passes = 0;
-    int status = gx_profiler_collect_batch(device->profiler, names, count, launches, flush ? 1 : 0, batch_prepare,
-                                           batch_launch_one, &state, values, &passes, &error);
-    if (status == GX_ERR_PROFILER) {
-        lua_pushnil(L);
-        lua_pushstring(L, error.message);
-        return 2;
-    }
-    if (status)
-        return l_raise(L, &error);
+    if (gx_profiler_collect_batch(device->profiler, names, count, launches, flush ? 1 : 0, batch_prepare,
+                                  batch_launch_one, &state, values, &passes, &error))
+        return unavailable(L, &error);
     lua_createtable(L, launches, 0);
     for (int i = 0; i < launches; i++) {
-        lua_createtable(L, 0, count);
-        for (int m = 0; m < count; m++) {
-            lua_pushnumber(L, values[(size_t)i * (size_t)count + (size_t)m]);
-            lua_setfield(L, -2, names[m]);
-        }
+        push_values(L, names, count, values + (size_t)i * (size_t)count);
         lua_rawseti(L, -2, i + 1);
     }
     lua_createtable(L, 0, 4);
