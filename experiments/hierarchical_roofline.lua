@@ -19,14 +19,8 @@ end
 local ceilings = not plan and gpuexp.calibrate{} or nil
 if ceilings then gpuexp.check(ceilings.l2_gbps, "gpuexp calibrate measured no L2 ceiling on this GPU (see its message)") end
 
--- k FMAs on one element in `every` give (2k + 6) / (every x 8) FLOP/byte (as experiments/roofline.lua)
-local function shape(intensity)
-  local flop_per_element = intensity * 8
-  if flop_per_element >= 8 then return math.max(1, math.floor((flop_per_element - 6) / 2 + 0.5)), 1 end
-  local every = 1
-  while 8 / every > flop_per_element * (1 + 1e-9) do every = every * 2 end
-  return 1, every
-end
+-- k FMAs on one element in `every` give (2k + 6) / (every x 8) FLOP/byte for floats
+local shape = dofile(gpuexp.resolve("kernels/roofline_shape.lua"))
 
 local rows = gpuexp.sweep{
   name = "hierarchical_roofline", out = out,
@@ -36,7 +30,7 @@ local rows = gpuexp.sweep{
     "clock_throttled", "stop_reason"},
   run = function(p)
     local b = buffers[p.working_set]
-    local k, every = shape(p.intensity)
+    local k, every = shape(p.intensity, 4)
     local launch = {grid = b.n // 4 // 256, block = 256, args = {b.y, b.x, gpuexp.i32(b.n), gpuexp.i32(k), gpuexp.i32(every),
       gpuexp.f32(0.999), gpuexp.f32(0.001)}}
     local row = {k = k, every = every, flops = (2 * k + 6) * ((b.n + every - 1) // every)}

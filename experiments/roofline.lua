@@ -20,13 +20,7 @@ local buffers = {
 local ceilings = not plan and gpuexp.calibrate{} or nil
 
 -- k FMAs on one element in `every` give (2k + 6) / (every x 2 x size) FLOP/byte
-local function shape(intensity, size)
-  local flop_per_element = intensity * 2 * size -- FLOP per element moved, to reach the intensity
-  if flop_per_element >= 8 then return math.max(1, math.floor((flop_per_element - 6) / 2 + 0.5)), 1 end
-  local every = 1
-  while 8 / every > flop_per_element * (1 + 1e-9) do every = every * 2 end
-  return 1, every
-end
+local shape = dofile(gpuexp.resolve("kernels/roofline_shape.lua"))
 
 local rows = gpuexp.sweep{
   name = "roofline", out = out,
@@ -84,6 +78,7 @@ for _, row in ipairs(rows) do
   gpuexp.check(row.verified, "%s at %g FLOP/byte computes the FMA chain", row.precision, row.intensity)
 end
 -- the knee: the best memory-bound slope (GFLOP/s per FLOP/byte, i.e. GB/s) against the best rate
+local roofs = {}
 for _, precision in ipairs({"fp32", "fp64"}) do
   local bandwidth, peak = 0, 0
   for _, row in ipairs(rows) do
@@ -92,26 +87,17 @@ for _, precision in ipairs({"fp32", "fp64"}) do
       peak = math.max(peak, row.gflops)
     end
   end
-  local knee = peak / bandwidth
+  roofs[precision] = {bandwidth = bandwidth, peak = peak, knee = peak / bandwidth}
   print(string.format("%s: memory roof %.0f GB/s (copy ceiling %.0f), compute roof %.0f GFLOP/s, knee %.1f FLOP/byte%s",
-    precision, bandwidth, ceilings.dram_copy_gbps, peak, knee, precision == "fp32" and
+    precision, bandwidth, ceilings.dram_copy_gbps, peak, peak / bandwidth, precision == "fp32" and
     string.format(" (calibrated peak / bandwidth: %.1f)", ceilings.fp32_gflops / ceilings.dram_copy_gbps) or ""))
 end
 local lesson = gpuexp.lesson()
-for _, precision in ipairs({"fp32"}) do
-  local bandwidth, peak = 0, 0
-  for _, row in ipairs(rows) do
-    if row.precision == precision then
-      bandwidth = math.max(bandwidth, row.gflops / row.flop_per_byte)
-      peak = math.max(peak, row.gflops)
-    end
-  end
-  local calibrated = ceilings.fp32_gflops / ceilings.dram_copy_gbps
-  lesson:claim(bandwidth >= 0.9 * ceilings.dram_copy_gbps, string.format("the low-intensity FP32 points sit on the " ..
-    "memory roof: %.0f GB/s, within 10%% of the %.0f GB/s copy ceiling", bandwidth, ceilings.dram_copy_gbps))
-  lesson:claim(math.abs(peak / bandwidth - calibrated) <= 0.15 * calibrated, string.format("the measured FP32 knee " ..
-    "(%.1f FLOP/byte) is within 15%% of the calibrated one (%.1f)", peak / bandwidth, calibrated))
-end
+local fp32, calibrated = roofs.fp32, ceilings.fp32_gflops / ceilings.dram_copy_gbps
+lesson:claim(fp32.bandwidth >= 0.9 * ceilings.dram_copy_gbps, string.format("the low-intensity FP32 points sit on the " ..
+  "memory roof: %.0f GB/s, within 10%% of the %.0f GB/s copy ceiling", fp32.bandwidth, ceilings.dram_copy_gbps))
+lesson:claim(math.abs(fp32.knee - calibrated) <= 0.15 * calibrated, string.format("the measured FP32 knee " ..
+  "(%.1f FLOP/byte) is within 15%% of the calibrated one (%.1f)", fp32.knee, calibrated))
 local counted_ok = true
 for _, row in ipairs(rows) do
   if row.counted_flops and math.abs(row.counted_flops - row.flops) > 0.001 * row.flops then counted_ok = false end
