@@ -13,7 +13,7 @@ extern "C" __global__ void atomic_per_thread(int *total, const int *in, int n)
     }
 }
 
-__device__ __forceinline__ int warp_sum(int v)
+template <typename T> __device__ __forceinline__ T warp_sum(T v)
 {
     for (int offset = 16; offset > 0; offset >>= 1)
         v += __shfl_down_sync(0xffffffffu, v, offset);
@@ -21,31 +21,35 @@ __device__ __forceinline__ int warp_sum(int v)
 }
 
 // One step between: a warp-shuffle sum, then one atomic per warp (n / 32 atomics).
-extern "C" __global__ void atomic_per_warp(int *total, const int *in, int n)
+template <typename T> __device__ __forceinline__ void per_warp(T *total, const T *in, int n)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    int v = warp_sum(i < n ? in[i] : 0);
+    T v = warp_sum(i < n ? in[i] : (T)0);
     if ((threadIdx.x & 31) == 0)
         atomicAdd(total, v);
 }
 
-// Warp shuffles, the warps' sums combined in shared memory, then one atomic per block.
-extern "C" __global__ void atomic_per_block(int *total, const int *in, int n)
+// Warp shuffles, the warps' sums combined in shared memory, then one atomic per block (the
+// seed's v4).
+template <typename T> __device__ __forceinline__ void per_block(T *total, const T *in, int n)
 {
-    __shared__ int partial[32];
+    __shared__ T partial[32];
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    int v = warp_sum(i < n ? in[i] : 0);
+    T v = warp_sum(i < n ? in[i] : (T)0);
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     if (lane == 0)
         partial[warp] = v;
     __syncthreads();
     if (warp == 0) {
-        v = lane < (int)((blockDim.x + 31) >> 5) ? partial[lane] : 0;
+        v = lane < (int)((blockDim.x + 31) >> 5) ? partial[lane] : (T)0;
         v = warp_sum(v);
         if (lane == 0)
             atomicAdd(total, v);
     }
 }
+
+extern "C" __global__ void atomic_per_warp(int *total, const int *in, int n) { per_warp(total, in, n); }
+extern "C" __global__ void atomic_per_block(int *total, const int *in, int n) { per_block(total, in, n); }
 
 // The seed's case (seed 004 phase 2, its reduction v1 and v4): a float sum. v1 is the seed's code,
 // atomicAdd with the result unused, which compiles to a fire-and-forget reduction (RED) per thread:
@@ -58,35 +62,5 @@ extern "C" __global__ void float_atomic_per_thread(float *total, const float *in
         atomicAdd(total, in[i]);
 }
 
-__device__ __forceinline__ float warp_sum_f(float v)
-{
-    for (int offset = 16; offset > 0; offset >>= 1)
-        v += __shfl_down_sync(0xffffffffu, v, offset);
-    return v;
-}
-
-extern "C" __global__ void float_atomic_per_warp(float *total, const float *in, int n)
-{
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    float v = warp_sum_f(i < n ? in[i] : 0.0f);
-    if ((threadIdx.x & 31) == 0)
-        atomicAdd(total, v);
-}
-
-// The seed's v4: warp shuffles, the warps' sums in shared memory, one atomic per block.
-extern "C" __global__ void float_atomic_per_block(float *total, const float *in, int n)
-{
-    __shared__ float partial[32];
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    float v = warp_sum_f(i < n ? in[i] : 0.0f);
-    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    if (lane == 0)
-        partial[warp] = v;
-    __syncthreads();
-    if (warp == 0) {
-        v = lane < (int)((blockDim.x + 31) >> 5) ? partial[lane] : 0.0f;
-        v = warp_sum_f(v);
-        if (lane == 0)
-            atomicAdd(total, v);
-    }
-}
+extern "C" __global__ void float_atomic_per_warp(float *total, const float *in, int n) { per_warp(total, in, n); }
+extern "C" __global__ void float_atomic_per_block(float *total, const float *in, int n) { per_block(total, in, n); }
