@@ -177,18 +177,9 @@ static void push_facts(lua_State *L, const l_device *device)
     l_set_integer(L, "fp32_lanes_per_sm", f.fp32_lanes_per_sm);
     l_set_number(L, "peak_dram_gbps", f.peak_dram_bytes_per_second / 1e9);
     l_set_number(L, "peak_fp32_gflops", f.peak_fp32_flops / 1e9);
-    if (d) {
+    if (d)
         l_set_integer(L, "driver_cuda_version", d->version);
-        lua_pushfstring(L, "%d.%d", d->version / 1000, (d->version % 1000) / 10);
-        lua_setfield(L, -2, "driver_cuda");
-    }
-    int major, minor;
-    if (gx_nvrtc_version(&major, &minor, &error) == GX_OK) {
-        lua_pushfstring(L, "%d.%d", major, minor);
-        lua_setfield(L, -2, "nvrtc");
-    }
-    lua_pushfstring(L, "%d.%d", CUDA_VERSION / 1000, (CUDA_VERSION % 1000) / 10);
-    lua_setfield(L, -2, "built_with_cuda");
+    l_set_cuda_versions(L);
 }
 
 static int device_index(lua_State *L)

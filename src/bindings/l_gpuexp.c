@@ -62,24 +62,14 @@ static int gpuexp_clock(lua_State *L)
     return 1;
 }
 
-/* gpuexp.versions() -> {gpuexp, built_with_cuda, driver_cuda, nvrtc}; missing parts are absent. */
+/* gpuexp.versions() -> {gpuexp, built_with_cuda, driver_cuda, nvrtc, cupti_api, lua, sqlite};
+   the CUDA pieces not found are absent. */
 static int gpuexp_versions(lua_State *L)
 {
-    lua_createtable(L, 0, 4);
+    lua_createtable(L, 0, 7);
     l_set_string(L, "gpuexp", GX_VERSION);
-    lua_pushfstring(L, "%d.%d", CUDA_VERSION / 1000, (CUDA_VERSION % 1000) / 10);
-    lua_setfield(L, -2, "built_with_cuda");
+    l_set_cuda_versions(L);
     gx_error error;
-    const gx_driver *d = gx_driver_get(&error);
-    if (d) {
-        lua_pushfstring(L, "%d.%d", d->version / 1000, (d->version % 1000) / 10);
-        lua_setfield(L, -2, "driver_cuda");
-    }
-    int major, minor;
-    if (gx_nvrtc_version(&major, &minor, &error) == GX_OK) {
-        lua_pushfstring(L, "%d.%d", major, minor);
-        lua_setfield(L, -2, "nvrtc");
-    }
     unsigned cupti_api;
     if (gx_cupti_version(&cupti_api, &error) == GX_OK) {
         lua_pushinteger(L, (lua_Integer)cupti_api);

@@ -111,6 +111,8 @@ void l_open_occupancy(lua_State *L);
 void l_open_metrics(lua_State *L);
 void l_open_process(lua_State *L);
 void l_open_db(lua_State *L);
+/* Sets built_with_cuda, driver_cuda and nvrtc ("13.0") in the table on top; absent when not found. */
+void l_set_cuda_versions(lua_State *L);
 void l_open_collect(lua_State *L);
 /* The launch reader shared by kernel methods (l_kernel.c). */
 /* A kernel with its configuration and arguments (l_kernel.c). */

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gx_driver.h"
 #include "gx_stats.h"
 #include "l_gpuexp.h"
 
@@ -179,4 +180,21 @@ void l_push_stats(lua_State *L, double *samples, size_t count, const char *unit)
 #undef STAT
     l_set_number(L, "noise_pct", stats.noise_pct);
     l_set_integer(L, "samples", (lua_Integer)stats.count);
+}
+
+void l_set_cuda_versions(lua_State *L)
+{
+    lua_pushfstring(L, "%d.%d", CUDA_VERSION / 1000, (CUDA_VERSION % 1000) / 10);
+    lua_setfield(L, -2, "built_with_cuda");
+    gx_error error;
+    const gx_driver *d = gx_driver_get(&error);
+    if (d) {
+        lua_pushfstring(L, "%d.%d", d->version / 1000, (d->version % 1000) / 10);
+        lua_setfield(L, -2, "driver_cuda");
+    }
+    int major, minor;
+    if (gx_nvrtc_version(&major, &minor, &error) == GX_OK) {
+        lua_pushfstring(L, "%d.%d", major, minor);
+        lua_setfield(L, -2, "nvrtc");
+    }
 }
