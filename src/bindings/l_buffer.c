@@ -347,13 +347,9 @@ static int buffer_newindex(lua_State *L)
 
 static int gpuexp_host(lua_State *L)
 {
-    const char *type_name = luaL_checkstring(L, 1);
-    int type = gx_type_parse(type_name);
-    if (type < 0)
-        return l_raisef(L, GX_ERR_USAGE, "unknown element type '%s' (f32, f64, i32, u32, i64, u64, u8, i8)", type_name);
-    lua_Integer count = luaL_checkinteger(L, 2);
-    if (count < 0)
-        return l_raisef(L, GX_ERR_USAGE, "element count must be >= 0, got %lld", (long long)count);
+    int type;
+    size_t count;
+    l_check_element_spec(L, 1, &type, &count);
     int pinned = 0;
     if (!lua_isnoneornil(L, 3)) {
         static const char *const allowed[] = {"pinned", NULL};
@@ -365,7 +361,7 @@ static int gpuexp_host(lua_State *L)
     int device_index = 0;
     if (pinned)
         l_default_device(L, &device_index);
-    l_push_buffer(L, device_index, pinned ? GX_MEMORY_PINNED : GX_MEMORY_PAGEABLE, type, (size_t)count);
+    l_push_buffer(L, device_index, pinned ? GX_MEMORY_PINNED : GX_MEMORY_PAGEABLE, type, count);
     return 1;
 }
 

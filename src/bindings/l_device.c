@@ -201,14 +201,10 @@ static int device_index(lua_State *L)
 static int device_alloc(lua_State *L)
 {
     l_check_device(L, 1);
-    const char *type_name = luaL_checkstring(L, 2);
-    int type = gx_type_parse(type_name);
-    if (type < 0)
-        return l_raisef(L, GX_ERR_USAGE, "unknown element type '%s' (f32, f64, i32, u32, i64, u64, u8, i8)", type_name);
-    lua_Integer count = luaL_checkinteger(L, 3);
-    if (count < 0)
-        return l_raisef(L, GX_ERR_USAGE, "element count must be >= 0, got %lld", (long long)count);
-    l_push_buffer(L, 1, GX_MEMORY_DEVICE, type, (size_t)count);
+    int type;
+    size_t count;
+    l_check_element_spec(L, 2, &type, &count);
+    l_push_buffer(L, 1, GX_MEMORY_DEVICE, type, count);
     return 1;
 }
 
