@@ -1,6 +1,6 @@
 -- Side by side: gpuexp's in-process values (DIR/OURS.csv, default gpuexp) against ncu's (--page raw):
 -- PEER "per_point" reads DIR/ncu_K.csv (one ncu process per point), "one" reads the K-th kernel of
--- DIR/ncu_all.csv (one ncu process for every launch). Counts must agree within 2% (replay noise),
+-- DIR/ncu_all.csv (one ncu process for every launch), not counting gpuexp's own kernels. Counts must agree within 2% (replay noise),
 -- percentages and ratios within 2 points.
 local dir = assert(arg[1], "usage: gpuexp bench/compare_ncu.lua DIR [OURS] [per_point|one]")
 local ours_name, peer = arg[2] or "gpuexp", arg[3] or "per_point"
@@ -16,9 +16,19 @@ local function ncu_values(path, kernel)
     for field in line:gmatch('"([^"]*)"') do fields[#fields + 1] = field end
     return fields
   end
-  kernel = kernel or 1
-  if #lines < 2 + kernel then return nil end
-  local names, values = split(lines[1]), split(lines[2 + kernel]) -- header, units, then one line per kernel
+  -- header, units, then one line per kernel; gpuexp's own kernels (gx_random filling the inputs,
+  -- gx_flush_l2) are not sweep points
+  local names = split(lines[1])
+  local name_column
+  for i, name in ipairs(names) do if name == "Kernel Name" then name_column = i end end
+  assert(name_column, path .. ": no 'Kernel Name' column")
+  local points = {}
+  for i = 3, #lines do
+    local fields = split(lines[i])
+    if not (fields[name_column] or ""):match("^gx_") then points[#points + 1] = fields end
+  end
+  local values = points[kernel or 1]
+  if not values then return nil end
   local result = {}
   for i, name in ipairs(names) do result[name] = tonumber((string.gsub(values[i] or "", ",", ""))) end
   return result
