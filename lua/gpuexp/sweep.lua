@@ -98,8 +98,8 @@ end
 
 local local_coordinator
 local function local_client()
+  local options = gpuexp.run_options or {}
   if not local_coordinator then
-    local options = gpuexp.run_options or {}
     local supervisor = require("gpuexp.supervisor")
     local shard = options.shard and supervisor.parse_shard(options.shard) or nil
     local only, why

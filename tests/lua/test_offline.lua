@@ -22,7 +22,9 @@ local compared = 0
 for _, arch in ipairs({"sm_86", "sm_90"}) do
   for _, experiment in ipairs(experiments) do
     local out = string.format("%s/%s_%s.csv", work, arch, experiment:match("([^/]+)%.lua$"))
-    local code, output = run(string.format("%s --quiet --arch %s --out %s %s", binary, arch, out, experiment))
+    -- sm_90 runs in this process (--inline), sm_86 under the supervisor: both ways through a sweep
+    local inline = arch == "sm_90" and "--inline " or ""
+    local code, output = run(string.format("%s --quiet %s--arch %s --out %s %s", binary, inline, arch, out, experiment))
     T.eq(code, 0, experiment .. " offline for " .. arch .. ": " .. output)
     T.ok(output:find("offline PLAN for " .. arch, 1, true), "the run says it is a plan")
     -- a script may write several CSVs named from --out (x.csv, or x_part.csv)
