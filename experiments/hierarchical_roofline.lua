@@ -25,20 +25,22 @@ local ceilings = not plan and gpuexp.calibrate{} or nil
 if ceilings then gpuexp.check(ceilings.l2_gbps, "gpuexp calibrate measured no L2 ceiling on this GPU (see its message)") end
 
 -- k FMAs on one element in `every` give (2k + 6) / (every x 8) FLOP/byte for floats
-local shape = dofile(gpuexp.resolve("kernels/roofline_shape.lua"))
+local roofline = dofile(gpuexp.resolve("kernels/roofline_shape.lua"))
 
 local rows = gpuexp.sweep{
   name = "hierarchical_roofline", out = out,
   axes = {{"working_set", {"dram", "l2"}}, {"intensity", {0.25, 1, 4, 16, 64}}},
   columns = {"k", "every", "passes", "flops", "median_ms", "gflops", "l1_bytes", "l2_bytes", "dram_bytes", "l1_intensity",
-    "l2_intensity", "dram_intensity", "l2_gbps", "dram_gbps", "mode", "samples", "noise_pct", "sm_clock_mhz",
+    "l2_intensity", "dram_intensity", "l2_gbps", "dram_gbps", "verified", "mode", "samples", "noise_pct", "sm_clock_mhz",
     "clock_throttled", "stop_reason"},
   run = function(p)
     local b = buffers[p.working_set]
-    local k, every = shape(p.intensity, 4)
+    local k, every = roofline.shape(p.intensity, 4)
     local launch = {grid = b.n // 4 // 256, block = 256, args = {b.y, b.x, gpuexp.i32(b.n), gpuexp.i32(k), gpuexp.i32(every),
-      gpuexp.f32(0.999), gpuexp.f32(0.001), gpuexp.i32(b.passes)}}
+      gpuexp.f32(roofline.A), gpuexp.f32(roofline.B), gpuexp.i32(b.passes)}}
     local row = {k = k, every = every, passes = b.passes, flops = (2 * k + 6) * ((b.n + every - 1) // every) * b.passes}
+    kernel:launch(launch)
+    if not plan then row.verified = roofline.verify(b.y, b.x, b.n, k, every) end -- the chain in double on the host
     local spec = {mode = "auto", min_time_ms = 100, timeout_s = 3}
     for key, value in pairs(launch) do spec[key] = value end
     local t = kernel:measure(spec)
@@ -64,9 +66,12 @@ local rows = gpuexp.sweep{
   end,
 }
 gpuexp.print_table(rows, {"working_set", "intensity", "gflops", "l1_intensity", "l2_intensity", "dram_intensity", "l2_gbps",
-  "dram_gbps"})
+  "dram_gbps", "verified"})
 if plan then print("OFFLINE PLAN: the kernel compiled, launches checked; no timings or counters") return end
 if gpuexp.run_options and gpuexp.run_options.only then print("a partial run (--only): the table above, no lesson") return end
+for _, row in ipairs(rows) do
+  gpuexp.check(row.verified, "the %s set at %g FLOP/byte computes the FMA chain", row.working_set, row.intensity)
+end
 
 -- one plotted point per level: FLOPs over that level's bytes
 local plotted = {}
