@@ -35,6 +35,13 @@ int gx_data_directory(char *out, size_t size)
                 snprintf(out, size, "%s", resolved);
                 return 1;
             }
+            /* a binary in a build folder of its source tree, wherever the tree was moved or copied */
+            snprintf(candidate, sizeof candidate, "%s/../experiments", executable);
+            if (is_directory(candidate) && realpath(candidate, resolved)) {
+                *strrchr(resolved, '/') = 0;
+                snprintf(out, size, "%s", resolved);
+                return 1;
+            }
         }
     }
 #ifdef GX_SOURCE_DIR

@@ -26,6 +26,13 @@ GPUEXP_HISTORY="$work/history.sqlite" "$gpuexp" doctor 2>/dev/null | grep -q "sh
 "$gpuexp" no_such_experiment > missing.txt 2>&1
 [ $? -eq 2 ] && grep -q "cannot open no_such_experiment" missing.txt || fail "a missing experiment: $(cat missing.txt)"
 
+# a build folder inside a source tree that was copied elsewhere: the copy's files, not the original's
+root=$(cd "$(dirname "$0")/../.." && pwd)
+mkdir -p "$work/tree/build" && cp -r "$root/experiments" "$root/kernels" "$work/tree/" && cp "$build/gpuexp" "$work/tree/build/" ||
+    fail "copying a source tree"
+GPUEXP_HISTORY="$work/history.sqlite" "$work/tree/build/gpuexp" doctor 2>/dev/null | grep -q "shipped experiments *$work/tree/experiments" ||
+    fail "a build folder in a copied tree does not use that tree: $("$work/tree/build/gpuexp" doctor 2>&1 | grep shipped)"
+
 # every command's help: gpuexp help CMD is gpuexp CMD --help, and says how to use it
 for command in $("$gpuexp" help --commands); do
     "$gpuexp" help "$command" > help.txt 2>&1 || fail "gpuexp help $command"
