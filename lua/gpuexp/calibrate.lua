@@ -54,21 +54,6 @@ extern "C" __global__ void l2_read(const float4 *src, unsigned long long n4, int
     out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
 }
 
-// FP16 tensor cores: every warp issues 4 independent mma.sync.m16n8k16 chains (4096 FLOP each)
-extern "C" __global__ void mma_f16_rate(float *out, int iterations)
-{
-    float d[4][4] = {};
-#if __CUDA_ARCH__ >= 800
-    unsigned a0 = threadIdx.x, a1 = a0 + 1, a2 = a0 + 2, a3 = a0 + 3, b0 = a0 ^ 5, b1 = a0 ^ 9;
-    for (int i = 0; i < iterations; i++)
-        for (int c = 0; c < 4; c++)
-            asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-                         : "+f"(d[c][0]), "+f"(d[c][1]), "+f"(d[c][2]), "+f"(d[c][3])
-                         : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-#endif
-    out[blockIdx.x * blockDim.x + threadIdx.x] = d[0][0] + d[1][1] + d[2][2] + d[3][3];
-}
-
 // 16-byte shared loads, conflict-free (each quarter-warp reads 8 consecutive float4)
 extern "C" __global__ void shared_read(float *out, int iterations)
 {
@@ -87,7 +72,16 @@ extern "C" __global__ void shared_read(float *out, int iterations)
 }
 ]]
 
-M.VERSION = 2
+M.VERSION = 3
+
+-- mma.sync shapes m16n8kK, as experiments/tensor_cores.lua runs them (INT8's rate is in GOP/s)
+M.TENSOR_TYPES = {
+  {name = "fp16", kernel = "f16", k = 16, min_cc = 80, label = "FP16"},
+  {name = "bf16", kernel = "bf16", k = 16, min_cc = 80, label = "BF16"},
+  {name = "tf32", kernel = "tf32", k = 8, min_cc = 80, label = "TF32"},
+  {name = "int8", kernel = "int8", k = 32, min_cc = 80, label = "INT8"},
+  {name = "fp8", kernel = "fp8", k = 32, min_cc = 89, label = "FP8 E4M3"},
+}
 
 local function cache_path(device)
   local base = gpuexp.cache_directory() or "."
@@ -101,7 +95,7 @@ function M.cached(device)
   local _, path = cache_path(device)
   local chunk = loadfile(path, "t", {})
   local cached = chunk and chunk() or nil
-  if cached and (cached.version or 1) < M.VERSION then return nil end -- measured before L2, FP64 and tensor ceilings
+  if cached and (cached.version or 1) < M.VERSION then return nil end -- measured before the L2, FP64 or all tensor ceilings
   return cached
 end
 
@@ -123,7 +117,8 @@ local function save(device, ceilings)
 end
 
 -- gpuexp.calibrate{force = false, device = dev} -> {dram_copy_gbps, dram_copy_method, l2_gbps,
--- shared_gbps, fp32_gflops, fp64_gflops, tensor_fp16_gflops (sm_80+), h2d_pinned_gbps,
+-- shared_gbps, fp32_gflops, fp64_gflops, tensor_{fp16,bf16,tf32,int8,fp8}_gflops (sm_80+; FP8
+-- sm_89+; INT8 in GOP/s), h2d_pinned_gbps,
 -- d2h_pinned_gbps, measured_utc, gpu, uuid, driver}
 local measure_ceilings
 
@@ -172,7 +167,7 @@ function measure_ceilings(options)
     args = {out, gpuexp.i32(iterations), gpuexp.f32(0.999), gpuexp.f32(0.001)}, warmup = 3, reps = 20}
   c.fp32_gflops = 16.0 * iterations * threads / (t.median_ms * 1e-3) / 1e9
 
-  -- FP64, L2 and FP16 tensor cores: measured when they can be; a failure here leaves that
+  -- FP64, L2 and tensor cores: measured when they can be; a failure here leaves that
   -- ceiling out (with a warning) rather than the ones above
   local extra_ok, extra_error = pcall(function()
   -- FP64: the same with doubles
@@ -191,13 +186,24 @@ function measure_ceilings(options)
   c.l2_gbps = 4.0 * l2_elements * passes / (l2.median_ms * 1e-3) / 1e9
   l2_buffer:free()
 
-  -- FP16 tensor cores (mma.sync; sm_80 and newer)
+  -- tensor cores: the rate kernels of the tensor-core study (kernels/tensor_cores.cu, shipped
+  -- with gpuexp), every warp in 4 independent mma.sync chains
   local cc = tonumber(facts.arch:match("sm_(%d+)")) or 0
   if cc >= 80 then
-    local mma_iterations = 2048
-    local tc = program:kernel("mma_f16_rate"):time{grid = facts.sm_count * 4, block = 256,
-      args = {out, gpuexp.i32(mma_iterations)}, warmup = 3, reps = 20}
-    c.tensor_fp16_gflops = (facts.sm_count * 4 * 8) * mma_iterations * 4 * 4096 / (tc.median_ms * 1e-3) / 1e9
+    local source = gpuexp.data_dir and gpuexp.data_dir .. "/kernels/tensor_cores.cu"
+    gpuexp.check(source and io.open(source), "kernels/tensor_cores.cu is not where gpuexp's shipped files are (%s)",
+      tostring(gpuexp.data_dir))
+    local tensor = gpuexp.compile{file = source, device = device}
+    local a, b = device:alloc("f32", 16 * 32):fill(1), device:alloc("f32", 32 * 8):fill(1)
+    local blocks, iterations = facts.sm_count * 4, 2048
+    for _, t in ipairs(M.TENSOR_TYPES) do
+      if cc >= t.min_cc then
+        local r = tensor:kernel("rate_" .. t.kernel):time{grid = blocks, block = 256,
+          args = {a, b, out, gpuexp.i32(iterations)}, warmup = 3, reps = 20}
+        c["tensor_" .. t.name .. "_gflops"] = blocks * 8 * iterations * 4 * (2 * 16 * 8 * t.k) / (r.median_ms * 1e-3) / 1e9
+      end
+    end
+    a:free(); b:free()
   end
 
   end)
@@ -231,7 +237,8 @@ M.help = [[
 usage: gpuexp calibrate [--force]
 Measures this GPU's ceilings and caches them per GPU (UUID), driver and clocks: DRAM copy
 bandwidth (the best of cuMemcpyDtoD and copy kernels), L2 read bandwidth, shared-memory (L1)
-bandwidth, FP32 and FP64 FMA rates, the FP16 tensor-core rate (mma.sync, sm_80+), pinned
+bandwidth, FP32 and FP64 FMA rates, tensor-core rates (mma.sync: FP16, BF16, TF32, INT8 from
+sm_80, FP8 from sm_89), pinned
 host-to-device and device-to-host bandwidth. Scripts read them with gpuexp.calibrate{} or
 gpuexp.ceilings(); roofline plots draw them. --force measures again.
 exit codes: 0 ok, 2 usage, 3 no GPU]]
@@ -251,7 +258,12 @@ function M.main(args)
   if c.l2_gbps then print(string.format("  L2 read             %8.0f GB/s", c.l2_gbps)) end
   print(string.format("  shared memory (L1)  %8.0f GB/s", c.shared_gbps))
   if c.fp64_gflops then print(string.format("  FP64 FMA            %8.0f GFLOP/s", c.fp64_gflops)) end
-  if c.tensor_fp16_gflops then print(string.format("  FP16 tensor cores   %8.0f GFLOP/s (mma.sync)", c.tensor_fp16_gflops)) end
+  for _, t in ipairs(M.TENSOR_TYPES) do
+    local rate = c["tensor_" .. t.name .. "_gflops"]
+    if rate then
+      print(string.format("  %-19s %8.0f %s (tensor cores, mma.sync)", t.label, rate, t.name == "int8" and "GOP/s   " or "GFLOP/s "))
+    end
+  end
   print(string.format("  host to device      %8.1f GB/s pinned", c.h2d_pinned_gbps))
   print(string.format("  device to host      %8.1f GB/s pinned", c.d2h_pinned_gbps))
   print(string.format("  knee (FP32 / copy)  %8.1f FLOP/byte", c.fp32_gflops / c.dram_copy_gbps))

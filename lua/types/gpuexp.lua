@@ -380,7 +380,9 @@ function gpuexp.metrics(spec) end
 ---@param spec gpuexp.LaunchSpec
 ---@return table|nil findings, string? why
 function gpuexp.diagnose(kernel, spec) end
----Measures this GPU's ceilings (cached).
+---Measures this GPU's ceilings (cached per GPU and driver): dram_copy_gbps, l2_gbps, shared_gbps,
+---fp32_gflops, fp64_gflops, tensor_{fp16,bf16,tf32,int8,fp8}_gflops (where the GPU has them),
+---h2d_pinned_gbps, d2h_pinned_gbps.
 ---@param options? {force?: boolean}
 ---@return table
 function gpuexp.calibrate(options) end
