@@ -24,6 +24,11 @@ T.ok(svg:find(">a<", 1, true) and svg:find(">b<", 1, true), "one key entry per g
 local roof = read(gpuexp.roofline_plot{rows = rows, flops = "flops", bytes = "bytes", time_ms = "time_ms", by = "variant",
   peak_gflops = 60000, peak_gbps = 4000, out = dir .. "/roofline.svg"})
 T.ok(roof:find("knee 15.0 FLOP/byte", 1, true), "roofline title carries the knee")
+-- the hierarchical roofline's plot: one key entry per extra roof, with the DRAM roof named
+local levels = read(gpuexp.roofline_plot{rows = rows, flops = "flops", bytes = "bytes", time_ms = "time_ms", by = "variant",
+  peak_gflops = 60000, peak_gbps = 4000, roof_name = "DRAM", roofs = {{name = "L2", gbps = 8000},
+  {name = "L1/shared", gbps = 32000}}, out = dir .. "/hierarchical.svg"})
+for _, name in ipairs({">DRAM<", ">L2<", ">L1/shared<"}) do T.ok(levels:find(name, 1, true), "roof in the key: " .. name) end
 T.raises(function() gpuexp.plot{rows = rows, x = "block_size", y = "nothing", out = dir .. "/x.png"} end, "no row has numbers")
 T.raises(function() gpuexp.plot{rows = rows, x = "block_size", y = "median_ms", out = dir .. "/x.gif"} end, "must end in .png or .svg")
 local none, why = gpuexp.try_plot(gpuexp.plot, {rows = rows, x = "block_size", y = "nothing", out = dir .. "/y.png"})
