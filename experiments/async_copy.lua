@@ -16,14 +16,13 @@ local sms = plan and 132 or dev.sm_count
 local arch = plan and gpuexp.offline_arch or dev.arch
 local cc = tonumber(arch:match("sm_(%d+)"))
 local has_async, has_bulk = cc >= 80, cc >= 90 -- cp.async came with sm_80, the TMA unit with sm_90
-local programs = {}
-for stages = 0, has_async and 4 or 0 do
+local programs = {sync = gpuexp.compile{file = "kernels/async_copy.cu", defines = {STAGES = 0}}}
+for stages = 1, has_async and 4 or 0 do
   programs["async_" .. stages] = gpuexp.compile{file = "kernels/async_copy.cu", defines = {STAGES = stages}}
 end
 for _, stages in ipairs(has_bulk and {2, 4} or {}) do
   programs["tma_" .. stages] = gpuexp.compile{file = "kernels/async_copy.cu", defines = {STAGES = stages, BULK = 1}}
 end
-programs.sync = programs.async_0
 local elements = sms * TILES * BLOCK * 4 -- floats; 16 bytes per thread per tile
 local input = dev:alloc("f32", elements):random{seed = 9, min = 0, max = 1}
 local output = dev:alloc("f32", sms * BLOCK)

@@ -16,10 +16,8 @@ local out = gpuexp.out or "results/hierarchical_roofline.csv"
 -- floats per array, and sweeps per launch: 512 MB from DRAM (ten times the L2, so the writes a
 -- launch leaves in the L2 are a small part of its DRAM bytes), and 8 MB 64 times from the L2
 local sets = {dram = {n = 64 * 1024 * 1024, passes = 1}, l2 = {n = 1024 * 1024, passes = 64}}
-local buffers = {}
-for name, set in pairs(sets) do
-  buffers[name] = {x = dev:alloc("f32", set.n):random{seed = 3, min = 0, max = 1}, y = dev:alloc("f32", set.n), n = set.n,
-    passes = set.passes}
+for _, set in pairs(sets) do
+  set.x, set.y = dev:alloc("f32", set.n):random{seed = 3, min = 0, max = 1}, dev:alloc("f32", set.n)
 end
 local ceilings = not plan and gpuexp.calibrate{} or nil
 if ceilings then gpuexp.check(ceilings.l2_gbps, "gpuexp calibrate measured no L2 ceiling on this GPU (see its message)") end
@@ -34,7 +32,7 @@ local rows = gpuexp.sweep{
     "l2_intensity", "dram_intensity", "l2_gbps", "dram_gbps", "verified", "mode", "samples", "noise_pct", "sm_clock_mhz",
     "clock_throttled", "stop_reason"},
   run = function(p)
-    local b = buffers[p.working_set]
+    local b = sets[p.working_set]
     local k, every = roofline.shape(p.intensity, 4)
     local launch = {grid = b.n // 4 // 256, block = 256, args = {b.y, b.x, gpuexp.i32(b.n), gpuexp.i32(k), gpuexp.i32(every),
       gpuexp.f32(roofline.A), gpuexp.f32(roofline.B), gpuexp.i32(b.passes)}}

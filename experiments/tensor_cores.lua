@@ -15,17 +15,11 @@ local program = gpuexp.compile{file = "kernels/tensor_cores.cu"}
 local sms = plan and 132 or dev.sm_count
 local BLOCK, BLOCKS = 256, sms * 4
 
-local types = {
-  {name = "fp16", k = 16, min_cc = 80, why = "mma.sync m16n8k16 with FP16 needs sm_80"},
-  {name = "bf16", k = 16, min_cc = 80, why = "BF16 mma needs sm_80"},
-  {name = "tf32", k = 8, min_cc = 80, why = "TF32 mma needs sm_80"},
-  {name = "int8", k = 32, min_cc = 80, why = "mma.sync m16n8k32 with INT8 needs sm_80"},
-  {name = "fp8", k = 32, min_cc = 89, why = "FP8 (E4M3) mma needs sm_89"},
-  {name = "fp32_fma", cuda_cores = true, min_cc = 0},
-}
-local check_names = {fp16 = "check_f16", bf16 = "check_bf16", tf32 = "check_tf32", int8 = "check_int8", fp8 = "check_fp8"}
-local rate_names = {fp16 = "rate_f16", bf16 = "rate_bf16", tf32 = "rate_tf32", int8 = "rate_int8", fp8 = "rate_fp8",
-  fp32_fma = "rate_fp32_fma"}
+local tensor = dofile(gpuexp.resolve("kernels/tensor_types.lua"))
+local types, names = {}, {}
+for _, t in ipairs(tensor.TYPES) do types[#types + 1] = t end
+types[#types + 1] = {name = "fp32_fma", kernel = "fp32_fma", cuda_cores = true, min_cc = 0}
+for i, t in ipairs(types) do names[i] = t.name end
 
 local function a_value(r, c) return (r * 3 + c * 5) % 5 - 2 end
 local function b_value(k, n) return (k * 7 + n * 3) % 5 - 2 end
@@ -38,7 +32,7 @@ local function check(t)
   for k = 0, t.k - 1 do for n = 0, 7 do B[k * 8 + n + 1] = b_value(k, n) end end
   local dA, dB = dev:alloc("f32", 16 * t.k):copy_from(A), dev:alloc("f32", t.k * 8):copy_from(B)
   D:fill(-999)
-  program:kernel(check_names[t.name]):launch{grid = 1, block = 32, args = {dA, dB, D}}
+  program:kernel("check_" .. t.kernel):launch{grid = 1, block = 32, args = {dA, dB, D}}
   if plan then return nil, dA, dB end
   local wrong = 0
   for r = 0, 15 do
@@ -53,7 +47,7 @@ end
 
 local rows = gpuexp.sweep{
   name = "tensor_cores",
-  axes = {{"type", {"fp16", "bf16", "tf32", "int8", "fp8", "fp32_fma"}}},
+  axes = {{"type", names}},
   columns = {"unit", "mma_shape", "verified", "wrong_elements", "median_ms", "tflops", "vs_fp32_fma", "tensor_pipe_active_pct",
     "math_pipe_throttle", "mode", "samples", "noise_pct", "sm_clock_mhz", "clock_throttled", "stop_reason"},
   run = function(p)
@@ -69,15 +63,14 @@ local rows = gpuexp.sweep{
       if row.verified == false then row.status = "wrong" end
     end
     local iterations = t.cuda_cores and 4096 or 2048
-    local kernel = program:kernel(rate_names[t.name])
+    local kernel = program:kernel("rate_" .. t.kernel)
     local launch = {grid = BLOCKS, block = BLOCK, args = {dA, dB, out, gpuexp.i32(iterations)}}
     local spec = {mode = "hot", min_time_ms = 100, timeout_s = 3}
     for k, v in pairs(launch) do spec[k] = v end
     local m = kernel:measure(spec)
     for _, c in ipairs(gpuexp.measure_columns) do row[c] = m[c] end
     row.median_ms = m.median_ms
-    local flops = t.cuda_cores and BLOCKS * BLOCK * iterations * 8 * 2
-      or BLOCKS * (BLOCK // 32) * iterations * 4 * (2 * 16 * 8 * t.k)
+    local flops = t.cuda_cores and BLOCKS * BLOCK * iterations * 8 * 2 or tensor.flops(t, BLOCKS, BLOCK, iterations)
     if m.median_ms then row.tflops = flops / (m.median_ms * 1e-3) / 1e12 end
     launch.metrics = "tensor"
     local counters = kernel:metrics(launch)

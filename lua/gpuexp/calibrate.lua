@@ -74,14 +74,11 @@ extern "C" __global__ void shared_read(float *out, int iterations)
 
 M.VERSION = 3
 
--- mma.sync shapes m16n8kK, as experiments/tensor_cores.lua runs them (INT8's rate is in GOP/s)
-M.TENSOR_TYPES = {
-  {name = "fp16", kernel = "f16", k = 16, min_cc = 80, label = "FP16"},
-  {name = "bf16", kernel = "bf16", k = 16, min_cc = 80, label = "BF16"},
-  {name = "tf32", kernel = "tf32", k = 8, min_cc = 80, label = "TF32"},
-  {name = "int8", kernel = "int8", k = 32, min_cc = 80, label = "INT8"},
-  {name = "fp8", kernel = "fp8", k = 32, min_cc = 89, label = "FP8 E4M3"},
-}
+-- The tensor-core types and their rate kernels' work (kernels/tensor_types.lua, shipped with
+-- gpuexp), or nil where the shipped files are not found.
+local function tensor_types()
+  return gpuexp.data_dir and dofile(gpuexp.data_dir .. "/kernels/tensor_types.lua") or nil
+end
 
 local function cache_path(device)
   local base = gpuexp.cache_directory() or "."
@@ -190,17 +187,16 @@ function measure_ceilings(options)
   -- with gpuexp), every warp in 4 independent mma.sync chains
   local cc = tonumber(facts.arch:match("sm_(%d+)")) or 0
   if cc >= 80 then
-    local source = gpuexp.data_dir and gpuexp.data_dir .. "/kernels/tensor_cores.cu"
-    gpuexp.check(source and io.open(source), "kernels/tensor_cores.cu is not where gpuexp's shipped files are (%s)",
-      tostring(gpuexp.data_dir))
-    local tensor = gpuexp.compile{file = source, device = device}
+    local tensor = tensor_types()
+    gpuexp.check(tensor, "gpuexp's shipped kernels (kernels/tensor_cores.cu) were not found")
+    local program_tc = gpuexp.compile{file = gpuexp.data_dir .. "/kernels/tensor_cores.cu", device = device}
     local a, b = device:alloc("f32", 16 * 32):fill(1), device:alloc("f32", 32 * 8):fill(1)
-    local blocks, iterations = facts.sm_count * 4, 2048
-    for _, t in ipairs(M.TENSOR_TYPES) do
+    local blocks, block, iterations = facts.sm_count * 4, 256, 2048
+    for _, t in ipairs(tensor.TYPES) do
       if cc >= t.min_cc then
-        local r = tensor:kernel("rate_" .. t.kernel):time{grid = blocks, block = 256,
+        local r = program_tc:kernel("rate_" .. t.kernel):time{grid = blocks, block = block,
           args = {a, b, out, gpuexp.i32(iterations)}, warmup = 3, reps = 20}
-        c["tensor_" .. t.name .. "_gflops"] = blocks * 8 * iterations * 4 * (2 * 16 * 8 * t.k) / (r.median_ms * 1e-3) / 1e9
+        c["tensor_" .. t.name .. "_gflops"] = tensor.flops(t, blocks, block, iterations) / (r.median_ms * 1e-3) / 1e9
       end
     end
     a:free(); b:free()
@@ -258,7 +254,8 @@ function M.main(args)
   if c.l2_gbps then print(string.format("  L2 read             %8.0f GB/s", c.l2_gbps)) end
   print(string.format("  shared memory (L1)  %8.0f GB/s", c.shared_gbps))
   if c.fp64_gflops then print(string.format("  FP64 FMA            %8.0f GFLOP/s", c.fp64_gflops)) end
-  for _, t in ipairs(M.TENSOR_TYPES) do
+  local tensor = tensor_types()
+  for _, t in ipairs(tensor and tensor.TYPES or {}) do
     local rate = c["tensor_" .. t.name .. "_gflops"]
     if rate then
       print(string.format("  %-19s %8.0f %s (tensor cores, mma.sync)", t.label, rate, t.name == "int8" and "GOP/s   " or "GFLOP/s "))
