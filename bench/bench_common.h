@@ -36,7 +36,7 @@ static inline CUfunction bench_kernel(gx_device *device, gx_module *module, cons
     gx_compile_request request = {.source = source, .source_name = name, .arch = arch};
     gx_compile_result result;
     bench_check(gx_nvrtc_compile(&request, &result, &error), &error);
-    bench_check(gx_module_load(module, device, result.cubin, &error), &error);
+    bench_check(gx_module_load(module, device, result.cubin, NULL, 0, &error), &error);
     gx_compile_result_free(&result);
     const gx_driver *d = gx_driver_get(&error);
     CUfunction function;

@@ -7,6 +7,9 @@ local sweep = require("gpuexp.sweep")
 local metrics = require("gpuexp.metrics")
 local measure = require("gpuexp.measure")
 
+local struct = require("gpuexp.struct")
+gpuexp.struct = struct.struct
+gpuexp.layout = struct.layout
 gpuexp.sweep = sweep.run
 gpuexp.points = sweep.points
 gpuexp.csv = csv

@@ -166,17 +166,20 @@ static int buffer_random(lua_State *L)
     return 1;
 }
 
-/* buffer:copy_from(source [, {offset=, source_offset=, count=}]): source is a Buffer or a table. */
+/* buffer:copy_from(source [, {offset=, source_offset=, count=, stream=}]): source is a Buffer or a
+   table; with a stream, a buffer's copy is enqueued on it (a table's is made at once). */
 static int buffer_copy_from(lua_State *L)
 {
     l_buffer *b = l_check_buffer(L, 1);
     lua_Integer offset = 0, source_offset = 0, count = -1;
+    const gx_stream *stream = NULL;
     if (!lua_isnoneornil(L, 3)) {
-        static const char *const allowed[] = {"offset", "source_offset", "count", NULL};
+        static const char *const allowed[] = {"offset", "source_offset", "count", "stream", NULL};
         l_check_options(L, 3, "copy_from", allowed);
         l_opt_integer_field(L, 3, "offset", 0, &offset);
         l_opt_integer_field(L, 3, "source_offset", 0, &source_offset);
         l_opt_integer_field(L, 3, "count", -1, &count);
+        stream = l_opt_stream(L, 3, "copy_from", NULL);
     }
     if (offset < 0 || source_offset < 0)
         return l_raisef(L, GX_ERR_USAGE, "copy_from: offsets must be >= 0");
@@ -204,7 +207,11 @@ static int buffer_copy_from(lua_State *L)
         l_buffer *source = l_check_buffer(L, 2);
         size_t n = count >= 0 ? (size_t)count
                               : ((size_t)source_offset <= source->buffer.count ? source->buffer.count - (size_t)source_offset : 0);
-        if (gx_buffer_copy(&b->buffer, (size_t)offset, &source->buffer, (size_t)source_offset, n, &error))
+        const gx_device *device = b->buffer.device ? b->buffer.device : source->buffer.device;
+        if (stream && device && stream->device != device)
+            return l_raisef(L, GX_ERR_USAGE, "copy_from: the stream belongs to another GPU than the buffers");
+        if (gx_buffer_copy_async(&b->buffer, (size_t)offset, &source->buffer, (size_t)source_offset, n,
+                                 stream ? stream->handle : NULL, &error))
             return l_raise(L, &error);
     }
     lua_settop(L, 1);
@@ -314,6 +321,42 @@ static int buffer_time_copy_from(lua_State *L)
     return 1;
 }
 
+/* buffer:write(data [, offset_bytes]): a string's bytes into the buffer (structs packed by a layout) */
+static int buffer_write(lua_State *L)
+{
+    l_buffer *b = l_check_buffer(L, 1);
+    size_t size;
+    const char *data = luaL_checklstring(L, 2, &size);
+    lua_Integer offset = luaL_optinteger(L, 3, 0);
+    if (offset < 0)
+        return l_raisef(L, GX_ERR_USAGE, "write: offset must be >= 0");
+    gx_error error;
+    if (gx_buffer_write(&b->buffer, (size_t)offset, data, size, &error))
+        return l_raise(L, &error);
+    lua_settop(L, 1);
+    return 1;
+}
+
+/* buffer:read([offset_bytes [, bytes]]) -> a string of the buffer's bytes (to the end by default) */
+static int buffer_read(lua_State *L)
+{
+    l_buffer *b = l_check_buffer(L, 1);
+    lua_Integer offset = luaL_optinteger(L, 2, 0);
+    if (offset < 0 || (size_t)offset > b->buffer.bytes)
+        return l_raisef(L, GX_ERR_USAGE, "read: offset %lld is outside the buffer (%zu bytes)", (long long)offset,
+                        b->buffer.bytes);
+    lua_Integer bytes = luaL_optinteger(L, 3, (lua_Integer)(b->buffer.bytes - (size_t)offset));
+    if (bytes < 0)
+        return l_raisef(L, GX_ERR_USAGE, "read: a byte count must be >= 0");
+    luaL_Buffer out;
+    char *data = luaL_buffinitsize(L, &out, (size_t)bytes);
+    gx_error error;
+    if (gx_buffer_read(&b->buffer, (size_t)offset, data, (size_t)bytes, &error))
+        return l_raise(L, &error);
+    luaL_pushresultsize(&out, (size_t)bytes);
+    return 1;
+}
+
 static int buffer_index(lua_State *L)
 {
     l_buffer *b = luaL_checkudata(L, 1, GX_BUFFER_TYPE);
@@ -333,6 +376,8 @@ static int buffer_index(lua_State *L)
         lua_pushstring(L, gx_type_name(b->buffer.type));
     else if (strcmp(key, "kind") == 0)
         lua_pushstring(L, gx_memory_kind_name(b->buffer.kind));
+    else if (strcmp(key, "address") == 0 && b->buffer.kind == GX_MEMORY_DEVICE && b->buffer.device_pointer)
+        lua_pushinteger(L, (lua_Integer)b->buffer.device_pointer);
     else
         lua_pushnil(L);
     return 1;
@@ -372,16 +417,13 @@ void l_open_buffer(lua_State *L)
                                        {"copy_from", buffer_copy_from}, {"to_table", buffer_to_table},
                                        {"compare", buffer_compare}, {"free", buffer_release},
                                        {"time_copy_from", buffer_time_copy_from},
+                                       {"write", buffer_write},     {"read", buffer_read},
                                        {NULL, NULL}};
     static const luaL_Reg metamethods[] = {{"__index", buffer_index}, {"__newindex", buffer_newindex},
                                            {"__gc", buffer_release},  {"__close", buffer_release},
                                            {"__len", buffer_len},     {"__tostring", buffer_tostring},
                                            {NULL, NULL}};
-    luaL_newmetatable(L, GX_BUFFER_TYPE);
-    luaL_setfuncs(L, metamethods, 0);
-    luaL_newlib(L, methods);
-    lua_setfield(L, -2, "methods");
-    lua_pop(L, 1);
+    l_new_class(L, GX_BUFFER_TYPE, methods, metamethods);
     lua_pushcfunction(L, gpuexp_host);
     lua_setfield(L, -2, "host");
 }

@@ -46,11 +46,10 @@ struct written {
 
 static size_t aligned(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
-/* The device buffers among the args of the launch table at `table`. */
-static void read_written(lua_State *L, int table, struct written *w)
+/* The device buffers in the list at the top of the stack (kept alive by whoever holds the list). */
+static void read_buffers(lua_State *L, struct written *w)
 {
-    lua_getfield(L, table, "args");
-    for (int i = 0; lua_istable(L, -1) && i < (int)lua_rawlen(L, -1); i++) {
+    for (int i = 0; lua_istable(L, -1) && i < (int)lua_rawlen(L, -1) && w->count < GX_MAX_PARAMS; i++) {
         lua_rawgeti(L, -1, i + 1);
         l_buffer *buffer = luaL_testudata(L, -1, GX_BUFFER_TYPE);
         if (buffer && buffer->buffer.kind == GX_MEMORY_DEVICE) {
@@ -59,6 +58,13 @@ static void read_written(lua_State *L, int table, struct written *w)
         }
         lua_pop(L, 1);
     }
+}
+
+/* The device buffers among the args of the launch table at `table`. */
+static void read_written(lua_State *L, int table, struct written *w)
+{
+    lua_getfield(L, table, "args");
+    read_buffers(L, w);
     lua_pop(L, 1);
 }
 
@@ -300,8 +306,106 @@ static int collect_batch(lua_State *L)
     return 2;
 }
 
+/* ---- gpuexp._collect_sequence(sequence, metrics, restore_buffers, flush_l2) ---- */
+
+struct sequence_state {
+    lua_State *L;
+    gx_profiler *profiler;
+    struct written written;
+    gx_tools *tools;
+};
+
+/* Before each pass, outside the range: the restore buffers as they were, and a cold L2. */
+static int sequence_prepare(void *user, int pass, gx_error *error)
+{
+    struct sequence_state *state = user;
+    if (state->written.count && pass == 0) {
+        CUdeviceptr scratch;
+        if (gx_profiler_scratch(state->profiler, state->written.bytes, &scratch, error))
+            return error->kind;
+        place_snapshots(&state->written, scratch);
+    }
+    if (state->written.count && restore_written(&state->written, pass, error))
+        return error->kind;
+    return state->tools ? gx_tools_flush_l2(state->tools, error) : GX_OK;
+}
+
+static int sequence_pass(void *user, int pass, gx_error *error)
+{
+    (void)pass;
+    return l_sequence_run(((struct sequence_state *)user)->L, 1, error);
+}
+
+/* -> list of {name = kernel name, values...} per kernel of one run, info {passes, chip, kernels,
+   timing}; or nil and why when counters cannot be read here. A first run (not profiled) counts
+   and names the kernels. */
+static int collect_sequence(lua_State *L)
+{
+    luaL_checkudata(L, 1, GX_SEQUENCE_TYPE);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    int flush = lua_isnoneornil(L, 4) || lua_toboolean(L, 4);
+    lua_settop(L, 4);
+    int count;
+    const char **names = read_names(L, 2, "metrics", &count); /* 5 */
+    if (lua_getiuservalue(L, 1, 1) != LUA_TUSERDATA) {
+        lua_pushnil(L);
+        lua_pushstring(L, OFFLINE);
+        return 2;
+    }
+    l_device *device = lua_touserdata(L, -1); /* 6, alive through the sequence */
+    struct sequence_state *state = lua_newuserdatauv(L, sizeof *state, 0);
+    memset(state, 0, sizeof *state);
+    state->L = L;
+    lua_pushvalue(L, 3);
+    read_buffers(L, &state->written);
+    lua_pop(L, 1);
+    if (flush)
+        state->tools = l_device_tools(L, device);
+    enum { MAX_KERNELS = 4096 };
+    char (*kernel_names)[128] = lua_newuserdatauv(L, sizeof(char[128]) * MAX_KERNELS, 0);
+    int kernels = 0;
+    gx_error error;
+    gx_record_launches(kernel_names, MAX_KERNELS, &kernels);
+    int status = l_sequence_run(L, 1, &error);
+    gx_record_launches(NULL, 0, NULL);
+    if (status)
+        return l_sequence_raise(L, &error);
+    if (gx_synchronize(&device->device, &error))
+        return l_raise(L, &error);
+    if (kernels > MAX_KERNELS)
+        return l_raisef(L, GX_ERR_USAGE, "metrics: the sequence launched %d kernels; at most %d are profiled", kernels,
+                        MAX_KERNELS);
+    if (open_profiler(device, &error))
+        return unavailable(L, &error);
+    state->profiler = device->profiler;
+    double *values = lua_newuserdatauv(L, sizeof(double) * (size_t)count * (size_t)(kernels ? kernels : 1), 0);
+    int passes = 0;
+    if (gx_profiler_collect_ranges(device->profiler, names, count, kernels, sequence_prepare, sequence_pass, state,
+                                   values, &passes, &error)) {
+        if (lua_getfield(L, LUA_REGISTRYINDEX, "gpuexp.sequence_error") != LUA_TNIL)
+            return l_sequence_raise(L, &error);
+        lua_pop(L, 1);
+        return unavailable(L, &error);
+    }
+    lua_createtable(L, kernels, 0);
+    for (int k = 0; k < kernels; k++) {
+        push_values(L, names, count, values + (size_t)k * (size_t)count);
+        l_set_string(L, "kernel", kernel_names[k]);
+        lua_rawseti(L, -2, k + 1);
+    }
+    lua_createtable(L, 0, 4);
+    l_set_integer(L, "passes", passes);
+    l_set_integer(L, "kernels", kernels);
+    l_set_string(L, "chip", gx_profiler_chip(device->profiler));
+    push_timing(L, gx_profiler_timing(device->profiler));
+    lua_setfield(L, -2, "timing");
+    return 2;
+}
+
 void l_open_collect(lua_State *L)
 {
+    lua_pushcfunction(L, collect_sequence);
+    lua_setfield(L, -2, "_collect_sequence");
     lua_pushcfunction(L, collect_batch);
     lua_setfield(L, -2, "_collect_batch");
 }

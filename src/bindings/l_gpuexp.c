@@ -87,7 +87,7 @@ static int gpuexp_error(lua_State *L)
     static const enum gx_error_kind values[] = {GX_ERR_USAGE, GX_ERR_DRIVER, GX_ERR_COMPILE, GX_ERR_SYSTEM};
     int kind = luaL_checkoption(L, 1, NULL, kinds);
     int level = (int)luaL_optinteger(L, 3, 1);
-    luaL_where(L, level);
+    l_push_where(L, level);
     lua_pushstring(L, luaL_checkstring(L, 2));
     lua_concat(L, 2);
     l_push_error(L, values[kind], lua_tostring(L, -1));
@@ -180,8 +180,12 @@ void l_open_gpuexp(lua_State *L)
     l_open_device(L);
     l_open_buffer(L);
     l_open_program(L);
+    l_open_compile(L);
     l_open_kernel(L);
     l_open_scalar(L);
+    l_open_bytes(L);
+    l_open_stream(L);
+    l_open_sequence(L);
     l_open_occupancy(L);
     l_open_metrics(L);
     l_open_process(L);

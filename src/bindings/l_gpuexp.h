@@ -5,11 +5,14 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "gx_binary.h"
 #include "gx_device.h"
 #include "gx_error.h"
 #include "gx_memory.h"
 #include "gx_module.h"
 #include "gx_nvrtc.h"
+#include "gx_stream.h"
+#include "gx_timing.h"
 
 #define GX_DEVICE_TYPE "gpuexp.Device"
 #define GX_BUFFER_TYPE "gpuexp.Buffer"
@@ -17,6 +20,10 @@
 #define GX_KERNEL_TYPE "gpuexp.Kernel"
 #define GX_LAUNCH_TYPE "gpuexp.Launch"
 #define GX_SCALAR_TYPE "gpuexp.Scalar"
+#define GX_BYTES_TYPE "gpuexp.Bytes"
+#define GX_STREAM_TYPE "gpuexp.Stream"
+#define GX_EVENT_TYPE "gpuexp.Event"
+#define GX_SEQUENCE_TYPE "gpuexp.Sequence"
 #define GX_ERROR_TYPE "gpuexp.Error"
 
 /* Registry keys of process settings, set by main before the script runs. */
@@ -43,21 +50,46 @@ typedef struct l_buffer {
     gx_buffer buffer;
 } l_buffer;
 
+/* A program: compiled from source (NVRTC or nvcc) or loaded from a binary (gpuexp.load). */
 typedef struct l_program {
-    gx_compile_result compiled;
-    char arch[16];
+    gx_compile_result compiled; /* cubin, PTX, log; a loaded PTX file: its text and the JIT's report */
+    char arch[24];              /* what it was compiled for; a binary: the device's */
     char source_name[512];
-    gx_module module; /* loaded on first use of a kernel */
+    char compiler[8];           /* "nvrtc", "nvcc", or "binary" */
+    gx_image_kind image_kind;   /* a binary's kind */
+    char notes[2048];           /* what became of a project's nvcc options */
+    unsigned char *image;       /* a binary: the file's bytes */
+    size_t image_size;
+    gx_module modules[GX_MAX_IMAGES]; /* loaded on first use of a kernel: one per fat binary */
+    int module_count;
     int loaded;
 } l_program;
 
 typedef struct l_kernel {
-    gx_kernel kernel; /* function NULL in offline mode */
+    gx_kernel kernel; /* function NULL in offline mode; kernel.name is the name as C++ writes it */
+    char symbol[512]; /* the mangled name the module has */
+    char arch[24];    /* the program's architecture */
     gx_resources ptxas;
     int has_ptxas;
-    int ptx_param_count;
-    gx_param ptx_params[GX_MAX_PARAMS];
+    int param_count;
+    gx_param params[GX_MAX_PARAMS]; /* from the PTX, else from cuFuncGetParamInfo (sizes only) */
 } l_kernel;
+
+/* Raw bytes for a parameter (a struct by value): gpuexp.bytes, gpuexp.struct. Uservalue 1 keeps
+   the buffers whose addresses it holds alive. */
+typedef struct l_bytes {
+    size_t size, align;
+    unsigned char data[];
+} l_bytes;
+
+typedef struct l_stream {
+    gx_stream stream; /* uservalue 1: the Device */
+    int borrowed;     /* a stream gpuexp made for a while (a sequence's capture): never destroyed here */
+} l_stream;
+
+typedef struct l_event {
+    gx_event event; /* uservalue 1: the Device */
+} l_event;
 
 typedef struct l_scalar {
     int type; /* gx_type */
@@ -73,7 +105,9 @@ typedef struct l_scalar {
     } value;
 } l_scalar;
 
-/* Raises a gpuexp error value: message "where: text", fields kind and message. Never returns. */
+/* Pushes "file:line: " of the first frame from level up that is the user's (not lua/gpuexp/). */
+void l_push_where(lua_State *L, int level);
+/* Raises a gpuexp error value: message "where: text" (the user's line), fields kind and message. */
 int l_raise(lua_State *L, const gx_error *error);
 int l_raisef(lua_State *L, enum gx_error_kind kind, const char *format, ...);
 /* Pushes a new error value without raising it. */
@@ -90,7 +124,8 @@ void l_set_integer(lua_State *L, const char *key, lua_Integer value);
 void l_set_number(lua_State *L, const char *key, double value);
 void l_set_string(lua_State *L, const char *key, const char *value);
 
-/* Metatable helper: luaL_newmetatable + methods as __index + extra metamethods. */
+/* Builds a type's metatable once: the metamethods, and the methods in its "methods" field, which
+   is also __index unless the metamethods have their own (which then look methods up there). */
 void l_new_class(lua_State *L, const char *name, const luaL_Reg *methods, const luaL_Reg *metamethods);
 
 /* The default device (opened on first use); raises when there is none. */
@@ -99,14 +134,34 @@ l_device *l_check_device(lua_State *L, int index);
 l_buffer *l_check_buffer(lua_State *L, int index);
 l_program *l_check_program(lua_State *L, int index);
 l_kernel *l_check_kernel(lua_State *L, int index);
+/* Pushes a new Kernel of the program at program_index (kept alive by it), zeroed. */
+l_kernel *l_push_kernel(lua_State *L, int program_index);
+/* The stream of the launch or copy option table at index (its "stream" field), or NULL when it
+   has none; raises for a destroyed stream or one of another GPU than device (when given). */
+const gx_stream *l_opt_stream(lua_State *L, int index, const char *what, const gx_device *device);
 const char *l_offline_arch(lua_State *L); /* NULL when a GPU is used */
 
 void l_open_error(lua_State *L);
 void l_open_device(lua_State *L);
 void l_open_buffer(lua_State *L);
 void l_open_program(lua_State *L);
+void l_open_compile(lua_State *L);
+/* Program helpers shared by gpuexp.compile and gpuexp.load (l_program.c). */
+const char *l_push_script_path(lua_State *L, const char *path, const char *what); /* pushes it, or raises */
+l_program *l_push_program(lua_State *L, int device_index, const char *source_name, const char *compiler);
+void l_note_source(lua_State *L, const char *name, const char *key); /* for --resume's changed-kernel check */
+/* The index of t.device, else of the default device when open_default (0 in an offline plan). */
+int l_device_option(lua_State *L, int table, int open_default);
+void l_device_arch(lua_State *L, int device_index, char *out, size_t size); /* "sm_90": the device's or the plan's */
 void l_open_kernel(lua_State *L);
 void l_open_scalar(lua_State *L);
+void l_open_bytes(lua_State *L);
+void l_open_stream(lua_State *L);
+void l_open_sequence(lua_State *L);
+/* One run of the Sequence at index on its stream (l_sequence.c); a Lua error in it is kept and
+   l_sequence_raise raises it again as it was (its own message and line). */
+int l_sequence_run(lua_State *L, int sequence_index, gx_error *error);
+int l_sequence_raise(lua_State *L, const gx_error *error);
 void l_open_occupancy(lua_State *L);
 void l_open_metrics(lua_State *L);
 void l_open_process(lua_State *L);
@@ -122,7 +177,7 @@ typedef struct l_launch {
     l_kernel *kernel; /* kept alive by uservalue 1 */
     gx_launch_config config;
     int arg_count;
-    unsigned char storage[GX_MAX_PARAMS][16];
+    unsigned char storage[GX_MAX_PARAMS][8]; /* scalars and pointers; bytes point into their Bytes */
     void *pointers[GX_MAX_PARAMS];
 } l_launch;
 /* Reads config and args from the table at `table` into launch; buffers are stored in the table at
@@ -132,6 +187,21 @@ void l_read_launch(lua_State *L, int table, l_kernel *k, l_launch *launch, int k
 /* Enqueues the launch (nothing in an offline plan). */
 int l_launch_work(void *user, gx_error *error);
 int l_kernel_collect(lua_State *L);
+
+/* Work timed by l_time_work: one run (work), the same enqueued on a stream (for graph capture),
+   and its device (NULL in an offline plan: no timings then). */
+typedef struct l_timed_work {
+    gx_work_fn work;
+    gx_enqueue_fn enqueue;
+    void *user;
+    l_device *device;
+    int (*raise)(lua_State *L, void *user, const gx_error *error); /* NULL: l_raise */
+} l_timed_work;
+/* Times work with CUDA events, the options table at `options` (0: none) giving warmup (default
+   5), reps (100), cold (flush the L2 before each sample, outside its events), graph = N (each
+   sample one CUDA graph of N runs, divided by N) and clock (probe the SM clock after). Pushes the
+   statistics table (l_timing.c). */
+int l_time_work(lua_State *L, const l_timed_work *work, int options);
 struct gx_arch_limits;
 struct gx_occupancy_input;
 struct gx_occupancy_result;

@@ -11,59 +11,27 @@
 #include "gx_tools.h"
 #include "l_gpuexp.h"
 
-const gx_module *l_program_module(lua_State *L, int program_index);
-
 l_kernel *l_check_kernel(lua_State *L, int index)
 {
     return luaL_checkudata(L, index, GX_KERNEL_TYPE);
 }
 
-static const gx_device *kernel_device(lua_State *L, const l_kernel *kernel)
+/* A zeroed Kernel of the program at program_index, which it keeps alive (and so its modules). */
+l_kernel *l_push_kernel(lua_State *L, int program_index)
 {
-    if (!kernel->kernel.function)
-        l_raisef(L, GX_ERR_USAGE, "kernel '%s' was compiled for an offline plan (%s): it cannot run here",
-                 kernel->kernel.name, l_offline_arch(L) ? l_offline_arch(L) : "no GPU");
-    return kernel->kernel.module->device;
-}
-
-/* program:kernel(name): name is an extern "C" name, a name expression given at compile, or a
-   mangled name. Works offline too: the resources then come from the ptxas report alone. */
-int l_program_kernel(lua_State *L)
-{
-    l_program *program = l_check_program(L, 1);
-    const char *name = luaL_checkstring(L, 2);
-    char lowered[512];
-    const char *symbol = gx_compile_lowered_name(&program->compiled, name, lowered, sizeof lowered);
-    if (!symbol)
-        symbol = name;
     l_kernel *kernel = lua_newuserdatauv(L, sizeof *kernel, 1);
     memset(kernel, 0, sizeof *kernel);
     luaL_setmetatable(L, GX_KERNEL_TYPE);
-    lua_pushvalue(L, 1);
-    lua_setiuservalue(L, -2, 1); /* the kernel keeps its program (and module) alive */
-    kernel->ptx_param_count = gx_ptx_params(program->compiled.ptx, symbol, kernel->ptx_params, GX_MAX_PARAMS);
-    if (kernel->ptx_param_count < 0) {
-        char entries[4096];
-        gx_ptx_entries(program->compiled.ptx, entries, sizeof entries);
-        return l_raisef(L, GX_ERR_USAGE, "no kernel '%s' in %s; it has: %s%s", name, program->source_name,
-                        entries[0] ? entries : "(no kernels)",
-                        strchr(entries, '_') && entries[0] == '_' ? " (C++ names are mangled: use extern \"C\" or compile{names={...}})" : "");
-    }
-    kernel->has_ptxas = gx_ptxas_find(program->compiled.log, symbol, &kernel->ptxas) == 0;
-    snprintf(kernel->kernel.name, sizeof kernel->kernel.name, "%s", symbol);
-    const gx_module *module = l_program_module(L, 1);
-    if (module) {
-        gx_error error;
-        if (gx_kernel_get(&kernel->kernel, module, symbol, &error))
-            return l_raise(L, &error);
-    }
-    return 1;
+    lua_pushvalue(L, program_index);
+    lua_setiuservalue(L, -2, 1);
+    return kernel;
 }
 
 void l_push_function_info(lua_State *L, const l_kernel *k)
 {
     lua_createtable(L, 0, 12);
     l_set_string(L, "name", k->kernel.name);
+    l_set_string(L, "symbol", k->symbol);
     if (k->kernel.function) {
         l_set_integer(L, "registers", k->kernel.info.registers);
         l_set_integer(L, "static_shared_bytes", k->kernel.info.static_shared_bytes);
@@ -85,9 +53,9 @@ void l_push_function_info(lua_State *L, const l_kernel *k)
         l_set_integer(L, "spill_store_bytes", k->ptxas.spill_store_bytes);
         l_set_integer(L, "spill_load_bytes", k->ptxas.spill_load_bytes);
     }
-    lua_createtable(L, k->ptx_param_count, 0);
-    for (int i = 0; i < k->ptx_param_count; i++) {
-        lua_pushstring(L, k->ptx_params[i].ptx_type);
+    lua_createtable(L, k->param_count, 0);
+    for (int i = 0; i < k->param_count; i++) {
+        lua_pushstring(L, k->params[i].ptx_type);
         lua_rawseti(L, -2, i + 1);
     }
     lua_setfield(L, -2, "params");
@@ -131,22 +99,43 @@ static void read_dim3(lua_State *L, int table, const char *key, unsigned out[3],
     lua_pop(L, 1);
 }
 
-/* Does a scalar of gx type `type` fit the PTX parameter? */
+/* Does a scalar of gx type `type` fit the parameter? A parameter known only by its size (a
+   binary's) takes any scalar of that size. */
 static int scalar_matches(int type, const gx_param *param)
 {
     int size = (int)gx_type_size((gx_type)type);
-    if (param->type_class == GX_PARAM_BYTES)
+    if (param->type_class == GX_PARAM_BYTES || param->size_bytes != size)
         return 0;
-    if (param->size_bytes != size)
-        return 0;
-    return (param->type_class == GX_PARAM_FLOAT) == gx_type_is_float((gx_type)type);
+    return param->type_class == GX_PARAM_SIZED || (param->type_class == GX_PARAM_FLOAT) == gx_type_is_float((gx_type)type);
+}
+
+static int is_pointer_param(const gx_param *param)
+{
+    return param->size_bytes == 8 && (param->type_class == GX_PARAM_INTEGER || param->type_class == GX_PARAM_SIZED);
 }
 
 static void describe_params(const l_kernel *k, char *out, size_t size)
 {
     out[0] = 0;
-    for (int i = 0; i < k->ptx_param_count; i++)
-        snprintf(out + strlen(out), size - strlen(out), "%s%s", i ? ", " : "", k->ptx_params[i].ptx_type);
+    for (int i = 0; i < k->param_count; i++)
+        snprintf(out + strlen(out), size - strlen(out), "%s%s", i ? ", " : "", k->params[i].ptx_type);
+}
+
+/* What to pass for a parameter, for messages. */
+static const char *suggestion(const gx_param *param)
+{
+    if (param->type_class == GX_PARAM_FLOAT)
+        return param->size_bytes == 4 ? "gpuexp.f32(x)" : param->size_bytes == 8 ? "gpuexp.f64(x)" : "gpuexp.bytes(...)";
+    if (param->type_class == GX_PARAM_BYTES)
+        return "a struct of that size: gpuexp.struct{...} or gpuexp.bytes(...)";
+    if (param->type_class == GX_PARAM_SIZED)
+        return param->size_bytes == 8   ? "a buffer, a 64-bit scalar or 8 bytes"
+               : param->size_bytes == 4 ? "a 32-bit scalar or 4 bytes"
+                                        : "gpuexp.struct{...} or gpuexp.bytes(...) of that size";
+    return param->size_bytes == 8   ? "a buffer, gpuexp.i64(n) or gpuexp.u64(n)"
+           : param->size_bytes == 4 ? "gpuexp.i32(n) or gpuexp.u32(n)"
+           : param->size_bytes == 1 ? "gpuexp.u8(n) or gpuexp.i8(n)"
+                                    : "gpuexp.bytes(...)";
 }
 
 /* A buffer of an offline plan: a table with kind = "planned" (made by the Lua library). */
@@ -160,8 +149,66 @@ static int is_planned_buffer(lua_State *L, int index)
     return planned;
 }
 
-/* Reads config and args from the table at `table` into launch; buffers are stored in the table at
-   `keep` (when non-zero) so a bound launch keeps them alive. */
+/* Reads one argument (at the top of the stack) for parameter i into launch. */
+static void read_argument(lua_State *L, l_kernel *k, l_launch *launch, int i, int keep)
+{
+    const gx_param *param = &k->params[i];
+    l_buffer *buffer = luaL_testudata(L, -1, GX_BUFFER_TYPE);
+    l_scalar *scalar = buffer ? NULL : luaL_testudata(L, -1, GX_SCALAR_TYPE);
+    l_bytes *bytes = buffer || scalar ? NULL : luaL_testudata(L, -1, GX_BYTES_TYPE);
+    if (buffer) {
+        if (buffer->buffer.kind != GX_MEMORY_DEVICE)
+            l_raisef(L, GX_ERR_USAGE, "argument %d of '%s' is a %s host buffer; kernels take device buffers", i + 1,
+                     k->kernel.name, gx_memory_kind_name(buffer->buffer.kind));
+        if (!buffer->buffer.device_pointer)
+            l_raisef(L, GX_ERR_USAGE, "argument %d of '%s' is a freed buffer", i + 1, k->kernel.name);
+        if (!is_pointer_param(param))
+            l_raisef(L, GX_ERR_USAGE, "argument %d of '%s' is a buffer (a pointer), but the kernel expects %s%s (give %s)",
+                     i + 1, k->kernel.name, param->type_class == GX_PARAM_SIZED ? "" : ".", param->ptx_type,
+                     suggestion(param));
+        memcpy(launch->storage[i], &buffer->buffer.device_pointer, sizeof(CUdeviceptr));
+        launch->pointers[i] = launch->storage[i];
+    } else if (scalar) {
+        if (!scalar_matches(scalar->type, param))
+            l_raisef(L, GX_ERR_USAGE, "argument %d of '%s' is %s, but the kernel expects %s%s (give %s)", i + 1,
+                     k->kernel.name, gx_type_name((gx_type)scalar->type), param->type_class == GX_PARAM_SIZED ? "" : ".",
+                     param->ptx_type, suggestion(param));
+        memcpy(launch->storage[i], &scalar->value, gx_type_size((gx_type)scalar->type));
+        launch->pointers[i] = launch->storage[i];
+    } else if (bytes) {
+        if ((int)bytes->size != param->size_bytes)
+            l_raisef(L, GX_ERR_USAGE, "argument %d of '%s' is %zu bytes, but the kernel's parameter is %d bytes (%s%s)%s",
+                     i + 1, k->kernel.name, bytes->size, param->size_bytes, param->type_class == GX_PARAM_SIZED ? "" : ".",
+                     param->ptx_type, param->type_class == GX_PARAM_BYTES ? ": check the struct's fields against the C declaration" : "");
+        if (param->align_bytes && (int)bytes->align > param->align_bytes)
+            l_raisef(L, GX_ERR_USAGE, "argument %d of '%s' is a struct aligned to %zu bytes, but the kernel's parameter is "
+                     "aligned to %d: check the struct's fields against the C declaration", i + 1, k->kernel.name,
+                     bytes->align, param->align_bytes);
+        launch->pointers[i] = bytes->data; /* alive while the argument table (or the bound launch) is */
+    } else if (is_planned_buffer(L, -1)) { /* offline: checked like a pointer, never passed */
+        if (!is_pointer_param(param))
+            l_raisef(L, GX_ERR_USAGE, "argument %d of '%s' is a buffer (a pointer), but the kernel expects .%s", i + 1,
+                     k->kernel.name, param->ptx_type);
+        launch->pointers[i] = launch->storage[i];
+    } else {
+        const char *type_name = luaL_typename(L, -1);
+        const char *example = lua_type(L, -1) == LUA_TNUMBER ? luaL_tolstring(L, -1, NULL) : "value";
+        l_raisef(L, GX_ERR_USAGE,
+                 "argument %d of '%s' is a %s; pass a device buffer, a typed scalar such as gpuexp.%s(%s), or a struct "
+                 "(the kernel expects %s%s)",
+                 i + 1, k->kernel.name, type_name,
+                 param->type_class == GX_PARAM_FLOAT ? (param->size_bytes == 4 ? "f32" : "f64")
+                                                     : (param->size_bytes == 8 ? "i64" : "i32"),
+                 example, param->type_class == GX_PARAM_SIZED ? "" : ".", param->ptx_type);
+    }
+    if (keep && (buffer || bytes)) {
+        lua_pushvalue(L, -1);
+        lua_rawseti(L, keep, i + 1);
+    }
+}
+
+/* Reads config and args from the table at `table` into launch; buffers and structs are stored in
+   the table at `keep` (when non-zero) so a bound launch keeps them alive. */
 void l_read_launch(lua_State *L, int table, l_kernel *k, l_launch *launch, int keep, const char *what,
                    const char *const *allowed)
 {
@@ -175,82 +222,38 @@ void l_read_launch(lua_State *L, int table, l_kernel *k, l_launch *launch, int k
     if (shared < 0 || shared > 0x7fffffff)
         l_raisef(L, GX_ERR_USAGE, "launch: 'shared' must be a byte count >= 0, got %lld", (long long)shared);
     launch->config.shared_bytes = (unsigned)shared;
+    const gx_stream *stream = l_opt_stream(L, table, what, k->kernel.function ? k->kernel.module->device : NULL);
+    launch->config.stream = stream ? stream->handle : NULL;
+    if (stream && keep) { /* a bound launch keeps its stream alive */
+        lua_getfield(L, table, "stream");
+        lua_setfield(L, keep, "stream");
+    }
     int type = lua_getfield(L, table, "args");
     if (type != LUA_TTABLE && type != LUA_TNIL)
         l_raisef(L, GX_ERR_USAGE, "launch: 'args' must be a list, got %s", luaL_typename(L, -1));
     int count = type == LUA_TNIL ? 0 : (int)lua_rawlen(L, -1);
-    int expected = k->ptx_param_count;
+    int expected = k->param_count;
     if (count != expected) {
-        char params[512];
+        char params[1024];
         describe_params(k, params, sizeof params);
         l_raisef(L, GX_ERR_USAGE, "kernel '%s' takes %d argument%s (%s), got %d", k->kernel.name, expected,
                  expected == 1 ? "" : "s", params, count);
     }
     for (int i = 0; i < count; i++) {
-        const gx_param *param = &k->ptx_params[i];
         lua_rawgeti(L, -1, i + 1);
-        l_buffer *buffer = luaL_testudata(L, -1, GX_BUFFER_TYPE);
-        l_scalar *scalar = luaL_testudata(L, -1, GX_SCALAR_TYPE);
-        if (buffer) {
-            if (buffer->buffer.kind != GX_MEMORY_DEVICE)
-                l_raisef(L, GX_ERR_USAGE, "argument %d of '%s' is a %s host buffer; kernels take device buffers", i + 1,
-                         k->kernel.name, gx_memory_kind_name(buffer->buffer.kind));
-            if (!buffer->buffer.device_pointer)
-                l_raisef(L, GX_ERR_USAGE, "argument %d of '%s' is a freed buffer", i + 1, k->kernel.name);
-            if (param->size_bytes != 8 || param->type_class != GX_PARAM_INTEGER)
-                l_raisef(L, GX_ERR_USAGE, "argument %d of '%s' is a buffer (a pointer), but the kernel expects .%s", i + 1,
-                         k->kernel.name, param->ptx_type);
-            memcpy(launch->storage[i], &buffer->buffer.device_pointer, sizeof(CUdeviceptr));
-            if (keep) {
-                lua_pushvalue(L, -1);
-                lua_rawseti(L, keep, i + 1);
-            }
-        } else if (scalar) {
-            if (!scalar_matches(scalar->type, param))
-                l_raisef(L, GX_ERR_USAGE, "argument %d of '%s' is %s, but the kernel expects .%s (give %s)", i + 1,
-                         k->kernel.name, gx_type_name((gx_type)scalar->type), param->ptx_type,
-                         param->type_class == GX_PARAM_FLOAT   ? (param->size_bytes == 4 ? "gpuexp.f32(x)" : "gpuexp.f64(x)")
-                         : param->type_class == GX_PARAM_BYTES ? "a struct: not supported"
-                         : param->size_bytes == 8              ? "a buffer, gpuexp.i64(n) or gpuexp.u64(n)"
-                         : param->size_bytes == 4              ? "gpuexp.i32(n) or gpuexp.u32(n)"
-                                                               : "gpuexp.u8(n) or gpuexp.i8(n)");
-            memcpy(launch->storage[i], &scalar->value, gx_type_size((gx_type)scalar->type));
-        } else if (is_planned_buffer(L, -1)) { /* offline: checked like a pointer, never passed */
-            if (param->size_bytes != 8 || param->type_class != GX_PARAM_INTEGER)
-                l_raisef(L, GX_ERR_USAGE, "argument %d of '%s' is a buffer (a pointer), but the kernel expects .%s", i + 1,
-                         k->kernel.name, param->ptx_type);
-        } else {
-            const char *type_name = luaL_typename(L, -1);
-            const char *example = lua_type(L, -1) == LUA_TNUMBER ? luaL_tolstring(L, -1, NULL) : "value";
-            l_raisef(L, GX_ERR_USAGE,
-                     "argument %d of '%s' is a %s; pass a device buffer or a typed scalar such as gpuexp.%s(%s) (the kernel expects .%s)",
-                     i + 1, k->kernel.name, type_name,
-                     param->type_class == GX_PARAM_FLOAT ? (param->size_bytes == 4 ? "f32" : "f64")
-                                                         : (param->size_bytes == 8 ? "i64" : "i32"),
-                     example, param->ptx_type);
-        }
-        launch->pointers[i] = launch->storage[i];
+        read_argument(L, k, launch, i, keep);
         lua_pop(L, 1);
     }
     lua_pop(L, 1);
     launch->arg_count = count;
+    gx_error error;
     if (!k->kernel.function) { /* offline plan: nothing runs; the configuration is still checked */
-        unsigned long long threads = (unsigned long long)launch->config.block[0] * launch->config.block[1] * launch->config.block[2];
-        if (threads > 1024)
-            l_raisef(L, GX_ERR_USAGE, "launch of '%s' with a block of %llu threads: at most 1024 per block", k->kernel.name,
-                     threads);
-        /* shared memory against the architecture's opt-in limit, as the driver would check it */
         const gx_arch_limits *arch = gx_arch_find(l_offline_arch(L));
-        long available = arch ? (long)arch->shared_per_block_optin_bytes - k->ptxas.static_shared_bytes : 0;
-        if (arch && (long)launch->config.shared_bytes > available)
-            l_raisef(L, GX_ERR_USAGE,
-                     "launch of '%s' with %u bytes of dynamic shared memory: %s allows %d bytes per block, %d of them "
-                     "taken by the kernel's static shared memory, so at most %ld dynamic",
-                     k->kernel.name, launch->config.shared_bytes, arch->arch, arch->shared_per_block_optin_bytes,
-                     k->ptxas.static_shared_bytes, available);
+        if (arch && gx_launch_check_limits(arch, k->kernel.name, launch->config.block, launch->config.shared_bytes,
+                                           k->ptxas.static_shared_bytes, &error))
+            l_raise(L, &error);
         return;
     }
-    gx_error error;
     if (gx_kernel_prepare(&k->kernel, &launch->config, &error))
         l_raise(L, &error);
 }
@@ -263,7 +266,7 @@ int l_launch_work(void *user, gx_error *error)
     return gx_kernel_launch(&launch->kernel->kernel, &launch->config, launch->pointers, error);
 }
 
-static const char *const launch_options[] = {"grid", "block", "shared", "args", NULL};
+static const char *const launch_options[] = {"grid", "block", "shared", "args", "stream", NULL};
 static const char *const time_options[] = {"grid", "block", "shared", "args", "warmup", "reps", "cold", "graph", "clock", NULL};
 
 l_device *l_kernel_device(lua_State *L, int kernel_index)
@@ -285,11 +288,6 @@ static int launch_on_stream(void *user, CUstream stream, gx_error *error)
     return gx_kernel_launch(&launch->kernel->kernel, &config, launch->pointers, error);
 }
 
-static int flush_before(void *user, gx_error *error)
-{
-    return gx_tools_flush_l2(user, error);
-}
-
 static int kernel_launch(lua_State *L)
 {
     l_kernel *k = l_check_kernel(L, 1);
@@ -301,75 +299,12 @@ static int kernel_launch(lua_State *L)
     return 0;
 }
 
-/* Times `launch` with CUDA events. Options: warmup (default 5), reps (default 100), cold (flush
-   the L2 before each sample, outside its events), graph = N (each sample is one CUDA graph of N
-   launches, divided by N: no launch gaps), clock (probe the SM clock after the samples). */
+/* Times `launch` (see l_time_work). */
 static int time_launch(lua_State *L, l_launch *launch, int options, int kernel_index)
 {
-    lua_Integer warmup = 5, reps = 100, graph = 0;
-    int cold = 0, clock = 0;
-    if (options) {
-        l_opt_integer_field(L, options, "warmup", 5, &warmup);
-        l_opt_integer_field(L, options, "reps", 100, &reps);
-        l_opt_integer_field(L, options, "graph", 0, &graph);
-        lua_getfield(L, options, "cold");
-        cold = lua_toboolean(L, -1);
-        lua_getfield(L, options, "clock");
-        clock = lua_toboolean(L, -1);
-        lua_pop(L, 2);
-    }
-    if (warmup < 0 || reps < 1 || reps > 10000000 || graph < 0 || graph > 100000)
-        return l_raisef(L, GX_ERR_USAGE,
-                        "time: warmup must be >= 0, reps from 1 to 10^7 and graph from 0 to 10^5 (got %lld, %lld, %lld)",
-                        (long long)warmup, (long long)reps, (long long)graph);
-    if (!launch->kernel->kernel.function) { /* offline plan: no timings, never invented ones */
-        lua_createtable(L, 0, 3);
-        l_set_integer(L, "samples", 0);
-        l_set_integer(L, "warmup", 0);
-        l_set_string(L, "timer", "none (offline plan)");
-        return 1;
-    }
-    double *samples = lua_newuserdatauv(L, sizeof(double) * (size_t)reps, 0);
-    const gx_device *device = kernel_device(L, launch->kernel);
-    l_device *owner = l_kernel_device(L, kernel_index);
-    gx_tools *tools = cold || clock ? l_device_tools(L, owner) : NULL;
-    gx_timing_request request = {.work = l_launch_work, .user = launch, .warmup = (int)warmup, .samples = (size_t)reps,
-                                 .before_each = cold ? flush_before : NULL, .before_user = tools};
-    gx_error error;
-    gx_graph captured;
-    memset(&captured, 0, sizeof captured);
-    int status = GX_OK;
-    if (graph > 0) {
-        status = gx_graph_capture(&captured, device, launch_on_stream, launch, (int)graph, &error);
-        request.work = gx_graph_launch;
-        request.user = &captured;
-    }
-    if (status == GX_OK)
-        status = gx_time_events(device, &request, samples, &error);
-    gx_graph_destroy(&captured); /* before anything can raise */
-    if (status)
-        return l_raise(L, &error);
-    for (lua_Integer i = 0; graph > 0 && i < reps; i++)
-        samples[i] /= (double)graph;
-    double clock_mhz = 0;
-    if (clock && gx_tools_sm_clock(tools, &clock_mhz, &error))
-        return l_raise(L, &error);
-    lua_createtable(L, (int)reps, 0);
-    for (lua_Integer i = 0; i < reps; i++) {
-        lua_pushnumber(L, samples[i]);
-        lua_rawseti(L, -2, i + 1);
-    }
-    l_push_stats(L, samples, (size_t)reps, "_ms");
-    lua_insert(L, -2);
-    lua_setfield(L, -2, "samples_ms");
-    l_set_integer(L, "warmup", warmup);
-    l_set_string(L, "timer", "cuda_events");
-    l_set_string(L, "mode", graph > 0 ? "graph" : cold ? "cold" : "hot");
-    if (graph > 0)
-        l_set_integer(L, "launches_per_sample", graph);
-    if (clock)
-        l_set_number(L, "sm_clock_mhz", clock_mhz);
-    return 1;
+    l_timed_work work = {.work = l_launch_work, .enqueue = launch_on_stream, .user = launch,
+                         .device = launch->kernel->kernel.function ? l_kernel_device(L, kernel_index) : NULL};
+    return l_time_work(L, &work, options);
 }
 
 static int kernel_time(lua_State *L)
@@ -444,9 +379,7 @@ static int kernel_occupancy(lua_State *L)
         snprintf(device_arch, sizeof device_arch, "sm_%d%d", device->cc_major, device->cc_minor);
         arch_name = device_arch;
     } else {
-        lua_getiuservalue(L, 1, 1);
-        arch_name = l_check_program(L, -1)->arch;
-        lua_pop(L, 1);
+        arch_name = k->arch;
     }
     const gx_arch_limits *arch = gx_arch_find(arch_name);
     gx_occupancy_input in = {
@@ -502,6 +435,8 @@ static int kernel_index(lua_State *L)
         return 1;
     if (strcmp(key, "name") == 0)
         lua_pushstring(L, k->kernel.name);
+    else if (strcmp(key, "symbol") == 0)
+        lua_pushstring(L, k->symbol);
     else if (strcmp(key, "program") == 0)
         lua_getiuservalue(L, 1, 1);
     else

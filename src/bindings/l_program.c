@@ -1,11 +1,18 @@
-/* Lua type gpuexp.Program: NVRTC output (cubin, PTX, log) for one architecture, loaded lazily. */
+/* Lua type gpuexp.Program: kernels compiled from source (gpuexp.compile, l_compile.c) or loaded
+   from another compiler's binary (gpuexp.load: cubin, fat binary, PTX, or a host ELF that embeds
+   fat binaries), and program:kernel, which finds a kernel by its C++ name. Modules are loaded on
+   the program's device on first use. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 #include "gx_cache.h"
+#include "gx_symbols.h"
 #include "l_gpuexp.h"
 
 #define COMPILED_SOURCES "gpuexp.compiled_sources"
@@ -17,7 +24,7 @@ l_program *l_check_program(lua_State *L, int index)
 
 /* Resolves a path named by a script: absolute as is, else against the script's folder, then its
    parent (so experiments/x.lua can name "kernels/y.cu"). Pushes the path found, or raises. */
-static const char *push_script_path(lua_State *L, const char *path, const char *what)
+const char *l_push_script_path(lua_State *L, const char *path, const char *what)
 {
     if (path[0] == '/') {
         lua_pushstring(L, path);
@@ -45,196 +52,119 @@ static const char *push_script_path(lua_State *L, const char *path, const char *
 
 static int gpuexp_resolve(lua_State *L)
 {
-    push_script_path(L, luaL_checkstring(L, 1), "file");
+    l_push_script_path(L, luaL_checkstring(L, 1), "file");
     return 1;
-}
-
-/* Reads the list of strings at t[key] into a userdata-backed array; returns the count. */
-static int string_list(lua_State *L, int table, const char *key, const char ***out)
-{
-    *out = NULL;
-    int type = lua_getfield(L, table, key);
-    if (type == LUA_TNIL) {
-        lua_pop(L, 1);
-        return 0;
-    }
-    if (type != LUA_TTABLE)
-        l_raisef(L, GX_ERR_USAGE, "compile: '%s' must be a list of strings, got %s", key, luaL_typename(L, -1));
-    int n = (int)lua_rawlen(L, -1);
-    const char **items = lua_newuserdatauv(L, sizeof *items * (size_t)(n + 1), 0);
-    lua_setfield(L, LUA_REGISTRYINDEX, key); /* anchored until the next compile replaces it */
-    for (int i = 0; i < n; i++) {
-        if (lua_rawgeti(L, -1, i + 1) != LUA_TSTRING)
-            l_raisef(L, GX_ERR_USAGE, "compile: %s[%d] must be a string, got %s", key, i + 1, luaL_typename(L, -1));
-        items[i] = lua_tostring(L, -1);
-        lua_pop(L, 1);
-    }
-    lua_pop(L, 1);
-    *out = items;
-    return n;
 }
 
 static int program_gc(lua_State *L)
 {
     l_program *program = luaL_checkudata(L, 1, GX_PROGRAM_TYPE);
-    if (program->loaded)
-        gx_module_unload(&program->module);
+    for (int i = 0; i < program->module_count; i++)
+        gx_module_unload(&program->modules[i]);
+    program->module_count = 0;
     program->loaded = 0;
     gx_compile_result_free(&program->compiled);
+    free(program->image);
+    program->image = NULL;
     return 0;
 }
 
-/* gpuexp.compile{source= | file=, name=, arch=, options=, defines=, include=, names=, device=, cache=} */
-static int gpuexp_compile(lua_State *L)
+/* A new Program userdata on the stack, with the device at device_index (0: none yet) as its uservalue. */
+l_program *l_push_program(lua_State *L, int device_index, const char *source_name, const char *compiler)
 {
-    static const char *const allowed[] = {"source", "file", "name", "arch", "options", "defines", "include",
-                                          "names", "device", "cache", NULL};
-    l_check_options(L, 1, "compile", allowed);
-    lua_settop(L, 1);
-    const char *source = l_opt_string_field(L, 1, "source", NULL);
-    const char *file = l_opt_string_field(L, 1, "file", NULL);
-    if (!source == !file)
-        return l_raisef(L, GX_ERR_USAGE, "compile: give exactly one of 'source' (a string) or 'file' (a path)");
-    char source_dir[PATH_MAX] = "";
-    const char *source_name = l_opt_string_field(L, 1, "name", file ? file : "source.cu");
-    if (file) {
-        const char *path = push_script_path(L, file, "kernel file"); /* index 2 */
-        char *text;
-        size_t size;
-        gx_error error;
-        if (gx_read_file(path, &text, &size, &error))
-            return l_raise(L, &error);
-        lua_pushlstring(L, text, size); /* index 3 */
-        free(text);
-        source = lua_tostring(L, 3);
-        snprintf(source_dir, sizeof source_dir, "%s", path);
-        char *slash = strrchr(source_dir, '/');
-        if (slash)
-            *slash = 0;
-    } else {
-        lua_pushnil(L);
-        lua_pushnil(L);
-    }
-    /* the device: explicit, default, or none when planning offline */
-    int device_index = 0;
-    if (lua_getfield(L, 1, "device") != LUA_TNIL) {
-        l_check_device(L, -1);
-        device_index = lua_gettop(L);
-    } else {
-        lua_pop(L, 1);
-    }
-    char arch[16];
-    const char *arch_option = l_opt_string_field(L, 1, "arch", NULL);
-    /* the default device is opened now only when its architecture is needed */
-    if (!device_index && !arch_option && !l_offline_arch(L))
-        l_default_device(L, &device_index);
-    if (arch_option)
-        snprintf(arch, sizeof arch, "%s", arch_option);
-    else if (device_index) {
-        l_device *device = lua_touserdata(L, device_index);
-        snprintf(arch, sizeof arch, "sm_%d%d", device->device.cc_major, device->device.cc_minor);
-    } else
-        snprintf(arch, sizeof arch, "%s", l_offline_arch(L));
-    if (strncmp(arch, "sm_", 3) != 0 && strncmp(arch, "compute_", 8) != 0)
-        return l_raisef(L, GX_ERR_USAGE, "compile: arch must look like 'sm_90', got '%s'", arch);
-
-    const char **options, **includes, **names;
-    int option_count = string_list(L, 1, "options", &options);
-    int include_count = string_list(L, 1, "include", &includes);
-    int name_count = string_list(L, 1, "names", &names);
-    /* defines become -D options after the user's own, collected in an anchor table */
-    lua_newtable(L);
-    int anchor = lua_gettop(L), define_count = 0;
-    int defines_type = lua_getfield(L, 1, "defines");
-    if (defines_type == LUA_TTABLE) {
-        int defines = lua_gettop(L);
-        for (lua_pushnil(L); lua_next(L, defines); lua_pop(L, 1)) {
-            if (lua_type(L, -2) != LUA_TSTRING)
-                return l_raisef(L, GX_ERR_USAGE, "compile: define names must be strings");
-            const char *key = lua_tostring(L, -2);
-            int type = lua_type(L, -1);
-            if (type == LUA_TBOOLEAN) {
-                if (!lua_toboolean(L, -1))
-                    continue;
-                lua_pushfstring(L, "-D%s", key);
-            } else if (type == LUA_TNUMBER || type == LUA_TSTRING) {
-                const char *value = luaL_tolstring(L, -1, NULL);
-                lua_pushfstring(L, "-D%s=%s", key, value);
-                lua_remove(L, -2);
-            } else
-                return l_raisef(L, GX_ERR_USAGE, "compile: define '%s' must be a number, string or boolean", key);
-            lua_rawseti(L, anchor, ++define_count);
-        }
-    } else if (defines_type != LUA_TNIL)
-        return l_raisef(L, GX_ERR_USAGE, "compile: 'defines' must be a table of NAME = value");
-    lua_pop(L, 1);
-    const char **all_options = lua_newuserdatauv(L, sizeof(char *) * (size_t)(option_count + define_count + 1), 0);
-    for (int i = 0; i < option_count; i++)
-        all_options[i] = options[i];
-    int n = option_count;
-    for (int i = 1; i <= define_count; i++) {
-        lua_rawgeti(L, anchor, i);
-        all_options[n++] = lua_tostring(L, -1); /* anchored in the table */
-        lua_pop(L, 1);
-    }
-    /* sort the defines so the cache key does not depend on table order */
-    for (int i = option_count; i < n; i++)
-        for (int j = i + 1; j < n; j++)
-            if (strcmp(all_options[j], all_options[i]) < 0) {
-                const char *t = all_options[i];
-                all_options[i] = all_options[j];
-                all_options[j] = t;
-            }
-    const char **resolved_includes = lua_newuserdatauv(L, sizeof(char *) * (size_t)(include_count + 1), 0);
-    for (int i = 0; i < include_count; i++) {
-        resolved_includes[i] = push_script_path(L, includes[i], "include folder");
-        lua_insert(L, -2);
-    }
-    int use_cache = 1;
-    if (lua_getfield(L, 1, "cache") != LUA_TNIL)
-        use_cache = lua_toboolean(L, -1);
-    lua_pop(L, 1);
-    const char *no_cache = getenv("GPUEXP_NO_CACHE");
-    if (no_cache && *no_cache && strcmp(no_cache, "0") != 0)
-        use_cache = 0;
-    char cache_dir[PATH_MAX];
-    gx_cache_directory(cache_dir, sizeof cache_dir);
-    if (use_cache && cache_dir[0])
-        strncat(cache_dir, "/cubin", sizeof cache_dir - strlen(cache_dir) - 1);
-
-    gx_compile_request request = {
-        .source = source,
-        .source_name = source_name,
-        .source_directory = source_dir[0] ? source_dir : NULL,
-        .arch = arch,
-        .options = all_options,
-        .option_count = n,
-        .include_directories = resolved_includes,
-        .include_directory_count = include_count,
-        .name_expressions = names,
-        .name_expression_count = name_count,
-        .cache_directory = use_cache ? cache_dir : NULL,
-    };
     l_program *program = lua_newuserdatauv(L, sizeof *program, 1);
     memset(program, 0, sizeof *program);
     luaL_setmetatable(L, GX_PROGRAM_TYPE);
-    snprintf(program->arch, sizeof program->arch, "%s", arch);
     snprintf(program->source_name, sizeof program->source_name, "%s", source_name);
+    snprintf(program->compiler, sizeof program->compiler, "%s", compiler);
     if (device_index) {
         lua_pushvalue(L, device_index);
         lua_setiuservalue(L, -2, 1);
     }
-    gx_error error;
-    int failed = gx_nvrtc_compile(&request, &program->compiled, &error);
-    if (program->compiled.cache_warning[0])
-        fprintf(stderr, "gpuexp: warning: %s\n", program->compiled.cache_warning);
-    if (failed)
-        return l_raise(L, &error);
-    /* what this run compiled, by name: a resumed run refuses when a kernel changed */
+    return program;
+}
+
+/* What this run compiled or loaded, by name: a resumed run refuses when a kernel changed. */
+void l_note_source(lua_State *L, const char *name, const char *key)
+{
     lua_getfield(L, LUA_REGISTRYINDEX, COMPILED_SOURCES);
-    lua_pushstring(L, program->compiled.source_key);
-    lua_setfield(L, -2, source_name);
+    lua_pushstring(L, key);
+    lua_setfield(L, -2, name);
     lua_pop(L, 1);
+}
+
+/* The device option at t.device, else the default device unless planning offline; its stack
+   index or 0. With need_arch, the default device is opened only when no explicit arch is given. */
+int l_device_option(lua_State *L, int table, int open_default)
+{
+    if (lua_getfield(L, table, "device") != LUA_TNIL) {
+        l_check_device(L, -1);
+        return lua_gettop(L);
+    }
+    lua_pop(L, 1);
+    int index = 0;
+    if (open_default && !l_offline_arch(L))
+        l_default_device(L, &index);
+    return index;
+}
+
+void l_device_arch(lua_State *L, int device_index, char *out, size_t size)
+{
+    if (device_index) {
+        l_device *device = lua_touserdata(L, device_index);
+        snprintf(out, size, "sm_%d%d", device->device.cc_major, device->device.cc_minor);
+    } else {
+        snprintf(out, size, "%s", l_offline_arch(L) ? l_offline_arch(L) : "sm_90");
+    }
+}
+
+/* gpuexp.load{file=, name=, device=}: another compiler's binary, loaded by the driver. */
+static int gpuexp_load(lua_State *L)
+{
+    static const char *const allowed[] = {"file", "name", "device", NULL};
+    l_check_options(L, 1, "load", allowed);
+    lua_settop(L, 1);
+    const char *file = l_opt_string_field(L, 1, "file", NULL);
+    if (!file)
+        return l_raisef(L, GX_ERR_USAGE, "load: 'file' (a cubin, fat binary, PTX, or an object or executable from nvcc) is required");
+    const char *path = l_push_script_path(L, file, "binary"); /* 2 */
+    const char *name = l_opt_string_field(L, 1, "name", file);
+    int device_index = l_device_option(L, 1, 1);
+    char *data;
+    size_t size;
+    gx_error error;
+    if (gx_read_file(path, &data, &size, &error))
+        return l_raise(L, &error);
+    l_program *program = l_push_program(L, device_index, name, "binary");
+    program->image = (unsigned char *)data; /* freed with the program */
+    program->image_size = size;
+    program->image_kind = gx_image_detect(data, size);
+    l_device_arch(L, device_index, program->arch, sizeof program->arch);
+    if (program->image_kind == GX_IMAGE_UNKNOWN)
+        return l_raisef(L, GX_ERR_USAGE, "load: %s is not a cubin, a fat binary, PTX, or an object, library or "
+                        "executable with GPU code", path);
+    if (program->image_kind == GX_IMAGE_HOST_ELF) {
+        size_t offsets[GX_MAX_IMAGES], sizes[GX_MAX_IMAGES];
+        int count;
+        if (gx_host_fatbins(data, size, offsets, sizes, &count, &error)) {
+            gx_error_append(&error, " (%s)", path);
+            return l_raise(L, &error);
+        }
+    }
+    if (program->image_kind == GX_IMAGE_PTX) { /* its kernels and parameters are readable offline too */
+        program->compiled.ptx = strdup(data);
+        program->compiled.log = strdup("");
+        if (!program->compiled.ptx || !program->compiled.log)
+            return l_raisef(L, GX_ERR_SYSTEM, "out of memory");
+    } else if (!device_index) {
+        return l_raisef(L, GX_ERR_USAGE, "load: %s is a %s, which only the driver can read: an offline plan (%s) "
+                        "cannot open it; run on a GPU, or load PTX", path, gx_image_kind_name(program->image_kind),
+                        l_offline_arch(L));
+    }
+    XXH128_hash_t hash = XXH3_128bits(data, size);
+    char key[33];
+    snprintf(key, sizeof key, "%016llx%016llx", (unsigned long long)hash.high64, (unsigned long long)hash.low64);
+    l_note_source(L, name, key);
     return 1;
 }
 
@@ -253,22 +183,226 @@ static int gpuexp_compiled_sources(lua_State *L)
     return 1;
 }
 
-static int program_kernels(lua_State *L)
+/* Loads the program's modules on its device on first use; returns how many (0 in an offline plan,
+   where only PTX-bearing programs get this far). */
+static int load_modules(lua_State *L, int program_index)
+{
+    l_program *program = l_check_program(L, program_index);
+    if (program->loaded)
+        return program->module_count;
+    if (lua_getiuservalue(L, program_index, 1) != LUA_TUSERDATA) {
+        lua_pop(L, 1);
+        if (l_offline_arch(L))
+            return 0;
+        int device_index;
+        l_default_device(L, &device_index); /* compiled with an explicit arch: run on the default GPU */
+        lua_pushvalue(L, device_index);
+        lua_setiuservalue(L, program_index, 1);
+        lua_getiuservalue(L, program_index, 1);
+    }
+    l_device *device = l_check_device(L, -1);
+    lua_pop(L, 1); /* the program's uservalue keeps it alive */
+    const void *images[GX_MAX_IMAGES];
+    int count = 1;
+    if (strcmp(program->compiler, "binary") != 0)
+        images[0] = program->compiled.cubin_size ? (const void *)program->compiled.cubin : program->compiled.ptx;
+    else if (program->image_kind == GX_IMAGE_HOST_ELF) {
+        size_t offsets[GX_MAX_IMAGES], sizes[GX_MAX_IMAGES];
+        gx_error error;
+        if (gx_host_fatbins(program->image, program->image_size, offsets, sizes, &count, &error))
+            return l_raise(L, &error);
+        for (int i = 0; i < count; i++)
+            images[i] = program->image + offsets[i];
+    } else
+        images[0] = program->image;
+    int is_ptx = program->compiled.ptx && !program->compiled.cubin_size;
+    size_t log_size = is_ptx ? 65536 : 0;
+    char *log = is_ptx ? calloc(1, log_size) : NULL;
+    gx_error error;
+    for (int i = 0; i < count; i++) {
+        if (gx_module_load(&program->modules[i], &device->device, images[i], log, log_size, &error)) {
+            free(log);
+            for (int j = 0; j < i; j++)
+                gx_module_unload(&program->modules[j]);
+            if (error.kind == GX_ERR_DRIVER)
+                gx_error_append(&error, " (loading %s, %s %s, on %s sm_%d%d)%s", program->source_name,
+                                strcmp(program->compiler, "binary") == 0 ? "a" : "compiled for",
+                                strcmp(program->compiler, "binary") == 0 ? gx_image_kind_name(program->image_kind)
+                                                                         : program->arch,
+                                device->device.name, device->device.cc_major, device->device.cc_minor,
+                                strstr(error.message, "NO_BINARY_FOR_GPU")
+                                    ? "; it has no code this GPU can run (cuobjdump --list-elf --list-ptx FILE lists what it has)"
+                                    : "");
+            return l_raise(L, &error);
+        }
+    }
+    if (log && log[0]) { /* the JIT's report of PTX it compiled: registers, shared memory, spills */
+        char *joined;
+        if (asprintf(&joined, "%s%s%s", program->compiled.log ? program->compiled.log : "",
+                     program->compiled.log && program->compiled.log[0] ? "\n" : "", log) >= 0) {
+            free(program->compiled.log);
+            program->compiled.log = joined;
+        }
+    }
+    free(log);
+    program->module_count = count;
+    program->loaded = 1;
+    return count;
+}
+
+/* The program's kernel symbols: from its PTX when it has some, else from its loaded modules.
+   Pushes a table {symbol = module index (0-based)} and returns the symbols in a userdata array. */
+static const char **kernel_symbols(lua_State *L, int program_index, int *count)
+{
+    l_program *program = l_check_program(L, program_index);
+    lua_newtable(L);
+    int table = lua_gettop(L);
+    *count = 0;
+    if (program->compiled.ptx && program->compiled.ptx[0]) {
+        size_t size = strlen(program->compiled.ptx) + 1;
+        char *entries = malloc(size);
+        if (!entries)
+            return l_raisef(L, GX_ERR_SYSTEM, "out of memory"), NULL;
+        gx_ptx_entries(program->compiled.ptx, entries, size);
+        for (char *saveptr = NULL, *token = strtok_r(entries, ", ", &saveptr); token; token = strtok_r(NULL, ", ", &saveptr)) {
+            lua_pushinteger(L, 0);
+            lua_setfield(L, table, token);
+            (*count)++;
+        }
+        free(entries);
+    } else {
+        int modules = load_modules(L, program_index);
+        for (int m = 0; m < modules; m++) {
+            char **symbols;
+            int n;
+            gx_error error;
+            if (gx_module_functions(&program->modules[m], &symbols, &n, &error))
+                return l_raise(L, &error), NULL;
+            for (int i = 0; i < n; i++) {
+                lua_pushinteger(L, m);
+                lua_setfield(L, table, symbols[i]);
+            }
+            *count += n;
+            gx_module_functions_free(symbols, n);
+        }
+    }
+    const char **list = lua_newuserdatauv(L, sizeof(char *) * (size_t)(*count + 1), 0);
+    int i = 0;
+    for (lua_pushnil(L); lua_next(L, table); lua_pop(L, 1))
+        if (i < *count)
+            list[i++] = lua_tostring(L, -2); /* keys are anchored in the table */
+    *count = i;
+    /* sorted, so listings and "several kernels" messages are stable */
+    for (int a = 0; a < *count; a++)
+        for (int b = a + 1; b < *count; b++)
+            if (strcmp(list[b], list[a]) < 0) {
+                const char *t = list[a];
+                list[a] = list[b];
+                list[b] = t;
+            }
+    return list;
+}
+
+/* "a<float> (_Z1aIfEvv), b" for messages: names as C++ writes them, at most `limit`. */
+static void describe_symbols(const char *const *symbols, int count, char *out, size_t size)
+{
+    out[0] = 0;
+    for (int i = 0; i < count && strlen(out) + 64 < size; i++) {
+        char name[256];
+        gx_symbol_name(symbols[i], name, sizeof name);
+        snprintf(out + strlen(out), size - strlen(out), "%s%s", i ? ", " : "", name);
+    }
+    if (!count)
+        snprintf(out, size, "(no kernels)");
+}
+
+/* program:kernel(name): an extern "C" name, a C++ name ("ns::k<float, 128>", with or without its
+   parameter list), a name expression given at compile, or the mangled name. Works offline for
+   programs with PTX: the resources then come from the ptxas report alone. */
+static int program_kernel(lua_State *L)
 {
     l_program *program = l_check_program(L, 1);
-    char names[8192];
-    gx_ptx_entries(program->compiled.ptx, names, sizeof names);
-    lua_newtable(L);
-    int i = 0;
-    for (char *token = strtok(names, ", "); token; token = strtok(NULL, ", "))
-        lua_pushstring(L, token), lua_rawseti(L, -2, ++i);
+    const char *name = luaL_checkstring(L, 2);
+    lua_settop(L, 2);
+    char lowered[512];
+    const char *symbol = gx_compile_lowered_name(&program->compiled, name, lowered, sizeof lowered);
+    int count;
+    const char **symbols = kernel_symbols(L, 1, &count); /* 3: symbol -> module, 4: the list */
+    if (!symbol) {
+        int first, second;
+        int found = gx_symbol_find(symbols, count, name, &first, &second);
+        if (found == -2) {
+            char a[256], b[256];
+            gx_symbol_name(symbols[first], a, sizeof a);
+            gx_symbol_name(symbols[second], b, sizeof b);
+            return l_raisef(L, GX_ERR_USAGE, "'%s' names several kernels in %s, %s and %s among them: give the template "
+                            "arguments or the parameter list (\"%s(...)\"), or the mangled name (%s)", name,
+                            program->source_name, a, b, name, symbols[first]);
+        }
+        if (found < 0) {
+            char list[4096];
+            describe_symbols(symbols, count, list, sizeof list);
+            return l_raisef(L, GX_ERR_USAGE, "no kernel '%s' in %s; it has: %s", name, program->source_name, list);
+        }
+        symbol = symbols[first];
+    }
+    lua_getfield(L, 3, symbol);
+    int module_index = (int)lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    l_kernel *kernel = l_push_kernel(L, 1);
+    int kernel_index = lua_gettop(L);
+    snprintf(kernel->symbol, sizeof kernel->symbol, "%s", symbol);
+    snprintf(kernel->arch, sizeof kernel->arch, "%s", program->arch);
+    if (program->compiled.ptx && program->compiled.ptx[0]) {
+        kernel->param_count = gx_ptx_params(program->compiled.ptx, symbol, kernel->params, GX_MAX_PARAMS);
+        if (kernel->param_count < 0)
+            kernel->param_count = 0;
+    }
+    int modules = load_modules(L, 1);
+    kernel->has_ptxas = program->compiled.log && gx_ptxas_find(program->compiled.log, symbol, &kernel->ptxas) == 0;
+    if (modules) {
+        gx_error error;
+        if (gx_kernel_get(&kernel->kernel, &program->modules[module_index], symbol, &error))
+            return l_raise(L, &error);
+        if (!(program->compiled.ptx && program->compiled.ptx[0])) { /* a binary: sizes from the driver */
+            kernel->param_count = kernel->kernel.param_count;
+            for (int i = 0; i < kernel->param_count; i++) {
+                gx_param *param = &kernel->params[i];
+                param->type_class = GX_PARAM_SIZED;
+                param->size_bytes = (int)kernel->kernel.param_sizes[i];
+                snprintf(param->ptx_type, sizeof param->ptx_type, "%d bytes", param->size_bytes);
+            }
+        }
+    }
+    gx_symbol_name(symbol, kernel->kernel.name, sizeof kernel->kernel.name);
+    lua_pushvalue(L, kernel_index);
+    return 1;
+}
+
+/* program:kernels() -> the kernels' names as C++ writes them */
+static int program_kernels(lua_State *L)
+{
+    l_check_program(L, 1);
+    lua_settop(L, 1);
+    int count;
+    const char **symbols = kernel_symbols(L, 1, &count);
+    lua_createtable(L, count, 0);
+    for (int i = 0; i < count; i++) {
+        char name[512];
+        gx_symbol_name(symbols[i], name, sizeof name);
+        lua_pushstring(L, name);
+        lua_rawseti(L, -2, i + 1);
+    }
     return 1;
 }
 
 static void push_resources(lua_State *L, const gx_resources *r)
 {
+    char name[512];
+    gx_symbol_name(r->name, name, sizeof name);
     lua_createtable(L, 0, 8);
-    l_set_string(L, "name", r->name);
+    l_set_string(L, "name", name);
+    l_set_string(L, "symbol", r->name);
     l_set_integer(L, "registers", r->registers);
     l_set_integer(L, "barriers", r->barriers);
     l_set_integer(L, "static_shared_bytes", r->static_shared_bytes);
@@ -282,12 +416,14 @@ static int program_resources(lua_State *L)
 {
     l_program *program = l_check_program(L, 1);
     gx_resources all[128];
-    int count = gx_ptxas_parse(program->compiled.log, all, 128);
+    int count = program->compiled.log ? gx_ptxas_parse(program->compiled.log, all, 128) : 0;
     if (lua_isnoneornil(L, 2)) {
         lua_createtable(L, 0, count);
         for (int i = 0; i < count; i++) {
             push_resources(L, &all[i]);
-            lua_setfield(L, -2, all[i].name);
+            char name[512];
+            gx_symbol_name(all[i].name, name, sizeof name);
+            lua_setfield(L, -2, name);
         }
         return 1;
     }
@@ -295,11 +431,12 @@ static int program_resources(lua_State *L)
     char lowered[512];
     const char *symbol = gx_compile_lowered_name(&program->compiled, name, lowered, sizeof lowered);
     for (int i = 0; i < count; i++)
-        if (strcmp(all[i].name, symbol ? symbol : name) == 0) {
+        if (symbol ? strcmp(all[i].name, symbol) == 0 : gx_symbol_matches(all[i].name, name)) {
             push_resources(L, &all[i]);
             return 1;
         }
-    return l_raisef(L, GX_ERR_USAGE, "no kernel '%s' in the ptxas report of %s", name, program->source_name);
+    return l_raisef(L, GX_ERR_USAGE, "no kernel '%s' in the ptxas report of %s%s", name, program->source_name,
+                    strcmp(program->compiler, "binary") == 0 ? " (a cubin or fat binary has none: use kernel:resources())" : "");
 }
 
 static int program_index(lua_State *L)
@@ -310,13 +447,19 @@ static int program_index(lua_State *L)
     if (lua_getfield(L, -1, key) != LUA_TNIL)
         return 1;
     if (strcmp(key, "log") == 0)
-        lua_pushstring(L, program->compiled.log);
+        lua_pushstring(L, program->compiled.log ? program->compiled.log : "");
     else if (strcmp(key, "ptx") == 0)
-        lua_pushstring(L, program->compiled.ptx);
+        lua_pushstring(L, program->compiled.ptx ? program->compiled.ptx : "");
     else if (strcmp(key, "arch") == 0)
         lua_pushstring(L, program->arch);
     else if (strcmp(key, "name") == 0)
         lua_pushstring(L, program->source_name);
+    else if (strcmp(key, "compiler") == 0)
+        lua_pushstring(L, program->compiler);
+    else if (strcmp(key, "kind") == 0)
+        lua_pushstring(L, strcmp(program->compiler, "binary") == 0 ? gx_image_kind_name(program->image_kind) : "source");
+    else if (strcmp(key, "notes") == 0)
+        lua_pushstring(L, program->notes);
     else if (strcmp(key, "cache_key") == 0)
         lua_pushstring(L, program->compiled.key);
     else if (strcmp(key, "source_key") == 0)
@@ -326,45 +469,17 @@ static int program_index(lua_State *L)
     else if (strcmp(key, "compile_seconds") == 0)
         lua_pushnumber(L, program->compiled.compile_seconds);
     else if (strcmp(key, "cubin_bytes") == 0)
-        lua_pushinteger(L, (lua_Integer)program->compiled.cubin_size);
+        lua_pushinteger(L, (lua_Integer)(program->image ? program->image_size : program->compiled.cubin_size));
+    else if (strcmp(key, "modules") == 0)
+        lua_pushinteger(L, program->module_count);
     else
         lua_pushnil(L);
     return 1;
 }
 
-/* Loads the module on the program's device on first use; returns NULL when planning offline. */
-const gx_module *l_program_module(lua_State *L, int program_index_on_stack)
-{
-    l_program *program = l_check_program(L, program_index_on_stack);
-    if (program->loaded)
-        return &program->module;
-    if (lua_getiuservalue(L, program_index_on_stack, 1) != LUA_TUSERDATA) {
-        lua_pop(L, 1);
-        if (l_offline_arch(L))
-            return NULL;
-        int device_index;
-        l_default_device(L, &device_index); /* compiled with an explicit arch: run on the default GPU */
-        lua_pushvalue(L, device_index);
-        lua_setiuservalue(L, program_index_on_stack, 1);
-        lua_getiuservalue(L, program_index_on_stack, 1);
-    }
-    l_device *device = l_check_device(L, -1);
-    lua_pop(L, 1); /* the program's uservalue keeps it alive */
-    gx_error error;
-    if (gx_module_load(&program->module, &device->device, program->compiled.cubin, &error)) {
-        if (error.kind == GX_ERR_DRIVER)
-            gx_error_append(&error, " (loading %s, compiled for %s, on %s sm_%d%d)", program->source_name,
-                            program->arch, device->device.name, device->device.cc_major, device->device.cc_minor);
-        l_raise(L, &error);
-    }
-    program->loaded = 1;
-    return &program->module;
-}
-
 void l_open_program(lua_State *L)
 {
-    extern int l_program_kernel(lua_State * L);
-    static const luaL_Reg methods[] = {{"kernel", l_program_kernel},
+    static const luaL_Reg methods[] = {{"kernel", program_kernel},
                                        {"kernels", program_kernels},
                                        {"resources", program_resources},
                                        {NULL, NULL}};
@@ -374,12 +489,11 @@ void l_open_program(lua_State *L)
     luaL_newlib(L, methods);
     lua_setfield(L, -2, "methods");
     lua_pop(L, 1);
-    lua_pushcfunction(L, gpuexp_compile);
-    lua_setfield(L, -2, "compile");
-    lua_pushcfunction(L, gpuexp_resolve);
-    lua_setfield(L, -2, "resolve");
-    lua_pushcfunction(L, gpuexp_compiled_sources);
-    lua_setfield(L, -2, "_compiled_sources");
+    static const luaL_Reg functions[] = {{"load", gpuexp_load},
+                                         {"resolve", gpuexp_resolve},
+                                         {"_compiled_sources", gpuexp_compiled_sources},
+                                         {NULL, NULL}};
+    luaL_setfuncs(L, functions, 0);
     lua_newtable(L);
     lua_setfield(L, LUA_REGISTRYINDEX, COMPILED_SOURCES);
 }

@@ -40,9 +40,25 @@ void l_push_error(lua_State *L, enum gx_error_kind kind, const char *message)
     luaL_setmetatable(L, GX_ERROR_TYPE);
 }
 
+/* Pushes "file:line: " of the user's code: the first Lua frame from `level` up that is not in
+   gpuexp's own library (lua/gpuexp/), so an error raised for a script names the script's line. */
+void l_push_where(lua_State *L, int level)
+{
+    lua_Debug frame;
+    for (int at = level; lua_getstack(L, at, &frame); at++) {
+        if (!lua_getinfo(L, "Sl", &frame) || frame.currentline <= 0)
+            continue;
+        if (strstr(frame.source, "lua/gpuexp/"))
+            continue;
+        lua_pushfstring(L, "%s:%d: ", frame.short_src, frame.currentline);
+        return;
+    }
+    luaL_where(L, level);
+}
+
 int l_raise(lua_State *L, const gx_error *error)
 {
-    luaL_where(L, 1);
+    l_push_where(L, 1);
     lua_pushstring(L, error->message);
     lua_concat(L, 2);
     const char *message = lua_tostring(L, -1);
@@ -149,7 +165,14 @@ void l_new_class(lua_State *L, const char *name, const luaL_Reg *methods, const 
     luaL_setfuncs(L, metamethods, 0);
     lua_newtable(L);
     luaL_setfuncs(L, methods, 0);
-    lua_setfield(L, -2, "__index");
+    if (lua_getfield(L, -2, "__index") == LUA_TNIL) { /* no __index of its own: the methods are it */
+        lua_pop(L, 1);
+        lua_pushvalue(L, -1);
+        lua_setfield(L, -3, "__index");
+    } else {
+        lua_pop(L, 1);
+    }
+    lua_setfield(L, -2, "methods");
     lua_pop(L, 1);
 }
 

@@ -402,6 +402,7 @@ int main(int argc, char **argv)
     static char diagnose_option[] = "--diagnose";
     if (argc > 1 && strcmp(argv[1], "diagnose") == 0)
         argv[1] = diagnose_option; /* gpuexp diagnose SCRIPT is gpuexp --diagnose SCRIPT */
+    gx_worker_install_hooks(); /* launches and lost contexts are recorded for a supervisor (or the error text) */
     gx_error attach_error;
     int worker_device = 0, worker_slot = 0;
     int attached = gx_worker_attach(&worker_device, &worker_slot, &attach_error);

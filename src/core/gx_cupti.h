@@ -47,6 +47,11 @@ gx_metric_host *gx_profiler_host(gx_profiler *profiler);
 /* Collects `names` for one launch, replaying it as many passes as they need. */
 int gx_profiler_collect(gx_profiler *profiler, const char *const *names, int count, gx_pass_fn prepare,
                         gx_pass_fn launch, void *user, double *values, int *passes, gx_error *error);
+/* Collects `names` for each of `ranges` kernels that one run launches: prepare before each pass
+   (outside the profiled range), run inside it (exactly `ranges` kernels). values[r * count + m]. */
+int gx_profiler_collect_ranges(gx_profiler *profiler, const char *const *names, int count, int ranges,
+                               gx_pass_fn prepare, gx_pass_fn run, void *user, double *values, int *passes,
+                               gx_error *error);
 /* One step of a batch: for launch `index` of pass `pass`. */
 typedef int (*gx_batch_fn)(void *user, int pass, int index, gx_error *error);
 /* Collects `names` for `launches` launches in one replay: each pass runs, inside one Start/Stop,

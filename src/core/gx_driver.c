@@ -1,7 +1,5 @@
 #include "gx_driver.h"
 
-#include "gx_worker.h"
-
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -11,6 +9,9 @@ static gx_driver driver;
 static gx_error load_error;
 static int load_status = -1; /* -1 not tried, else a gx_error_kind */
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static void (*context_lost_hook)(const char *message);
+
+void gx_driver_on_context_lost(void (*hook)(const char *message)) { context_lost_hook = hook; }
 
 static void load_driver(void)
 {
@@ -87,9 +88,30 @@ int gx_cuda_fail(gx_error *error, const char *call, CUresult result)
     }
     gx_fail(error, GX_ERR_DRIVER, "%s failed: %s (%s)", call, name, text ? text : "no description");
     /* the context is gone for good: a supervised run restarts the worker after this point */
-    if (gx_cuda_error_is_sticky(result))
-        gx_worker_context_lost(error->message);
+    if (context_lost_hook && gx_cuda_error_is_sticky(result))
+        context_lost_hook(error->message);
     return GX_ERR_DRIVER;
+}
+
+int gx_cuda_error_is_sticky(int result)
+{
+    switch (result) {
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+    case CUDA_ERROR_LAUNCH_TIMEOUT:
+    case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_LAUNCH_FAILED:
+    case CUDA_ERROR_ECC_UNCORRECTABLE:
+    case CUDA_ERROR_CONTEXT_IS_DESTROYED:
+    case CUDA_ERROR_UNKNOWN:
+        return 1;
+    default:
+        return 0;
+    }
 }
 
 int gx_cu_check(gx_error *error, const char *expression, CUresult result)

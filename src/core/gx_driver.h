@@ -24,6 +24,10 @@
     X(cuCtxSetCurrent, 4000)                                                                       \
     X(cuCtxSynchronize, 2000)                                                                      \
     X(cuModuleLoadData, 2000)                                                                      \
+    X(cuModuleLoadDataEx, 2010)                                                                    \
+    X(cuModuleGetFunctionCount, 12040)                                                             \
+    X(cuModuleEnumerateFunctions, 12040)                                                           \
+    X(cuFuncGetName, 12030)                                                                        \
     X(cuModuleUnload, 2000)                                                                        \
     X(cuModuleGetFunction, 2000)                                                                   \
     X(cuFuncGetAttribute, 2020)                                                                    \
@@ -36,6 +40,9 @@
     X(cuMemcpyHtoD, 3020)                                                                          \
     X(cuMemcpyDtoH, 3020)                                                                          \
     X(cuMemcpyDtoD, 3020)                                                                          \
+    X(cuMemcpyHtoDAsync, 3020)                                                                     \
+    X(cuMemcpyDtoHAsync, 3020)                                                                     \
+    X(cuMemcpyDtoDAsync, 3020)                                                                     \
     X(cuMemsetD8, 3020)                                                                            \
     X(cuMemsetD32, 3020)                                                                           \
     X(cuMemHostAlloc, 2020)                                                                        \
@@ -45,10 +52,17 @@
     X(cuEventSynchronize, 2000)                                                                    \
     X(cuEventElapsedTime, 2000)                                                                    \
     X(cuEventDestroy, 4000)                                                                        \
+    X(cuEventQuery, 2000)                                                                          \
     X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050)                                          \
     X(cuStreamCreate, 2000)                                                                        \
     X(cuStreamDestroy, 4000)                                                                       \
     X(cuStreamSynchronize, 2000)                                                                   \
+    X(cuStreamCreateWithPriority, 5050)                                                            \
+    X(cuStreamGetPriority, 5050)                                                                   \
+    X(cuCtxGetStreamPriorityRange, 5050)                                                           \
+    X(cuStreamWaitEvent, 3020)                                                                     \
+    X(cuStreamQuery, 2000)                                                                         \
+    X(cuStreamIsCapturing, 10000)                                                                  \
     X(cuStreamBeginCapture, 10010)                                                                 \
     X(cuStreamEndCapture, 10000)                                                                   \
     X(cuGraphInstantiateWithFlags, 11040)                                                          \
@@ -67,11 +81,18 @@ typedef struct gx_driver {
    Returns NULL with *error set when there is no usable driver. */
 const gx_driver *gx_driver_get(gx_error *error);
 
+/* Called with the message of the first error after which the context cannot be used again
+   (illegal address, trap, ...): a supervised worker records it for its supervisor. */
+void gx_driver_on_context_lost(void (*hook)(const char *message));
+
 /* Formats "<call> failed: CUDA_ERROR_X (text)" into *error and returns GX_ERR_DRIVER. */
 int gx_cuda_fail(gx_error *error, const char *call, CUresult result);
 
 /* Checks a driver call: `if (GX_CU(error, cuX(...))) return error->kind;` */
 #define GX_CU(error, call_expression) gx_cu_check((error), #call_expression, (call_expression))
 int gx_cu_check(gx_error *error, const char *expression, CUresult result);
+
+/* CUDA errors after which the context cannot be used again (illegal address, trap, ...). */
+int gx_cuda_error_is_sticky(int cuda_result);
 
 #endif

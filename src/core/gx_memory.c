@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "gx_driver.h"
+#include "gx_module.h"
 
 #define STAGING_BYTES ((size_t)32 << 20)
 
@@ -64,8 +65,10 @@ void gx_buffer_free(gx_buffer *buffer)
     buffer->count = buffer->bytes = 0;
 }
 
+/* Synchronous unless given a stream (or, when `deferrable`, a sequence set gx_current_stream):
+   then enqueued on it, truly asynchronous from pinned memory (pageable memory is staged first). */
 static int bytes_copy(gx_buffer *destination, size_t destination_offset, const gx_buffer *source,
-                      size_t source_offset, size_t bytes, gx_error *error)
+                      size_t source_offset, size_t bytes, CUstream stream, int deferrable, gx_error *error)
 {
     if (bytes == 0)
         return GX_OK;
@@ -78,18 +81,28 @@ static int bytes_copy(gx_buffer *destination, size_t destination_offset, const g
     const gx_driver *d = gx_driver_get(error);
     if (!d || gx_device_activate(to_device ? destination->device : source->device, error))
         return error->kind;
-    if (to_device && from_device)
-        return GX_CU(error, d->cuMemcpyDtoD(destination->device_pointer + destination_offset,
-                                            source->device_pointer + source_offset, bytes));
-    if (to_device)
-        return GX_CU(error, d->cuMemcpyHtoD(destination->device_pointer + destination_offset,
-                                            (const char *)source->host_pointer + source_offset, bytes));
-    return GX_CU(error, d->cuMemcpyDtoH((char *)destination->host_pointer + destination_offset,
-                                        source->device_pointer + source_offset, bytes));
+    if (!stream && deferrable)
+        stream = gx_current_stream;
+    CUdeviceptr to = destination->device_pointer + destination_offset, from = source->device_pointer + source_offset;
+    void *to_host = (char *)destination->host_pointer + destination_offset;
+    const void *from_host = (const char *)source->host_pointer + source_offset;
+    if (stream)
+        return to_device && from_device ? GX_CU(error, d->cuMemcpyDtoDAsync(to, from, bytes, stream))
+               : to_device              ? GX_CU(error, d->cuMemcpyHtoDAsync(to, from_host, bytes, stream))
+                                        : GX_CU(error, d->cuMemcpyDtoHAsync(to_host, from, bytes, stream));
+    return to_device && from_device ? GX_CU(error, d->cuMemcpyDtoD(to, from, bytes))
+           : to_device              ? GX_CU(error, d->cuMemcpyHtoD(to, from_host, bytes))
+                                    : GX_CU(error, d->cuMemcpyDtoH(to_host, from, bytes));
 }
 
 int gx_buffer_copy(gx_buffer *destination, size_t destination_offset, const gx_buffer *source, size_t source_offset,
                    size_t count, gx_error *error)
+{
+    return gx_buffer_copy_async(destination, destination_offset, source, source_offset, count, NULL, error);
+}
+
+int gx_buffer_copy_async(gx_buffer *destination, size_t destination_offset, const gx_buffer *source,
+                         size_t source_offset, size_t count, CUstream stream, gx_error *error)
 {
     size_t size = gx_type_size(source->type);
     if (destination->type != source->type)
@@ -100,7 +113,7 @@ int gx_buffer_copy(gx_buffer *destination, size_t destination_offset, const gx_b
         return gx_fail(error, GX_ERR_USAGE,
                        "copy of %zu elements out of range (source has %zu from offset %zu, destination %zu from offset %zu)",
                        count, source->count, source_offset, destination->count, destination_offset);
-    return bytes_copy(destination, destination_offset * size, source, source_offset * size, count * size, error);
+    return bytes_copy(destination, destination_offset * size, source, source_offset * size, count * size, stream, 1, error);
 }
 
 int gx_buffer_write(gx_buffer *destination, size_t offset, const void *data, size_t bytes, gx_error *error)
@@ -109,7 +122,7 @@ int gx_buffer_write(gx_buffer *destination, size_t offset, const void *data, siz
     if (offset > destination->bytes || bytes > destination->bytes - offset)
         return gx_fail(error, GX_ERR_USAGE, "write of %zu bytes at %zu is outside the buffer (%zu bytes)", bytes, offset,
                        destination->bytes);
-    return bytes_copy(destination, offset, &host, 0, bytes, error);
+    return bytes_copy(destination, offset, &host, 0, bytes, NULL, 0, error); /* from staging memory: now */
 }
 
 int gx_buffer_read(const gx_buffer *source, size_t offset, void *data, size_t bytes, gx_error *error)
@@ -118,7 +131,7 @@ int gx_buffer_read(const gx_buffer *source, size_t offset, void *data, size_t by
     if (offset > source->bytes || bytes > source->bytes - offset)
         return gx_fail(error, GX_ERR_USAGE, "read of %zu bytes at %zu is outside the buffer (%zu bytes)", bytes, offset,
                        source->bytes);
-    return bytes_copy(&host, 0, source, offset, bytes, error);
+    return bytes_copy(&host, 0, source, offset, bytes, NULL, 0, error); /* read back now */
 }
 
 /* Runs fn over the buffer's elements chunk by chunk in host memory, writing each chunk back. */

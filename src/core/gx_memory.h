@@ -32,9 +32,13 @@ int gx_buffer_alloc(gx_buffer *buffer, const gx_device *device, gx_memory_kind k
                     gx_error *error);
 void gx_buffer_free(gx_buffer *buffer); /* idempotent */
 
-/* Copies count elements (bytes from the source type's size) between any two kinds. */
+/* Copies count elements (bytes from the source type's size) between any two kinds: synchronously,
+   or enqueued on gx_current_stream while a sequence sets one. */
 int gx_buffer_copy(gx_buffer *destination, size_t destination_offset, const gx_buffer *source, size_t source_offset,
                    size_t count, gx_error *error);
+/* The same enqueued on a stream (asynchronous from pinned memory; pageable memory is staged first). */
+int gx_buffer_copy_async(gx_buffer *destination, size_t destination_offset, const gx_buffer *source,
+                         size_t source_offset, size_t count, CUstream stream, gx_error *error);
 int gx_buffer_write(gx_buffer *destination, size_t offset_bytes, const void *data, size_t bytes, gx_error *error);
 int gx_buffer_read(const gx_buffer *source, size_t offset_bytes, void *data, size_t bytes, gx_error *error);
 

@@ -3,19 +3,103 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "gx_driver.h"
-#include "gx_worker.h"
+#include <stdlib.h>
 
-int gx_module_load(gx_module *module, const gx_device *device, const void *cubin, gx_error *error)
+#include "gx_driver.h"
+
+__thread CUstream gx_current_stream;
+uint64_t gx_kernel_launches;
+static void (*launch_hook)(const gx_kernel *kernel, const gx_launch_config *config);
+
+static char (*recorded)[128];
+static int recorded_max, *recorded_count;
+
+void gx_module_on_launch(void (*hook)(const gx_kernel *kernel, const gx_launch_config *config)) { launch_hook = hook; }
+
+void gx_record_launches(char (*names)[128], int max, int *count)
+{
+    recorded = names;
+    recorded_max = max;
+    recorded_count = count;
+    if (count)
+        *count = 0;
+}
+
+void gx_note_launch(const char *name)
+{
+    gx_kernel_launches++;
+    if (recorded) {
+        if (*recorded_count < recorded_max)
+            snprintf(recorded[*recorded_count], sizeof recorded[0], "%s", name);
+        (*recorded_count)++;
+    }
+}
+
+int gx_module_load(gx_module *module, const gx_device *device, const void *image, char *log, size_t log_size,
+                   gx_error *error)
 {
     memset(module, 0, sizeof *module);
     const gx_driver *d = gx_driver_get(error);
     if (!d || gx_device_activate(device, error))
         return error->kind;
-    if (GX_CU(error, d->cuModuleLoadData(&module->handle, cubin)))
+    /* the JIT's logs: why PTX did not compile, or its ptxas report when it did */
+    static char error_log[16384];
+    error_log[0] = 0;
+    if (log && log_size)
+        log[0] = 0;
+    CUjit_option keys[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_INFO_LOG_BUFFER,
+                           CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_LOG_VERBOSE};
+    void *values[] = {error_log, (void *)(uintptr_t)sizeof error_log, log, (void *)(uintptr_t)(log ? log_size : 0),
+                      (void *)(uintptr_t)1};
+    CUresult result = d->cuModuleLoadDataEx(&module->handle, image, log ? 5 : 2, keys, values);
+    if (result != CUDA_SUCCESS) {
+        gx_cuda_fail(error, "cuModuleLoadDataEx", result);
+        if (error_log[0])
+            gx_error_append(error, ":\n%s", error_log);
         return error->kind;
+    }
     module->device = device;
     return GX_OK;
+}
+
+int gx_module_functions(const gx_module *module, char ***symbols, int *count, gx_error *error)
+{
+    *symbols = NULL;
+    *count = 0;
+    const gx_driver *d = gx_driver_get(error);
+    if (!d || gx_device_activate(module->device, error))
+        return error->kind;
+    unsigned n = 0;
+    if (GX_CU(error, d->cuModuleGetFunctionCount(&n, module->handle)))
+        return error->kind;
+    CUfunction *functions = calloc(n ? n : 1, sizeof *functions);
+    char **names = calloc(n ? n : 1, sizeof *names);
+    if (!functions || !names) {
+        free(functions);
+        free(names);
+        return gx_fail(error, GX_ERR_SYSTEM, "out of memory");
+    }
+    int status = n ? GX_CU(error, d->cuModuleEnumerateFunctions(functions, n, module->handle)) : GX_OK;
+    for (unsigned i = 0; status == GX_OK && i < n; i++) {
+        const char *name = NULL;
+        if ((status = GX_CU(error, d->cuFuncGetName(&name, functions[i]))) == GX_OK && !(names[i] = strdup(name ? name : "")))
+            status = gx_fail(error, GX_ERR_SYSTEM, "out of memory");
+    }
+    free(functions);
+    if (status) {
+        gx_module_functions_free(names, (int)n);
+        return status;
+    }
+    *symbols = names;
+    *count = (int)n;
+    return GX_OK;
+}
+
+void gx_module_functions_free(char **symbols, int count)
+{
+    for (int i = 0; symbols && i < count; i++)
+        free(symbols[i]);
+    free(symbols);
 }
 
 void gx_module_unload(gx_module *module)
@@ -54,11 +138,13 @@ int gx_kernel_get(gx_kernel *kernel, const gx_module *module, const char *name, 
     for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++)
         if (GX_CU(error, d->cuFuncGetAttribute(wanted[i].out, wanted[i].attribute, kernel->function)))
             return error->kind;
+    /* the parameters as the compiled function has them: CUDA_ERROR_INVALID_VALUE past the last */
     for (kernel->param_count = 0; kernel->param_count < GX_MAX_PARAMS; kernel->param_count++) {
         size_t offset, size;
         if (d->cuFuncGetParamInfo(kernel->function, (size_t)kernel->param_count, &offset, &size) != CUDA_SUCCESS)
             break;
         kernel->param_sizes[kernel->param_count] = size;
+        kernel->param_offsets[kernel->param_count] = offset;
     }
     return GX_OK;
 }
@@ -102,9 +188,12 @@ int gx_kernel_launch(const gx_kernel *kernel, const gx_launch_config *c, void **
     const gx_driver *d = kernel->driver; /* set by gx_kernel_get: no lookup on the hot path */
     if (gx_device_activate(kernel->module->device, error))
         return error->kind;
-    gx_worker_note_launch(kernel, c); /* what a supervisor names if this launch never returns */
+    if (launch_hook)
+        launch_hook(kernel, c); /* what a supervisor names if this launch never returns */
+    gx_note_launch(kernel->name);
     CUresult result = d->cuLaunchKernel(kernel->function, c->grid[0], c->grid[1], c->grid[2], c->block[0], c->block[1],
-                                        c->block[2], c->shared_bytes, c->stream, params, NULL);
+                                        c->block[2], c->shared_bytes, c->stream ? c->stream : gx_current_stream, params,
+                                        NULL);
     if (result != CUDA_SUCCESS) {
         gx_cuda_fail(error, "cuLaunchKernel", result);
         gx_error_append(error, " launching '%s' with grid %ux%ux%u, block %ux%ux%u, %u bytes dynamic shared memory",

@@ -3,11 +3,12 @@
 #define GX_MODULE_H
 
 #include <cuda.h>
+#include <stdint.h>
 
 #include "gx_device.h"
 #include "gx_ptx.h"
 
-#define GX_MAX_PARAMS 64
+#define GX_MAX_PARAMS 256 /* Hopper allows 32764 bytes of parameters: at most this many of them */
 
 typedef struct gx_module {
     const gx_device *device;
@@ -32,23 +33,46 @@ typedef struct gx_kernel {
     CUfunction function;
     char name[256];
     gx_function_info info;
-    int param_count;
+    int param_count; /* from cuFuncGetParamInfo */
     size_t param_sizes[GX_MAX_PARAMS];
+    size_t param_offsets[GX_MAX_PARAMS];
 } gx_kernel;
 
 typedef struct gx_launch_config {
     unsigned grid[3], block[3];
     unsigned shared_bytes; /* dynamic */
-    CUstream stream;       /* NULL: the legacy default stream */
+    CUstream stream;       /* NULL: gx_current_stream */
 } gx_launch_config;
 
-int gx_module_load(gx_module *module, const gx_device *device, const void *cubin, gx_error *error);
+/* Where work with no stream of its own goes: NULL (the legacy default stream) unless a sequence
+   is being captured or run on a stream of its own. */
+extern __thread CUstream gx_current_stream;
+
+/* Kernels launched by this process so far, gpuexp's helper kernels included: a sequence counts
+   the kernels it enqueues (each is a range for the counters). */
+extern uint64_t gx_kernel_launches;
+/* Counts a launch (and records its name while a recorder is set): every kernel launch calls it. */
+void gx_note_launch(const char *name);
+/* While names is non-NULL, launches append their kernel's name (up to max; *count counts all). */
+void gx_record_launches(char (*names)[128], int max, int *count);
+
+/* The hook every launch calls first (a supervised worker records what is running). */
+void gx_module_on_launch(void (*hook)(const gx_kernel *kernel, const gx_launch_config *config));
+
+/* Loads a cubin, fat binary or PTX (which the driver compiles). log gets the driver's JIT log
+   (the error log on failure; the info log, with ptxas' report for PTX, on success); may be NULL. */
+int gx_module_load(gx_module *module, const gx_device *device, const void *image, char *log, size_t log_size,
+                   gx_error *error);
 void gx_module_unload(gx_module *module); /* idempotent */
+
+/* The module's kernels' symbols (mangled names), malloc'ed into *symbols (free each, then the list). */
+int gx_module_functions(const gx_module *module, char ***symbols, int *count, gx_error *error);
+void gx_module_functions_free(char **symbols, int count);
 
 int gx_kernel_get(gx_kernel *kernel, const gx_module *module, const char *name, gx_error *error);
 
 /* Checks the configuration against the kernel and device, raising the dynamic shared-memory
-   limit when the launch needs more than the default 48 KB, then launches on the default stream. */
+   limit when the launch needs more than the default 48 KB. */
 int gx_kernel_prepare(gx_kernel *kernel, const gx_launch_config *config, gx_error *error);
 int gx_kernel_launch(const gx_kernel *kernel, const gx_launch_config *config, void **params, gx_error *error);
 

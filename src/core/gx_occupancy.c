@@ -172,3 +172,20 @@ int gx_occupancy_compute(const gx_arch_limits *arch, const gx_occupancy_input *i
     r->occupancy_pct = 100.0 * r->active_warps / arch->max_warps_per_sm;
     return GX_OK;
 }
+
+int gx_launch_check_limits(const gx_arch_limits *arch, const char *kernel, const unsigned block[3],
+                           unsigned dynamic_shared_bytes, int static_shared_bytes, gx_error *error)
+{
+    unsigned long long threads = (unsigned long long)block[0] * block[1] * block[2];
+    if (threads > (unsigned long long)arch->max_threads_per_block)
+        return gx_fail(error, GX_ERR_USAGE, "launch of '%s' with a block of %llu threads: at most %d per block on %s",
+                       kernel, threads, arch->max_threads_per_block, arch->arch);
+    long available = (long)arch->shared_per_block_optin_bytes - static_shared_bytes;
+    if ((long)dynamic_shared_bytes > available)
+        return gx_fail(error, GX_ERR_USAGE,
+                       "launch of '%s' with %u bytes of dynamic shared memory: %s allows %d bytes per block, %d of them "
+                       "taken by the kernel's static shared memory, so at most %ld dynamic",
+                       kernel, dynamic_shared_bytes, arch->arch, arch->shared_per_block_optin_bytes, static_shared_bytes,
+                       available);
+    return GX_OK;
+}

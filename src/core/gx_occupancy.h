@@ -73,6 +73,12 @@ const gx_arch_limits *gx_arch_at(int index); /* NULL past the end */
 int gx_occupancy_compute(const gx_arch_limits *arch, const gx_occupancy_input *input, gx_occupancy_result *result,
                          gx_error *error);
 
+/* The limits the driver checks at a launch, checked offline against an architecture (a plan):
+   at most max_threads_per_block threads, and dynamic shared memory within the opt-in limit less
+   the kernel's static shared memory. GX_ERR_USAGE naming the kernel and the limit otherwise. */
+int gx_launch_check_limits(const gx_arch_limits *arch, const char *kernel, const unsigned block[3],
+                           unsigned dynamic_shared_bytes, int static_shared_bytes, gx_error *error);
+
 /* "warps", "registers+shared", ... */
 void gx_limiter_names(unsigned limiters, char *buffer, size_t size);
 

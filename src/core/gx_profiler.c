@@ -337,16 +337,26 @@ static int single_inside(void *user, int pass, gx_error *error)
     return s->launch(s->user, pass, error);
 }
 
+int gx_profiler_collect_ranges(gx_profiler *p, const char *const *names, int count, int ranges, gx_pass_fn prepare,
+                               gx_pass_fn run, void *user, double *values, int *passes, gx_error *error)
+{
+    if (ranges <= 0)
+        return gx_fail(error, GX_ERR_USAGE, "no kernels to profile: the work launched none");
+    struct single s = {prepare, run, user};
+    if (replay(p, names, count, ranges, single_before, single_inside, &s, passes, error))
+        return error->kind;
+    double mark = now_s();
+    int status = GX_OK;
+    for (int r = 0; r < ranges && status == GX_OK; r++)
+        status = evaluate(p, names, count, r, values + (size_t)r * (size_t)count, error);
+    p->timing.evaluate_s = now_s() - mark;
+    return status;
+}
+
 int gx_profiler_collect(gx_profiler *p, const char *const *names, int count, gx_pass_fn prepare, gx_pass_fn launch,
                         void *user, double *values, int *passes, gx_error *error)
 {
-    struct single s = {prepare, launch, user};
-    if (replay(p, names, count, 1, single_before, single_inside, &s, passes, error))
-        return error->kind;
-    double mark = now_s();
-    int status = evaluate(p, names, count, 0, values, error);
-    p->timing.evaluate_s = now_s() - mark;
-    return status;
+    return gx_profiler_collect_ranges(p, names, count, 1, prepare, launch, user, values, passes, error);
 }
 
 struct batch {

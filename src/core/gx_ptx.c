@@ -155,6 +155,7 @@ int gx_ptx_params(const char *ptx, const char *name, gx_param *out, int max)
                 t = word_end;
                 while (t < line_end && isspace((unsigned char)*t))
                     t++;
+                param->align_bytes = atoi(t);
                 while (t < line_end && isdigit((unsigned char)*t))
                     t++;
                 continue;
@@ -176,6 +177,8 @@ int gx_ptx_params(const char *ptx, const char *name, gx_param *out, int max)
         if (bracket) { /* .b8 name[16] */
             param->type_class = GX_PARAM_BYTES;
             param->size_bytes = atoi(bracket + 1) * (bits / 8);
+            snprintf(param->ptx_type + strlen(param->ptx_type), sizeof param->ptx_type - strlen(param->ptx_type), "[%d]",
+                     atoi(bracket + 1));
         }
     }
     return count;

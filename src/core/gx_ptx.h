@@ -24,12 +24,14 @@ typedef enum gx_param_class {
     GX_PARAM_INTEGER, /* .u8 .u16 .u32 .u64 .s8 ... .b32 .b64 (pointers are .u64) */
     GX_PARAM_FLOAT,   /* .f16 .f32 .f64 */
     GX_PARAM_BYTES,   /* .b8 name[N]: structs passed by value */
+    GX_PARAM_SIZED,   /* known only by its size (a binary's cuFuncGetParamInfo): any value of that size */
 } gx_param_class;
 
 typedef struct gx_param {
     gx_param_class type_class;
     int size_bytes;
-    char ptx_type[8]; /* "u64", "f32", "b8" ... */
+    int align_bytes;   /* .align N of a struct; 0 when not given */
+    char ptx_type[16]; /* "u64", "f32", "b8[24]", or "8 bytes" for GX_PARAM_SIZED */
 } gx_param;
 
 /* Parameters of entry `name` in PTX text; returns the count, or -1 when there is no such entry. */

@@ -90,7 +90,7 @@ int gx_tools_open(gx_tools **out, const gx_device *device, gx_error *error)
     gx_compile_result compiled;
     int status = gx_nvrtc_compile(&request, &compiled, error);
     if (status == GX_OK) {
-        status = gx_module_load(&t->module, device, compiled.cubin, error);
+        status = gx_module_load(&t->module, device, compiled.cubin, NULL, 0, error);
         gx_compile_result_free(&compiled);
     }
     if (status || GX_CU(error, d->cuModuleGetFunction(&t->flush, t->module.handle, "gx_flush_l2"))
@@ -137,7 +137,8 @@ int gx_tools_flush_l2(gx_tools *t, gx_error *error)
     unsigned long long count = t->flush_bytes / 16;
     CUdeviceptr sink = t->flush_buffer + t->flush_bytes;
     void *params[] = {&t->flush_buffer, &count, &sink};
-    return GX_CU(error, d->cuLaunchKernel(t->flush, (unsigned)t->flush_blocks, 1, 1, 256, 1, 1, 0, NULL, params, NULL));
+    gx_note_launch("gx_flush_l2");
+    return GX_CU(error, d->cuLaunchKernel(t->flush, (unsigned)t->flush_blocks, 1, 1, 256, 1, 1, 0, gx_current_stream, params, NULL));
 }
 
 int gx_tools_sm_clock(gx_tools *t, double *mhz, gx_error *error)
@@ -147,6 +148,7 @@ int gx_tools_sm_clock(gx_tools *t, double *mhz, gx_error *error)
         return error->kind;
     void *params[] = {&t->probe_result};
     unsigned long long result[2];
+    gx_note_launch("gx_clock_probe");
     if (GX_CU(error, d->cuLaunchKernel(t->clock_probe, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL))
         || GX_CU(error, d->cuMemcpyDtoH(result, t->probe_result, sizeof result)))
         return error->kind;
@@ -171,5 +173,6 @@ int gx_tools_random(gx_tools *t, gx_buffer *buffer, uint64_t seed, double low, d
     }
     unsigned long long count = buffer->count, s = seed;
     void *params[] = {&buffer->device_pointer, &count, &s, &type, &lo, &span, &lo_f, &span_f};
-    return GX_CU(error, d->cuLaunchKernel(t->random, (unsigned)t->flush_blocks * 4, 1, 1, 256, 1, 1, 0, NULL, params, NULL));
+    gx_note_launch("gx_random");
+    return GX_CU(error, d->cuLaunchKernel(t->random, (unsigned)t->flush_blocks * 4, 1, 1, 256, 1, 1, 0, gx_current_stream, params, NULL));
 }

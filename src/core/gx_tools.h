@@ -24,13 +24,13 @@ typedef struct gx_tools {
 int gx_tools_open(gx_tools **tools, const gx_device *device, gx_error *error);
 void gx_tools_close(gx_tools *tools);
 /* Enqueues a read of a buffer twice the L2's size: the L2 then holds none of the caller's data and
-   no dirty lines. Asynchronous on the default stream. */
+   no dirty lines. Asynchronous on gx_current_stream (the default stream unless a sequence runs on its own). */
 int gx_tools_flush_l2(gx_tools *tools, gx_error *error);
 /* Runs a one-thread kernel that spins about 50 us and returns the SM clock it saw, in MHz
    (cycles over globaltimer nanoseconds). Synchronous. */
 int gx_tools_sm_clock(gx_tools *tools, double *mhz, gx_error *error);
 /* Fills a device buffer with gx_fill_random's values (the same, bit for bit) on the GPU.
-   Asynchronous on the default stream. */
+   Asynchronous on gx_current_stream (the default stream unless a sequence runs on its own). */
 int gx_tools_random(gx_tools *tools, gx_buffer *buffer, uint64_t seed, double low, double high, gx_error *error);
 
 #endif

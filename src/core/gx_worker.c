@@ -7,6 +7,7 @@
 
 #include <cuda.h>
 
+#include "gx_driver.h"
 #include "gx_module.h"
 
 static gx_worker_page private_page; /* used when no supervisor shares one */
@@ -59,31 +60,16 @@ void gx_worker_describe_launch(const gx_worker_page *p, char *out, size_t size)
              p->kernel, p->grid[0], p->grid[1], p->grid[2], p->block[0], p->block[1], p->block[2], p->shared_bytes);
 }
 
-int gx_cuda_error_is_sticky(int result)
-{
-    switch (result) {
-    case CUDA_ERROR_ILLEGAL_ADDRESS:
-    case CUDA_ERROR_LAUNCH_TIMEOUT:
-    case CUDA_ERROR_ASSERT:
-    case CUDA_ERROR_HARDWARE_STACK_ERROR:
-    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
-    case CUDA_ERROR_MISALIGNED_ADDRESS:
-    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
-    case CUDA_ERROR_INVALID_PC:
-    case CUDA_ERROR_LAUNCH_FAILED:
-    case CUDA_ERROR_ECC_UNCORRECTABLE:
-    case CUDA_ERROR_CONTEXT_IS_DESTROYED:
-    case CUDA_ERROR_UNKNOWN:
-        return 1;
-    default:
-        return 0;
-    }
-}
-
 void gx_worker_context_lost(const char *message)
 {
     if (!page->context_error[0])
         snprintf(page->context_error, sizeof page->context_error, "%s", message);
+}
+
+void gx_worker_install_hooks(void)
+{
+    gx_module_on_launch(gx_worker_note_launch);
+    gx_driver_on_context_lost(gx_worker_context_lost);
 }
 
 const char *gx_worker_context_error(void) { return page->context_error[0] ? page->context_error : NULL; }

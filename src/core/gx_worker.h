@@ -23,7 +23,10 @@ int gx_worker_attach(int *device, int *slot, gx_error *error);
 int gx_worker_channel(void); /* -1 when not a worker */
 int gx_worker_slot(void);    /* the worker's place in the run (0 is the one whose output is shown) */
 
-/* Called by every kernel launch: cheap (the name is copied only when the kernel changes). */
+/* Makes the CUDA layer report launches (gx_worker_note_launch) and lost contexts
+   (gx_worker_context_lost) here, through its hooks; called once at start. */
+void gx_worker_install_hooks(void);
+/* Every kernel launch's hook: cheap (the name is copied only when the kernel changes). */
 struct gx_kernel;
 struct gx_launch_config;
 void gx_worker_note_launch(const struct gx_kernel *kernel, const struct gx_launch_config *config);
@@ -31,8 +34,6 @@ void gx_worker_note_launch(const struct gx_kernel *kernel, const struct gx_launc
 void gx_worker_describe_launch(const gx_worker_page *page, char *out, size_t size);
 const gx_worker_page *gx_worker_own_page(void); /* this process's page (a private one when not a worker) */
 
-/* CUDA errors after which the context cannot be used again (illegal address, trap, ...). */
-int gx_cuda_error_is_sticky(int cuda_result);
 /* Records the first sticky error (called from the driver's error path); readable after. */
 void gx_worker_context_lost(const char *message);
 const char *gx_worker_context_error(void); /* NULL while the context is fine */

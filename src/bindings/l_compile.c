@@ -1,0 +1,286 @@
+/* gpuexp.compile: CUDA C++ to a Program with NVRTC (the toolkit's headers found, a project's nvcc
+   options translated) or with the toolkit's nvcc (for a .cu file that holds host code); and
+   gpuexp.toolkit, what was found of the toolkit. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gx_cache.h"
+#include "gx_nvcc.h"
+#include "gx_options.h"
+#include "gx_toolkit.h"
+#include "l_gpuexp.h"
+
+/* Reads the list of strings at t[key] into a userdata-backed array; returns the count. */
+static int string_list(lua_State *L, int table, const char *what, const char *key, const char ***out)
+{
+    *out = NULL;
+    int type = lua_getfield(L, table, key);
+    if (type == LUA_TNIL) {
+        lua_pop(L, 1);
+        return 0;
+    }
+    if (type != LUA_TTABLE)
+        l_raisef(L, GX_ERR_USAGE, "%s: '%s' must be a list of strings, got %s", what, key, luaL_typename(L, -1));
+    int n = (int)lua_rawlen(L, -1);
+    const char **items = lua_newuserdatauv(L, sizeof *items * (size_t)(n + 1), 0);
+    lua_setfield(L, LUA_REGISTRYINDEX, key); /* anchored until the next compile replaces it */
+    for (int i = 0; i < n; i++) {
+        if (lua_rawgeti(L, -1, i + 1) != LUA_TSTRING)
+            l_raisef(L, GX_ERR_USAGE, "%s: %s[%d] must be a string, got %s", what, key, i + 1, luaL_typename(L, -1));
+        items[i] = lua_tostring(L, -1);
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    *out = items;
+    return n;
+}
+
+/* Copies strings into a new userdata array anchored in the table at anchor (as its next items). */
+static const char **anchored_list(lua_State *L, int anchor, char *const *items, int count)
+{
+    const char **list = lua_newuserdatauv(L, sizeof(char *) * (size_t)(count + 1), 0);
+    lua_rawseti(L, anchor, (lua_Integer)lua_rawlen(L, anchor) + 1);
+    for (int i = 0; i < count; i++) {
+        lua_pushstring(L, items[i]);
+        list[i] = lua_tostring(L, -1);
+        lua_rawseti(L, anchor, (lua_Integer)lua_rawlen(L, anchor) + 1);
+    }
+    return list;
+}
+
+/* Hints after a compile error, for what users meet first. */
+static void compile_hints(gx_error *error, const char *compiler)
+{
+    if (strstr(error->message, "not allowed in JIT mode"))
+        gx_error_append(error, "\nhint: NVRTC compiles device code only, and this file has host code. Compile it with "
+                               "the toolkit's nvcc, compile{file = ..., compiler = \"nvcc\"}, or load the project's own "
+                               "build with gpuexp.load{file = \"x.cubin\"}");
+    if (strstr(error->message, "could not open source file") || strstr(error->message, "cannot open source file")) {
+        const gx_toolkit *toolkit = gx_toolkit_get();
+        if (!toolkit->root[0])
+            gx_error_append(error, "\nhint: no CUDA toolkit headers were found (looked in %s); install them "
+                                   "(apt: cuda-cudart-dev-13-0 cuda-cccl-13-0) or set CUDA_HOME",
+                            toolkit->searched);
+        else if (strcmp(compiler, "nvrtc") == 0)
+            gx_error_append(error, "\nhint: the toolkit's headers in %s%s%s are searched after the include folders; "
+                                   "give others with include = {...} or -I",
+                            toolkit->include, toolkit->cccl[0] ? " and " : "", toolkit->cccl);
+    }
+}
+
+/* gpuexp.compile{source= | file=, name=, arch=, options=, defines=, include=, names=, device=, cache=,
+   compiler=} */
+static int gpuexp_compile(lua_State *L)
+{
+    static const char *const allowed[] = {"source", "file", "name", "arch", "options", "defines", "include",
+                                          "names", "device", "cache", "compiler", NULL};
+    l_check_options(L, 1, "compile", allowed);
+    lua_settop(L, 1);
+    lua_newtable(L); /* 2: anchors for strings made here */
+    int anchor = 2;
+    const char *source = l_opt_string_field(L, 1, "source", NULL);
+    const char *file = l_opt_string_field(L, 1, "file", NULL);
+    if (!source == !file)
+        return l_raisef(L, GX_ERR_USAGE, "compile: give exactly one of 'source' (a string) or 'file' (a path)");
+    const char *compiler = l_opt_string_field(L, 1, "compiler", "nvrtc");
+    int use_nvcc = strcmp(compiler, "nvcc") == 0;
+    if (!use_nvcc && strcmp(compiler, "nvrtc") != 0)
+        return l_raisef(L, GX_ERR_USAGE, "compile: compiler must be \"nvrtc\" or \"nvcc\", got '%s'", compiler);
+    char source_dir[PATH_MAX] = "";
+    const char *source_name = l_opt_string_field(L, 1, "name", file ? file : "source.cu");
+    const char *source_path = NULL;
+    if (file) {
+        source_path = l_push_script_path(L, file, "kernel file");
+        lua_rawseti(L, anchor, 1);
+        lua_rawgeti(L, anchor, 1);
+        source_path = lua_tostring(L, -1);
+        lua_pop(L, 1);
+        char *text;
+        size_t size;
+        gx_error error;
+        if (gx_read_file(source_path, &text, &size, &error))
+            return l_raise(L, &error);
+        lua_pushlstring(L, text, size);
+        free(text);
+        source = lua_tostring(L, -1);
+        lua_rawseti(L, anchor, 2);
+        snprintf(source_dir, sizeof source_dir, "%s", source_path);
+        char *slash = strrchr(source_dir, '/');
+        if (slash)
+            *slash = 0;
+    }
+    const char *arch_option = l_opt_string_field(L, 1, "arch", NULL);
+    /* the default device is opened now only when its architecture is needed */
+    int device_index = l_device_option(L, 1, !arch_option);
+
+    const char **options, **includes, **names;
+    int option_count = string_list(L, 1, "compile", "options", &options);
+    int include_count = string_list(L, 1, "compile", "include", &includes);
+    int name_count = string_list(L, 1, "compile", "names", &names);
+
+    /* a project's nvcc options: NVRTC's equivalents (or nvcc's own), -I folders, the builds */
+    gx_options translated;
+    gx_error error;
+    if (gx_options_translate(options, option_count, use_nvcc, &translated, &error))
+        return l_raise(L, &error);
+    char arch[24], notes[2048];
+    snprintf(notes, sizeof notes, "%s", translated.notes);
+    int status = GX_OK;
+    if (arch_option) {
+        snprintf(arch, sizeof arch, "%s", arch_option);
+        if (translated.target_count)
+            snprintf(notes + strlen(notes), sizeof notes - strlen(notes), "%sarch = %s given: the options' "
+                     "architectures are not used", notes[0] ? "; " : "", arch_option);
+    } else {
+        char own[24];
+        l_device_arch(L, device_index, own, sizeof own);
+        status = gx_options_pick_arch(&translated, own, arch, sizeof arch, &error);
+        if (status == GX_OK && strcmp(arch, own) != 0)
+            snprintf(notes + strlen(notes), sizeof notes - strlen(notes), "%scompiled for %s, the build of the "
+                     "options that %s would run%s", notes[0] ? "; " : "", arch, own,
+                     strncmp(arch, "compute_", 8) == 0 ? " (its PTX, compiled by the driver at load)" : "");
+    }
+    const char **translated_options = anchored_list(L, anchor, use_nvcc ? translated.nvcc : translated.nvrtc,
+                                                    use_nvcc ? translated.nvcc_count : translated.nvrtc_count);
+    int translated_count = use_nvcc ? translated.nvcc_count : translated.nvrtc_count;
+    const char **option_includes = anchored_list(L, anchor, translated.includes, translated.include_count);
+    int option_include_count = translated.include_count;
+    gx_options_free(&translated);
+    if (status)
+        return l_raise(L, &error);
+    if (strncmp(arch, "sm_", 3) != 0 && strncmp(arch, "compute_", 8) != 0)
+        return l_raisef(L, GX_ERR_USAGE, "compile: arch must look like 'sm_90', got '%s'", arch);
+
+    /* defines become -D options after the others, sorted so the cache key does not depend on table order */
+    lua_newtable(L);
+    int define_table = lua_gettop(L), define_count = 0;
+    int defines_type = lua_getfield(L, 1, "defines");
+    if (defines_type == LUA_TTABLE) {
+        int defines = lua_gettop(L);
+        for (lua_pushnil(L); lua_next(L, defines); lua_pop(L, 1)) {
+            if (lua_type(L, -2) != LUA_TSTRING)
+                return l_raisef(L, GX_ERR_USAGE, "compile: define names must be strings");
+            const char *key = lua_tostring(L, -2);
+            int type = lua_type(L, -1);
+            if (type == LUA_TBOOLEAN) {
+                if (!lua_toboolean(L, -1))
+                    continue;
+                lua_pushfstring(L, "-D%s", key);
+            } else if (type == LUA_TNUMBER || type == LUA_TSTRING) {
+                const char *value = luaL_tolstring(L, -1, NULL);
+                lua_pushfstring(L, "-D%s=%s", key, value);
+                lua_remove(L, -2);
+            } else
+                return l_raisef(L, GX_ERR_USAGE, "compile: define '%s' must be a number, string or boolean", key);
+            lua_rawseti(L, define_table, ++define_count);
+        }
+    } else if (defines_type != LUA_TNIL)
+        return l_raisef(L, GX_ERR_USAGE, "compile: 'defines' must be a table of NAME = value");
+    lua_pop(L, 1);
+    const char **all_options = lua_newuserdatauv(L, sizeof(char *) * (size_t)(translated_count + define_count + 1), 0);
+    lua_rawseti(L, anchor, (lua_Integer)lua_rawlen(L, anchor) + 1);
+    int n = 0;
+    for (int i = 0; i < translated_count; i++)
+        all_options[n++] = translated_options[i];
+    for (int i = 1; i <= define_count; i++) {
+        lua_rawgeti(L, define_table, i);
+        all_options[n++] = lua_tostring(L, -1); /* anchored in the table */
+        lua_pop(L, 1);
+    }
+    for (int i = translated_count; i < n; i++)
+        for (int j = i + 1; j < n; j++)
+            if (strcmp(all_options[j], all_options[i]) < 0) {
+                const char *t = all_options[i];
+                all_options[i] = all_options[j];
+                all_options[j] = t;
+            }
+    /* include folders: the user's, then those of the options, each found as the script finds files */
+    const char **resolved_includes = lua_newuserdatauv(L, sizeof(char *) * (size_t)(include_count + option_include_count + 1), 0);
+    lua_rawseti(L, anchor, (lua_Integer)lua_rawlen(L, anchor) + 1);
+    for (int i = 0; i < include_count + option_include_count; i++) {
+        resolved_includes[i] = l_push_script_path(L, i < include_count ? includes[i] : option_includes[i - include_count],
+                                                "include folder");
+        lua_rawseti(L, anchor, (lua_Integer)lua_rawlen(L, anchor) + 1);
+    }
+    int use_cache = 1;
+    if (lua_getfield(L, 1, "cache") != LUA_TNIL)
+        use_cache = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    const char *no_cache = getenv("GPUEXP_NO_CACHE");
+    if (no_cache && *no_cache && strcmp(no_cache, "0") != 0)
+        use_cache = 0;
+    char cache_dir[PATH_MAX];
+    gx_cache_directory(cache_dir, sizeof cache_dir);
+    if (use_cache && cache_dir[0])
+        strncat(cache_dir, "/cubin", sizeof cache_dir - strlen(cache_dir) - 1);
+
+    const gx_toolkit *toolkit = gx_toolkit_get();
+    const char *system_dirs[2];
+    int system_count = use_nvcc ? 0 : gx_toolkit_include_directories(toolkit, system_dirs); /* nvcc has its own */
+    gx_compile_request request = {
+        .source = source,
+        .source_name = source_name,
+        .source_directory = source_dir[0] ? source_dir : NULL,
+        .source_path = source_path,
+        .arch = arch,
+        .options = all_options,
+        .option_count = n,
+        .include_directories = resolved_includes,
+        .include_directory_count = include_count + option_include_count,
+        .system_directories = system_dirs,
+        .system_directory_count = system_count,
+        .toolkit_stamp = toolkit->stamp,
+        .name_expressions = names,
+        .name_expression_count = use_nvcc ? 0 : name_count,
+        .cache_directory = use_cache ? cache_dir : NULL,
+    };
+    l_program *program = l_push_program(L, device_index, source_name, use_nvcc ? "nvcc" : "nvrtc");
+    snprintf(program->arch, sizeof program->arch, "%s", arch);
+    snprintf(program->notes, sizeof program->notes, "%s", notes);
+    int failed = use_nvcc ? gx_nvcc_compile(&request, &program->compiled, &error)
+                          : gx_nvrtc_compile(&request, &program->compiled, &error);
+    if (program->compiled.cache_warning[0])
+        fprintf(stderr, "gpuexp: warning: %s\n", program->compiled.cache_warning);
+    if (failed) {
+        compile_hints(&error, program->compiler);
+        return l_raise(L, &error);
+    }
+    l_note_source(L, source_name, program->compiled.source_key);
+    return 1;
+}
+
+/* gpuexp.toolkit() -> {root, include, cccl, nvcc, found_by, cuda_version, cccl_version, missing, packages} */
+static int gpuexp_toolkit(lua_State *L)
+{
+    const gx_toolkit *t = gx_toolkit_get();
+    lua_createtable(L, 0, 10);
+    if (t->root[0]) {
+        l_set_string(L, "root", t->root);
+        l_set_string(L, "include", t->include);
+        if (t->cccl[0])
+            l_set_string(L, "cccl", t->cccl);
+        l_set_string(L, "found_by", t->found_by);
+        if (t->cuda_version[0])
+            l_set_string(L, "cuda_version", t->cuda_version);
+        if (t->cccl_version[0])
+            l_set_string(L, "cccl_version", t->cccl_version);
+    }
+    char nvcc[GX_TOOLKIT_PATH];
+    gx_error ignored;
+    if (gx_toolkit_nvcc(t, nvcc, sizeof nvcc, &ignored) == GX_OK)
+        l_set_string(L, "nvcc", nvcc);
+    l_set_string(L, "searched", t->searched);
+    char missing[2048], packages[512];
+    gx_toolkit_missing(t, missing, sizeof missing, packages, sizeof packages);
+    l_set_string(L, "missing", missing);
+    l_set_string(L, "packages", packages);
+    return 1;
+}
+
+void l_open_compile(lua_State *L)
+{
+    static const luaL_Reg functions[] = {{"compile", gpuexp_compile}, {"toolkit", gpuexp_toolkit}, {NULL, NULL}};
+    luaL_setfuncs(L, functions, 0);
+}

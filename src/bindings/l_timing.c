@@ -1,0 +1,78 @@
+/* Timing any work with CUDA events (a kernel's launch, a bound launch, a sequence): warm-up,
+   samples, cold L2, graph mode and the SM clock probe, into one statistics table. */
+#include <string.h>
+
+#include "gx_tools.h"
+#include "l_gpuexp.h"
+
+static int flush_before(void *user, gx_error *error)
+{
+    return gx_tools_flush_l2(user, error);
+}
+
+int l_time_work(lua_State *L, const l_timed_work *work, int options)
+{
+    lua_Integer warmup = 5, reps = 100, graph = 0;
+    int cold = 0, clock = 0;
+    if (options) {
+        l_opt_integer_field(L, options, "warmup", 5, &warmup);
+        l_opt_integer_field(L, options, "reps", 100, &reps);
+        l_opt_integer_field(L, options, "graph", 0, &graph);
+        lua_getfield(L, options, "cold");
+        cold = lua_toboolean(L, -1);
+        lua_getfield(L, options, "clock");
+        clock = lua_toboolean(L, -1);
+        lua_pop(L, 2);
+    }
+    if (warmup < 0 || reps < 1 || reps > 10000000 || graph < 0 || graph > 100000)
+        return l_raisef(L, GX_ERR_USAGE,
+                        "time: warmup must be >= 0, reps from 1 to 10^7 and graph from 0 to 10^5 (got %lld, %lld, %lld)",
+                        (long long)warmup, (long long)reps, (long long)graph);
+    if (!work->device) { /* offline plan: no timings, never invented ones */
+        lua_createtable(L, 0, 3);
+        l_set_integer(L, "samples", 0);
+        l_set_integer(L, "warmup", 0);
+        l_set_string(L, "timer", "none (offline plan)");
+        return 1;
+    }
+    double *samples = lua_newuserdatauv(L, sizeof(double) * (size_t)reps, 0);
+    const gx_device *device = &work->device->device;
+    gx_tools *tools = cold || clock ? l_device_tools(L, work->device) : NULL;
+    gx_timing_request request = {.work = work->work, .user = work->user, .warmup = (int)warmup, .samples = (size_t)reps,
+                                 .before_each = cold ? flush_before : NULL, .before_user = tools};
+    gx_error error;
+    gx_graph captured;
+    memset(&captured, 0, sizeof captured);
+    int status = GX_OK;
+    if (graph > 0) {
+        status = gx_graph_capture(&captured, device, work->enqueue, work->user, (int)graph, &error);
+        request.work = gx_graph_launch;
+        request.user = &captured;
+    }
+    if (status == GX_OK)
+        status = gx_time_events(device, &request, samples, &error);
+    gx_graph_destroy(&captured); /* before anything can raise */
+    if (status)
+        return work->raise ? work->raise(L, work->user, &error) : l_raise(L, &error);
+    for (lua_Integer i = 0; graph > 0 && i < reps; i++)
+        samples[i] /= (double)graph;
+    double clock_mhz = 0;
+    if (clock && gx_tools_sm_clock(tools, &clock_mhz, &error))
+        return l_raise(L, &error);
+    lua_createtable(L, (int)reps, 0);
+    for (lua_Integer i = 0; i < reps; i++) {
+        lua_pushnumber(L, samples[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+    l_push_stats(L, samples, (size_t)reps, "_ms");
+    lua_insert(L, -2);
+    lua_setfield(L, -2, "samples_ms");
+    l_set_integer(L, "warmup", warmup);
+    l_set_string(L, "timer", "cuda_events");
+    l_set_string(L, "mode", graph > 0 ? "graph" : cold ? "cold" : "hot");
+    if (graph > 0)
+        l_set_integer(L, "launches_per_sample", graph);
+    if (clock)
+        l_set_number(L, "sm_clock_mhz", clock_mhz);
+    return 1;
+}

@@ -1,0 +1,224 @@
+/* What every compiler route shares: the cache key (source, headers, options, architecture,
+   compiler), the on-disk cubin cache with its manifest, and the compile result. */
+#include "gx_compile.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "gx_cache.h"
+
+
+struct include_walk {
+    XXH3_state_t *state;
+    const gx_compile_request *request;
+    char seen[128][512];
+    int seen_count;
+};
+
+static void hash_string(XXH3_state_t *state, const char *text)
+{
+    XXH3_128bits_update(state, text, strlen(text) + 1); /* the NUL separates fields */
+}
+
+static void hash_includes(struct include_walk *walk, const char *text, const char *directory, int depth)
+{
+    if (depth > 16)
+        return;
+    for (const char *p = strstr(text, "#include"); p; p = strstr(p + 8, "#include")) {
+        const char *q = p + 8;
+        while (*q == ' ' || *q == '\t')
+            q++;
+        if (*q != '"' && *q != '<')
+            continue;
+        char close = *q == '"' ? '"' : '>';
+        const char *end = strchr(q + 1, close);
+        const char *newline = strchr(q + 1, '\n');
+        if (!end || (newline && newline < end) || end - q - 1 >= 256)
+            continue;
+        char name[256];
+        snprintf(name, sizeof name, "%.*s", (int)(end - q - 1), q + 1);
+        const char *search[66];
+        int count = 0;
+        if (directory)
+            search[count++] = directory;
+        for (int i = 0; i < walk->request->include_directory_count && count < 66; i++)
+            search[count++] = walk->request->include_directories[i];
+        for (int i = 0; i < count; i++) {
+            char path[512];
+            snprintf(path, sizeof path, "%s/%s", search[i], name);
+            char *contents;
+            size_t size;
+            gx_error ignored;
+            if (gx_read_file(path, &contents, &size, &ignored))
+                continue;
+            int already = 0;
+            for (int s = 0; s < walk->seen_count; s++)
+                already |= strcmp(walk->seen[s], path) == 0;
+            if (!already && walk->seen_count < 128) {
+                snprintf(walk->seen[walk->seen_count++], 512, "%s", path);
+                hash_string(walk->state, name);
+                XXH3_128bits_update(walk->state, contents, size);
+                char here[512];
+                snprintf(here, sizeof here, "%s", path);
+                char *slash = strrchr(here, '/');
+                if (slash)
+                    *slash = 0;
+                hash_includes(walk, contents, here, depth + 1);
+            }
+            free(contents);
+            break; /* the first directory that has it wins, as in the compiler */
+        }
+    }
+}
+
+/* The source key hashes what the kernel is (source, headers, options, names); the cache key adds
+   where it was compiled for (architecture, NVRTC version and the cache format). */
+void gx_compile_keys(const gx_compile_request *request, const char *compiler, char key[33], char source_key[33])
+{
+    struct include_walk *walk = calloc(1, sizeof *walk);
+    XXH3_state_t *state = XXH3_createState();
+    XXH3_128bits_reset(state);
+    for (int i = 0; i < request->option_count; i++)
+        hash_string(state, request->options[i]);
+    for (int i = 0; i < request->name_expression_count; i++)
+        hash_string(state, request->name_expressions[i]);
+    hash_string(state, request->toolkit_stamp ? request->toolkit_stamp : "");
+    hash_string(state, request->source);
+    if (walk) {
+        walk->state = state;
+        walk->request = request;
+        hash_includes(walk, request->source, request->source_directory, 0);
+    }
+    XXH128_hash_t hash = XXH3_128bits_digest(state);
+    snprintf(source_key, 33, "%016llx%016llx", (unsigned long long)hash.high64, (unsigned long long)hash.low64);
+    XXH3_128bits_reset(state);
+    hash_string(state, "gpuexp-cubin-v2");
+    hash_string(state, compiler);
+    hash_string(state, request->arch);
+    hash_string(state, source_key);
+    hash = XXH3_128bits_digest(state);
+    snprintf(key, 33, "%016llx%016llx", (unsigned long long)hash.high64, (unsigned long long)hash.low64);
+    XXH3_freeState(state);
+    free(walk);
+}
+
+static void cache_path(char *out, size_t size, const char *directory, const char *key, const char *extension)
+{
+    snprintf(out, size, "%s/%.2s/%s.%s", directory, key, key, extension);
+}
+
+static const char *const cache_extensions[] = {"cubin", "ptx", "log", "names"};
+
+/* "<size> <xxh64>" of the four parts, one per line: written last, it marks a complete entry. */
+static void cache_manifest(char *out, size_t size, char *const data[4], const size_t sizes[4])
+{
+    out[0] = 0;
+    for (int i = 0; i < 4; i++)
+        snprintf(out + strlen(out), size - strlen(out), "%s %zu %016llx\n", cache_extensions[i], sizes[i],
+                 (unsigned long long)XXH3_64bits(data[i], sizes[i]));
+}
+
+/* A hit only when every part is there and matches the manifest; a damaged entry is compiled
+   again, with a warning for the caller to show. */
+int gx_compile_cache_load(const gx_compile_request *request, gx_compile_result *result)
+{
+    if (!request->cache_directory || !*request->cache_directory)
+        return -1;
+    char *data[4] = {0}, *manifest = NULL;
+    size_t sizes[4] = {0}, manifest_size = 0;
+    char path[4096];
+    gx_error ignored;
+    cache_path(path, sizeof path, request->cache_directory, result->key, "sum");
+    if (gx_read_file(path, &manifest, &manifest_size, &ignored))
+        return -1; /* no entry (or one from before manifests): a plain miss */
+    int missing = 0;
+    for (int i = 0; i < 4; i++) {
+        cache_path(path, sizeof path, request->cache_directory, result->key, cache_extensions[i]);
+        if (gx_read_file(path, &data[i], &sizes[i], &ignored))
+            missing = 1;
+    }
+    char expected[512];
+    if (!missing)
+        cache_manifest(expected, sizeof expected, data, sizes);
+    if (missing || strcmp(expected, manifest) != 0) {
+        char found[128] = "a part is missing";
+        if (!missing) {
+            unsigned long long want_size = 0;
+            const char *line = strstr(manifest, "cubin ");
+            if (line)
+                sscanf(line, "cubin %llu", &want_size);
+            snprintf(found, sizeof found, "cubin %zu bytes, the manifest says %llu, or a part's hash differs",
+                     sizes[0], want_size);
+        }
+        snprintf(result->cache_warning, sizeof result->cache_warning,
+                 "the cached build %.2s/%s in %s was damaged (%s); compiled again", result->key, result->key,
+                 request->cache_directory, found);
+        for (int i = 0; i < 4; i++)
+            free(data[i]);
+        free(manifest);
+        return -1;
+    }
+    free(manifest);
+    result->cubin = data[0];
+    result->cubin_size = sizes[0];
+    result->ptx = data[1];
+    result->log = data[2];
+    result->lowered_names = data[3];
+    result->from_cache = 1;
+    return 0;
+}
+
+/* A failed cache write costs only a recompile later, so it is not an error. */
+void gx_compile_cache_store(const gx_compile_request *request, const gx_compile_result *result)
+{
+    if (!request->cache_directory || !*request->cache_directory)
+        return;
+    char directory[4096];
+    gx_error ignored;
+    snprintf(directory, sizeof directory, "%s/%.2s", request->cache_directory, result->key);
+    if (gx_make_directories(directory, &ignored))
+        return;
+    char *data[] = {result->cubin, result->ptx, result->log, result->lowered_names};
+    size_t sizes[] = {result->cubin_size, strlen(result->ptx), strlen(result->log), strlen(result->lowered_names)};
+    char path[4096];
+    for (int i = 0; i < 4; i++) {
+        cache_path(path, sizeof path, request->cache_directory, result->key, cache_extensions[i]);
+        if (gx_write_file_atomic(path, data[i], sizes[i], &ignored))
+            return;
+    }
+    char manifest[512]; /* last: it marks the entry complete */
+    cache_manifest(manifest, sizeof manifest, data, sizes);
+    cache_path(path, sizeof path, request->cache_directory, result->key, "sum");
+    gx_write_file_atomic(path, manifest, strlen(manifest), &ignored);
+}
+
+void gx_compile_result_free(gx_compile_result *result)
+{
+    free(result->cubin);
+    free(result->ptx);
+    free(result->log);
+    free(result->lowered_names);
+    result->cubin = result->ptx = result->log = result->lowered_names = NULL;
+}
+
+const char *gx_compile_lowered_name(const gx_compile_result *result, const char *expression, char *buffer,
+                                    size_t size)
+{
+    size_t length = strlen(expression);
+    for (const char *line = result->lowered_names; line && *line;) {
+        const char *tab = strchr(line, '\t');
+        const char *end = strchr(line, '\n');
+        if (!tab || !end)
+            break;
+        if ((size_t)(tab - line) == length && strncmp(line, expression, length) == 0) {
+            snprintf(buffer, size, "%.*s", (int)(end - tab - 1), tab + 1);
+            return buffer;
+        }
+        line = end + 1;
+    }
+    return NULL;
+}
