@@ -58,6 +58,13 @@ gpuexp._kernel_methods.time = function(kernel, spec)
   diagnose_after(kernel, spec)
   return result
 end
+-- sequence:measure{...} and sequence:metrics{...}: the policy and the counters over one run
+gpuexp._sequence_methods.measure = function(sequence, spec)
+  local result = measure.measure_sequence(sequence, spec)
+  if not gpuexp.plan then measure.flag_clock(result, sequence.device) end
+  return result
+end
+gpuexp._sequence_methods.metrics = metrics.sequence_metrics
 -- kernel:measure{...}: the measurement policy (gpuexp.measure), with the clock flag for its device
 gpuexp._kernel_methods.measure = function(kernel, spec)
   local result = measure.measure(kernel, spec)

@@ -17,8 +17,11 @@ M.defaults = {
   graph_launches = nil,   -- launches per graph sample; default: enough for about 50 µs
 }
 
+-- the policy's options (graph_launches has no default, so it is named here), and a launch's
+local policy_keys = {graph_launches = true}
+for key in pairs(M.defaults) do policy_keys[key] = true end
 local known = {grid = true, block = true, shared = true, args = true}
-for key in pairs(M.defaults) do known[key] = true end
+for key in pairs(policy_keys) do known[key] = true end
 
 local function option(spec, key)
   if spec[key] ~= nil then return spec[key] end
@@ -40,27 +43,23 @@ function M.stop_reason(stats, total_ms, elapsed_s, limits)
   return nil
 end
 
--- kernel:measure{grid=, block=, shared=, args=, <policy options>} -> statistics (median_ms, min_ms,
--- mean_ms, stddev_ms, noise_pct, p10_ms, p90_ms, samples) and mode, launches_per_sample, batches,
--- stop_reason ("noise", "timeout", "max_samples"), sm_clock_mhz (median of the batches),
--- sm_clock_min_mhz, clock_throttled, samples_ms. In an offline plan: {samples = 0, mode = ...}.
-function M.measure(kernel, spec)
-  if type(spec) ~= "table" then gpuexp.error("usage", "measure: expected a table of options", 2) end
+local function check_policy(spec, known_keys, what)
+  if type(spec) ~= "table" then gpuexp.error("usage", what .. ": expected a table of options", 3) end
   for key in pairs(spec) do
-    if not known[key] then gpuexp.error("usage", "measure: unknown option '" .. tostring(key) .. "'", 2) end
+    if not known_keys[key] then gpuexp.error("usage", what .. ": unknown option '" .. tostring(key) .. "'", 3) end
   end
   local mode = option(spec, "mode")
   if mode ~= "hot" and mode ~= "cold" and mode ~= "graph" and mode ~= "auto" then
-    gpuexp.error("usage", "measure: mode must be hot, cold, graph or auto", 2)
+    gpuexp.error("usage", what .. ": mode must be hot, cold, graph or auto", 3)
   end
-  local launch = {grid = spec.grid, block = spec.block, shared = spec.shared, args = spec.args}
-  local bound = kernel:bind(launch)
-  if gpuexp.plan then
-    return {samples = 0, mode = mode == "auto" and "hot" or mode, timer = "none (offline plan)"}
-  end
+  return mode
+end
+
+-- The policy over anything with :time{warmup, reps, cold, graph, clock} (a bound launch, a sequence).
+local function run_policy(timer, spec, mode)
   local warmup = option(spec, "warmup")
   -- a first look decides auto mode and the graph size
-  local probe = bound:time{warmup = warmup, reps = 3}
+  local probe = timer:time{warmup = warmup, reps = 3}
   local single_ms = probe.median_ms
   local graph = 0
   if mode == "auto" then mode = single_ms < 0.010 and "graph" or "hot" end
@@ -74,7 +73,7 @@ function M.measure(kernel, spec)
   local stop_reason
   local batch = min_samples
   while true do
-    local t = bound:time{warmup = 0, reps = batch, cold = mode == "cold", graph = graph > 0 and graph or nil, clock = true}
+    local t = timer:time{warmup = 0, reps = batch, cold = mode == "cold", graph = graph > 0 and graph or nil, clock = true}
     for _, ms in ipairs(t.samples_ms) do
       samples[#samples + 1] = ms
       total_ms = total_ms + ms
@@ -100,6 +99,32 @@ function M.measure(kernel, spec)
   result.sm_clock_min_mhz = clock_stats.min
   result.warmup = warmup
   result.timer = "cuda_events"
+  return result
+end
+
+-- kernel:measure{grid=, block=, shared=, args=, <policy options>} -> statistics (median_ms, min_ms,
+-- mean_ms, stddev_ms, noise_pct, p10_ms, p90_ms, samples) and mode, launches_per_sample, batches,
+-- stop_reason ("noise", "timeout", "max_samples"), sm_clock_mhz (median of the batches),
+-- sm_clock_min_mhz, clock_throttled, samples_ms. In an offline plan: {samples = 0, mode = ...}.
+function M.measure(kernel, spec)
+  local mode = check_policy(spec, known, "measure")
+  local bound = kernel:bind{grid = spec.grid, block = spec.block, shared = spec.shared, args = spec.args}
+  if gpuexp.plan then
+    return {samples = 0, mode = mode == "auto" and "hot" or mode, timer = "none (offline plan)"}
+  end
+  return run_policy(bound, spec, mode)
+end
+
+-- sequence:measure{<policy options>}: the same policy over one run of the sequence; graph mode
+-- captures the run (every kernel, copy and joined stream) into one CUDA graph.
+function M.measure_sequence(sequence, spec)
+  local mode = check_policy(spec or {}, policy_keys, "measure")
+  if gpuexp.plan then -- its launches are checked, not run
+    sequence:run()
+    return {samples = 0, mode = mode == "auto" and "hot" or mode, timer = "none (offline plan)"}
+  end
+  local result = run_policy(sequence, spec or {}, mode)
+  result.kernels = sequence.kernels
   return result
 end
 

@@ -229,4 +229,74 @@ function M.batch_metrics(spec)
   return results, info
 end
 
+-- How a metric of several kernels adds up: counts add (.sum), extremes stay extremes (.max, .min),
+-- and averages, percentages, ratios and rates are weighted by each kernel's duration.
+local function combine(name, values, durations, total_duration)
+  if name:match("%.sum$") then
+    local sum = 0
+    for _, v in ipairs(values) do sum = sum + v end
+    return sum
+  elseif name:match("%.max$") then
+    return math.max(table.unpack(values))
+  elseif name:match("%.min$") then
+    return math.min(table.unpack(values))
+  elseif total_duration > 0 then
+    local weighted = 0
+    for i, v in ipairs(values) do weighted = weighted + v * durations[i] end
+    return weighted / total_duration
+  end
+end
+
+-- sequence:metrics{metrics = preset or names, restore = {buffers}, flush_l2 = true}
+-- -> values of the whole sequence (counts summed, the rest weighted by duration, then derived as for a
+-- kernel), info {passes, chip, names, kernels = {values per kernel, each with its kernel name}, seconds};
+-- or nil and the reason. Every pass runs the sequence once (restore: buffers put back before each).
+function M.sequence_metrics(sequence, spec)
+  if type(spec) ~= "table" then gpuexp.error("usage", "metrics: expected a table {metrics=, restore=, flush_l2=}", 2) end
+  for key in pairs(spec) do
+    if key ~= "metrics" and key ~= "restore" and key ~= "flush_l2" then
+      gpuexp.error("usage", "metrics: unknown option '" .. tostring(key) .. "'", 2)
+    end
+  end
+  if spec.restore ~= nil and type(spec.restore) ~= "table" then
+    gpuexp.error("usage", "metrics: restore must be a list of device buffers", 2)
+  end
+  local started = gpuexp.clock()
+  local chip
+  if not gpuexp.plan then
+    local ok, info = pcall(gpuexp.metric_info, "gpu__time_duration.sum")
+    if not ok then
+      if type(info) == "table" and info.kind == "profiler" then return nil, info.message end
+      error(info, 0)
+    end
+    chip = info.chip
+  end
+  local names = M.expand(spec.metrics, chip)
+  local wanted = {}
+  for _, name in ipairs(names) do wanted[name] = true end
+  local collected = {table.unpack(names)}
+  if not wanted["gpu__time_duration.sum"] then collected[#collected + 1] = "gpu__time_duration.sum" end
+  local kernels, info = gpuexp._collect_sequence(sequence, collected, spec.restore or {}, spec.flush_l2 ~= false)
+  if not kernels then return nil, info end
+  local durations, total_duration = {}, 0
+  for i, k in ipairs(kernels) do
+    durations[i] = k["gpu__time_duration.sum"] or 0
+    total_duration = total_duration + durations[i]
+  end
+  local total = {}
+  for _, name in ipairs(collected) do
+    local values = {}
+    for i, k in ipairs(kernels) do values[i] = k[name] end
+    total[name] = combine(name, values, durations, total_duration)
+  end
+  for _, k in ipairs(kernels) do
+    for key, value in pairs(M.derive(k)) do k[key] = value end
+  end
+  for key, value in pairs(M.derive(total)) do total[key] = value end
+  info.names = names
+  info.kernels = kernels
+  info.seconds = gpuexp.clock() - started
+  return total, info
+end
+
 return M

@@ -103,6 +103,7 @@ function Layout:_flatten(values, out, keep, where)
   for _, field in ipairs(self.fields) do
     local value = values[field.name]
     local path = where .. "." .. field.name
+    if value == nil and (field.count or field.type.layout) then fail(path .. " is missing (every field needs a value)", 3) end
     if field.count then
       if type(value) ~= "table" or #value ~= field.count then
         fail(string.format("%s: expected a list of %d values", path, field.count), 3)

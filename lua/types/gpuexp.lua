@@ -12,6 +12,7 @@
 ---@field kind "usage"|"driver"|"compile"|"system"|"profiler"
 
 ---@class gpuexp.LaunchSpec
+---@field stream? gpuexp.Stream  the stream to enqueue on (kernel:launch, kernel:bind)
 ---@field grid gpuexp.Dim  blocks (a number or {x, y, z})
 ---@field block gpuexp.Dim  threads per block
 ---@field shared? integer  dynamic shared memory in bytes
@@ -151,8 +152,22 @@ function Buffer:compare(expected, tolerance) end
 function Buffer:time_copy_from(source, options) end
 ---Frees the memory now (the garbage collector does it otherwise).
 function Buffer:free() end
+---Writes a string's bytes into the buffer (structs packed by a layout).
+---@param data string
+---@param offset_bytes? integer
+---@return gpuexp.Buffer
+function Buffer:write(data, offset_bytes) end
+---The buffer's bytes as a string (to the end by default).
+---@param offset_bytes? integer
+---@param bytes? integer
+---@return string
+function Buffer:read(offset_bytes, bytes) end
 
 ---@class gpuexp.Program
+---@field compiler "nvrtc"|"nvcc"|"binary"
+---@field kind string  "source", or a binary's kind: "cubin", "fatbin", "ptx", "host binary"
+---@field notes string  what became of the nvcc options NVRTC does not take
+---@field modules integer  modules loaded (a host binary has one per fat binary)
 ---@field log string  NVRTC's log with the ptxas -v report
 ---@field ptx string
 ---@field arch string
@@ -162,7 +177,7 @@ function Buffer:free() end
 ---@field compile_seconds number
 ---@field cubin_bytes integer
 local Program = {}
----A kernel by extern "C" name, name expression or mangled name.
+---A kernel by its C++ name ("ns::k<float, 128>", with or without namespaces, template arguments or parameter list), extern "C" name, name expression or mangled name.
 ---@param name string
 ---@return gpuexp.Kernel
 function Program:kernel(name) end
@@ -175,7 +190,8 @@ function Program:kernels() end
 function Program:resources(name) end
 
 ---@class gpuexp.Kernel
----@field name string
+---@field name string  as C++ writes it
+---@field symbol string  the mangled name
 local Kernel = {}
 ---Enqueues one launch.
 ---@param spec gpuexp.LaunchSpec
@@ -217,6 +233,71 @@ function Launch:launch() end
 ---@return gpuexp.Timing
 function Launch:time(options) end
 
+---@class gpuexp.Stream
+---@field priority integer
+---@field device gpuexp.Device
+local Stream = {}
+---Waits until everything enqueued on the stream has run.
+function Stream:synchronize() end
+---True when everything enqueued has run.
+---@return boolean
+function Stream:query() end
+---Work enqueued later on the stream waits for the event.
+---@param event gpuexp.Event
+function Stream:wait(event) end
+---Destroys the stream now (queued work still runs).
+function Stream:destroy() end
+
+---@class gpuexp.Event
+---@field timing boolean
+local Event = {}
+---Records the event on a stream (default: where work without a stream goes).
+---@param stream? gpuexp.Stream
+function Event:record(stream) end
+---Waits until the event has happened.
+function Event:synchronize() end
+---True when the event has happened.
+---@return boolean
+function Event:query() end
+---Milliseconds between this event and a later one.
+---@param finish gpuexp.Event
+---@return number
+function Event:elapsed_ms(finish) end
+---Destroys the event now.
+function Event:destroy() end
+
+---@class gpuexp.Sequence
+---@field name string
+---@field kernels? integer  kernels one run launches (after the first run)
+---@field stream gpuexp.Stream  the sequence's own stream, handed to its function
+---@field device gpuexp.Device
+local Sequence = {}
+---Runs the function once and waits for the GPU (in an offline plan: checks its launches).
+function Sequence:run() end
+---Event-timed samples of whole runs: warmup (5), reps (100), cold, graph (runs per captured graph), clock.
+---@param options? {warmup?: integer, reps?: integer, cold?: boolean, graph?: integer, clock?: boolean}
+---@return gpuexp.Timing
+function Sequence:time(options) end
+---The measurement policy over whole runs (graph mode captures a run into a CUDA graph).
+---@param spec? {mode?: string, warmup?: integer, min_samples?: integer, min_time_ms?: number, max_noise_pct?: number, timeout_s?: number, graph_launches?: integer}
+---@return gpuexp.Measurement
+function Sequence:measure(spec) end
+---Counters of every kernel of one run and their total (counts summed, the rest weighted by duration); info.kernels holds each kernel's values.
+---@param spec {metrics: string|string[], restore?: gpuexp.Buffer[], flush_l2?: boolean}
+---@return table<string, number|string>|nil values, gpuexp.MetricsInfo|string info
+function Sequence:metrics(spec) end
+
+---@class gpuexp.Bytes  raw bytes for one parameter (a struct by value)
+---@field size integer
+---@field align integer
+---@field data string
+
+---@class gpuexp.Layout  a C struct's layout: C's alignment rules
+---@field size integer
+---@field align integer
+---@field offsets table<string, integer>
+---@overload fun(values: table): gpuexp.Bytes
+
 ---@class gpuexp
 ---@field version string
 ---@field args string[]  the script's arguments (also in arg)
@@ -246,10 +327,49 @@ function gpuexp.devices() end
 ---How many GPUs the driver sees.
 ---@return integer
 function gpuexp.device_count() end
----Compiles CUDA C++ with NVRTC (cached on disk).
----@param spec {file?: string, source?: string, name?: string, arch?: string, options?: string[], defines?: table, include?: string[], names?: string[], device?: gpuexp.Device, cache?: boolean}
+---Compiles CUDA C++ with NVRTC, the toolkit's headers found (or with nvcc: compiler = "nvcc"; cached on disk). options may be a project's nvcc options.
+---@param spec {file?: string, source?: string, name?: string, arch?: string, options?: string[], defines?: table, include?: string[], names?: string[], device?: gpuexp.Device, cache?: boolean, compiler?: "nvrtc"|"nvcc"}
 ---@return gpuexp.Program
 function gpuexp.compile(spec) end
+---Loads another compiler's binary: a cubin, a fat binary, PTX, or an object, library or executable with GPU code.
+---@param spec {file: string, name?: string, device?: gpuexp.Device}
+---@return gpuexp.Program
+function gpuexp.load(spec) end
+---The CUDA toolkit found: root, include, cccl, nvcc, found_by, cuda_version, cccl_version, missing headers and the packages with them.
+---@return table
+function gpuexp.toolkit() end
+---A stream (priority: lower is more urgent; blocking: orders with the legacy default stream, the default).
+---@param spec? {device?: gpuexp.Device, priority?: integer, blocking?: boolean}
+---@return gpuexp.Stream
+function gpuexp.stream(spec) end
+---The device's stream priorities: least, greatest.
+---@param device? gpuexp.Device
+---@return integer least, integer greatest
+function gpuexp.stream_priorities(device) end
+---An event (timing = true by default).
+---@param spec? {device?: gpuexp.Device, timing?: boolean}
+---@return gpuexp.Event
+function gpuexp.event(spec) end
+---A function that enqueues work (kernels, copies, other streams joined back with events), timed, measured and profiled as one unit.
+---@param run fun(stream: gpuexp.Stream)
+---@param spec? {device?: gpuexp.Device, name?: string}
+---@return gpuexp.Sequence
+function gpuexp.sequence(run, spec) end
+---Raw bytes for one parameter.
+---@param data string
+---@param options? {align?: integer, keep?: table}
+---@return gpuexp.Bytes
+function gpuexp.bytes(data, options) end
+---An anonymous struct by value: {{"f32", 1.5}, {"i32", n}, {"ptr", buffer}, {"f32", {1, 2, 3}}}.
+---@param fields table[]
+---@param options? {align?: integer}
+---@return gpuexp.Bytes
+function gpuexp.struct(fields, options) end
+---A named C struct layout: {{"alpha", "f32"}, {"v", "f32", 3}, {"inner", OtherLayout}}; layout(values), :pack, :unpack, :upload, :download.
+---@param fields table[]
+---@param options? {align?: integer}
+---@return gpuexp.Layout
+function gpuexp.layout(fields, options) end
 ---Host memory (pageable, or pinned with {pinned = true}).
 ---@param type gpuexp.ElementType
 ---@param count integer

@@ -53,20 +53,26 @@ static const char **anchored_list(lua_State *L, int anchor, char *const *items, 
 /* Hints after a compile error, for what users meet first. */
 static void compile_hints(gx_error *error, const char *compiler)
 {
-    if (strstr(error->message, "not allowed in JIT mode"))
-        gx_error_append(error, "\nhint: NVRTC compiles device code only, and this file has host code. Compile it with "
-                               "the toolkit's nvcc, compile{file = ..., compiler = \"nvcc\"}, or load the project's own "
-                               "build with gpuexp.load{file = \"x.cubin\"}");
+    static const char host_code[] = "NVRTC compiles device code only; if this file holds host code (a project's .cu "
+                                    "with main, launches, host headers), compile it with the toolkit's nvcc, "
+                                    "compile{file = ..., compiler = \"nvcc\"}, or load the project's own build with "
+                                    "gpuexp.load{file = \"x.cubin\"}";
+    if (strcmp(compiler, "nvrtc") != 0)
+        return;
+    if (strstr(error->message, "not allowed in JIT mode")) {
+        gx_error_append(error, "\nhint: %s", host_code);
+        return;
+    }
     if (strstr(error->message, "could not open source file") || strstr(error->message, "cannot open source file")) {
         const gx_toolkit *toolkit = gx_toolkit_get();
         if (!toolkit->root[0])
             gx_error_append(error, "\nhint: no CUDA toolkit headers were found (looked in %s); install them "
                                    "(apt: cuda-cudart-dev-13-0 cuda-cccl-13-0) or set CUDA_HOME",
                             toolkit->searched);
-        else if (strcmp(compiler, "nvrtc") == 0)
-            gx_error_append(error, "\nhint: the toolkit's headers in %s%s%s are searched after the include folders; "
-                                   "give others with include = {...} or -I",
-                            toolkit->include, toolkit->cccl[0] ? " and " : "", toolkit->cccl);
+        else
+            gx_error_append(error, "\nhint: the toolkit's headers in %s%s%s are searched after the include folders "
+                                   "(give others with include = {...} or -I); %s",
+                            toolkit->include, toolkit->cccl[0] ? " and " : "", toolkit->cccl, host_code);
     }
 }
 

@@ -27,7 +27,7 @@ static l_device *push_device(lua_State *L, int ordinal)
         return lua_touserdata(L, -1);
     }
     lua_pop(L, 1);
-    l_device *device = lua_newuserdatauv(L, sizeof *device, 0);
+    l_device *device = lua_newuserdatauv(L, sizeof *device, 1); /* uservalue: the facts, made once */
     memset(device, 0, sizeof *device); /* released state first, so __gc is safe if open fails */
     luaL_setmetatable(L, GX_DEVICE_TYPE);
     gx_error error;
@@ -188,12 +188,18 @@ static int device_index(lua_State *L)
     const char *key = luaL_checkstring(L, 2);
     if (luaL_getmetafield(L, 1, "methods") && lua_getfield(L, -1, key) != LUA_TNIL)
         return 1;
-    if (strcmp(key, "facts") == 0) {
+    if (strcmp(key, "facts") == 0) { /* a fresh table the caller may change */
         push_facts(L, device);
         return 1;
     }
-    /* plain fields come from the facts, so dev.name, dev.sm_count, dev.arch all work */
-    push_facts(L, device);
+    /* plain fields come from the facts, so dev.name, dev.sm_count, dev.arch all work; they do not
+       change, so they are read from the driver once (a launch loop reads dev.sm_count often) */
+    if (lua_getiuservalue(L, 1, 1) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        push_facts(L, device);
+        lua_pushvalue(L, -1);
+        lua_setiuservalue(L, 1, 1);
+    }
     lua_getfield(L, -1, key);
     return 1;
 }

@@ -194,8 +194,8 @@ static void read_argument(lua_State *L, l_kernel *k, l_launch *launch, int i, in
         const char *type_name = luaL_typename(L, -1);
         const char *example = lua_type(L, -1) == LUA_TNUMBER ? luaL_tolstring(L, -1, NULL) : "value";
         l_raisef(L, GX_ERR_USAGE,
-                 "argument %d of '%s' is a %s; pass a device buffer, a typed scalar such as gpuexp.%s(%s), or a struct "
-                 "(the kernel expects %s%s)",
+                 "argument %d of '%s' is a %s; pass a device buffer or a typed scalar such as gpuexp.%s(%s) (the "
+                 "kernel expects %s%s)",
                  i + 1, k->kernel.name, type_name,
                  param->type_class == GX_PARAM_FLOAT ? (param->size_bytes == 4 ? "f32" : "f64")
                                                      : (param->size_bytes == 8 ? "i64" : "i32"),

@@ -250,25 +250,35 @@ static int load_modules(lua_State *L, int program_index)
     return count;
 }
 
-/* The program's kernel symbols: from its PTX when it has some, else from its loaded modules.
-   Pushes a table {symbol = module index (0-based)} and returns the symbols in a userdata array. */
+/* The program's kernel symbols, in the order the program has them: from its PTX when it has some,
+   else from its loaded modules. Pushes a table {symbol = module index (0-based)} and a userdata
+   array of the symbols (its strings anchored in the table). */
 static const char **kernel_symbols(lua_State *L, int program_index, int *count)
 {
     l_program *program = l_check_program(L, program_index);
     lua_newtable(L);
     int table = lua_gettop(L);
-    *count = 0;
+    lua_newtable(L); /* the order found */
+    int order = lua_gettop(L);
+    int found = 0;
+#define ADD_SYMBOL(symbol, module)                                                                 \
+    do {                                                                                           \
+        if (lua_getfield(L, table, symbol) == LUA_TNIL) {                                          \
+            lua_pushinteger(L, module);                                                            \
+            lua_setfield(L, table, symbol);                                                        \
+            lua_pushstring(L, symbol);                                                             \
+            lua_rawseti(L, order, ++found);                                                        \
+        }                                                                                          \
+        lua_pop(L, 1);                                                                             \
+    } while (0)
     if (program->compiled.ptx && program->compiled.ptx[0]) {
         size_t size = strlen(program->compiled.ptx) + 1;
         char *entries = malloc(size);
         if (!entries)
             return l_raisef(L, GX_ERR_SYSTEM, "out of memory"), NULL;
         gx_ptx_entries(program->compiled.ptx, entries, size);
-        for (char *saveptr = NULL, *token = strtok_r(entries, ", ", &saveptr); token; token = strtok_r(NULL, ", ", &saveptr)) {
-            lua_pushinteger(L, 0);
-            lua_setfield(L, table, token);
-            (*count)++;
-        }
+        for (char *saveptr = NULL, *token = strtok_r(entries, ", ", &saveptr); token; token = strtok_r(NULL, ", ", &saveptr))
+            ADD_SYMBOL(token, 0);
         free(entries);
     } else {
         int modules = load_modules(L, program_index);
@@ -278,28 +288,20 @@ static const char **kernel_symbols(lua_State *L, int program_index, int *count)
             gx_error error;
             if (gx_module_functions(&program->modules[m], &symbols, &n, &error))
                 return l_raise(L, &error), NULL;
-            for (int i = 0; i < n; i++) {
-                lua_pushinteger(L, m);
-                lua_setfield(L, table, symbols[i]);
-            }
-            *count += n;
+            for (int i = 0; i < n; i++)
+                ADD_SYMBOL(symbols[i], m);
             gx_module_functions_free(symbols, n);
         }
     }
-    const char **list = lua_newuserdatauv(L, sizeof(char *) * (size_t)(*count + 1), 0);
-    int i = 0;
-    for (lua_pushnil(L); lua_next(L, table); lua_pop(L, 1))
-        if (i < *count)
-            list[i++] = lua_tostring(L, -2); /* keys are anchored in the table */
-    *count = i;
-    /* sorted, so listings and "several kernels" messages are stable */
-    for (int a = 0; a < *count; a++)
-        for (int b = a + 1; b < *count; b++)
-            if (strcmp(list[b], list[a]) < 0) {
-                const char *t = list[a];
-                list[a] = list[b];
-                list[b] = t;
-            }
+#undef ADD_SYMBOL
+    const char **list = lua_newuserdatauv(L, sizeof(char *) * (size_t)(found + 1), 0);
+    for (int i = 0; i < found; i++) {
+        lua_rawgeti(L, order, i + 1);
+        list[i] = lua_tostring(L, -1);
+        lua_rawseti(L, table, -(i + 1)); /* anchored in the table, which stays: the order table goes */
+    }
+    lua_remove(L, order);
+    *count = found;
     return list;
 }
 

@@ -76,7 +76,8 @@ static int call_function(lua_State *L, int sequence_index, l_stream *stream, gx_
 {
     l_sequence *sequence = lua_touserdata(L, sequence_index);
     CUstream saved = gx_current_stream;
-    gx_current_stream = stream->stream.handle;
+    if (stream) /* none in an offline plan, where launches are checked, not run */
+        gx_current_stream = stream->stream.handle;
     uint64_t before = gx_kernel_launches;
     lua_getiuservalue(L, sequence_index, 2);
     lua_getiuservalue(L, sequence_index, 3);
@@ -102,7 +103,7 @@ static int call_function(lua_State *L, int sequence_index, l_stream *stream, gx_
 int l_sequence_run(lua_State *L, int sequence_index, gx_error *error)
 {
     lua_getiuservalue(L, sequence_index, 3);
-    l_stream *stream = lua_touserdata(L, -1);
+    l_stream *stream = lua_touserdata(L, -1); /* NULL in an offline plan */
     lua_pop(L, 1); /* alive through the sequence */
     return call_function(L, sequence_index, stream, error);
 }
@@ -183,17 +184,15 @@ static int sequence_time(lua_State *L)
     return results;
 }
 
-/* sequence:run(): once, then waits for the GPU */
+/* sequence:run(): once, then waits for the GPU (in an offline plan its launches are checked) */
 static int sequence_run(lua_State *L)
 {
     l_check_sequence(L, 1);
     l_device *device = sequence_device(L, 1);
-    if (!device)
-        return 0; /* an offline plan */
     gx_error error;
     if (l_sequence_run(L, 1, &error))
         return l_sequence_raise(L, &error);
-    if (gx_synchronize(&device->device, &error))
+    if (device && gx_synchronize(&device->device, &error))
         return l_raise(L, &error);
     return 0;
 }

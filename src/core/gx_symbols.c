@@ -87,6 +87,23 @@ static int equal_ignoring_space(const char *a, const char *b)
     }
 }
 
+/* Equal, or name ends with "::" + wanted (a name given without its namespaces), spaces ignored. */
+static int names_match(const char *name, const char *wanted)
+{
+    if (equal_ignoring_space(name, wanted))
+        return 1;
+    int depth = 0;
+    for (const char *p = name; *p; p++) {
+        if (*p == '<' || *p == '(')
+            depth++;
+        else if ((*p == '>' || *p == ')') && depth > 0)
+            depth--;
+        else if (depth == 0 && p[0] == ':' && p[1] == ':' && equal_ignoring_space(p + 2, wanted))
+            return 1;
+    }
+    return 0;
+}
+
 int gx_symbol_matches(const char *symbol, const char *wanted)
 {
     if (strcmp(symbol, wanted) == 0)
@@ -97,7 +114,7 @@ int gx_symbol_matches(const char *symbol, const char *wanted)
     int match = equal_ignoring_space(signature, wanted);
     char *name = short_name(signature);
     if (!match)
-        match = equal_ignoring_space(name, wanted);
+        match = names_match(name, wanted);
     size_t length = strlen(name);
     if (!match && length && name[length - 1] == '>') { /* "k<float, 128>" is also "k" */
         int depth = 0;
@@ -106,7 +123,7 @@ int gx_symbol_matches(const char *symbol, const char *wanted)
                 depth++;
             else if (name[i] == '<' && --depth == 0) {
                 name[i] = 0;
-                match = equal_ignoring_space(name, wanted);
+                match = names_match(name, wanted);
                 break;
             }
         }

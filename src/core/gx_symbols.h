@@ -15,7 +15,8 @@ char *gx_demangle(const char *symbol);
 void gx_symbol_name(const char *symbol, char *out, size_t size);
 
 /* 1 when `wanted` names `symbol`: the symbol itself, its demangled signature, its name, or its name
-   without the template arguments ("k" for k<float, 128>), with white space ignored. */
+   without the template arguments ("k" for k<float, 128>), each also without leading namespaces
+   ("k" for ns::k), with white space ignored. */
 int gx_symbol_matches(const char *symbol, const char *wanted);
 
 /* Finds `wanted` among count symbols: returns the index, -1 when none matches, -2 when several

@@ -18,9 +18,9 @@ int gx_time_events(const gx_device *device, const gx_timing_request *request, do
         return error->kind;
 
     CUevent events[2 * BATCH];
-    int created = 0;
+    int created = 0, needed = request->samples < BATCH ? 2 * (int)request->samples : 2 * BATCH;
     int status = GX_OK;
-    for (; created < 2 * BATCH; created++)
+    for (; created < needed; created++)
         if ((status = GX_CU(error, d->cuEventCreate(&events[created], CU_EVENT_DEFAULT))))
             break;
     for (size_t first = 0; status == GX_OK && first < request->samples; first += BATCH) {

@@ -28,7 +28,8 @@ T.raises(function() k:launch{grid = 1, block = 32, args = {gpuexp.f32(1), gpuexp
   "argument 1 of 'k' is f32, but the kernel expects .u64")
 T.raises(function() k:launch{grid = 1, block = 32, args = {gpuexp.host("f32", 4), gpuexp.f32(1), gpuexp.i32(4)}} end,
   "is a pageable host buffer; kernels take device buffers")
-T.raises(function() k:launch{grid = 1, block = 32, args = args, stream = 1} end, "unknown option 'stream'")
+T.raises(function() k:launch{grid = 1, block = 32, args = args, stream = 1} end, "'stream' must be a gpuexp.stream{}, got number")
+T.raises(function() k:launch{grid = 1, block = 32, args = args, streams = 1} end, "unknown option 'streams'")
 local freed = dev:alloc("f32", 4)
 freed:free()
 T.raises(function() k:launch{grid = 1, block = 32, args = {freed, gpuexp.f32(1), gpuexp.i32(4)}} end, "freed")

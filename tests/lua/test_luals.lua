@@ -12,7 +12,7 @@ for name, value in pairs(gpuexp) do
   if type(value) == "function" and name:sub(1, 1) ~= "_" then actual["gpuexp." .. name] = true end
 end
 local registry = debug.getregistry()
-for _, class in ipairs({"Device", "Buffer", "Program", "Kernel", "Launch"}) do
+for _, class in ipairs({"Device", "Buffer", "Program", "Kernel", "Launch", "Stream", "Event", "Sequence"}) do
   local metatable = registry["gpuexp." .. class]
   local methods = metatable and (metatable.methods or type(metatable.__index) == "table" and metatable.__index)
   T.ok(methods, "the binary has the type gpuexp." .. class)
