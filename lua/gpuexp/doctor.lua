@@ -6,13 +6,16 @@ local M = {}
 
 M.help = [[
 usage: gpuexp doctor
-Checks this machine: the NVIDIA driver, the GPUs, NVRTC (by compiling a kernel), CUPTI and the
-permission to read GPU counters (by reading them on a GPU), gnuplot, and that the cubin cache and
-the history folders are writable. Prints each check and, for what is missing, what to do.
+Checks this machine: the NVIDIA driver, the GPUs, NVRTC (by compiling a kernel), the CUDA
+toolkit's headers (by compiling a kernel with CUB and cooperative groups), nvcc (optional), CUPTI
+and the permission to read GPU counters (by reading them on a GPU), gnuplot, and that the cubin
+cache and the history folders are writable. Prints each check and, for what is missing, what to
+do ("--" marks an optional piece, not counted).
 exit codes: 0 everything works, 1 something to fix (listed)]]
 
 function M.version_text()
   local v = gpuexp.versions()
+  local toolkit = gpuexp.toolkit()
   local driver = meta.driver_version()
   return table.concat({
     "gpuexp " .. gpuexp.version,
@@ -21,6 +24,8 @@ function M.version_text()
       or "not found (libcuda.so.1; GX_LIBCUDA names another)"),
     "  NVRTC: " .. (v.nvrtc or "not found (libnvrtc.so.13; GX_LIBNVRTC names another)"),
     "  CUPTI: " .. (v.cupti_api and ("API version " .. v.cupti_api) or "not found (libcupti.so.13; GX_LIBCUPTI names another)"),
+    "  CUDA toolkit headers: " .. (toolkit.include and string.format("%s (CUDA %s, CCCL %s)", toolkit.root,
+      tostring(toolkit.cuda_version), tostring(toolkit.cccl_version)) or "not found (CUDA_HOME names a toolkit)"),
   }, "\n")
 end
 
@@ -38,8 +43,9 @@ end
 
 function M.checks()
   local results = {}
-  local function add(ok, what, detail, fix)
-    results[#results + 1] = {ok = ok, what = what, detail = detail, fix = fix}
+  -- optional: a missing piece that only some scripts need, shown but not counted as a problem
+  local function add(ok, what, detail, fix, optional)
+    results[#results + 1] = {ok = ok, what = what, detail = detail, fix = fix, optional = optional}
   end
   local v = gpuexp.versions()
   add(gpuexp.data_dir ~= nil, "shipped experiments", gpuexp.data_dir and (gpuexp.data_dir .. "/experiments") or "not found",
@@ -65,6 +71,30 @@ function M.checks()
   add(compiled, "NVRTC", compiled and ("NVRTC " .. tostring(v.nvrtc) .. ", compiled a kernel for sm_80") or
     (type(program) == "table" and program.message or tostring(program)),
     "install CUDA 13's NVRTC (apt: cuda-nvrtc-13-0), or set GX_LIBNVRTC to libnvrtc.so.13")
+  -- the toolkit's headers (CUB, cooperative groups, libcu++, fp16/bf16/fp8, mma.h) that kernels include
+  local toolkit = gpuexp.toolkit()
+  local headers_ok, headers_why = false, nil
+  if toolkit.include and toolkit.missing == "" and compiled then
+    headers_ok, headers_why = pcall(gpuexp.compile, {arch = "sm_80", source = [[
+#include <cooperative_groups.h>
+#include <cub/block/block_reduce.cuh>
+#include <cuda/std/cstdint>
+#include <cuda_bf16.h>
+extern "C" __global__ void doctor(float *x) {
+  using R = cub::BlockReduce<float, 128>;
+  __shared__ R::TempStorage t;
+  float s = R(t).Sum(x[threadIdx.x]);
+  if (cooperative_groups::this_thread_block().thread_rank() == 0) x[0] = s; }]]})
+  end
+  add(headers_ok, "toolkit headers (CUB, CG, libcu++)", toolkit.include and (headers_ok and string.format(
+    "%s (found by %s), CUDA %s, CCCL %s: a kernel with CUB and cooperative groups compiled", toolkit.root,
+    toolkit.found_by, tostring(toolkit.cuda_version), tostring(toolkit.cccl_version)) or (toolkit.missing ~= "" and
+    ("missing " .. toolkit.missing .. " in " .. toolkit.include) or tostring(headers_why and (headers_why.message or headers_why)))) or
+    ("not found (looked in " .. toolkit.searched .. ")"),
+    "install the toolkit's headers (apt: " .. (toolkit.packages ~= "" and toolkit.packages or "cuda-cudart-dev-13-0 cuda-cccl-13-0")
+      .. "), or set CUDA_HOME to a toolkit that has them")
+  add(toolkit.nvcc ~= nil, "nvcc (optional)", toolkit.nvcc or "not found", "install the toolkit's " ..
+    "compiler (apt: cuda-nvcc-13-0) or set CUDA_HOME; only .cu files with host code need it", true)
   local host_ok, info = pcall(gpuexp.metric_info, "gpu__time_duration.sum", "GH100")
   add(host_ok, "CUPTI", host_ok and ("API " .. tostring(v.cupti_api) .. ", metric tables readable") or
     (type(info) == "table" and info.message or tostring(info)),
@@ -82,9 +112,11 @@ function M.checks()
   else
     local params = meta.read_all("/proc/driver/nvidia/params") or ""
     local admin_only = params:match("RmProfilingAdminOnly: 1") ~= nil
-    add(not admin_only, "GPU counters (profiling permission)", admin_only and
+    -- not tried is not ok: without a GPU to read counters on, this says so and is not counted
+    add(false, "GPU counters (profiling permission)", admin_only and
       "the driver lets only administrators read counters (RmProfilingAdminOnly: 1)" or
-      "not tried: no GPU here", "options nvidia NVreg_RestrictProfilingToAdminUsers=0 in /etc/modprobe.d, or run as root")
+      "not tried: no GPU here", "options nvidia NVreg_RestrictProfilingToAdminUsers=0 in /etc/modprobe.d, or run as root",
+      not admin_only)
   end
   local gnuplot = os.execute("command -v gnuplot >/dev/null 2>&1")
   add(gnuplot == true, "gnuplot (plots)", gnuplot and "found" or "not found",
@@ -104,9 +136,9 @@ function M.main(args)
   print()
   local problems = 0
   for _, r in ipairs(M.checks()) do
-    print(string.format("%-4s %-36s %s", r.ok and "ok" or "FIX", r.what, r.detail))
+    print(string.format("%-4s %-36s %s", r.ok and "ok" or (r.optional and "--" or "FIX"), r.what, r.detail))
     if not r.ok then
-      problems = problems + 1
+      if not r.optional then problems = problems + 1 end
       print("     -> " .. r.fix)
     end
   end
