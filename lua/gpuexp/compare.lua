@@ -290,7 +290,7 @@ function M.format_json(result, file, header)
   end
   local document = {points = points, counts = result.counts}
   for k, v in pairs(header or {}) do document[k] = v end
-  file:write(meta.json(document), "\n")
+  file:write(require("gpuexp.json").encode(document), "\n")
 end
 
 local function xml(text)

@@ -35,39 +35,48 @@ local function shard_path(path, shard)
 end
 M.shard_path = shard_path
 
--- The CSV lines of a file as written by an earlier part of this run: the header's cells, the
--- complete data lines (cells and text), and the byte length of the complete part. A last line
--- cut by a kill (no newline, or the wrong number of cells) is left out.
+-- The CSV rows of a file written by an earlier part of this run: the header's cells, the complete
+-- rows (cells), the byte length of the complete part and the bytes dropped. A last row cut by a
+-- kill (no newline, or an unclosed quote) and damaged rows (another number of cells than the
+-- header, a NUL byte: a power loss) are dropped and their points run again. nil and why when the
+-- file is malformed elsewhere.
 local function read_existing(path)
   local text = meta.read_all(path)
   if not text then return nil end
-  local lines, good_bytes, position = {}, 0, 1
-  while position <= #text do
-    local newline = text:find("\n", position, true)
-    -- a quoted cell may hold a newline: extend until the quotes balance
-    while newline do
-      local _, quotes = text:sub(position, newline):gsub('"', "")
-      if quotes % 2 == 0 then break end
-      newline = text:find("\n", newline + 1, true)
-    end
-    if not newline then break end
-    lines[#lines + 1] = text:sub(position, newline - 1)
-    position = newline + 1
-    good_bytes = newline
+  local complete = text:match("^(.*\n)") or "" -- up to the last newline: after it, a cut row
+  local records, lines, ends = csv.parse(complete, path)
+  if not records then
+    local opened = tonumber(tostring(lines):match(":(%d+): a quoted cell is never closed$"))
+    if not opened then return nil, "cannot resume: " .. lines end
+    -- a row cut inside a quoted cell that holds a newline: drop it from its first line on
+    local position = 0
+    for _ = 1, opened - 1 do position = complete:find("\n", position + 1, true) end
+    complete = complete:sub(1, position)
+    records, lines, ends = csv.parse(complete, path)
+    if not records then return nil, "cannot resume: " .. lines end
   end
+  local good_bytes = #complete
   local dropped = #text - good_bytes
-  if #lines == 0 then return {columns = nil, rows = {}, good_bytes = 0, dropped_bytes = dropped} end
-  local columns = csv.parse_line(lines[1])
+  if #records == 0 then return {columns = nil, rows = {}, good_bytes = 0, dropped_bytes = dropped} end
+  local columns = records[1]
   local rows = {}
-  for i = 2, #lines do
-    local cells = csv.parse_line(lines[i])
-    if #cells == #columns and not lines[i]:find("%z") then
-      rows[#rows + 1] = cells
+  for r = 2, #records do
+    local cells = records[r]
+    local damaged = #cells ~= #columns
+    for _, cell in ipairs(cells) do damaged = damaged or cell:find("%z") ~= nil end
+    if damaged then
+      dropped = dropped + ends[r] - ends[r - 1] -- a damaged row (a power loss): its point runs again
     else
-      dropped = dropped + #lines[i] + 1 -- a damaged line (power loss): run its point again
+      rows[#rows + 1] = cells
     end
   end
   return {columns = columns, rows = rows, good_bytes = good_bytes, dropped_bytes = dropped}
+end
+
+local function cells_text(points)
+  local lines = {}
+  for i, cells in ipairs(points) do lines[i] = table.concat(cells, SEPARATOR) end
+  return lines
 end
 
 local function key_of(cells_by_name, axes)
@@ -120,7 +129,11 @@ end
 function Coordinator:register(msg)
   local out = shard_path(msg.out, self.options.shard)
   local existing = self.by_out[out]
-  if existing then
+  if existing then -- the same sweep, registered by another worker
+    if existing.name ~= msg.name then
+      return nil, string.format("sweep '%s' writes to %s, which sweep '%s' of this run writes too: give each sweep its " ..
+        "own out", msg.name, out, existing.name)
+    end
     if #existing.points ~= #msg.points then
       return nil, string.format("sweep '%s': this worker enumerated %d points, the first one %d (the script must " ..
         "enumerate the same points in every worker)", msg.name, #msg.points, #existing.points)
@@ -130,7 +143,7 @@ function Coordinator:register(msg)
   end
   local sweep = setmetatable({coordinator = self, name = msg.name, out = out, axes = msg.axes, points = msg.points,
     explicit = msg.columns ~= nil, timeout_s = msg.timeout_s, info = msg.info, cells = {}, index_of = {},
-    in_flight = {}, queue = {}, waiting = {}, pending = {}, written = 0, in_order = true, last_written = 0,
+    in_flight = {}, queue = {}, waiting = {}, pending = {}, recorded = 0, in_order = true, last_written = 0,
     counts = {ok = 0, error = 0, crashed = 0, timeout = 0}},
     {__index = M.Sweep})
   for i, point in ipairs(msg.points) do sweep.index_of[table.concat(point, SEPARATOR)] = i end
@@ -153,7 +166,10 @@ function Coordinator:register(msg)
   for _, clause in ipairs(only or {}) do
     for name in pairs(clause) do
       if not axis_at[name] then
-        io.stderr:write(string.format("gpuexp: --only names the axis '%s', which sweep '%s' does not have\n", name, msg.name))
+        local names = {}
+        for _, axis in ipairs(msg.axes) do names[#names + 1] = axis.name end
+        return nil, string.format("--only names the axis '%s', which sweep '%s' does not have (its axes: %s); " ..
+          "nothing was run or written", name, msg.name, table.concat(names, ", "))
       end
     end
   end
@@ -166,24 +182,52 @@ function Coordinator:register(msg)
     end
     return false
   end
-  sweep.mine = {}
+  sweep.mine, sweep.is_mine = {}, {}
   for i = 1, #msg.points do
-    if (not shard or (i - 1) % shard.count == shard.index) and wanted(msg.points[i]) then sweep.mine[#sweep.mine + 1] = i end
+    if (not shard or (i - 1) % shard.count == shard.index) and wanted(msg.points[i]) then
+      sweep.mine[#sweep.mine + 1] = i
+      sweep.is_mine[i] = true
+    end
   end
+  -- one writer per output: a second run on it waits its turn (exit 75)
+  local dir = out:match("^(.*)/[^/]*$")
+  if dir and dir ~= "" then
+    local made, problem = pcall(gpuexp.mkdir, dir)
+    if not made then return nil, type(problem) == "table" and problem.message or tostring(problem) end
+  end
+  local locked, note, kind = gpuexp._process.lock(out .. ".lock")
+  if not locked then
+    return nil, string.format("%s: another run is writing it (%s); try later", out, note), kind
+  end
+  if note then io.stderr:write("gpuexp: " .. note .. "\n") end
+  sweep.lock_path = out .. ".lock"
   sweep.meta_path = meta.path_for(out)
   sweep.samples_path = (out:gsub("%.csv$", "")) .. ".samples.csv"
   local info = sweep.info
+  -- this share's points only: N shards together describe the sweep once, not N times
+  local share_cells, share_indices = {}, {}
+  for k, index in ipairs(sweep.mine) do
+    share_cells[k] = msg.points[index]
+    share_indices[k] = index
+  end
   info.sweep = {name = msg.name, points = #msg.points, axes = msg.axes, output = out, mode = msg.mode,
-    offline_arch = msg.offline_arch, point_cells = msg.points, timeout_s = msg.timeout_s or self.options.point_timeout_s,
+    offline_arch = msg.offline_arch, share_cells = share_cells, share_indices = only and share_indices or nil,
+    timeout_s = msg.timeout_s or self.options.point_timeout_s,
     shard = shard and {index = shard.index, count = shard.count} or nil, points_in_share = #sweep.mine,
-    only = only}
+    only = only, points_hash = gpuexp.hash(table.concat(cells_text(msg.points), "\n"))}
   info.gpus = {}
   sweep:add_gpu(info.gpu)
   info.parts = {}
 
-  local resumed = self.options.resume and read_existing(out)
+  local resumed, why_not = nil, nil
+  if self.options.resume then resumed, why_not = read_existing(out) end
+  if why_not then return nil, why_not end
   if resumed and resumed.columns then
-    local previous = meta.read_json(sweep.meta_path)
+    local previous, unreadable = meta.read_json(sweep.meta_path)
+    if not previous and not self.options.allow_changed then
+      return nil, string.format("cannot resume %s: %s, so the script, kernels and axes cannot be checked against " ..
+        "the rows there (--allow-changed resumes anyway)", out, unreadable)
+    end
     if previous and not self.options.allow_changed then
       local found = changes(previous, info)
       if #found > 0 then
@@ -217,22 +261,21 @@ function Coordinator:register(msg)
     sweep.resumed_rows = #resumed.rows
     sweep.dropped_bytes = resumed.dropped_bytes
     -- keep the complete lines, drop a cut one, append from there
+    sweep.recorded = 0
+    for _, index in ipairs(sweep.mine) do if sweep.cells[index] then sweep.recorded = sweep.recorded + 1 end end
     if resumed.dropped_bytes > 0 then
       -- the complete rows go through a temporary file and a rename: never a moment without them
-      sweep.file = assert(io.open(out, "ab"))
       sweep:rewrite()
       io.stderr:write(string.format("gpuexp: %s: dropped %d bytes of a row cut off by the interruption; " ..
         "its point runs again\n", out, resumed.dropped_bytes))
     else
-      sweep.file = assert(io.open(out, "ab"))
+      sweep:open_for_append(resumed.good_bytes)
     end
     sweep.in_order = false -- rewritten in point order at the end
   else
-    local dir = out:match("^(.*)/[^/]*$")
-    if dir and dir ~= "" then gpuexp.mkdir(dir) end
     local file, message = io.open(out, "wb")
-    if not file then return nil, "cannot write " .. out .. ": " .. tostring(message) end
-    sweep.file = file
+    if not file then return nil, "cannot write " .. out .. ": " .. tostring(message), "write" end
+    sweep.file, sweep.good_bytes = file, 0
     if sweep.columns then sweep:write_header() end
     os.remove(sweep.samples_path)
   end
@@ -248,7 +291,7 @@ function Coordinator:register(msg)
   self.totals.points = self.totals.points + #sweep.mine
   self.totals.done = self.totals.done + (#sweep.mine - #sweep.queue)
   local ok, message = pcall(meta.write, sweep.meta_path, info)
-  if not ok then return nil, type(message) == "table" and message.message or tostring(message) end
+  if not ok then return nil, type(message) == "table" and message.message or tostring(message), "write" end
   return sweep
 end
 
@@ -267,9 +310,29 @@ function Sweep:count(status)
   self.counts[key] = self.counts[key] + 1
 end
 
+-- Appends text to the CSV and flushes it. On a failure (a full disk, an I/O error) the file is cut
+-- back to its last whole row and a write error is raised: every row on disk is whole, and
+-- --resume after space is freed runs the rest.
+function Sweep:append(text)
+  local ok, why = self.file:write(text)
+  if ok then ok, why = self.file:flush() end
+  if not ok then
+    self.file:close()
+    self.file = nil
+    gpuexp._truncate(self.out, self.good_bytes)
+    csv.write_failed(self.out, "write", why)
+  end
+  self.good_bytes = self.good_bytes + #text
+end
+
+function Sweep:open_for_append(good_bytes)
+  local file, why = io.open(self.out, "ab")
+  if not file then csv.write_failed(self.out, "append to", why) end
+  self.file, self.good_bytes = file, good_bytes
+end
+
 function Sweep:write_header()
-  self.file:write(csv.line(self.columns), "\n")
-  self.file:flush()
+  self:append(csv.line(self.columns) .. "\n")
 end
 
 function Sweep:line(row)
@@ -278,18 +341,17 @@ function Sweep:line(row)
   return csv.line(cells)
 end
 
--- Rewrites the whole file (new columns, or point order at the end), atomically.
+-- Rewrites the whole file (new columns, or point order at the end) through a temporary file and
+-- a rename: a kill or a full disk leaves the old file whole.
 function Sweep:rewrite()
-  local temporary = self.out .. ".tmp"
-  local file = assert(io.open(temporary, "wb"))
-  file:write(csv.line(self.columns), "\n")
+  local lines = {csv.line(self.columns)}
   for _, index in ipairs(self.mine) do
-    if self.cells[index] then file:write(self:line(self.cells[index]), "\n") end
+    if self.cells[index] then lines[#lines + 1] = self:line(self.cells[index]) end
   end
-  file:close()
-  self.file:close()
-  assert(os.rename(temporary, self.out))
-  self.file = assert(io.open(self.out, "ab"))
+  local text = table.concat(lines, "\n") .. "\n"
+  if self.file then self.file:close(); self.file = nil end
+  csv.write_file(self.out, text)
+  self:open_for_append(#text)
 end
 
 -- The next point for a worker: its index, or nil and whether the sweep is complete (else the
@@ -328,11 +390,11 @@ function Sweep:finish_point(index, row, arrays)
       for _, name in ipairs(rest) do self.columns[#self.columns + 1] = name end
       self.columns[#self.columns + 1] = "status"
       self.columns[#self.columns + 1] = "error"
-      self:write_header()
       self.cells[index] = row
-      for _, held in ipairs(self.pending) do self.file:write(self:line(self.cells[held]), "\n") end
-      self.file:write(self:line(row), "\n")
-      self.file:flush()
+      local lines = {csv.line(self.columns)}
+      for _, held in ipairs(self.pending) do lines[#lines + 1] = self:line(self.cells[held]) end
+      lines[#lines + 1] = self:line(row)
+      self:append(table.concat(lines, "\n") .. "\n")
       self.pending = {}
     else
       self.cells[index] = row
@@ -355,10 +417,10 @@ function Sweep:finish_point(index, row, arrays)
         "added as column(s) of %s (empty in earlier rows)\n", self.name, index, table.concat(added, ", "), self.out))
       self:rewrite()
     else
-      self.file:write(self:line(row), "\n")
-      self.file:flush()
+      self:append(self:line(row) .. "\n")
     end
   end
+  if self.is_mine[index] then self.recorded = self.recorded + 1 end
   if index < self.last_written then self.in_order = false end
   self.last_written = index
   if arrays and next(arrays) then self:write_samples(index, arrays) end
@@ -369,21 +431,25 @@ function Sweep:finish_point(index, row, arrays)
   totals[key] = totals[key] + 1
 end
 
+-- The per-sample values of a point, appended to X.samples.csv; checked and cut back like the CSV.
 function Sweep:write_samples(index, arrays)
   if not self.samples_file then
     local fresh = not file_exists(self.samples_path)
-    self.samples_file = assert(io.open(self.samples_path, "ab"))
+    local file, why = io.open(self.samples_path, "ab")
+    if not file then csv.write_failed(self.samples_path, "write", why) end
+    self.samples_file, self.samples_bytes = file, file:seek("end")
     if fresh then
       local header = {}
       for _, axis in ipairs(self.axes) do header[#header + 1] = axis.name end
       header[#header + 1] = "field"
       header[#header + 1] = "values"
-      self.samples_file:write(csv.line(header), "\n")
+      self:append_samples(csv.line(header) .. "\n")
     end
   end
   local names = {}
   for name in pairs(arrays) do names[#names + 1] = name end
   table.sort(names)
+  local lines = {}
   for _, name in ipairs(names) do
     local cells = {}
     for i = 1, #self.axes do cells[i] = self.points[index][i] end
@@ -391,14 +457,26 @@ function Sweep:write_samples(index, arrays)
     for i, v in ipairs(arrays[name]) do values[i] = string.format("%.9g", v) end
     cells[#cells + 1] = name
     cells[#cells + 1] = table.concat(values, " ")
-    self.samples_file:write(csv.line(cells), "\n")
+    lines[#lines + 1] = csv.line(cells)
   end
-  self.samples_file:flush()
+  self:append_samples(table.concat(lines, "\n") .. "\n")
 end
 
+function Sweep:append_samples(text)
+  local ok, why = self.samples_file:write(text)
+  if ok then ok, why = self.samples_file:flush() end
+  if not ok then
+    self.samples_file:close()
+    self.samples_file = nil
+    gpuexp._truncate(self.samples_path, self.samples_bytes)
+    csv.write_failed(self.samples_path, "write", why)
+  end
+  self.samples_bytes = self.samples_bytes + #text
+end
+
+-- Every point of this share has a row (counted as they come: no scan of the points).
 function Sweep:complete()
-  for _, index in ipairs(self.mine) do if not self.cells[index] then return false end end
-  return true
+  return self.recorded == #self.mine
 end
 
 -- The rows of this share, in point order, as cell texts.
@@ -412,20 +490,21 @@ end
 function Sweep:close(ended)
   if self.closed then return end
   local complete = self:complete()
-  if not self.columns then
+  self.closed = true -- once, even when a write below fails
+  if self.file and not self.columns then
     self.columns = {}
     for _, axis in ipairs(self.axes) do self.columns[#self.columns + 1] = axis.name end
     self.columns[#self.columns + 1] = "status"
     self.columns[#self.columns + 1] = "error"
-    self:write_header()
-    for _, held in ipairs(self.pending) do self.file:write(self:line(self.cells[held]), "\n") end
+    local lines = {csv.line(self.columns)}
+    for _, held in ipairs(self.pending) do lines[#lines + 1] = self:line(self.cells[held]) end
     self.pending = {}
-    self.file:flush()
+    self:append(table.concat(lines, "\n") .. "\n")
   end
-  if complete and not self.in_order then self:rewrite() end
-  if self.samples_file then self.samples_file:close(); self.samples_file = nil end
-  self.file:close()
-  self.closed = true
+  if self.file and complete and not self.in_order then self:rewrite() end
+  if self.samples_file then csv.close(self.samples_file, self.samples_path); self.samples_file = nil end
+  if self.file then csv.close(self.file, self.out); self.file = nil end
+  gpuexp._process.unlock(self.lock_path)
   local info = self.info
   self.part.finished_utc = now_utc()
   if #self.coordinator.restarts > 0 then self.part.restarts = self.coordinator.restarts end

@@ -1,4 +1,6 @@
--- CSV writing (one flushed row at a time), reading, and a plain-text table for the terminal.
+-- CSV: checked writing (one flushed row at a time, or a whole file through a temporary file and
+-- a rename), strict reading (a UTF-8 BOM and CRLF accepted; an unclosed quote or a ragged row is an
+-- error naming the file and line), and a plain-text table for the terminal.
 local M = {}
 
 local function format_value(value)
@@ -23,81 +25,182 @@ local function quote(text)
   return text
 end
 
-local Writer = {}
-Writer.__index = Writer
-
--- M.open(path): a writer whose header() and row() each write one line and flush it,
--- so an interrupted run keeps every row it finished.
-function M.open(path)
-  local dir = path:match("^(.*)/[^/]*$")
-  if dir and dir ~= "" then gpuexp.mkdir(dir) end
-  local file, message = io.open(path, "w")
-  if not file then
-    gpuexp.error("system", "cannot write " .. path .. ": " .. tostring(message), 2)
-  end
-  return setmetatable({file = file, path = path}, Writer)
-end
-
-function Writer:header(columns)
-  self.columns = columns
-  local cells = {}
-  for i, name in ipairs(columns) do cells[i] = quote(name) end
-  self.file:write(table.concat(cells, ","), "\n")
-  self.file:flush()
-end
-
-function Writer:row(row)
-  local cells = {}
-  for i, name in ipairs(self.columns) do cells[i] = quote(format_value(row[name])) end
-  self.file:write(table.concat(cells, ","), "\n")
-  self.file:flush()
-end
-
-function Writer:close()
-  if self.file then self.file:close() end
-  self.file = nil
-end
-
--- The records of CSV text: lists of cell strings (quoted cells may hold commas, quotes, newlines).
-local function parse_records(text)
-  local records, record, field, i, n = {}, {}, {}, 1, #text
-  local in_quotes = false
-  while i <= n do
-    local c = text:sub(i, i)
-    if in_quotes then
-      if c == '"' then
-        if text:sub(i + 1, i + 1) == '"' then field[#field + 1] = '"'; i = i + 1 else in_quotes = false end
-      else
-        field[#field + 1] = c
-      end
-    elseif c == '"' then
-      in_quotes = true
-    elseif c == "," then
-      record[#record + 1] = table.concat(field); field = {}
-    elseif c == "\n" or c == "\r" then
-      if c == "\r" and text:sub(i + 1, i + 1) == "\n" then i = i + 1 end
-      record[#record + 1] = table.concat(field); field = {}
-      records[#records + 1] = record; record = {}
-    else
-      field[#field + 1] = c
-    end
-    i = i + 1
-  end
-  if #field > 0 or #record > 0 then
-    record[#record + 1] = table.concat(field)
-    records[#records + 1] = record
-  end
-  return records
-end
-
--- M.parse_line(text) -> the cells of one CSV line (without its newline).
-function M.parse_line(text) return parse_records(text)[1] or {""} end
-
 -- M.line(cells) -> one CSV line (no newline), each cell quoted where it must be.
 function M.line(cells)
   local quoted = {}
   for i, cell in ipairs(cells) do quoted[i] = quote(cell) end
   return table.concat(quoted, ",")
+end
+
+-- ---- writing: every write, flush and close checked ----
+
+-- Raises a "write" error (exit code 7) naming the file and the system's reason.
+local function write_failed(path, what, message)
+  gpuexp.error("write", string.format("cannot %s %s: %s", what, path, tostring(message or "unknown error")), 3)
+end
+M.write_failed = write_failed
+
+-- M.write(file, path, ...) writes the strings and flushes, raising a write error on any failure
+-- (a full disk shows at the flush): a row is either whole on disk or the run stops.
+function M.write(file, path, ...)
+  local ok, message = file:write(...)
+  if ok then ok, message = file:flush() end
+  if not ok then write_failed(path, "write", message) end
+end
+
+function M.close(file, path)
+  local ok, message = file:close()
+  if not ok then write_failed(path, "close", message) end
+end
+
+-- M.write_file(path, text): the whole file through PATH.tmp and a rename, so a reader, a kill or a
+-- full disk never sees half of it where a good one was. The temporary file is removed on failure.
+function M.write_file(path, text)
+  local dir = path:match("^(.*)/[^/]*$")
+  if dir and dir ~= "" then gpuexp.mkdir(dir) end
+  local temporary = path .. ".tmp"
+  local file, message = io.open(temporary, "wb")
+  if not file then write_failed(path, "write", message) end
+  local ok, why = file:write(text)
+  if ok then ok, why = file:flush() end
+  local closed, close_why = file:close()
+  if not ok or not closed then
+    os.remove(temporary)
+    write_failed(path, "write", why or close_why)
+  end
+  local renamed, rename_why = os.rename(temporary, path)
+  if not renamed then
+    os.remove(temporary)
+    write_failed(path, "replace", rename_why)
+  end
+end
+
+local Writer = {}
+Writer.__index = Writer
+
+-- M.open(path): a writer whose header() and row() each write one line and flush it, so an
+-- interrupted run keeps every row it finished; every write is checked.
+function M.open(path)
+  local dir = path:match("^(.*)/[^/]*$")
+  if dir and dir ~= "" then gpuexp.mkdir(dir) end
+  local file, message = io.open(path, "w")
+  if not file then write_failed(path, "write", message) end
+  return setmetatable({file = file, path = path}, Writer)
+end
+
+function Writer:header(columns)
+  self.columns = columns
+  M.write(self.file, self.path, M.line(columns), "\n")
+end
+
+function Writer:row(row)
+  local cells = {}
+  for i, name in ipairs(self.columns) do cells[i] = format_value(row[name]) end
+  M.write(self.file, self.path, M.line(cells), "\n")
+end
+
+function Writer:close()
+  if self.file then M.close(self.file, self.path) end
+  self.file = nil
+end
+
+-- ---- reading ----
+
+-- M.parse(text [, name]) -> records (lists of cell texts), lines (the line each record starts on),
+-- ends (the byte each record ends on, its newline included); or nil and "name:line: problem". A
+-- leading UTF-8 BOM is skipped; LF, CRLF and CR end records; quoted cells may hold commas, quotes
+-- ("") and newlines; blank lines are skipped.
+function M.parse(text, name)
+  name = name or "CSV"
+  local records, lines, ends = {}, {}, {}
+  local n, i, line = #text, 1, 1
+  if text:sub(1, 3) == "\239\187\191" then i = 4 end
+  local record, record_line = {}, line
+  while i <= n do
+    local field
+    if text:byte(i) == 34 then -- a quoted cell
+      local opened, parts, j = line, {}, i + 1
+      while true do
+        local q = text:find('"', j, true)
+        if not q then return nil, string.format("%s:%d: a quoted cell is never closed", name, opened) end
+        parts[#parts + 1] = text:sub(j, q - 1)
+        if text:byte(q + 1) == 34 then
+          parts[#parts + 1] = '"'
+          j = q + 2
+        else
+          j = q + 1
+          break
+        end
+      end
+      field = table.concat(parts)
+      for _ in field:gmatch("\n") do line = line + 1 end
+      i = j
+      local after = text:byte(i)
+      if after and after ~= 44 and after ~= 10 and after ~= 13 then
+        return nil, string.format("%s:%d: text after a closing quote", name, line)
+      end
+    else
+      local stop = text:find("[,\r\n]", i) or n + 1
+      field = text:sub(i, stop - 1)
+      i = stop
+    end
+    record[#record + 1] = field
+    local c = text:byte(i)
+    if c == 44 then
+      i = i + 1
+      if i > n then record[#record + 1] = "" end -- a comma ends the file: one more empty cell
+    else -- a newline, or the end of the text: the record ends
+      if c == 13 and text:byte(i + 1) == 10 then i = i + 1 end
+      i = i + 1
+      if not (#record == 1 and record[1] == "") then -- a blank line
+        records[#records + 1] = record
+        lines[#lines + 1] = record_line
+        ends[#ends + 1] = math.min(i - 1, n)
+      end
+      line = line + 1
+      record, record_line = {}, line
+    end
+  end
+  if #record > 0 and not (#record == 1 and record[1] == "") then
+    records[#records + 1] = record
+    lines[#lines + 1] = record_line
+    ends[#ends + 1] = n
+  end
+  return records, lines, ends
+end
+
+-- M.parse_line(text) -> the cells of one CSV line (without its newline); raises when malformed.
+function M.parse_line(text)
+  local records, why = M.parse(text)
+  if not records then gpuexp.error("usage", why, 2) end
+  return records[1] or {""}
+end
+
+-- The whole file, or a usage error naming it (missing, unreadable, a folder).
+local function read_text(path)
+  local file, message = io.open(path, "rb")
+  if not file then gpuexp.error("usage", "cannot read " .. path .. ": " .. tostring(message), 3) end
+  local text, why = file:read("a")
+  file:close()
+  if not text then gpuexp.error("usage", "cannot read " .. path .. ": " .. tostring(why), 3) end
+  return text
+end
+
+-- M.read_cells(path) -> columns, records (lists of the cells' text, as written), lines (each
+-- record's line in the file). Raises a usage error naming the file and line when it is malformed:
+-- an unclosed quote, or a row with another number of cells than the header.
+function M.read_cells(path)
+  local records, lines = M.parse(read_text(path), path)
+  if not records then gpuexp.error("usage", lines, 2) end
+  local columns = table.remove(records, 1) or {}
+  table.remove(lines, 1)
+  for r, record in ipairs(records) do
+    if #record ~= #columns then
+      gpuexp.error("usage", string.format("%s:%d: %d cell%s where the header has %d", path, lines[r], #record,
+        #record == 1 and "" or "s", #columns), 2)
+    end
+  end
+  return columns, records, lines
 end
 
 -- A cell read back: numbers as numbers, true/false as booleans, an empty cell as nil.
@@ -107,16 +210,6 @@ local function convert(value)
   return tonumber(value) or value
 end
 M.convert = convert
-
--- M.read_cells(path) -> columns, records (lists of the cells' text, as written).
-function M.read_cells(path)
-  local file, message = io.open(path, "r")
-  if not file then gpuexp.error("system", "cannot read " .. path .. ": " .. tostring(message), 2) end
-  local text = file:read("a")
-  file:close()
-  local records = parse_records(text)
-  return table.remove(records, 1) or {}, records
-end
 
 -- M.read(path) -> rows (tables keyed by column), columns. Numbers stay strings unless convertible.
 function M.read(path)

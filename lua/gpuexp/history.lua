@@ -129,7 +129,7 @@ local function git_state(script)
   return commit, changes ~= ""
 end
 
-local function json_text(value) return meta.json(value) end
+local function json_text(value) return require("gpuexp.json").encode(value) end
 
 -- M.record(db, csv_path, extra) -> run id, or nil and why. extra: kind ("run", "nightly",
 -- "confirm"), nightly, suite, experiment. One transaction: all of the run or none of it.
@@ -223,8 +223,7 @@ function M.record_outputs(path, csv_paths)
 end
 
 local function decode(text)
-  local ok, value = pcall(require("cjson").decode, text or "null")
-  return ok and value or nil
+  return (require("gpuexp.json").decode(text or "null"))
 end
 
 -- A stored run as a compare run (label "run N").

@@ -1,140 +1,172 @@
 -- gpuexp merge OUT.csv PART.csv...: joins the shards of one sweep (--shard I/N, e.g. a Slurm job
--- array) into one CSV in point order, after checking that they come from the same script and
--- points; reports missing and duplicated points and exits 1 when the result is incomplete.
+-- array) into one CSV in point order, after checking that they come from the same script, points
+-- and GPU model; reports missing and duplicated points and exits 1 when the result is incomplete.
+-- Memory grows with the rows, not with rows times parts: each part's metadata describes only its
+-- own share of the points.
 local csv = require("gpuexp.csv")
 local meta = require("gpuexp.meta")
 
 local M = {}
 
-local help = [[
-usage: gpuexp merge OUT.csv PART.csv...
+M.help = [[
+usage: gpuexp merge [--allow-mixed] OUT.csv PART.csv...
 Joins the CSVs written by `gpuexp --shard I/N` (one per share of the points) into OUT.csv in
 point order, with OUT.meta.json listing every part. The parts must come from the same script
-(hash) and the same points (their .meta.json files say so). Missing and duplicated points are
-listed. Exit codes: 0 complete, 1 incomplete or duplicated points, 2 usage or parts that do not
-belong together.]]
+(hash), the same points and the same GPU model (their .meta.json files say so; --allow-mixed
+merges parts measured on different GPU models, listing them all). Missing and duplicated points
+are listed. OUT.csv and its metadata are written through a temporary file and a rename.
+exit codes: 0 complete, 1 incomplete or duplicated points, 2 usage or parts that do not belong
+together, 7 OUT could not be written (nothing is left half-written)]]
 
 local function fail(message)
   io.stderr:write("gpuexp merge: " .. message .. "\n")
   return 2
 end
 
+-- A part's points: global index -> cells, from its share (or, from older gpuexp, every point).
+local function share_of(info)
+  local sweep, points = info.sweep, {}
+  if sweep.point_cells then
+    for i, cells in ipairs(sweep.point_cells) do points[i] = cells end
+    return points
+  end
+  for k, cells in ipairs(sweep.share_cells or {}) do
+    local index = sweep.share_indices and sweep.share_indices[k]
+      or (sweep.shard and sweep.shard.index + 1 + (k - 1) * sweep.shard.count) or k
+    points[index] = cells
+  end
+  return points
+end
+
 function M.main(args)
-  if args[1] == "--help" or args[1] == "-h" then print(help) return 0 end
-  if #args < 2 then return fail("needs OUT.csv and at least one PART.csv (see gpuexp merge --help)") end
-  local out = args[1]
-  local parts, reference = {}, nil
-  for i = 2, #args do
-    local path = args[i]
-    local info = meta.read_json(meta.path_for(path))
-    if not info or not info.sweep or not info.sweep.point_cells then
-      return fail(path .. ": no readable " .. meta.path_for(path) .. " beside it (written by gpuexp with the CSV)")
+  local allow_mixed = false
+  local paths = {}
+  for _, a in ipairs(args) do
+    if a == "--help" or a == "-h" then print(M.help) return 0
+    elseif a == "--allow-mixed" then allow_mixed = true
+    elseif a:sub(1, 1) == "-" then return fail("unknown option '" .. a .. "' (see gpuexp merge --help)")
+    else paths[#paths + 1] = a end
+  end
+  if #paths < 2 then return fail("needs OUT.csv and at least one PART.csv (see gpuexp merge --help)") end
+  local out = table.remove(paths, 1)
+  for _, path in ipairs(paths) do
+    if path == out then return fail(out .. " is both the output and a part") end
+  end
+  local reference, reference_path, points, cells_of = nil, nil, 0, {}
+  local columns, seen = {}, {status = true, error = true}
+  local by_index, source, duplicates, unknown, infos = {}, {}, {}, {}, {}
+  for _, path in ipairs(paths) do
+    local info, why = meta.read_json(meta.path_for(path))
+    if not info or type(info.sweep) ~= "table" or type(info.sweep.axes) ~= "table" then
+      return fail(string.format("%s: no readable %s beside it (written by gpuexp with the CSV)%s", path,
+        meta.path_for(path), why and (": " .. why) or ""))
     end
-    local ok, rows, columns = pcall(csv.read, path)
-    if not ok then return fail(type(rows) == "table" and rows.message or tostring(rows)) end
+    local gpu = info.gpu and info.gpu.name
     if not reference then
-      reference = info
+      reference, reference_path = info, path
+      points = tonumber(info.sweep.points) or (info.sweep.point_cells and #info.sweep.point_cells) or 0
+      for _, axis in ipairs(info.sweep.axes) do columns[#columns + 1] = axis.name; seen[axis.name] = true end
     else
       if info.script_hash ~= reference.script_hash then
         return fail(string.format("%s comes from another script (hash %s, %s has %s)", path,
-          tostring(info.script_hash):sub(1, 8), args[2], tostring(reference.script_hash):sub(1, 8)))
+          tostring(info.script_hash):sub(1, 8), reference_path, tostring(reference.script_hash):sub(1, 8)))
       end
-      if info.sweep.name ~= reference.sweep.name or #info.sweep.point_cells ~= #reference.sweep.point_cells then
-        return fail(string.format("%s is sweep '%s' with %d points, %s is '%s' with %d", path, info.sweep.name,
-          #info.sweep.point_cells, args[2], reference.sweep.name, #reference.sweep.point_cells))
+      local count = tonumber(info.sweep.points) or (info.sweep.point_cells and #info.sweep.point_cells) or 0
+      if info.sweep.name ~= reference.sweep.name or count ~= points
+        or (info.sweep.points_hash and reference.sweep.points_hash and info.sweep.points_hash ~= reference.sweep.points_hash) then
+        return fail(string.format("%s is sweep '%s' with %d points, %s is '%s' with %d%s", path, tostring(info.sweep.name),
+          count, reference_path, tostring(reference.sweep.name), points,
+          count == points and " (but other points)" or ""))
+      end
+      local reference_gpu = reference.gpu and reference.gpu.name
+      if gpu and reference_gpu and gpu ~= reference_gpu and not allow_mixed then
+        return fail(string.format("%s was measured on %s, %s on %s: their timings are not comparable (--allow-mixed " ..
+          "merges anyway)", path, gpu, reference_path, reference_gpu))
       end
     end
-    parts[#parts + 1] = {path = path, info = info, rows = rows, columns = columns}
-  end
-
-  local axes = reference.sweep.axes
-  local index_of, keys = {}, {}
-  for i, cells in ipairs(reference.sweep.point_cells) do
-    keys[i] = table.concat(cells, "\31")
-    index_of[keys[i]] = i
-  end
-  -- columns: the axes, the other columns in the order first seen, status and error last
-  local columns, seen = {}, {status = true, error = true}
-  for _, axis in ipairs(axes) do columns[#columns + 1] = axis.name; seen[axis.name] = true end
-  for _, part in ipairs(parts) do
-    for _, name in ipairs(part.columns) do
+    infos[#infos + 1] = {path = path, info = info}
+    for index, cells in pairs(share_of(info)) do cells_of[index] = cells end
+    local ok, part_columns, records, lines = pcall(csv.read_cells, path)
+    if not ok then return fail(type(part_columns) == "table" and part_columns.message or tostring(part_columns)) end
+    for _, name in ipairs(part_columns) do
       if not seen[name] then columns[#columns + 1] = name; seen[name] = true end
+    end
+    local axis_column = {}
+    for a, axis in ipairs(reference.sweep.axes) do
+      for c, name in ipairs(part_columns) do if name == axis.name then axis_column[a] = c end end
+      if not axis_column[a] then return fail(string.format("%s has no column '%s' (an axis)", path, axis.name)) end
+    end
+    -- the key of every point of the sweep, as the parts' shares describe them
+    local index_of = {}
+    for index, point_cells in pairs(share_of(info)) do index_of[table.concat(point_cells, "\31")] = index end
+    for r, record in ipairs(records) do
+      local key_cells = {}
+      for a = 1, #reference.sweep.axes do key_cells[a] = record[axis_column[a]] end
+      local index = index_of[table.concat(key_cells, "\31")]
+      if not index then
+        unknown[#unknown + 1] = string.format("%s:%d: %s", path, lines[r], table.concat(key_cells, ","))
+      elseif by_index[index] then
+        duplicates[#duplicates + 1] = string.format("%s (in %s and %s:%d)", csv.line(key_cells), source[index], path, lines[r])
+      else
+        local row = {}
+        for c, name in ipairs(part_columns) do row[name] = record[c] end
+        by_index[index] = row
+        source[index] = path
+      end
     end
   end
   columns[#columns + 1] = "status"
   columns[#columns + 1] = "error"
 
-  local by_index, duplicates, unknown = {}, {}, {}
-  local texts = {}
-  for _, part in ipairs(parts) do
-    -- the cells as written: read the raw lines again so values are not reformatted
-    local text = assert(meta.read_all(part.path))
-    local lines = {}
-    for line in text:gmatch("([^\n]*)\n") do lines[#lines + 1] = line end
-    local header = csv.parse_line(lines[1] or "")
-    for l = 2, #lines do
-      local cells = csv.parse_line(lines[l])
-      if #cells == #header then
-        local row = {}
-        for c, name in ipairs(header) do row[name] = cells[c] end
-        local parts_of_key = {}
-        for a, axis in ipairs(axes) do parts_of_key[a] = row[axis.name] or "" end
-        local index = index_of[table.concat(parts_of_key, "\31")]
-        if not index then
-          unknown[#unknown + 1] = part.path .. ": " .. table.concat(parts_of_key, ",")
-        elseif by_index[index] then
-          duplicates[#duplicates + 1] = csv.line(reference.sweep.point_cells[index]) .. " (in " ..
-            texts[index] .. " and " .. part.path .. ")"
-        else
-          by_index[index] = row
-          texts[index] = part.path
-        end
-      end
-    end
-  end
-  local missing = {}
-  local output = {csv.line(columns)}
+  local missing, output = {}, {csv.line(columns)}
   local counts = {ok = 0, error = 0, crashed = 0, timeout = 0}
-  for i = 1, #keys do
+  for i = 1, points do
     local row = by_index[i]
     if row then
       local cells = {}
       for c, name in ipairs(columns) do cells[c] = row[name] or "" end
       output[#output + 1] = csv.line(cells)
-      local status = row.status
-      counts[counts[status] and status or "ok"] = counts[counts[status] and status or "ok"] + 1
+      local status = counts[row.status] and row.status or "ok"
+      counts[status] = counts[status] + 1
     else
-      missing[#missing + 1] = csv.line(reference.sweep.point_cells[i])
+      missing[#missing + 1] = cells_of[i] and csv.line(cells_of[i]) or string.format("point %d (its share's part is missing)", i)
     end
   end
-  local dir = out:match("^(.*)/[^/]*$")
-  if dir and dir ~= "" then gpuexp.mkdir(dir) end
-  local file, message = io.open(out, "wb")
-  if not file then return fail("cannot write " .. out .. ": " .. tostring(message)) end
-  file:write(table.concat(output, "\n"), "\n")
-  file:close()
+  local written, problem = pcall(csv.write_file, out, table.concat(output, "\n") .. "\n")
+  if not written then
+    io.stderr:write("gpuexp merge: " .. (type(problem) == "table" and problem.message or tostring(problem)) .. "\n")
+    return 7
+  end
 
   local info = reference
   info.parts, info.gpus, info.merged_from = {}, {}, {}
   local gpu_seen = {}
-  for _, part in ipairs(parts) do
+  for _, part in ipairs(infos) do
     info.merged_from[#info.merged_from + 1] = part.path
     for _, p in ipairs(part.info.parts or {}) do
       p.shard = part.info.sweep.shard
+      p.gpu = part.info.gpu and part.info.gpu.name
       info.parts[#info.parts + 1] = p
     end
-    for _, gpu in ipairs(part.info.gpus or {}) do
-      if not gpu_seen[gpu.uuid or ""] then gpu_seen[gpu.uuid or ""] = true; info.gpus[#info.gpus + 1] = gpu end
+    for _, gpu in ipairs(part.info.gpus or {part.info.gpu}) do
+      if not gpu_seen[gpu.uuid or gpu.name or ""] then gpu_seen[gpu.uuid or gpu.name or ""] = true; info.gpus[#info.gpus + 1] = gpu end
     end
   end
-  info.sweep.shard, info.sweep.points_in_share = nil, nil
+  local all_cells = {}
+  for i = 1, points do all_cells[i] = cells_of[i] end
+  info.sweep.shard, info.sweep.points_in_share, info.sweep.share_indices, info.sweep.point_cells = nil, nil, nil, nil
+  info.sweep.share_cells = #all_cells == points and all_cells or nil
   info.sweep.output, info.sweep.columns = out, columns
   info.sweep.complete = #missing == 0 and #duplicates == 0
   info.sweep.rows_ok, info.sweep.rows_error = counts.ok, counts.error
   info.sweep.rows_crashed, info.sweep.rows_timeout = counts.crashed, counts.timeout
-  meta.write(meta.path_for(out), info)
+  written, problem = pcall(meta.write, meta.path_for(out), info)
+  if not written then
+    io.stderr:write("gpuexp merge: " .. (type(problem) == "table" and problem.message or tostring(problem)) .. "\n")
+    return 7
+  end
 
-  print(string.format("merged %d part(s) into %s: %d of %d points", #parts, out, #keys - #missing, #keys))
+  print(string.format("merged %d part(s) into %s: %d of %d points", #infos, out, points - #missing, points))
   local function list(title, items)
     if #items == 0 then return end
     io.stderr:write(string.format("gpuexp merge: %d %s:\n", #items, title))

@@ -1,37 +1,8 @@
 -- The metadata file written beside each CSV: where and with what the numbers were taken.
-local M = {}
+local json = require("gpuexp.json")
+local csv = require("gpuexp.csv")
 
-local function json(value, indent)
-  indent = indent or ""
-  local t = type(value)
-  if t == "table" then
-    local keys = {}
-    for k in pairs(value) do keys[#keys + 1] = k end
-    if #keys == #value and #keys > 0 then
-      local items = {}
-      for i, v in ipairs(value) do items[i] = json(v, indent .. "  ") end
-      return "[" .. table.concat(items, ", ") .. "]"
-    end
-    table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
-    local items = {}
-    for _, k in ipairs(keys) do
-      items[#items + 1] = indent .. "  " .. json(tostring(k)) .. ": " .. json(value[k], indent .. "  ")
-    end
-    if #items == 0 then return "{}" end
-    return "{\n" .. table.concat(items, ",\n") .. "\n" .. indent .. "}"
-  elseif t == "string" then
-    return '"' .. value:gsub('[%c"\\]', function(c)
-      return string.format("\\u%04x", c:byte())
-    end) .. '"'
-  elseif t == "number" then
-    if value ~= value or value == math.huge or value == -math.huge then return "null" end
-    return math.type(value) == "integer" and tostring(value) or string.format("%.10g", value)
-  elseif t == "boolean" then
-    return tostring(value)
-  end
-  return "null"
-end
-M.json = json
+local M = {}
 
 -- The whole file, or nil when it cannot be read.
 local function read_all(path)
@@ -43,12 +14,15 @@ local function read_all(path)
 end
 M.read_all = read_all
 
--- A JSON file (metadata) decoded, or nil when it is missing or not JSON.
+-- A JSON file (metadata) decoded, or nil and why (missing, empty, not JSON: a file cut by a kill
+-- or a full disk before gpuexp wrote metadata atomically).
 function M.read_json(path)
   local text = read_all(path)
-  if not text then return nil end
-  local ok, value = pcall(require("cjson").decode, text)
-  return ok and value or nil
+  if not text then return nil, path .. " does not exist or cannot be read" end
+  if text == "" then return nil, path .. " is empty" end
+  local value, why = json.decode(text)
+  if value == nil then return nil, path .. " is not JSON (" .. tostring(why) .. ")" end
+  return value
 end
 
 function M.host() return gpuexp.hostname() end
@@ -90,11 +64,9 @@ function M.path_for(csv_path)
   return (csv_path:gsub("%.csv$", "")) .. ".meta.json"
 end
 
+-- Written whole through a temporary file and a rename: never a cut or empty file in its place.
 function M.write(path, info)
-  local file, message = io.open(path, "w")
-  if not file then gpuexp.error("system", "cannot write " .. path .. ": " .. tostring(message), 2) end
-  file:write(json(info), "\n")
-  file:close()
+  csv.write_file(path, json.encode(info) .. "\n")
 end
 
 return M

@@ -10,6 +10,8 @@ local M = {}
 
 M.DEFAULT_POINT_TIMEOUT_S = 300
 M.EXIT_POINTS_FAILED = 5
+M.EXIT_WRITE = 7
+M.EXIT_BUSY = 75
 
 local function usage(message)
   io.stderr:write("gpuexp: " .. message .. "\n(see gpuexp --help)\n")
@@ -130,7 +132,7 @@ function M.main()
   local started = gpuexp.clock()
   local done_at_start
   local failures = {crashed = 0, timeout = 0}
-  local exit_code, ended
+  local exit_code, ended, setup_failed
 
   local function spawn(slot)
     slot.process = gpuexp._process.spawn(o.worker_argv, slot.device, slot.slot, slot.slot > 0)
@@ -179,9 +181,9 @@ function M.main()
     local now = gpuexp.clock()
     slot.deadline = point_timeout > 0 and now + point_timeout or nil
     if message.op == "register" then
-      local sweep, reason = coord:register(message)
+      local sweep, reason, kind = coord:register(message)
       if not sweep then
-        send(slot, {error = reason})
+        send(slot, {error = reason, kind = kind})
       else
         send(slot, {id = sweep.out, total = #sweep.mine, done_before = #sweep.mine - #sweep.queue})
       end
@@ -205,6 +207,12 @@ function M.main()
       else
         slot.waiting, slot.deadline = sweep, nil -- the last points run elsewhere
       end
+    elseif message.op == "setup_failed" then
+      -- the worker raises the setup's error and exits: its point is not its fault, and no other
+      -- worker starts the sweep again (the run ends with the script's error, exit 1)
+      local sweep = coord:sweep(message.id)
+      sweep.in_flight[message.index] = nil
+      slot.point, setup_failed = nil, message.message
     elseif message.op == "row" then
       local sweep = coord:sweep(message.id)
       if #devices > 1 then message.row.device = tostring(slot.device) end -- which GPU measured it
@@ -262,7 +270,9 @@ function M.main()
       exit_code, ended = exit_code or 1, "timeout outside a sweep point"
       stop_all("KILL")
     elseif code ~= 0 then
-      if code >= 128 then
+      if setup_failed then
+        io.stderr:write("gpuexp: the sweep's setup failed (above); no point was run\n")
+      elseif code >= 128 then
         io.stderr:write(string.format("gpuexp: the worker %s outside any sweep point%s\n", how,
           status.context_error and (": " .. status.context_error) or ""))
       end
@@ -277,8 +287,13 @@ function M.main()
     slots[i] = {device = ordinal, slot = i - 1}
     spawn(slots[i])
   end
-  local interrupted
-  while true do
+  local interrupted, fatal
+  local function guarded(fn, ...)
+    local ok, problem = pcall(fn, ...)
+    if not ok then fatal = problem end
+    return ok
+  end
+  while not fatal do
     local live, processes = {}, {}
     for _, slot in ipairs(slots) do
       if not slot.finished then live[#live + 1] = slot; processes[#processes + 1] = slot.process end
@@ -296,20 +311,35 @@ function M.main()
     elseif ready == nil then
       now = gpuexp.clock()
       for _, slot in ipairs(live) do
-        if slot.deadline and now >= slot.deadline then
+        if slot.deadline and now >= slot.deadline and not fatal then
           slot.process:kill("KILL")
-          handle_end(slot, "timeout")
+          guarded(handle_end, slot, "timeout")
         end
       end
     else
       local slot = live[ready]
       local text = slot.process:receive()
       local message = text and wire.decode(text)
-      if message then dispatch(slot, message) else handle_end(slot, "ended") end
+      if message then guarded(dispatch, slot, message) else guarded(handle_end, slot, "ended") end
     end
   end
 
   local totals = coord.totals
+  if fatal then -- an output could not be written (a full disk): stop, keep what is whole
+    stop_all("TERM")
+    local message = type(fatal) == "table" and fatal.message or tostring(fatal)
+    pcall(coord.close, coord, "stopped: " .. message)
+    if show then io.stderr:write("\n") end
+    local argv = {}
+    for i, a in ipairs(o.argv) do argv[i] = a end
+    local has_resume = false
+    for _, a in ipairs(argv) do has_resume = has_resume or a == "--resume" end
+    if not has_resume then table.insert(argv, 2, "--resume") end
+    io.stderr:write(string.format("gpuexp: %s\ngpuexp: stopped: %d of %d points done; every row written is whole. " ..
+      "Once the cause is fixed, finish the run with: %s\n", message, totals.done, totals.points, describe_command(argv)))
+    local kind = type(fatal) == "table" and fatal.kind
+    return kind == "write" and M.EXIT_WRITE or kind == "busy" and M.EXIT_BUSY or 1
+  end
   if interrupted then
     local name = ({[2] = "SIGINT", [15] = "SIGTERM", [1] = "SIGHUP"})[interrupted] or ("signal " .. interrupted)
     coord:close("interrupted by " .. name)

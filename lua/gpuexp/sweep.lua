@@ -58,6 +58,35 @@ local function default_out()
   return "results/" .. stem .. ".csv"
 end
 
+-- Outputs this script's sweeps have taken: path -> sweep name. A second sweep with no out of its
+-- own writes beside the first (X.csv, then X.NAME.csv), so every sweep of a script runs and is
+-- written, under --out too (as nightly runs every experiment).
+local taken = {}
+local function output_for(spec, name)
+  local explicit = spec.out ~= nil
+  local path = spec.out or default_out()
+  if type(path) ~= "string" or path == "" or path:sub(-1) == "/" or gpuexp._is_directory(path) then
+    where.error("usage", "sweep: 'out' must name a CSV file, got '" .. tostring(path) .. "'" ..
+      (type(path) == "string" and gpuexp._is_directory(path) and " (a directory)" or ""))
+  end
+  if taken[path] and not explicit then
+    local stem = path:gsub("%.csv$", "")
+    path = stem .. "." .. name:gsub("[^%w_.-]", "_") .. ".csv"
+  end
+  if taken[path] then
+    where.error("usage", string.format("sweep '%s': %s is written by sweep '%s' of this script already; give each " ..
+      "sweep its own name or out", name, path, taken[path]))
+  end
+  -- never over the script itself (gpuexp -o k.lua k.lua)
+  local script = gpuexp.script and gpuexp._realpath(gpuexp.script)
+  local target = gpuexp._realpath(path)
+  if script and target == script then
+    where.error("usage", string.format("sweep '%s': its output %s is the script itself; give another --out", name, path))
+  end
+  taken[path] = name
+  return path
+end
+
 local function progress(state, done, total)
   if not state.show then return end
   local elapsed = gpuexp.clock() - state.started
@@ -92,6 +121,9 @@ local function remote_client(channel)
       return request(registration, true)
     end,
     next = function(_, id) return request({op = "next", id = id}, true) end,
+    setup_failed = function(_, id, index, message)
+      request({op = "setup_failed", id = id, index = index, message = message})
+    end,
     row = function(_, id, index, row, arrays) request({op = "row", id = id, index = index, row = row, arrays = arrays}) end,
   }
 end
@@ -112,10 +144,11 @@ local function local_client()
   end
   return {
     register = function(_, registration)
-      local sweep, why = local_coordinator:register(registration)
-      if not sweep then return {error = why} end
+      local sweep, why, kind = local_coordinator:register(registration)
+      if not sweep then return {error = why, kind = kind} end
       return {id = sweep.out, done_before = #sweep.mine - #sweep.queue, total = #sweep.mine}
     end,
+    setup_failed = function(_, id) local_coordinator:sweep(id):close("the sweep's setup failed") end,
     next = function(_, id)
       local sweep = local_coordinator:sweep(id)
       local index = sweep:next_point()
@@ -131,15 +164,28 @@ local function local_client()
   }
 end
 
--- The cells of a row as the CSV will hold them; lists of numbers (per-sample times) apart.
+-- The cells of a row as the CSV will hold them; lists of numbers (per-sample times) apart, other
+-- tables as JSON. A value no cell can hold (a function, a NUL byte) is an error naming the field:
+-- a value is never dropped.
 local function format_row(row)
   local cells, arrays = {}, {}
   for key, value in pairs(row) do
-    if type(key) == "string" then
-      if type(value) == "table" and #value > 0 and type(value[1]) == "number" then
-        arrays[key] = value
-      elseif type(value) ~= "table" and type(value) ~= "function" then
-        cells[key] = csv.format_value(value)
+    if type(key) ~= "string" then
+      return nil, string.format("the row has a field named by a %s (%s); fields are named by strings", type(key),
+        tostring(key))
+    end
+    local t = type(value)
+    if t == "table" and #value > 0 and type(value[1]) == "number" then
+      arrays[key] = value
+    elseif t == "table" then
+      cells[key] = require("gpuexp.json").encode(value)
+    elseif t == "function" or t == "userdata" or t == "thread" then
+      return nil, string.format("field '%s' is a %s, which a CSV cell cannot hold (give a number, a string, a " ..
+        "boolean or a table)", key, t)
+    else
+      cells[key] = csv.format_value(value)
+      if cells[key]:find("%z") then
+        return nil, string.format("field '%s' holds a NUL byte, which a CSV cell cannot hold", key)
       end
     end
   end
@@ -171,11 +217,8 @@ function M.run(spec)
   local points, axes = M.points(spec.axes, spec.where)
   if #points == 0 then where.error("usage", "sweep: the filter ('where') left no point to run") end
   local name = spec.name or "sweep"
-  local path = spec.out or default_out()
-  if type(path) ~= "string" or path == "" or path:sub(-1) == "/" or gpuexp._is_directory(path) then
-    where.error("usage", "sweep: 'out' must name a CSV file, got '" .. tostring(path) .. "'" ..
-      (type(path) == "string" and gpuexp._is_directory(path) and " (a directory)" or ""))
-  end
+  if type(name) ~= "string" or name == "" then where.error("usage", "sweep: 'name' must be a non-empty string") end
+  local path = output_for(spec, name)
   -- the device recorded in the metadata: given, else the default one when there is a GPU;
   -- device = false for sweeps that use none
   local device = spec.device
@@ -198,7 +241,7 @@ function M.run(spec)
   local registration = client:register{name = name, out = path, axes = axes_meta, points = cells,
     columns = spec.columns, info = info, timeout_s = spec.timeout_s,
     mode = gpuexp.offline_arch and "plan" or "measured", offline_arch = gpuexp.offline_arch}
-  if registration.error then where.error("usage", "sweep '" .. name .. "': " .. registration.error) end
+  if registration.error then where.error(registration.kind or "usage", "sweep '" .. name .. "': " .. registration.error) end
   local id = registration.id
 
   local own, set_up = {}, false
@@ -214,7 +257,13 @@ function M.run(spec)
     local index = reply.index
     if not set_up then
       set_up = true
-      if spec.setup then spec.setup() end
+      -- a failing setup ends the sweep once, with its message and line: no point is run or written
+      local ok, problem = true, nil
+      if spec.setup then ok, problem = pcall(spec.setup) end
+      if not ok then
+        client:setup_failed(id, index, error_text(problem))
+        error(problem, 0)
+      end
     end
     local point = points[index]
     local copy = {}
@@ -244,6 +293,12 @@ function M.run(spec)
     row.status = ok and (row.status or "ok") or "error"
     row.error = not ok and error_text(result) or row.error
     local row_cells, arrays = format_row(row)
+    if not row_cells then -- the row cannot be written as it is: the point is an error saying why
+      local why = arrays
+      row = {status = "error", error = why}
+      for k, v in pairs(point) do row[k] = v end
+      row_cells, arrays = format_row(row)
+    end
     client:row(id, index, row_cells, arrays)
     own[index] = row
     done = done + 1

@@ -1,7 +1,8 @@
 /* The gpuexp module table: functions that belong to no type, and the embedded Lua library. */
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <limits.h>
 #include <string.h>
 #include <time.h>
 #include <sys/stat.h>
@@ -83,8 +84,9 @@ static int gpuexp_versions(lua_State *L)
 /* gpuexp.error(kind, message): raises a gpuexp error value from Lua code (kind as in exit codes). */
 static int gpuexp_error(lua_State *L)
 {
-    static const char *const kinds[] = {"usage", "driver", "compile", "system", NULL};
-    static const enum gx_error_kind values[] = {GX_ERR_USAGE, GX_ERR_DRIVER, GX_ERR_COMPILE, GX_ERR_SYSTEM};
+    static const char *const kinds[] = {"usage", "driver", "compile", "system", "write", "busy", NULL};
+    static const enum gx_error_kind values[] = {GX_ERR_USAGE, GX_ERR_DRIVER, GX_ERR_COMPILE, GX_ERR_SYSTEM,
+                                                GX_ERR_WRITE, GX_ERR_BUSY};
     int kind = luaL_checkoption(L, 1, NULL, kinds);
     int level = (int)luaL_optinteger(L, 3, 1);
     l_push_where(L, level);
@@ -112,6 +114,31 @@ static int gpuexp_cache_directory(lua_State *L)
         lua_pushstring(L, directory);
     else
         lua_pushnil(L);
+    return 1;
+}
+
+/* gpuexp._truncate(path, bytes) -> true, or nil and why: cuts a file back to its last whole row
+   after a failed write (a full disk), so no cut row is left behind. */
+static int gpuexp_truncate(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    lua_Integer bytes = luaL_checkinteger(L, 2);
+    if (bytes < 0 || truncate(path, (off_t)bytes) != 0) {
+        lua_pushnil(L);
+        lua_pushstring(L, bytes < 0 ? "negative size" : strerror(errno));
+        return 2;
+    }
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* gpuexp._realpath(path) -> the absolute path with links resolved, or nil when it does not exist */
+static int gpuexp_realpath(lua_State *L)
+{
+    char resolved[PATH_MAX];
+    if (!realpath(luaL_checkstring(L, 1), resolved))
+        return 0;
+    lua_pushstring(L, resolved);
     return 1;
 }
 
@@ -163,7 +190,8 @@ void l_open_gpuexp(lua_State *L)
                                          {"clock", gpuexp_clock},       {"versions", gpuexp_versions},
                                          {"error", gpuexp_error},       {"mkdir", gpuexp_mkdir},
                                          {"cache_directory", gpuexp_cache_directory},
-                                         {"_is_directory", gpuexp_is_directory}, {"hostname", gpuexp_hostname},
+                                         {"_is_directory", gpuexp_is_directory}, {"_truncate", gpuexp_truncate},
+                                         {"_realpath", gpuexp_realpath}, {"hostname", gpuexp_hostname},
                                          {NULL, NULL}};
     luaL_setfuncs(L, functions, 0);
     l_set_string(L, "version", GX_VERSION);

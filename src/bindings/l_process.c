@@ -174,17 +174,45 @@ static int process_stop_signal(lua_State *L)
     return 1;
 }
 
-/* gpuexp._process.lock(path) -> true, or nil and who holds it; held until the process ends */
+#define HELD_LOCKS "gpuexp.held_locks" /* path -> fd */
+
+/* gpuexp._process.lock(path) -> true [, note], or nil, why and "busy" (another process holds it) or
+   "system"; held until _process.unlock(path) or the process ends. note: a lock whose holder was
+   gone was taken over. */
 static int process_lock(lua_State *L)
 {
+    const char *path = luaL_checkstring(L, 1);
     gx_error error;
-    if (gx_lock_file(luaL_checkstring(L, 1), &error) < 0) {
+    char note[512];
+    int fd = gx_lock_file(path, note, sizeof note, &error);
+    if (fd < 0) {
         lua_pushnil(L);
         lua_pushstring(L, error.message);
-        return 2;
+        lua_pushstring(L, gx_error_kind_name(error.kind));
+        return 3;
     }
+    lua_getfield(L, LUA_REGISTRYINDEX, HELD_LOCKS);
+    lua_pushinteger(L, fd);
+    lua_setfield(L, -2, path);
+    lua_pop(L, 1);
     lua_pushboolean(L, 1);
-    return 1;
+    if (!note[0])
+        return 1;
+    lua_pushstring(L, note);
+    return 2;
+}
+
+/* gpuexp._process.unlock(path): removes the lock file and releases the lock */
+static int process_unlock(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    lua_getfield(L, LUA_REGISTRYINDEX, HELD_LOCKS);
+    if (lua_getfield(L, -1, path) == LUA_TNUMBER) {
+        gx_unlock_file((int)lua_tointeger(L, -1), path);
+        lua_pushnil(L);
+        lua_setfield(L, -3, path);
+    }
+    return 0;
 }
 
 /* ---- the worker's side ---- */
@@ -221,10 +249,13 @@ void l_open_process(lua_State *L)
 
     static const luaL_Reg functions[] = {{"init", process_init}, {"spawn", process_spawn}, {"wait", process_wait},
                                          {"stop_signal", process_stop_signal}, {"lock", process_lock},
+                                         {"unlock", process_unlock},
                                          {NULL, NULL}};
     lua_newtable(L);
     luaL_setfuncs(L, functions, 0);
     lua_setfield(L, -2, "_process");
+    lua_newtable(L);
+    lua_setfield(L, LUA_REGISTRYINDEX, HELD_LOCKS);
     lua_pushcfunction(L, worker_context_error);
     lua_setfield(L, -2, "_context_error");
     if (gx_worker_channel() >= 0) {

@@ -8,6 +8,8 @@ enum gx_exit_code {
     GX_EXIT_USAGE = 2,   /* bad command line */
     GX_EXIT_GPU = 3,     /* no driver, no GPU, or a CUDA call failed */
     GX_EXIT_COMPILE = 4, /* NVRTC rejected a kernel */
+    GX_EXIT_WRITE = 7,   /* an output could not be written (a full disk, an I/O error); rows written are whole */
+    GX_EXIT_BUSY = 75,   /* another run holds the output (EX_TEMPFAIL: try later) */
 };
 
 int gx_cli_info(int argc, char **argv);

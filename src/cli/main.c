@@ -131,6 +131,10 @@ static int exit_code_for(lua_State *L, int index)
         code = GX_EXIT_GPU;
     else if (kind && strcmp(kind, "compile") == 0)
         code = GX_EXIT_COMPILE;
+    else if (kind && strcmp(kind, "write") == 0)
+        code = GX_EXIT_WRITE;
+    else if (kind && strcmp(kind, "busy") == 0)
+        code = GX_EXIT_BUSY;
     lua_pop(L, 1);
     return code;
 }

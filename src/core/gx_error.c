@@ -39,6 +39,8 @@ const char *gx_error_kind_name(enum gx_error_kind kind)
     case GX_ERR_COMPILE: return "compile";
     case GX_ERR_SYSTEM: return "system";
     case GX_ERR_PROFILER: return "profiler";
+    case GX_ERR_WRITE: return "write";
+    case GX_ERR_BUSY: return "busy";
     }
     return "unknown";
 }

@@ -11,6 +11,8 @@ enum gx_error_kind {
     GX_ERR_COMPILE, /* NVRTC refused the source */
     GX_ERR_SYSTEM,  /* file system, memory */
     GX_ERR_PROFILER, /* CUPTI missing or refused here (permissions, another profiler, unsupported GPU) */
+    GX_ERR_WRITE,   /* an output could not be written (a full disk, an I/O error): the run stops */
+    GX_ERR_BUSY,    /* another process holds what this one needs (an output, a GPU's nightly): try later */
 };
 
 typedef struct gx_error {

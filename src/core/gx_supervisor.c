@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -194,26 +195,47 @@ void gx_process_release(gx_process *process)
     process->page = NULL;
 }
 
-int gx_lock_file(const char *path, gx_error *error)
+int gx_lock_file(const char *path, char *note, size_t note_size, gx_error *error)
 {
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (note && note_size)
+        note[0] = 0;
+    /* readable and writable by everyone: a lock left by one user never shuts out another */
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    int writable = fd >= 0;
+    if (fd >= 0)
+        fchmod(fd, 0666); /* whatever the umask */
+    else if (errno == EACCES)
+        fd = open(path, O_RDONLY | O_CLOEXEC); /* another user's file: flock works on it all the same */
     if (fd < 0) {
         gx_fail(error, GX_ERR_SYSTEM, "cannot open the lock file %s: %s", path, strerror(errno));
         return -1;
     }
+    char holder[64] = "";
+    ssize_t n = pread(fd, holder, sizeof holder - 1, 0);
+    holder[n > 0 ? n : 0] = 0;
+    holder[strcspn(holder, "\n")] = 0;
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        char holder[64] = "";
-        ssize_t n = pread(fd, holder, sizeof holder - 1, 0);
-        holder[n > 0 ? n : 0] = 0;
-        holder[strcspn(holder, "\n")] = 0;
-        gx_fail(error, GX_ERR_SYSTEM, "%s is held by another gpuexp (pid %s)", path, holder[0] ? holder : "unknown");
+        gx_fail(error, errno == EWOULDBLOCK ? GX_ERR_BUSY : GX_ERR_SYSTEM, "%s is held by another gpuexp (pid %s)", path,
+                holder[0] ? holder : "unknown");
         close(fd);
         return -1;
     }
-    char pid[32];
-    int length = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
-    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)length, 0) != length) {
-        /* the lock holds all the same; only the holder's pid is missing from the file */
+    long previous = atol(holder);
+    if (previous > 0 && previous != (long)getpid() && note && note_size)
+        snprintf(note, note_size, "took over the lock %s left by process %ld, which is gone", path, previous);
+    if (writable) {
+        char pid[32];
+        int length = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+        if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)length, 0) != length) {
+            /* the lock holds all the same; only the holder's pid is missing from the file */
+        }
     }
     return fd;
+}
+
+void gx_unlock_file(int fd, const char *path)
+{
+    /* removed while still held: whoever opens the name next makes a fresh file and locks it */
+    unlink(path);
+    close(fd);
 }

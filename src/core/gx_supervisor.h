@@ -34,8 +34,12 @@ void gx_process_kill(gx_process *process, int signal_number); /* the whole proce
 void gx_process_reap(gx_process *process, double grace_s);
 void gx_process_release(gx_process *process); /* closes the channel, unmaps the page */
 
-/* An exclusive lock held until the process ends: returns the fd, or -1 with *error naming the
-   holder's pid when another process holds it. */
-int gx_lock_file(const char *path, gx_error *error);
+/* An exclusive lock (flock) held until gx_unlock_file or the process's end: returns the fd, or -1
+   with *error (GX_ERR_BUSY naming the holder's pid when another process holds it). The file is
+   made readable and writable by everyone, so one user's lock never shuts out another. note gets
+   a line when a lock left by a process that is gone was taken over. */
+int gx_lock_file(const char *path, char *note, size_t note_size, gx_error *error);
+/* Removes the lock file and releases the lock. */
+void gx_unlock_file(int fd, const char *path);
 
 #endif
