@@ -3,7 +3,8 @@
 -- rule of gpuexp.rule; a table, Markdown, JSON or JUnit XML. The nightly command uses the same
 -- functions with baselines drawn from the history.
 local csv = require("gpuexp.csv")
-local meta = require("gpuexp.meta")
+local json = require("gpuexp.json")
+local result = require("gpuexp.result")
 local rule = require("gpuexp.rule")
 
 local M = {}
@@ -11,8 +12,8 @@ local M = {}
 M.EXIT_REGRESSION = 1
 M.EXIT_USAGE = 2
 M.EXIT_DIFFERENT_GPU = 3
+M.EXIT_WRITE = 7
 
-local SEPARATOR = "\31"
 
 local help = [[
 usage: gpuexp compare [options] BASE.csv [MORE_BASE.csv...] NEW.csv
@@ -42,57 +43,23 @@ options:
   --axes A,B                    the axis columns, for CSVs with no .meta.json
   --allow-different-gpu         compare runs from different GPU models, drivers or clocks (warns)
 
+A CSV is read strictly: a BOM and CRLF are fine; an unclosed quote, a row with another number of
+cells than the header, a second row for one point, or a metric cell that is not a number is an
+error naming the file and line. A baseline value that is 0, negative or not finite is not used.
+
 exit codes: 0 no regression, 1 regression found (a point slower, or a point ok in the baseline now
-            failing), 2 usage or unreadable input, 3 refused: the runs come from different GPUs,
-            drivers or clock settings]]
+            failing; one failing in the baseline too is not), 2 usage or unreadable input (also a
+            NEW.csv with no rows), 3 refused: the runs come from different GPUs, drivers or clock
+            settings, 7 the output file could not be written]]
 
 local function fail(code, message)
   io.stderr:write("gpuexp compare: " .. message .. "\n")
   return code
 end
 
--- A run of a sweep: {label, info, axes, columns, rows = {[key] = row}, order = {key...}}.
-function M.new_run(label, info, axes, columns)
-  return {label = label, info = info or {}, axes = axes, columns = columns or {}, rows = {}, cells = {}, order = {}}
-end
-
--- Adds one row from its cells' text, in the order of run.columns (a CSV record or a stored row).
-function M.add_row(run, cells)
-  local cells_by_column, row = {}, {}
-  for c, name in ipairs(run.columns) do
-    cells_by_column[name] = cells[c]
-    row[name] = csv.convert(cells[c])
-  end
-  local key_cells = {}
-  for i, axis in ipairs(run.axes) do key_cells[i] = cells_by_column[axis] or "" end
-  local key = table.concat(key_cells, SEPARATOR)
-  if not run.rows[key] then run.order[#run.order + 1] = key end
-  run.rows[key] = row
-  run.cells[key] = key_cells
-end
-
--- M.load(path [, axes]) -> run, or nil and why.
-function M.load(path, axes)
-  local ok, columns, records = pcall(csv.read_cells, path)
-  if not ok then return nil, type(columns) == "table" and columns.message or tostring(columns) end
-  local info = meta.read_json(meta.path_for(path))
-  if not axes then
-    if not (info and info.sweep and info.sweep.axes) then
-      return nil, path .. ": no readable " .. meta.path_for(path) .. " beside it to say which columns are axes " ..
-        "(give them with --axes)"
-    end
-    axes = {}
-    for i, axis in ipairs(info.sweep.axes) do axes[i] = axis.name end
-  end
-  local present = {}
-  for _, name in ipairs(columns) do present[name] = true end
-  for _, axis in ipairs(axes) do
-    if not present[axis] then return nil, string.format("%s has no column '%s' (an axis)", path, axis) end
-  end
-  local run = M.new_run(path, info, axes, columns)
-  for _, cells in ipairs(records) do M.add_row(run, cells) end
-  return run
-end
+-- Runs are gpuexp.result values (one model for CSVs, the history and the ledger).
+M.new_run = result.new
+M.load = result.read
 
 -- The default metric: median_ms, else the first *_ms column that is not an axis.
 function M.default_metric(run)
@@ -132,13 +99,18 @@ function M.gpu_differences(base, new)
   return found
 end
 
+-- The fields compare reads of a point's row (converted from its cells), or nil when it has none.
+local function fields(run, key, metric)
+  if not run:has(key) then return nil end
+  return {status = run:value(key, "status"), error = run:value(key, "error"), value = run:value(key, metric),
+    noise_pct = tonumber(run:value(key, "noise_pct")), samples = tonumber(run:value(key, "samples")),
+    clock_throttled = run:value(key, "clock_throttled")}
+end
+
 local function ok_row(row) return row and (row.status == nil or row.status == "ok") end
 
-function M.describe_point(run, key)
-  local parts = {}
-  for i, axis in ipairs(run.axes) do parts[i] = axis .. "=" .. tostring(run.cells[key][i]) end
-  return table.concat(parts, " ")
-end
+-- A value a change can be computed against: a finite positive number (times and rates).
+local function usable(value) return type(value) == "number" and value > 0 and value < math.huge end
 
 -- M.compare(bases, new, options) -> {points = {...}, counts}; options: metrics ({name, direction}
 -- list; {name = "status", status_only = true} judges only whether each point still succeeds),
@@ -154,22 +126,27 @@ function M.compare(bases, new, options)
     end
   end
   for _, key in ipairs(keys) do
-    local new_row = new.rows[key]
-    local labelled = new_row and new or nil
-    if not labelled then for _, base in ipairs(bases) do if base.rows[key] then labelled = base end end end
+    local labelled = new:has(key) and new or nil
+    if not labelled then for _, base in ipairs(bases) do if base:has(key) then labelled = base end end end
     for _, metric in ipairs(options.metrics) do
-      local entry = {key = key, point = M.describe_point(labelled, key), cells = labelled.cells[key],
+      local new_row = fields(new, key, metric.name)
+      local entry = {key = key, point = labelled:describe(key), cells = labelled:axis_cells(key),
         metric = metric.name, direction = metric.direction}
-      local baseline = {}
+      local baseline, unusable = {}, {}
       for _, base in ipairs(bases) do
-        local row = base.rows[key]
-        if ok_row(row) and (metric.status_only or type(row[metric.name]) == "number") then
-          baseline[#baseline + 1] = {value = metric.status_only and 1 or row[metric.name], noise_pct = tonumber(row.noise_pct)}
+        local row = fields(base, key, metric.name)
+        if ok_row(row) and (metric.status_only or type(row.value) == "number") then
+          local value = metric.status_only and 1 or row.value
+          if usable(value) then
+            baseline[#baseline + 1] = {value = value, noise_pct = tonumber(row.noise_pct)}
+          else
+            unusable[#unusable + 1] = tostring(value) -- 0, negative, infinite or NaN: no change can be computed
+          end
         end
       end
       entry.baseline, entry.judged_baseline = {}, baseline -- the values; and with their noise, for a re-judge
       for i, b in ipairs(baseline) do entry.baseline[i] = b.value end
-      local value = new_row and new_row[metric.name]
+      local value = new_row and new_row.value
       if ok_row(new_row) and value == nil and #baseline == 0 then
         entry = nil -- a column this point does not fill (e.g. gbps of a compute kernel)
       elseif not new_row then
@@ -182,9 +159,16 @@ function M.compare(bases, new, options)
       elseif type(value) ~= "number" or value ~= value then
         entry.verdict = "error"
         entry.basis = string.format("no %s value in the new row", metric.name)
+      elseif not usable(value) then
+        entry.verdict, entry.new = "error", value
+        entry.basis = string.format("the new %s is %s: no change can be computed from it (a time or rate is a " ..
+          "finite positive number)", metric.name, tostring(value))
       elseif #baseline == 0 then
         entry.verdict = "new"
         entry.new = value
+        if #unusable > 0 then
+          entry.basis = string.format("no usable baseline value (%s: not finite and positive)", table.concat(unusable, ", "))
+        end
       else
         local judged = rule.judge{value = value, noise_pct = tonumber(new_row.noise_pct),
           samples = tonumber(new_row.samples), baseline = baseline, direction = metric.direction,
@@ -204,7 +188,11 @@ function M.compare(bases, new, options)
   return {points = entries, counts = counts}
 end
 
-function M.is_regression(entry) return entry.verdict == "slower" or entry.verdict == "error" end
+-- A regression: slower, or failing now where the baseline had an ok row (a point that failed in
+-- the baseline too is failing, not newly broken).
+function M.is_regression(entry)
+  return entry.verdict == "slower" or (entry.verdict == "error" and #(entry.baseline or {}) > 0)
+end
 
 local function number_text(value)
   if type(value) ~= "number" then return "" end
@@ -290,11 +278,12 @@ function M.format_json(result, file, header)
   end
   local document = {points = points, counts = result.counts}
   for k, v in pairs(header or {}) do document[k] = v end
-  file:write(require("gpuexp.json").encode(document), "\n")
+  file:write(json.encode(document), "\n")
 end
 
 local function xml(text)
-  return (tostring(text):gsub("[&<>\"]", {["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ['"'] = "&quot;"})
+  return (json.valid_utf8(tostring(text))
+    :gsub("[&<>\"]", {["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ['"'] = "&quot;"})
     :gsub("[%z\1-\8\11\12\14-\31]", ""))
 end
 
@@ -350,7 +339,11 @@ function M.main(args)
       elseif a == "-o" or a == "--output" then output = value()
       elseif a == "--axes" then
         axes = {}
-        for name in value():gmatch("[^,]+") do axes[#axes + 1] = name end
+        for name in value():gmatch("[^,]+") do
+          name = name:match("^%s*(.-)%s*$")
+          if name ~= "" then axes[#axes + 1] = name end
+        end
+        if #axes == 0 then error({usage = "--axes needs at least one column name (A,B)"}) end
       elseif a == "--allow-different-gpu" then allow_different = true
       elseif a:sub(1, 1) == "-" and a ~= "-" then error({usage = "unknown option '" .. a .. "'"})
       else paths[#paths + 1] = a end
@@ -371,6 +364,9 @@ function M.main(args)
     runs[n] = run
   end
   local new = table.remove(runs)
+  if #new.order == 0 then
+    return fail(M.EXIT_USAGE, new.label .. " has no rows (a run stopped before its first point?): nothing to judge")
+  end
   for _, base in ipairs(runs) do
     local differences = M.gpu_differences(base.info, new.info)
     if #differences > 0 then
@@ -391,14 +387,20 @@ function M.main(args)
     local found = false
     for _, name in ipairs(new.columns) do found = found or name == metric.name end
     if not found then return fail(M.EXIT_USAGE, string.format("%s has no column '%s'", new.label, metric.name)) end
+    for _, run in ipairs(runs) do
+      local bad = run:check_numbers(metric.name)
+      if bad then return fail(M.EXIT_USAGE, bad) end
+    end
+    local bad = new:check_numbers(metric.name)
+    if bad then return fail(M.EXIT_USAGE, bad) end
   end
   options.metrics = metrics
   local result = M.compare(runs, new, options)
-  local file = io.stdout
+  -- to a file: written whole, through a temporary file and a rename (a full disk is exit 7)
+  local file, parts = io.stdout, nil
   if output then
-    local message
-    file, message = io.open(output, "w")
-    if not file then return fail(M.EXIT_USAGE, "cannot write " .. output .. ": " .. tostring(message)) end
+    parts = {}
+    file = {write = function(self, ...) for _, text in ipairs({...}) do parts[#parts + 1] = text end return self end}
   end
   local bases = {}
   for n, base in ipairs(runs) do bases[n] = base.label end
@@ -407,7 +409,10 @@ function M.main(args)
     floor_pct = options.floor_pct, gpu = new.info.gpu and new.info.gpu.name})
   elseif format == "junit" then M.format_junit(result, file, new.info.sweep and new.info.sweep.name)
   else M.format_table(result, file) end
-  if output then file:close() end
+  if output then
+    local written, problem = pcall(csv.write_file, output, table.concat(parts))
+    if not written then return fail(M.EXIT_WRITE, type(problem) == "table" and problem.message or tostring(problem)) end
+  end
   for _, e in ipairs(result.points) do if M.is_regression(e) then return M.EXIT_REGRESSION end end
   return 0
 end

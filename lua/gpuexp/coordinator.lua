@@ -4,12 +4,12 @@
 -- The supervisor drives it from worker messages; an --inline run calls it directly.
 local csv = require("gpuexp.csv")
 local meta = require("gpuexp.meta")
+local result = require("gpuexp.result")
 
 local M = {}
 local Coordinator = {}
 Coordinator.__index = Coordinator
 
-local SEPARATOR = "\31"
 
 -- options: resume, allow_changed, shard = {index, count} (0-based), only (clauses of axis values),
 -- point_timeout_s, host,
@@ -75,14 +75,14 @@ end
 
 local function cells_text(points)
   local lines = {}
-  for i, cells in ipairs(points) do lines[i] = table.concat(cells, SEPARATOR) end
+  for i, cells in ipairs(points) do lines[i] = result.key(cells) end
   return lines
 end
 
 local function key_of(cells_by_name, axes)
   local parts = {}
   for i, axis in ipairs(axes) do parts[i] = cells_by_name[axis.name] or "" end
-  return table.concat(parts, SEPARATOR)
+  return result.key(parts)
 end
 
 -- What changed between the metadata of the run being resumed and this one.
@@ -146,7 +146,7 @@ function Coordinator:register(msg)
     in_flight = {}, queue = {}, waiting = {}, pending = {}, recorded = 0, in_order = true, last_written = 0,
     counts = {ok = 0, error = 0, crashed = 0, timeout = 0}},
     {__index = M.Sweep})
-  for i, point in ipairs(msg.points) do sweep.index_of[table.concat(point, SEPARATOR)] = i end
+  for i, point in ipairs(msg.points) do sweep.index_of[result.key(point)] = i end
   if msg.columns then
     sweep.columns = {}
     for _, axis in ipairs(msg.axes) do sweep.columns[#sweep.columns + 1] = axis.name end

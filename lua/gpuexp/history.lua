@@ -4,7 +4,7 @@
 -- its baselines from here.
 local csv = require("gpuexp.csv")
 local meta = require("gpuexp.meta")
-local compare = require("gpuexp.compare")
+local result = require("gpuexp.result")
 
 local M = {}
 
@@ -63,7 +63,6 @@ CREATE TABLE IF NOT EXISTS samples(
 CREATE INDEX IF NOT EXISTS runs_by_sweep ON runs(experiment, sweep, gpu_name, driver_version, id);
 ]]
 
-local SEPARATOR = "\31"
 
 -- The default file: $GPUEXP_HISTORY, else $XDG_DATA_HOME/gpuexp/history.sqlite, else
 -- ~/.local/share/gpuexp/history.sqlite.
@@ -135,39 +134,30 @@ local function json_text(value) return require("gpuexp.json").encode(value) end
 -- "confirm"), nightly, suite, experiment. One transaction: all of the run or none of it.
 function M.record(db, csv_path, extra)
   extra = extra or {}
-  local info = meta.read_json(meta.path_for(csv_path))
-  if not info or not info.sweep then return nil, csv_path .. ": no readable " .. meta.path_for(csv_path) end
-  local ok, columns, records = pcall(csv.read_cells, csv_path)
-  if not ok then return nil, message_of(columns) end
-  local axes = {}
-  for i, axis in ipairs(info.sweep.axes or {}) do axes[i] = axis.name end
-  local index_of = {}
-  for c, name in ipairs(columns) do index_of[name] = c end
-  for _, axis in ipairs(axes) do
-    if not index_of[axis] then return nil, string.format("%s has no column '%s' (an axis)", csv_path, axis) end
-  end
-  local function key_of(cells)
-    local parts = {}
-    for i, axis in ipairs(axes) do parts[i] = cells[index_of[axis]] or "" end
-    return table.concat(parts, SEPARATOR)
-  end
+  local run, problem = result.read(csv_path) -- strict: the file and line of any problem
+  if not run then return nil, problem end
+  local info = run.info
+  if type(info.sweep) ~= "table" then return nil, csv_path .. ": no readable " .. meta.path_for(csv_path) end
+  local axes, columns = run.axes, run.columns
+  local index_of = run.column_index
   local samples = {}
   local samples_path = (csv_path:gsub("%.csv$", "")) .. ".samples.csv"
   local sample_file = io.open(samples_path, "r")
   if sample_file then
     sample_file:close()
-    local sample_columns, sample_records = csv.read_cells(samples_path)
+    local read, sample_columns, sample_records = pcall(csv.read_cells, samples_path)
+    if not read then return nil, message_of(sample_columns) end
     local field_at, values_at = #sample_columns - 1, #sample_columns
     for _, cells in ipairs(sample_records) do
-      if #cells == #sample_columns then
-        local parts = {}
-        for i = 1, #axes do parts[i] = cells[i] end
-        samples[#samples + 1] = {key = table.concat(parts, SEPARATOR), field = cells[field_at], values = cells[values_at]}
-      end
+      local parts = {}
+      for i = 1, #axes do parts[i] = cells[i] end
+      samples[#samples + 1] = {key = result.key(parts), field = cells[field_at], values = cells[values_at]}
     end
   end
   local failed, throttled = 0, 0
   local status_at, throttled_at = index_of.status, index_of.clock_throttled
+  local records = {}
+  for n, key in ipairs(run.order) do records[n] = run.records[key] end
   for _, cells in ipairs(records) do
     if status_at and cells[status_at] ~= "ok" then failed = failed + 1 end
     if throttled_at and cells[throttled_at] == "true" then throttled = throttled + 1 end
@@ -191,7 +181,7 @@ function M.record(db, csv_path, extra)
       local full = {}
       for c = 1, #columns do full[c] = cells[c] or "" end
       db:run("INSERT OR REPLACE INTO rows(run_id, position, key, status, cells) VALUES (?,?,?,?,?)", run_id, position,
-        key_of(cells), status_at and cells[status_at] or nil, json_text(full))
+        run:key_of(cells), status_at and cells[status_at] or nil, json_text(full))
     end
     for _, s in ipairs(samples) do
       db:run("INSERT OR REPLACE INTO samples(run_id, key, field, samples) VALUES (?,?,?,?)", run_id, s.key, s.field,
@@ -233,12 +223,12 @@ function M.load_run(db, id)
   if not run then return nil, "no run " .. tostring(id) .. " in the history" end
   local axes, columns = decode(run.axes) or {}, decode(run.columns) or {}
   local info = decode(run.meta) or {}
-  local result = compare.new_run("run " .. id, info, axes, columns)
-  result.record = run
+  local loaded = result.new("run " .. id, info, axes, columns)
+  loaded.record = run
   for _, row in ipairs(db:rows("SELECT cells FROM rows WHERE run_id = ? ORDER BY position", id)) do
-    compare.add_row(result, decode(row.cells) or {})
+    loaded:add(decode(row.cells) or {})
   end
-  return result
+  return loaded
 end
 
 -- The baseline runs of a recorded run: the last `count` nightly runs of the same experiment and
@@ -345,7 +335,7 @@ local function show(db, args)
       if r[field] ~= nil then print(string.format("  %-16s %s", field, tostring(r[field]))) end
     end
     local rows = {}
-    for n, key in ipairs(run.order) do rows[n] = run.rows[key] end
+    for n, key in ipairs(run.order) do rows[n] = run:row(key) end
     csv.print_table(rows, run.columns)
   end
   return 0
@@ -383,8 +373,7 @@ local function export(db, args)
       header[#header + 1], header[#header + 2] = "field", "values"
       sample_file:write(csv.line(header), "\n")
       for _, s in ipairs(samples) do
-        local cells = {}
-        for cell in (s.key .. SEPARATOR):gmatch("(.-)" .. SEPARATOR) do cells[#cells + 1] = cell end
+        local cells = result.split(s.key)
         cells[#cells + 1], cells[#cells + 2] = s.field, s.samples
         sample_file:write(csv.line(cells), "\n")
       end

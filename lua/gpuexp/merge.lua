@@ -5,6 +5,7 @@
 -- own share of the points.
 local csv = require("gpuexp.csv")
 local meta = require("gpuexp.meta")
+local result = require("gpuexp.result")
 
 local M = {}
 
@@ -98,11 +99,11 @@ function M.main(args)
     end
     -- the key of every point of the sweep, as the parts' shares describe them
     local index_of = {}
-    for index, point_cells in pairs(share_of(info)) do index_of[table.concat(point_cells, "\31")] = index end
+    for index, point_cells in pairs(share_of(info)) do index_of[result.key(point_cells)] = index end
     for r, record in ipairs(records) do
       local key_cells = {}
       for a = 1, #reference.sweep.axes do key_cells[a] = record[axis_column[a]] end
-      local index = index_of[table.concat(key_cells, "\31")]
+      local index = index_of[result.key(key_cells)]
       if not index then
         unknown[#unknown + 1] = string.format("%s:%d: %s", path, lines[r], table.concat(key_cells, ","))
       elseif by_index[index] then

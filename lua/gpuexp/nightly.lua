@@ -46,6 +46,7 @@ the night was incomplete (an experiment failed, or points failed that failed bef
 6 the history cannot be written, 75 another nightly holds the GPU (try later), 128+N interrupted]]
 
 local function say(message) io.stderr:write("gpuexp nightly: " .. message .. "\n") end
+local release_locks
 
 local function shell_quote(text)
   text = tostring(text)
@@ -161,16 +162,38 @@ local function parse(args)
   return o
 end
 
--- Runs gpuexp again with these arguments and environment; returns its exit code (128+N for a signal).
+-- Runs gpuexp again with these arguments and environment additions, in a process group of its
+-- own: a SIGTERM or Ctrl-C to the nightly is passed on to it and waited for, so no experiment is
+-- left running and the GPU's lock is held until it has ended. Returns its exit code (128+N for a
+-- signal), and the stop signal the nightly received meanwhile (0 when none).
 local function run_gpuexp(arguments, environment)
-  local parts = {}
-  for name, v in pairs(environment) do parts[#parts + 1] = name .. "=" .. shell_quote(v) end
-  table.sort(parts)
-  parts[#parts + 1] = shell_quote(gpuexp.executable or "gpuexp")
-  for _, a in ipairs(arguments) do parts[#parts + 1] = shell_quote(a) end
-  local ok, how, code = os.execute(table.concat(parts, " "))
-  if how == "signal" then return 128 + code end
-  return ok and 0 or code
+  local argv = {gpuexp.executable or "gpuexp"}
+  for _, a in ipairs(arguments) do argv[#argv + 1] = a end
+  return gpuexp._process.run(argv, environment)
+end
+
+-- The GPUs a night uses (--device/--devices, default 0) by UUID: the lock is per GPU, whatever
+-- names it (0, all, CUDA_VISIBLE_DEVICES). nil and why when one cannot be named.
+local function night_gpus(o)
+  local list, why = {0}, nil
+  if o.devices then
+    list, why = require("gpuexp.supervisor").parse_devices(o.devices)
+    if not list then return nil, why end
+  end
+  local gpus = {}
+  for i, ordinal in ipairs(list) do
+    local ok, name, uuid = pcall(gpuexp._device_name, ordinal)
+    if not ok then return nil, "GPU " .. ordinal .. ": " .. tostring(type(name) == "table" and name.message or name) end
+    gpus[i] = {ordinal = ordinal, name = name, uuid = uuid}
+  end
+  return gpus
+end
+
+-- The counts of a comparison's verdicts, from its entries (after a re-judge as well).
+local function recount(comparison)
+  local counts = {same = 0, slower = 0, faster = 0, new = 0, missing = 0, error = 0}
+  for _, e in ipairs(comparison.points) do counts[e.verdict] = counts[e.verdict] + 1 end
+  comparison.counts = counts
 end
 
 -- The re-measure's --only text for these points, or nil when a value cannot be written in it.
@@ -181,7 +204,7 @@ local function only_spec(run, entries)
       seen[e.key] = true
       local pairs_text = {}
       for a, axis in ipairs(run.axes) do
-        local cell = tostring(run.cells[e.key][a])
+        local cell = tostring(run:axis_cells(e.key)[a])
         if cell:find("[,;=]") or axis:find("[,;=]") then return nil end
         pairs_text[#pairs_text + 1] = axis .. "=" .. cell
       end
@@ -333,10 +356,27 @@ local function print_summary(night, results, context, elapsed)
     counts.new, counts.missing))
 end
 
+local locks = {}
+function release_locks()
+  for _, path in ipairs(locks) do gpuexp._process.unlock(path) end
+  locks = {}
+end
+
 function M.main(args)
+  local code = M.night(args)
+  release_locks()
+  return code
+end
+
+function M.night(args)
   local ok, o = pcall(parse, args)
   if not ok then say(type(o) == "table" and o.usage or tostring(o)); return M.EXIT_USAGE end
   if o.help then print(help) return 0 end
+  if o.arch then
+    local known, problem = pcall(gpuexp.arch_limits, o.arch)
+    if not known then say(type(problem) == "table" and problem.message:gsub("^[^:]*:%d+: ", "") or tostring(problem)); return M.EXIT_USAGE end
+  end
+  gpuexp._process.init() -- a stop signal is taken while an experiment runs, and passed on to it
   if not o.suite then say("which suite? (gpuexp nightly --help)"); return M.EXIT_USAGE end
   -- a shipped suite by name: gpuexp nightly nightly
   if not file_exists(o.suite) and not gpuexp._is_directory(o.suite) and gpuexp.data_dir and not o.suite:find("/") then
@@ -361,19 +401,33 @@ function M.main(args)
   if recording then
     db, why = history.open(history_path)
     if not db then say("the history cannot be used: " .. why); return M.EXIT_HISTORY end
-    -- one nightly per GPU at a time
+    -- one nightly per GPU at a time, whatever names the GPU; the locks go when the night ends
     local lock_dir = os.getenv("GPUEXP_LOCK_DIR") or "/tmp"
-    local devices = o.devices or "0"
-    for ordinal in devices:gmatch("[^,]+") do
-      local locked, holder = gpuexp._process.lock(string.format("%s/gpuexp-nightly-gpu%s.lock", lock_dir, ordinal))
+    local gpus = {{ordinal = "0 (an offline plan)", uuid = "offline-plan"}}
+    if not o.arch then
+      gpus, why = night_gpus(o)
+      if not gpus then say(why); db:close(); return M.EXIT_USAGE end
+    end
+    for _, gpu in ipairs(gpus) do
+      local path = string.format("%s/gpuexp-nightly-%s.lock", lock_dir, gpu.uuid)
+      local locked, note, kind = gpuexp._process.lock(path)
       if not locked then
-        say("another nightly is running on GPU " .. ordinal .. " (" .. tostring(holder) .. "); try later")
+        release_locks()
         db:close()
-        return M.EXIT_BUSY
+        if kind == "busy" then
+          say("another nightly is running on GPU " .. gpu.ordinal .. " (" .. tostring(note) .. "); try later")
+          return M.EXIT_BUSY
+        end
+        say("GPU " .. gpu.ordinal .. ": " .. tostring(note) .. " (GPUEXP_LOCK_DIR names another folder)")
+        return M.EXIT_USAGE
       end
+      if note then say(note) end
+      locks[#locks + 1] = path
     end
   end
-  local night = os.date("!%Y-%m-%dT%H:%M:%SZ")
+  -- the night's identity: its start time, and a tag that tells two nights of one second apart
+  local night = os.date("!%Y-%m-%dT%H:%M:%SZ") .. "-" .. gpuexp.hash(string.format("%.9f %s", gpuexp.clock(),
+    tostring({}))):sub(1, 6)
   local out_dir = o.out or ("gpuexp-nightly/" .. os.date("!%Y%m%d-%H%M%S"))
   local made, problem = pcall(gpuexp.mkdir, out_dir)
   if not made then say("cannot make " .. out_dir .. ": " .. tostring(type(problem) == "table" and problem.message or problem)); return M.EXIT_USAGE end
@@ -400,7 +454,8 @@ function M.main(args)
     for _, a in ipairs({"--out", csv_path, "--", experiment.path}) do arguments[#arguments + 1] = a end
     for _, a in ipairs(experiment.args) do arguments[#arguments + 1] = a end
     if not o.quiet then say("running " .. experiment.name .. " (" .. experiment.path .. ")") end
-    local code = run_gpuexp(arguments, environment)
+    local code, stop = run_gpuexp(arguments, environment)
+    if stop ~= 0 then interrupted = 128 + stop break end
     if code == 130 or code == 143 or code == 129 then interrupted = code break end
     if code == 6 then
       result.failure = "its run could not be recorded in the history (see the message above)"
@@ -410,9 +465,15 @@ function M.main(args)
     end
     local ids = db and runs_of_night(db, night, experiment.name, "nightly") or {}
     if db and #ids == 0 and not result.failure then result.failure = "the experiment wrote no sweep" end
-    for _, run_id in ipairs(ids) do
-      result.run_id = run_id
+    for n, run_id in ipairs(ids) do
+      -- an experiment of several sweeps: each is judged and reported, none replaces another
       local new = history.load_run(db, run_id)
+      if n > 1 or #ids > 1 then
+        local part = {name = experiment.name .. " / " .. tostring(new.record.sweep)}
+        if n == 1 then results[#results] = part else results[#results + 1] = part end
+        part.failure, result = result.failure, part
+      end
+      result.run_id = run_id
       local baseline_ids = history.baseline_ids(db, run_id, o.baseline)
       local bases = {}
       for i, id in ipairs(baseline_ids) do bases[i] = history.load_run(db, id) end
@@ -443,12 +504,13 @@ function M.main(args)
           confirm_args[#confirm_args + 1] = experiment.path
           for _, a in ipairs(experiment.args) do confirm_args[#confirm_args + 1] = a end
           if not o.quiet then say(string.format("re-measuring %d suspect point(s) of %s", #suspects, experiment.name)) end
-          local confirm_code = run_gpuexp(confirm_args, confirm_env)
+          local confirm_code, confirm_stop = run_gpuexp(confirm_args, confirm_env)
+          if confirm_stop ~= 0 then interrupted = 128 + confirm_stop end
           if confirm_code == 130 or confirm_code == 143 or confirm_code == 129 then interrupted = confirm_code end
           local confirm_ids = runs_of_night(db, night, experiment.name, "confirm")
           local confirm_run = #confirm_ids > 0 and history.load_run(db, confirm_ids[#confirm_ids]) or nil
           for _, e in ipairs(suspects) do
-            local row = confirm_run and confirm_run.rows[e.key]
+            local row = confirm_run and confirm_run:row(e.key)
             local value = row and (row.status == nil or row.status == "ok") and row[metric]
             if type(value) == "number" then
               local again = rule.judge{value = value, noise_pct = tonumber(row.noise_pct), samples = tonumber(row.samples),
@@ -457,8 +519,6 @@ function M.main(args)
               if again.verdict ~= "slower" then
                 e.verdict, e.unconfirmed = "same", true
                 e.basis = (e.basis or "") .. string.format("; suspect, not confirmed: re-measured %+.2f%%", again.change_pct)
-                comparison.counts.slower = comparison.counts.slower - 1
-                comparison.counts.same = comparison.counts.same + 1
               end
             else
               e.basis = (e.basis or "") .. "; the re-measure gave no value, so the first measurement stands"
@@ -466,6 +526,7 @@ function M.main(args)
           end
         end
       end
+      recount(comparison)
       result.regressions = {}
       for _, e in ipairs(comparison.points) do
         if e.verdict == "slower" then
@@ -473,7 +534,7 @@ function M.main(args)
           if #e.baseline >= rule.MIN_HISTORY and spread > 0 then e.spread_multiple = math.abs(e.change_pct) / spread end
           result.regressions[#result.regressions + 1] = e
         elseif e.verdict == "error" then
-          if #e.baseline > 0 then -- ok in the baseline, failing now
+          if compare.is_regression(e) then -- ok in the baseline, failing now
             result.regressions[#result.regressions + 1] = e
           else
             result.failure = result.failure or "points failed (they had no ok baseline either)"

@@ -292,15 +292,16 @@ static int gpuexp_synchronize_devices(lua_State *L)
     return 0;
 }
 
-/* gpuexp._device_name(ordinal) -> the GPU's name, with no context opened */
+/* gpuexp._device_name(ordinal) -> the GPU's name and UUID, with no context opened */
 static int gpuexp_device_name(lua_State *L)
 {
-    char name[256];
+    char name[256], uuid[48];
     gx_error error;
-    if (gx_device_name((int)luaL_checkinteger(L, 1), name, sizeof name, &error))
+    if (gx_device_name((int)luaL_checkinteger(L, 1), name, sizeof name, uuid, sizeof uuid, &error))
         return l_raise(L, &error);
     lua_pushstring(L, name);
-    return 1;
+    lua_pushstring(L, uuid);
+    return 2;
 }
 
 void l_open_device(lua_State *L)

@@ -174,6 +174,45 @@ static int process_stop_signal(lua_State *L)
     return 1;
 }
 
+/* gpuexp._process.run({argv...}, {NAME = value...}) -> exit code (128 + N for a signal), and the
+   stop signal received while it ran (0 when none): nightly's experiments. _process.init() first. */
+static int process_run(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    int argc = (int)lua_rawlen(L, 1);
+    if (argc < 1)
+        return luaL_error(L, "_process.run: an empty command");
+    char **argv = lua_newuserdatauv(L, sizeof(char *) * (size_t)(argc + 1), 0);
+    for (int i = 0; i < argc; i++) {
+        lua_rawgeti(L, 1, i + 1);
+        argv[i] = (char *)luaL_checkstring(L, -1);
+        lua_pop(L, 1); /* anchored in the argument table */
+    }
+    argv[argc] = NULL;
+    int count = 0;
+    if (lua_istable(L, 2))
+        for (lua_pushnil(L); lua_next(L, 2); lua_pop(L, 1))
+            count++;
+    char **environment = lua_newuserdatauv(L, sizeof(char *) * (size_t)(count + 1), 0);
+    lua_newtable(L); /* anchors the NAME=value strings */
+    int anchor = lua_gettop(L), n = 0;
+    if (lua_istable(L, 2))
+        for (lua_pushnil(L); lua_next(L, 2); lua_pop(L, 1)) {
+            lua_pushfstring(L, "%s=%s", luaL_checkstring(L, -2), luaL_checkstring(L, -1));
+            environment[n++] = (char *)lua_tostring(L, -1);
+            lua_rawseti(L, anchor, n);
+        }
+    environment[n] = NULL;
+    int stop = 0;
+    gx_error error;
+    int code = gx_process_run(argv, environment, &stop, &error);
+    if (code < 0)
+        return l_raise(L, &error);
+    lua_pushinteger(L, code);
+    lua_pushinteger(L, stop);
+    return 2;
+}
+
 #define HELD_LOCKS "gpuexp.held_locks" /* path -> fd */
 
 /* gpuexp._process.lock(path) -> true [, note], or nil, why and "busy" (another process holds it) or
@@ -249,7 +288,7 @@ void l_open_process(lua_State *L)
 
     static const luaL_Reg functions[] = {{"init", process_init}, {"spawn", process_spawn}, {"wait", process_wait},
                                          {"stop_signal", process_stop_signal}, {"lock", process_lock},
-                                         {"unlock", process_unlock},
+                                         {"unlock", process_unlock}, {"run", process_run},
                                          {NULL, NULL}};
     lua_newtable(L);
     luaL_setfuncs(L, functions, 0);

@@ -36,6 +36,18 @@ int gx_device_count(int *count, gx_error *error)
     return GX_CU(error, d->cuDeviceGetCount(count));
 }
 
+/* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as nvidia-smi prints it */
+static int uuid_text(const gx_driver *d, CUdevice handle, char *out, size_t size, gx_error *error)
+{
+    CUuuid uuid;
+    if (GX_CU(error, d->cuDeviceGetUuid(&uuid, handle)))
+        return error->kind;
+    const unsigned char *b = (const unsigned char *)uuid.bytes;
+    snprintf(out, size, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2],
+             b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+    return GX_OK;
+}
+
 int gx_device_open(gx_device *device, int ordinal, gx_error *error)
 {
     memset(device, 0, sizeof *device);
@@ -57,13 +69,8 @@ int gx_device_open(gx_device *device, int ordinal, gx_error *error)
         || GX_CU(error, d->cuDeviceGetAttribute(&device->cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device->handle))
         || GX_CU(error, d->cuDeviceGetPCIBusId(device->pci_bus_id, sizeof device->pci_bus_id, device->handle)))
         return error->kind;
-    CUuuid uuid;
-    if (GX_CU(error, d->cuDeviceGetUuid(&uuid, device->handle)))
+    if (uuid_text(d, device->handle, device->uuid, sizeof device->uuid, error))
         return error->kind;
-    const unsigned char *b = (const unsigned char *)uuid.bytes;
-    snprintf(device->uuid, sizeof device->uuid,
-             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2], b[3],
-             b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
     if (GX_CU(error, d->cuDevicePrimaryCtxRetain(&device->context, device->handle)))
         return error->kind;
     return gx_device_activate(device, error);
@@ -155,13 +162,13 @@ int gx_device_facts_get(const gx_device *device, gx_device_facts *f, gx_error *e
     return GX_OK;
 }
 
-int gx_device_name(int ordinal, char *name, int size, gx_error *error)
+int gx_device_name(int ordinal, char *name, int size, char *uuid, size_t uuid_size, gx_error *error)
 {
     const gx_driver *d = gx_driver_get(error);
     if (!d)
         return error->kind;
     CUdevice handle;
-    if (GX_CU(error, d->cuDeviceGet(&handle, ordinal)))
+    if (GX_CU(error, d->cuDeviceGet(&handle, ordinal)) || GX_CU(error, d->cuDeviceGetName(name, size, handle)))
         return error->kind;
-    return GX_CU(error, d->cuDeviceGetName(name, size, handle));
+    return uuid ? uuid_text(d, handle, uuid, uuid_size, error) : GX_OK;
 }

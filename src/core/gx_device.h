@@ -34,8 +34,9 @@ typedef struct gx_device_facts {
 } gx_device_facts;
 
 int gx_device_count(int *count, gx_error *error);
-/* The GPU's name without opening a context (for a supervisor, which never holds one). */
-int gx_device_name(int ordinal, char *name, int size, gx_error *error);
+/* The GPU's name and UUID (when uuid is not NULL) without opening a context (for a supervisor,
+   which never holds one, and nightly's lock). */
+int gx_device_name(int ordinal, char *name, int size, char *uuid, size_t uuid_size, gx_error *error);
 int gx_device_open(gx_device *device, int ordinal, gx_error *error);
 void gx_device_close(gx_device *device);
 

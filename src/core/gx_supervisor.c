@@ -101,6 +101,7 @@ int gx_process_spawn(gx_process *process, char *const argv[], int device, int sl
         fprintf(stderr, "gpuexp: cannot start a worker: exec of /proc/self/exe failed: %s\n", strerror(errno));
         _exit(127);
     }
+    setpgid(pid, pid); /* also here: a kill of the group right after fork must reach the child */
     close(pair[1]);
     close(page_fd);
     process->pid = pid;
@@ -111,6 +112,8 @@ int gx_process_spawn(gx_process *process, char *const argv[], int device, int sl
 
 int gx_process_wait(gx_process *const *processes, int count, double timeout_s, gx_error *error)
 {
+    if (timeout_s > 1e9) /* past a timespec's reach: for ever */
+        timeout_s = -1;
     struct pollfd fds[256];
     if (count > 256)
         count = 256;
@@ -238,4 +241,60 @@ void gx_unlock_file(int fd, const char *path)
     /* removed while still held: whoever opens the name next makes a fresh file and locks it */
     unlink(path);
     close(fd);
+}
+
+int gx_process_run(char *const argv[], char *const environment[], int *stop, gx_error *error)
+{
+    *stop = 0;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        gx_fail(error, GX_ERR_SYSTEM, "fork failed: %s", strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        setpgid(0, 0); /* a group of its own: a stop signal is passed on to all of it */
+        struct sigaction default_action = {0};
+        default_action.sa_handler = SIG_DFL;
+        sigaction(SIGINT, &default_action, NULL);
+        sigaction(SIGTERM, &default_action, NULL);
+        sigaction(SIGHUP, &default_action, NULL);
+        sigprocmask(SIG_SETMASK, &original_mask, NULL);
+        for (int i = 0; environment && environment[i]; i++)
+            putenv(environment[i]);
+        execvp(argv[0], argv);
+        fprintf(stderr, "gpuexp: cannot run %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    setpgid(pid, pid);
+    int status = 0;
+    double grace_until = -1;
+    for (;;) {
+        pid_t done = waitpid(pid, &status, WNOHANG);
+        if (done == pid)
+            break;
+        if (done < 0 && errno != EINTR) {
+            gx_fail(error, GX_ERR_SYSTEM, "waitpid failed: %s", strerror(errno));
+            return -1;
+        }
+        /* sleep a little with the stop signals let in, so one is taken here and passed on */
+        struct timespec nap = {0, 50 * 1000 * 1000};
+        sigset_t during = original_mask;
+        sigdelset(&during, SIGINT);
+        sigdelset(&during, SIGTERM);
+        sigdelset(&during, SIGHUP);
+        ppoll(NULL, 0, &nap, &during);
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        double seconds = (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
+        if (stop_signal && !*stop) {
+            *stop = stop_signal;
+            kill(-pid, stop_signal);
+            grace_until = seconds + 30; /* it finishes its rows and exits; past that it is killed */
+        } else if (grace_until > 0 && seconds > grace_until) {
+            kill(-pid, SIGKILL);
+            grace_until = -1;
+        }
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }

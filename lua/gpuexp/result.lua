@@ -1,0 +1,133 @@
+-- One result model: a run of a sweep as its axes, its columns and its rows by point key, whether
+-- it was read from a CSV (strictly: the file and line of any problem), loaded from the history or
+-- built by the ledger of a running sweep. The point key is made here and nowhere else. Rows are
+-- kept as the cells' text and converted when read, so a large run costs its text, not twice that.
+local csv = require("gpuexp.csv")
+local meta = require("gpuexp.meta")
+
+local M = {}
+
+M.SEPARATOR = "\31"
+
+-- The key of a point from its axis cells (texts, in axis order).
+function M.key(axis_cells) return table.concat(axis_cells, M.SEPARATOR) end
+
+-- The axis cells of a key.
+function M.split(key)
+  local cells = {}
+  for cell in (key .. M.SEPARATOR):gmatch("(.-)" .. M.SEPARATOR) do cells[#cells + 1] = cell end
+  return cells
+end
+
+local Result = {}
+Result.__index = Result
+
+-- M.new(label, info, axes, columns) -> an empty result: axes are names, columns the CSV's.
+function M.new(label, info, axes, columns)
+  local result = setmetatable({label = label, info = info or {}, axes = axes, columns = columns or {}, order = {},
+    records = {}, lines = {}, column_index = {}, axis_columns = {}}, Result)
+  for c, name in ipairs(result.columns) do result.column_index[name] = c end
+  for i, axis in ipairs(axes) do result.axis_columns[i] = result.column_index[axis] end
+  return result
+end
+
+-- The key of a record (its cells, in column order).
+function Result:key_of(cells)
+  local axis_cells = {}
+  for i, c in ipairs(self.axis_columns) do axis_cells[i] = cells[c] or "" end
+  return M.key(axis_cells)
+end
+
+-- Adds a record; true, or false and why when its point has a row already (one row a point).
+-- where: "file:line" for the message.
+function Result:add(cells, where)
+  local key = self:key_of(cells)
+  if self.records[key] then
+    return false, string.format("%s: a second row for the point %s (a run has one row a point; was it written " ..
+      "twice, or are the axes wrong?)", where or self.label, self:describe(key))
+  end
+  self.order[#self.order + 1] = key
+  self.records[key] = cells
+  if where then self.lines[key] = where end
+  return true
+end
+
+function Result:has(key) return self.records[key] ~= nil end
+
+-- A row as values (numbers, booleans, strings; empty cells are nil), or nil when the point has none.
+function Result:row(key)
+  local cells = self.records[key]
+  if not cells then return nil end
+  local row = {}
+  for c, name in ipairs(self.columns) do row[name] = csv.convert(cells[c]) end
+  return row
+end
+
+-- One column's value of a point's row.
+function Result:value(key, column)
+  local cells, c = self.records[key], self.column_index[column]
+  return cells and c and csv.convert(cells[c]) or nil
+end
+
+function Result:axis_cells(key) return M.split(key) end
+
+-- "a=1 b=x" for messages and reports.
+function Result:describe(key)
+  local cells, parts = M.split(key), {}
+  for i, axis in ipairs(self.axes) do parts[i] = axis .. "=" .. tostring(cells[i]) end
+  return table.concat(parts, " ")
+end
+
+-- The first cell of a metric that is not a number (nor empty), named by file and line, or nil.
+function Result:check_numbers(column)
+  if not self.column_index[column] then return nil end
+  for _, key in ipairs(self.order) do
+    local value = self:value(key, column)
+    if value ~= nil and type(value) ~= "number" then
+      return string.format("%s: %s is '%s', not a number", self.lines[key] or self.label, column, tostring(value))
+    end
+  end
+  return nil
+end
+
+-- The axis names a run's metadata gives, or nil and why.
+function M.axes_of(info, path)
+  local axes = info and type(info.sweep) == "table" and info.sweep.axes
+  if type(axes) ~= "table" or #axes == 0 then return nil end
+  local names = {}
+  for i, axis in ipairs(axes) do
+    if type(axis) ~= "table" or type(axis.name) ~= "string" then
+      return nil, string.format("%s: its sweep.axes[%d] is not {name = ..., values = ...}", meta.path_for(path), i)
+    end
+    names[i] = axis.name
+  end
+  return names
+end
+
+-- M.read(path [, axes]) -> result, or nil and why. The axes come from the .meta.json beside the CSV
+-- unless given; every problem names the file (and line).
+function M.read(path, axes)
+  local ok, columns, records, lines = pcall(csv.read_cells, path)
+  if not ok then return nil, type(columns) == "table" and columns.message or tostring(columns) end
+  local info, unreadable = meta.read_json(meta.path_for(path))
+  if not axes then
+    local why
+    axes, why = M.axes_of(info, path)
+    if not axes then
+      return nil, why or string.format("%s: no readable %s beside it to say which columns are axes (%s): give them " ..
+        "with --axes, or finish an interrupted run with gpuexp --resume, which writes it", path, meta.path_for(path),
+        tostring(unreadable))
+    end
+  end
+  local result = M.new(path, info, axes, columns)
+  for i, axis in ipairs(axes) do
+    if not result.axis_columns[i] then return nil, string.format("%s has no column '%s' (an axis)", path, axis) end
+  end
+  for r, cells in ipairs(records) do
+    local added, why = result:add(cells, string.format("%s:%d", path, lines[r]))
+    if not added then return nil, why end
+  end
+  return result
+end
+
+return M
