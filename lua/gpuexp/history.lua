@@ -8,7 +8,7 @@ local result = require("gpuexp.result")
 
 local M = {}
 
-M.SCHEMA_VERSION = 1
+M.SCHEMA_VERSION = 2 -- 2 added runs.source
 M.EXIT_HISTORY = 6
 
 local SCHEMA = [[
@@ -43,7 +43,8 @@ CREATE TABLE IF NOT EXISTS runs(
   excluded INTEGER NOT NULL DEFAULT 0,
   axes TEXT NOT NULL,             -- JSON list of axis names
   columns TEXT NOT NULL,          -- JSON list of column names, in CSV order
-  meta TEXT                       -- the whole .meta.json
+  meta TEXT,                      -- the whole .meta.json
+  source TEXT                     -- hash of the CSV and metadata recorded: the same files are one run
 );
 CREATE TABLE IF NOT EXISTS rows(
   run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
@@ -78,22 +79,36 @@ local function message_of(problem)
   return type(problem) == "table" and problem.message or tostring(problem)
 end
 
--- M.open(path) -> db, or nil and why (the folder is made; the schema created or checked).
-function M.open(path)
-  local dir = path:match("^(.*)/[^/]*$")
-  if dir and dir ~= "" then
-    local ok, problem = pcall(gpuexp.mkdir, dir)
-    if not ok then return nil, "cannot make the history's folder: " .. message_of(problem) end
+-- M.open(path [, readonly]) -> db, or nil and why (the folder is made; the schema created or
+-- checked). readonly: for reading only (list, show, export), which works on a history this user
+-- cannot write (another user's, a read-only disk).
+function M.open(path, readonly)
+  if readonly then
+    local file = io.open(path, "rb")
+    if not file then return nil, path .. ": no history there (nothing was recorded yet)" end
+    file:close()
+  else
+    local dir = path:match("^(.*)/[^/]*$")
+    if dir and dir ~= "" then
+      local ok, problem = pcall(gpuexp.mkdir, dir)
+      if not ok then return nil, "cannot make the history's folder: " .. message_of(problem) end
+    end
   end
-  local ok, db = pcall(gpuexp._db.open, path)
+  local ok, db = pcall(gpuexp._db.open, path, readonly)
   if not ok then return nil, message_of(db) end
   local done, problem = pcall(function()
-    db:exec(SCHEMA)
+    if not readonly then db:exec(SCHEMA) end
     local versions = db:rows("SELECT version FROM gpuexp_schema")
-    if #versions == 0 then
+    if #versions == 0 and not readonly then
       db:run("INSERT INTO gpuexp_schema(version) VALUES (?)", M.SCHEMA_VERSION)
-    elseif versions[1].version ~= M.SCHEMA_VERSION then
-      error(string.format("%s has history schema %d; this gpuexp reads %d", path, versions[1].version, M.SCHEMA_VERSION))
+    elseif versions[1] and versions[1].version == 1 and not readonly then -- schema 1: add runs.source
+      db:exec("BEGIN IMMEDIATE; ALTER TABLE runs ADD COLUMN source TEXT; UPDATE gpuexp_schema SET version = 2; COMMIT")
+    elseif versions[1] and versions[1].version == 1 and readonly then -- read as it is
+    elseif #versions == 0 or versions[1].version ~= M.SCHEMA_VERSION then
+      local found = versions[1] and versions[1].version
+      error({message = string.format("%s holds history schema %s, and this gpuexp reads schema %d: %s", path,
+        tostring(found or "none"), M.SCHEMA_VERSION, (found or 0) > M.SCHEMA_VERSION and
+        "it was written by a newer gpuexp; use that one, or give another --history" or "it is not a gpuexp history")}, 0)
     end
   end)
   if not done then db:close() return nil, message_of(problem) end
@@ -165,18 +180,24 @@ function M.record(db, csv_path, extra)
   local commit, dirty = git_state(info.script)
   local gpu = info.gpu or {}
   local first_part = info.parts and info.parts[1] or {}
+  -- the same files recorded again (history record twice): their run, not a second one
+  local source = gpuexp.hash((meta.read_all(csv_path) or "") .. "\0" .. (meta.read_all(meta.path_for(csv_path)) or ""))
+  local already = db:rows("SELECT id FROM runs WHERE source = ? AND kind = ? AND nightly IS ?", source,
+    extra.kind or "run", extra.nightly)[1]
+  if already then return already.id, nil, true end
   local experiment = extra.experiment or (info.script or csv_path):match("([^/]+)%.lua$") or info.sweep.name
   return M.transaction(db, function()
     local _, run_id = db:run([[INSERT INTO runs(recorded_utc, started_utc, finished_utc, kind, nightly, suite,
       experiment, sweep, script, script_hash, kernel_hashes, arguments, git_commit, git_dirty, gpuexp_version, host,
       gpu_name, gpu_uuid, driver_version, cuda_driver, sm_clock_max_khz, throttled_rows, complete, rows_ok,
-      rows_failed, axes, columns, meta) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)]],
+      rows_failed, axes, columns, meta, source) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)]],
       os.date("!%Y-%m-%dT%H:%M:%SZ"), first_part.started_utc or info.time_utc, info.sweep.finished_utc,
       extra.kind or "run", extra.nightly, extra.suite, experiment, info.sweep.name, info.script, info.script_hash,
       json_text(info.kernels or {}), json_text(info.arguments or {}), commit, dirty == nil and nil or (dirty and 1 or 0),
       info.gpuexp_version, info.host, gpu.name, gpu.uuid, info.driver_version,
       info.versions and info.versions.driver_cuda, gpu.sm_clock_max_khz, throttled,
-      info.sweep.complete and 1 or 0, #records - failed, failed, json_text(axes), json_text(columns), json_text(info))
+      info.sweep.complete and 1 or 0, #records - failed, failed, json_text(axes), json_text(columns), json_text(info),
+      source)
     for position, cells in ipairs(records) do
       local full = {}
       for c = 1, #columns do full[c] = cells[c] or "" end
@@ -303,10 +324,10 @@ local function list(db, args)
   local i = 1
   while i <= #args do
     if args[i] == "--experiment" then experiment = args[i + 1]; i = i + 2
-    elseif args[i] == "--limit" then limit = tonumber(args[i + 1]); i = i + 2
+    elseif args[i] == "--limit" then limit = math.tointeger(tonumber(args[i + 1])); i = i + 2
     else return fail(2, "list: unknown argument '" .. args[i] .. "'") end
   end
-  if not limit then return fail(2, "--limit takes a number") end
+  if not limit or limit < 1 then return fail(2, "--limit takes a whole number of runs >= 1") end
   local rows = db:rows([[SELECT id, started_utc, kind, experiment, sweep, gpu_name, driver_version, rows_ok, rows_failed,
     complete, excluded, git_commit FROM runs WHERE (? IS NULL OR experiment = ?) ORDER BY id DESC LIMIT ?]],
     experiment, experiment, limit)
@@ -392,9 +413,10 @@ local function record_files(db, args)
   if kind ~= "run" and kind ~= "nightly" then return fail(2, "--kind is run or nightly") end
   if #paths == 0 then return fail(2, "record: which CSV files?") end
   for _, path in ipairs(paths) do
-    local id, why = M.record(db, path, {kind = kind})
+    local id, why, again = M.record(db, path, {kind = kind})
     if not id then return fail(M.EXIT_HISTORY, why) end
-    print(string.format("recorded %s as run %d", path, id))
+    print(string.format(again and "%s was recorded already, as run %d (not recorded again)" or "recorded %s as run %d",
+      path, id))
   end
   return 0
 end
@@ -413,11 +435,16 @@ local function prune(db, args)
   if args[1] == "--run" then
     local ids, why = ids_from(args, 2)
     if not ids then return fail(2, why) end
+    local deleted, unknown = 0, {}
     local ok, problem = M.transaction(db, function()
-      for _, id in ipairs(ids) do db:run("DELETE FROM runs WHERE id = ?", id) end
+      for _, id in ipairs(ids) do
+        local changed = db:run("DELETE FROM runs WHERE id = ?", id)
+        if changed == 0 then unknown[#unknown + 1] = tostring(id) else deleted = deleted + changed end
+      end
     end)
     if not ok then return fail(M.EXIT_HISTORY, problem) end
-    print(string.format("deleted %d run(s)", #ids))
+    print(string.format("deleted %d run(s)", deleted))
+    if #unknown > 0 then return fail(2, "no run " .. table.concat(unknown, ", ") .. " in the history") end
     return 0
   end
   local keep = args[1] == "--keep" and tonumber(args[2])
@@ -453,7 +480,8 @@ function M.main(args)
     exclude = function(db, a) return set_excluded(db, a, 1) end, include = function(db, a) return set_excluded(db, a, 0) end}
   if not commands[command] then return fail(2, "unknown command '" .. command .. "' (gpuexp history --help)") end
   path = path or M.default_path()
-  local db, why = M.open(path)
+  local reading = command == "list" or command == "show" or command == "export"
+  local db, why = M.open(path, reading)
   if not db then return fail(M.EXIT_HISTORY, why) end
   local ok, code = pcall(commands[command], db, rest)
   db:close()

@@ -18,25 +18,68 @@ local function usage(message)
   return 2
 end
 
+local MAX_SHARDS = 1 << 30
+
 -- "I/N" (0-based I) -> {index, count}, or nil and why.
 function M.parse_shard(text)
   local i, n = tostring(text):match("^(%d+)/(%d+)$")
-  i, n = tonumber(i), tonumber(n)
-  if not i or n < 1 or i >= n then
+  i, n = math.tointeger(tonumber(i)), math.tointeger(tonumber(n))
+  if i and n and n > MAX_SHARDS then
+    return nil, string.format("--shard takes I/N with N at most %d, got '%s'", MAX_SHARDS, tostring(text))
+  end
+  if not i or not n or n < 1 or i >= n then
     return nil, "--shard takes I/N with 0 <= I < N (e.g. 0/4), got '" .. tostring(text) .. "'"
   end
   return {index = i, count = n}
 end
 
--- The shard from --shard, else from a Slurm job array (SLURM_ARRAY_TASK_ID - _MIN of _COUNT).
+-- A Slurm variable as a whole number, or nil and why.
+local function slurm_integer(name, required)
+  local text = os.getenv(name)
+  if text == nil or text == "" then
+    if required then return nil, name .. " is not set" end
+    return nil
+  end
+  local value = math.tointeger(tonumber(text))
+  if not value then return nil, string.format("%s='%s' is not a whole number", name, text) end
+  return value
+end
+
+-- The shard from --shard, else from a Slurm job array: task (SLURM_ARRAY_TASK_ID - _MIN) / _STEP
+-- of _COUNT tasks (--array=0-6:2 runs tasks 0, 2, 4 and 6: shares 0 to 3 of 4).
 function M.shard_from(option)
   if option then return M.parse_shard(option) end
-  local id, count = tonumber(os.getenv("SLURM_ARRAY_TASK_ID") or ""), tonumber(os.getenv("SLURM_ARRAY_TASK_COUNT") or "")
-  if id and count then
-    local first = tonumber(os.getenv("SLURM_ARRAY_TASK_MIN") or "") or 0
-    return M.parse_shard(string.format("%d/%d", id - first, count))
+  if not os.getenv("SLURM_ARRAY_TASK_ID") then return nil end
+  local id, why = slurm_integer("SLURM_ARRAY_TASK_ID", true)
+  local count, why_count = slurm_integer("SLURM_ARRAY_TASK_COUNT", true)
+  local first = slurm_integer("SLURM_ARRAY_TASK_MIN") or 0
+  local step = slurm_integer("SLURM_ARRAY_TASK_STEP") or 1
+  if not id or not count then
+    return nil, "a Slurm job array: " .. (why or why_count) .. " (or give --shard I/N)"
   end
-  return nil
+  if step < 1 or (id - first) % step ~= 0 then
+    return nil, string.format("a Slurm job array: task %d is not on the array's step (min %d, step %d); give --shard I/N",
+      id, first, step)
+  end
+  local index = (id - first) // step
+  if index < 0 or index >= count then
+    return nil, string.format("a Slurm job array: task %d (min %d, step %d) is share %d, outside 0..%d of its %d tasks; " ..
+      "give --shard I/N", id, first, step, index, count - 1, count)
+  end
+  return M.parse_shard(string.format("%d/%d", index, count))
+end
+
+-- --point-timeout S -> seconds (0: no limit), or nil and why. Very small limits are raised to a
+-- millisecond, very large ones mean no limit.
+function M.parse_point_timeout(text)
+  if text == nil then return M.DEFAULT_POINT_TIMEOUT_S end
+  local seconds = tonumber(text)
+  if not seconds or seconds ~= seconds or seconds < 0 then
+    return nil, "--point-timeout takes seconds >= 0 (0: no limit), got '" .. tostring(text) .. "'"
+  end
+  if seconds >= 1e9 then return 0 end
+  if seconds > 0 and seconds < 0.001 then return 0.001 end
+  return seconds
 end
 
 -- "a=1,b=2;a=3" -> list of clauses ({axis = value text}), or nil and why. A point runs when it
@@ -92,14 +135,10 @@ end
 
 function M.main()
   local o = gpuexp.run_options
-  local point_timeout = M.DEFAULT_POINT_TIMEOUT_S
-  if o.point_timeout then
-    point_timeout = tonumber(o.point_timeout)
-    if not point_timeout or point_timeout < 0 then
-      return usage("--point-timeout takes seconds >= 0 (0: no limit), got '" .. o.point_timeout .. "'")
-    end
-  end
-  local shard, why = M.shard_from(o.shard)
+  local point_timeout, why = M.parse_point_timeout(o.point_timeout)
+  if not point_timeout then return usage(why) end
+  local shard
+  shard, why = M.shard_from(o.shard)
   if not shard and why then return usage(why) end
   local only
   if o.only then
@@ -107,7 +146,11 @@ function M.main()
     if not only then return usage(why) end
   end
   local devices = {o.device}
-  if o.devices and not gpuexp.plan then
+  if o.devices and gpuexp.plan then -- checked all the same: a typo must not pass in a plan
+    local list
+    list, why = M.parse_devices(o.devices == "all" and "0" or o.devices)
+    if not list then return usage(why) end
+  elseif o.devices then
     devices, why = M.parse_devices(o.devices)
     if not devices then return usage(why) end
     local names = {}

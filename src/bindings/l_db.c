@@ -27,14 +27,16 @@ static gx_db *check_open(lua_State *L)
     return handle->db;
 }
 
+/* gpuexp._db.open(path [, readonly]) */
 static int db_open(lua_State *L)
 {
     const char *path = luaL_checkstring(L, 1);
+    int readonly = lua_toboolean(L, 2);
     l_db *handle = lua_newuserdatauv(L, sizeof *handle, 0);
     handle->db = NULL;
     luaL_setmetatable(L, GX_DB_TYPE);
     gx_error error;
-    if (gx_db_open(path, &handle->db, &error))
+    if (gx_db_open(path, readonly, &handle->db, &error))
         return raise_plain(L, &error);
     return 1;
 }

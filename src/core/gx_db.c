@@ -24,14 +24,23 @@ static int db_fail(gx_db *db, gx_error *error, const char *call, int code, const
     return kind;
 }
 
-int gx_db_open(const char *path, gx_db **out, gx_error *error)
+int gx_db_open(const char *path, int readonly, gx_db **out, gx_error *error)
 {
     *out = NULL;
     gx_db *db = calloc(1, sizeof *db);
     if (!db)
         return gx_fail(error, GX_ERR_SYSTEM, "out of memory opening %s", path);
     snprintf(db->path, sizeof db->path, "%s", path);
-    int rc = sqlite3_open_v2(path, &db->handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+    int rc;
+    if (readonly) {
+        /* immutable: a history on a read-only disk or of another user is read without the WAL's
+           shared-memory file, which reading in WAL mode would otherwise have to create */
+        char *uri = sqlite3_mprintf("file:%s?immutable=1", path);
+        rc = uri ? sqlite3_open_v2(uri, &db->handle, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL) : SQLITE_NOMEM;
+        sqlite3_free(uri);
+    } else {
+        rc = sqlite3_open_v2(path, &db->handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+    }
     if (rc != SQLITE_OK) {
         db_fail(db, error, "sqlite3_open_v2", rc, NULL);
         gx_db_close(db);
@@ -45,7 +54,7 @@ int gx_db_open(const char *path, gx_db **out, gx_error *error)
     }
     /* WAL: readers never block the nightly's writer; a killed writer's transaction is rolled back
      * on the next open. */
-    if (gx_db_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", error)) {
+    if (!readonly && gx_db_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", error)) {
         gx_db_close(db);
         return GX_ERR_SYSTEM;
     }

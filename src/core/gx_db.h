@@ -21,7 +21,8 @@ typedef struct gx_db_value {
 
 /* Opens (creating) the database at path: write-ahead log, a busy timeout for a second writer,
  * foreign keys on. */
-int gx_db_open(const char *path, gx_db **db, gx_error *error);
+/* readonly: opened as an immutable file (no WAL files made), for listing a history one cannot write. */
+int gx_db_open(const char *path, int readonly, gx_db **db, gx_error *error);
 void gx_db_close(gx_db *db);
 
 /* Runs statements with no parameters and no results (schema, BEGIN, COMMIT). */
