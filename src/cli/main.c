@@ -303,7 +303,7 @@ static int run_script(int argc, char **argv, const struct options *options)
 
     lua_pushcfunction(L, message_handler);
     int handler = lua_gettop(L);
-    int status = LUA_OK;
+    int status = LUA_OK, trace_failed = 0;
     /* the Lua library adds its functions (sweep, csv, ...) to the gpuexp table */
     lua_getglobal(L, "require");
     lua_pushstring(L, "gpuexp.init");
@@ -329,6 +329,13 @@ static int run_script(int argc, char **argv, const struct options *options)
             }
         } else if (status == LUA_OK) {
             int wanted = options->trace && !options->arch;
+            char trace_real[PATH_MAX], script_real[PATH_MAX];
+            if (options->trace && realpath(options->trace, trace_real) && realpath(options->script, script_real)
+                && strcmp(trace_real, script_real) == 0) {
+                fprintf(stderr, "gpuexp: --trace %s is the script itself; give the trace another file\n", options->trace);
+                lua_close(L);
+                return GX_EXIT_USAGE;
+            }
             if (options->trace && options->arch && !options->worker)
                 fprintf(stderr, "gpuexp: --trace: an offline plan runs nothing on a GPU; no trace is written\n");
             int tracing = wanted && start_trace(options) == GX_OK;
@@ -340,15 +347,18 @@ static int run_script(int argc, char **argv, const struct options *options)
                 lua_pushstring(L, argv[i]);
             status = lua_pcall(L, argc - options->script_index - 1, 0, handler);
             gx_error trace_error;
-            if (tracing && gx_trace_stop(&trace_error))
+            if (tracing && gx_trace_stop(&trace_error)) {
                 fprintf(stderr, "gpuexp: %s\n", trace_error.message);
+                if (status == LUA_OK)
+                    trace_failed = 1;
+            }
         } else if (status == LUA_ERRFILE) {
             fprintf(stderr, "gpuexp: %s\n", lua_tostring(L, -1));
             lua_close(L);
             return GX_EXIT_USAGE;
         }
     }
-    int code = GX_EXIT_OK;
+    int code = trace_failed ? GX_EXIT_WRITE : GX_EXIT_OK;
     if (status != LUA_OK) {
         code = exit_code_for(L, -1);
         lua_getfield(L, LUA_REGISTRYINDEX, "gpuexp.traceback");

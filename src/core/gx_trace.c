@@ -26,6 +26,7 @@ static struct {
     unsigned long long events;
     long long labelled[GX_TRACE_LABELS]; /* pid * 2^32 + tid (tid -1: the process) already named */
     int labels;
+    char path[4096], temporary[4100];
 } trace = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
@@ -181,10 +182,19 @@ int gx_trace_start(const char *path, int exclusive, gx_error *error)
         return gx_fail(error, GX_ERR_USAGE, "a trace is already being recorded");
     if (gx_cupti_get(error))
         return error->kind;
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | (exclusive ? O_EXCL : 0), 0644);
+    /* written to PATH.tmp and renamed at the end: PATH is never cut, emptied or removed by a trace
+       that could not be written */
+    if (snprintf(trace.path, sizeof trace.path, "%s", path) >= (int)sizeof trace.path
+        || snprintf(trace.temporary, sizeof trace.temporary, "%s.tmp", path) >= (int)sizeof trace.temporary)
+        return gx_fail(error, GX_ERR_USAGE, "the trace's path is too long");
+    if (exclusive && access(path, F_OK) == 0) { /* another worker of the run traced here already */
+        errno = EEXIST;
+        return gx_fail(error, GX_ERR_SYSTEM, "cannot write the trace %s: it exists", path);
+    }
+    int fd = open(trace.temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | (exclusive ? O_EXCL : 0), 0644);
     if (fd < 0) {
         int saved = errno;
-        gx_fail(error, GX_ERR_SYSTEM, "cannot write the trace %s: %s", path, strerror(saved));
+        gx_fail(error, GX_ERR_SYSTEM, "cannot write the trace %s: %s", trace.temporary, strerror(saved));
         errno = saved;
         return GX_ERR_SYSTEM;
     }
@@ -204,7 +214,7 @@ int gx_trace_start(const char *path, int exclusive, gx_error *error)
     if (result != CUPTI_SUCCESS) {
         fclose(trace.file);
         trace.file = NULL;
-        unlink(path);
+        unlink(trace.temporary); /* only the file this call made */
         gx_cupti_fail(error, "cuptiActivityEnable", result);
         gx_error_append(error, " (is there a GPU and a driver here? gpuexp doctor checks)");
         return error->kind;
@@ -226,13 +236,25 @@ int gx_trace_stop(gx_error *error)
     fprintf(trace.file, "{\"ph\":\"M\",\"pid\":0,\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":\"host (gpuexp pid %d)\"}}\n]\n",
             (int)getpid());
     int failed = ferror(trace.file);
+    failed |= fflush(trace.file) != 0;
+    int saved = errno;
     failed |= fclose(trace.file) != 0;
+    if (!saved)
+        saved = errno;
     trace.file = NULL;
     pthread_mutex_unlock(&trace.lock);
+    if (failed) {
+        unlink(trace.temporary);
+        return gx_fail(error, GX_ERR_WRITE, "cannot write the trace %s: %s (no trace was kept)", trace.path,
+                       saved ? strerror(saved) : "an I/O error");
+    }
+    if (rename(trace.temporary, trace.path) != 0) {
+        saved = errno;
+        unlink(trace.temporary);
+        return gx_fail(error, GX_ERR_WRITE, "cannot write the trace %s: %s", trace.path, strerror(saved));
+    }
     if (result != CUPTI_SUCCESS)
         return gx_cupti_fail(error, "cuptiActivityFlushAll", result);
-    if (failed)
-        return gx_fail(error, GX_ERR_SYSTEM, "the trace could not be written completely (disk full?)");
     return GX_OK;
 }
 
