@@ -169,7 +169,7 @@ function Coordinator:register(msg)
         local names = {}
         for _, axis in ipairs(msg.axes) do names[#names + 1] = axis.name end
         return nil, string.format("--only names the axis '%s', which sweep '%s' does not have (its axes: %s); " ..
-          "nothing was run or written", name, msg.name, table.concat(names, ", "))
+          "nothing was run or written", name, msg.name, table.concat(names, ", ")), "option"
       end
     end
   end
@@ -226,12 +226,13 @@ function Coordinator:register(msg)
     local previous, unreadable = meta.read_json(sweep.meta_path)
     if not previous and not self.options.allow_changed then
       return nil, string.format("cannot resume %s: %s, so the script, kernels and axes cannot be checked against " ..
-        "the rows there (--allow-changed resumes anyway)", out, unreadable)
+        "the rows there (--allow-changed resumes anyway)", out, unreadable), "option"
     end
     if previous and not self.options.allow_changed then
       local found = changes(previous, info)
       if #found > 0 then
-        return nil, string.format("cannot resume %s: %s (--allow-changed resumes anyway)", out, table.concat(found, "; "))
+        return nil, string.format("cannot resume %s: %s (--allow-changed resumes anyway)", out, table.concat(found, "; ")),
+          "option"
       end
     end
     if previous and type(previous.parts) == "table" then

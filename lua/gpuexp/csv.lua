@@ -204,10 +204,19 @@ function M.read_cells(path)
 end
 
 -- A cell read back: numbers as numbers, true/false as booleans, an empty cell as nil.
+-- A cell as a number, or nil: Lua's numerals and the spellings format_value (and C's printf) write
+-- for values that are not finite ("nan", "-nan", "inf", "-inf"), which tonumber does not read.
+local special = {nan = 0 / 0, ["-nan"] = 0 / 0, inf = math.huge, ["-inf"] = -math.huge, infinity = math.huge,
+  ["-infinity"] = -math.huge}
+local function number(value)
+  return tonumber(value) or special[value:lower()]
+end
+M.number = number
+
 local function convert(value)
   if value == nil or value == "" then return nil end
   if value == "true" then return true elseif value == "false" then return false end
-  return tonumber(value) or value
+  return number(value) or value
 end
 M.convert = convert
 
@@ -219,7 +228,7 @@ function M.read(path)
     local row = {}
     for c, name in ipairs(columns) do
       local value = values[c]
-      row[name] = tonumber(value) or value
+      row[name] = value and number(value) or value
     end
     rows[r] = row
   end

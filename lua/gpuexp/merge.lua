@@ -139,20 +139,22 @@ function M.main(args)
     return 7
   end
 
-  local info = reference
-  info.parts, info.gpus, info.merged_from = {}, {}, {}
-  local gpu_seen = {}
+  -- every part's runs and GPUs, gathered before the reference (one of the parts) is rewritten
+  local parts, gpus, merged_from, gpu_seen = {}, {}, {}, {}
   for _, part in ipairs(infos) do
-    info.merged_from[#info.merged_from + 1] = part.path
+    merged_from[#merged_from + 1] = part.path
     for _, p in ipairs(part.info.parts or {}) do
       p.shard = part.info.sweep.shard
       p.gpu = part.info.gpu and part.info.gpu.name
-      info.parts[#info.parts + 1] = p
+      parts[#parts + 1] = p
     end
     for _, gpu in ipairs(part.info.gpus or {part.info.gpu}) do
-      if not gpu_seen[gpu.uuid or gpu.name or ""] then gpu_seen[gpu.uuid or gpu.name or ""] = true; info.gpus[#info.gpus + 1] = gpu end
+      local id = gpu.uuid or gpu.name or ""
+      if not gpu_seen[id] then gpu_seen[id] = true; gpus[#gpus + 1] = gpu end
     end
   end
+  local info = reference
+  info.parts, info.gpus, info.merged_from = parts, gpus, merged_from
   local all_cells = {}
   for i = 1, points do all_cells[i] = cells_of[i] end
   info.sweep.shard, info.sweep.points_in_share, info.sweep.share_indices, info.sweep.point_cells = nil, nil, nil, nil

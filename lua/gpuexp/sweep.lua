@@ -3,7 +3,6 @@
 local csv = require("gpuexp.csv")
 local meta = require("gpuexp.meta")
 local coordinator = require("gpuexp.coordinator")
-local where = require("gpuexp.where")
 local wire = require("gpuexp.wire")
 
 local M = {}
@@ -16,14 +15,14 @@ local known_options = {
 -- Axes are a list of {name, values} pairs, in order: the last one varies fastest.
 local function normalize_axes(axes)
   if type(axes) ~= "table" or #axes == 0 then
-    where.error("usage", "sweep: 'axes' must be a list of {name, {values...}} pairs, e.g. {{'block', {128, 256}}}")
+    gpuexp.error("usage", "sweep: 'axes' must be a list of {name, {values...}} pairs, e.g. {{'block', {128, 256}}}")
   end
   local result, seen = {}, {}
   for i, axis in ipairs(axes) do
     if type(axis) ~= "table" or type(axis[1]) ~= "string" or type(axis[2]) ~= "table" or #axis[2] == 0 then
-      where.error("usage", string.format("sweep: axes[%d] must be {name, {values...}} with at least one value", i))
+      gpuexp.error("usage", string.format("sweep: axes[%d] must be {name, {values...}} with at least one value", i))
     end
-    if seen[axis[1]] then where.error("usage", "sweep: axis '" .. axis[1] .. "' appears twice") end
+    if seen[axis[1]] then gpuexp.error("usage", "sweep: axis '" .. axis[1] .. "' appears twice") end
     seen[axis[1]] = true
     result[i] = {name = axis[1], values = axis[2]}
   end
@@ -66,7 +65,7 @@ local function output_for(spec, name)
   local explicit = spec.out ~= nil
   local path = spec.out or default_out()
   if type(path) ~= "string" or path == "" or path:sub(-1) == "/" or gpuexp._is_directory(path) then
-    where.error("usage", "sweep: 'out' must name a CSV file, got '" .. tostring(path) .. "'" ..
+    gpuexp.error("usage", "sweep: 'out' must name a CSV file, got '" .. tostring(path) .. "'" ..
       (type(path) == "string" and gpuexp._is_directory(path) and " (a directory)" or ""))
   end
   if taken[path] and not explicit then
@@ -74,14 +73,14 @@ local function output_for(spec, name)
     path = stem .. "." .. name:gsub("[^%w_.-]", "_") .. ".csv"
   end
   if taken[path] then
-    where.error("usage", string.format("sweep '%s': %s is written by sweep '%s' of this script already; give each " ..
+    gpuexp.error("usage", string.format("sweep '%s': %s is written by sweep '%s' of this script already; give each " ..
       "sweep its own name or out", name, path, taken[path]))
   end
   -- never over the script itself (gpuexp -o k.lua k.lua)
   local script = gpuexp.script and gpuexp._realpath(gpuexp.script)
   local target = gpuexp._realpath(path)
   if script and target == script then
-    where.error("usage", string.format("sweep '%s': its output %s is the script itself; give another --out", name, path))
+    gpuexp.error("usage", string.format("sweep '%s': its output %s is the script itself; give another --out", name, path))
   end
   taken[path] = name
   return path
@@ -137,7 +136,7 @@ local function local_client()
     local only, why
     if options.only then
       only, why = supervisor.parse_only(options.only)
-      if not only then where.error("usage", why) end
+      if not only then gpuexp.error("option", why) end
     end
     local_coordinator = coordinator.new{resume = options.resume, allow_changed = options.allow_changed,
       shard = shard, only = only, host = meta.host(), command = options.argv}
@@ -156,7 +155,7 @@ local function local_client()
       sweep:close()
       if options.history then
         local ids, why = require("gpuexp.history").record_outputs(options.history, {sweep.out})
-        if not ids then where.error("system", "the sweep was not recorded in the history: " .. why) end
+        if not ids then gpuexp.error("system", "the sweep was not recorded in the history: " .. why) end
       end
       return {done = true, rows = sweep:rows()}
     end,
@@ -201,23 +200,23 @@ end
 -- M.run{name=, axes=, where=, setup=, run=, columns=, out=, device=, meta=, quiet=, timeout_s=}
 -- -> rows (each with status and error), csv path, columns.
 function M.run(spec)
-  if type(spec) ~= "table" then where.error("usage", "sweep: expected a table of options") end
+  if type(spec) ~= "table" then gpuexp.error("usage", "sweep: expected a table of options") end
   for key in pairs(spec) do
     if not known_options[key] then
       local names = {}
       for name in pairs(known_options) do names[#names + 1] = name end
       table.sort(names)
-      where.error("usage", "sweep: unknown option '" .. tostring(key) .. "' (known: " .. table.concat(names, ", ") .. ")")
+      gpuexp.error("usage", "sweep: unknown option '" .. tostring(key) .. "' (known: " .. table.concat(names, ", ") .. ")")
     end
   end
-  if type(spec.run) ~= "function" then where.error("usage", "sweep: 'run' must be a function(point) returning a row table") end
+  if type(spec.run) ~= "function" then gpuexp.error("usage", "sweep: 'run' must be a function(point) returning a row table") end
   if spec.timeout_s ~= nil and (type(spec.timeout_s) ~= "number" or spec.timeout_s < 0) then
-    where.error("usage", "sweep: 'timeout_s' must be a number of seconds >= 0 (0: no limit)")
+    gpuexp.error("usage", "sweep: 'timeout_s' must be a number of seconds >= 0 (0: no limit)")
   end
   local points, axes = M.points(spec.axes, spec.where)
-  if #points == 0 then where.error("usage", "sweep: the filter ('where') left no point to run") end
+  if #points == 0 then gpuexp.error("usage", "sweep: the filter ('where') left no point to run") end
   local name = spec.name or "sweep"
-  if type(name) ~= "string" or name == "" then where.error("usage", "sweep: 'name' must be a non-empty string") end
+  if type(name) ~= "string" or name == "" then gpuexp.error("usage", "sweep: 'name' must be a non-empty string") end
   local path = output_for(spec, name)
   -- the device recorded in the metadata: given, else the default one when there is a GPU;
   -- device = false for sweeps that use none
@@ -241,7 +240,7 @@ function M.run(spec)
   local registration = client:register{name = name, out = path, axes = axes_meta, points = cells,
     columns = spec.columns, info = info, timeout_s = spec.timeout_s,
     mode = gpuexp.offline_arch and "plan" or "measured", offline_arch = gpuexp.offline_arch}
-  if registration.error then where.error(registration.kind or "usage", "sweep '" .. name .. "': " .. registration.error) end
+  if registration.error then gpuexp.error(registration.kind or "usage", "sweep '" .. name .. "': " .. registration.error) end
   local id = registration.id
 
   local own, set_up = {}, false
@@ -279,7 +278,7 @@ function M.run(spec)
     if lost then
       if client.remote then os.exit(3, false) end -- the supervisor reads why from the shared page
       client:row(id, index, {status = "crashed", error = lost .. "; " .. launch})
-      where.error("driver", string.format("sweep '%s': point %d crashed and the CUDA context is lost (%s); " ..
+      gpuexp.error("driver", string.format("sweep '%s': point %d crashed and the CUDA context is lost (%s); " ..
         "without --inline a new worker would go on after it", name, index, lost))
     end
     if ok and failure then ok, result = false, failure end

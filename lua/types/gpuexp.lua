@@ -9,7 +9,7 @@
 
 ---@class gpuexp.Error
 ---@field message string  the error text, the script's file:line first
----@field kind "usage"|"driver"|"compile"|"system"|"profiler"
+---@field kind "usage"|"driver"|"compile"|"system"|"profiler"|"write"|"busy"|"option"
 
 ---@class gpuexp.LaunchSpec
 ---@field stream? gpuexp.Stream  the stream to enqueue on (kernel:launch, kernel:bind)
@@ -424,7 +424,7 @@ function gpuexp.check(condition, message, ...) end
 ---@return gpuexp.Lesson
 function gpuexp.lesson() end
 ---Raises a gpuexp error value at the caller's line.
----@param kind "usage"|"driver"|"compile"|"system"
+---@param kind "usage"|"driver"|"compile"|"system"|"write"|"busy"|"option"
 ---@param message string
 ---@param level? integer
 function gpuexp.error(kind, message, level) end

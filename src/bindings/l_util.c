@@ -42,18 +42,28 @@ void l_push_error(lua_State *L, enum gx_error_kind kind, const char *message)
 
 /* Pushes "file:line: " of the user's code: the first Lua frame from `level` up that is not in
    gpuexp's own library (lua/gpuexp/), so an error raised for a script names the script's line. */
+/* Whether a chunk is one of gpuexp's own Lua modules: embedded ("@lua/gpuexp/x.lua") or loaded
+ * from GPUEXP_LUA_DIR ("@DIR/gpuexp/x.lua"). */
+static int is_library_source(const char *source)
+{
+    if (strncmp(source, "@lua/gpuexp/", 12) == 0)
+        return 1;
+    const char *dir = getenv("GPUEXP_LUA_DIR");
+    size_t length = dir ? strlen(dir) : 0;
+    return length && source[0] == '@' && strncmp(source + 1, dir, length) == 0
+           && strncmp(source + 1 + length, "/gpuexp/", 8) == 0;
+}
+
 void l_push_where(lua_State *L, int level)
 {
     lua_Debug frame;
     for (int at = level; lua_getstack(L, at, &frame); at++) {
-        if (!lua_getinfo(L, "Sl", &frame) || frame.currentline <= 0)
-            continue;
-        if (strstr(frame.source, "lua/gpuexp/"))
+        if (!lua_getinfo(L, "Sl", &frame) || frame.currentline <= 0 || is_library_source(frame.source))
             continue;
         lua_pushfstring(L, "%s:%d: ", frame.short_src, frame.currentline);
         return;
     }
-    luaL_where(L, level);
+    lua_pushliteral(L, ""); /* raised by the library itself (a supervisor, a command): no line of the user's */
 }
 
 int l_raise(lua_State *L, const gx_error *error)

@@ -135,6 +135,8 @@ static int exit_code_for(lua_State *L, int index)
         code = GX_EXIT_WRITE;
     else if (kind && strcmp(kind, "busy") == 0)
         code = GX_EXIT_BUSY;
+    else if (kind && strcmp(kind, "option") == 0)
+        code = GX_EXIT_USAGE;
     lua_pop(L, 1);
     return code;
 }
@@ -161,6 +163,14 @@ struct options {
     const char *trace;   /* record a timeline (Chrome trace JSON) here */
     int diagnose;        /* diagnose every timed launch (gpuexp diagnose SCRIPT) */
 };
+
+/* Whether an output file given on the command line is the script itself (gpuexp -o k.lua k.lua). */
+static int is_script(const struct options *options, const char *path)
+{
+    char path_real[PATH_MAX], script_real[PATH_MAX];
+    return path && realpath(path, path_real) && realpath(options->script, script_real)
+           && strcmp(path_real, script_real) == 0;
+}
 
 /* gpuexp.run_options: what the supervisor needs of the command line. */
 static void push_run_options(lua_State *L, int argc, char **argv, const struct options *o)
@@ -329,10 +339,9 @@ static int run_script(int argc, char **argv, const struct options *options)
             }
         } else if (status == LUA_OK) {
             int wanted = options->trace && !options->arch;
-            char trace_real[PATH_MAX], script_real[PATH_MAX];
-            if (options->trace && realpath(options->trace, trace_real) && realpath(options->script, script_real)
-                && strcmp(trace_real, script_real) == 0) {
-                fprintf(stderr, "gpuexp: --trace %s is the script itself; give the trace another file\n", options->trace);
+            const char *over = is_script(options, options->trace) ? "--trace" : is_script(options, options->out) ? "--out" : NULL;
+            if (over) {
+                fprintf(stderr, "gpuexp: %s names the script %s itself; give it another file\n", over, options->script);
                 lua_close(L);
                 return GX_EXIT_USAGE;
             }
@@ -361,7 +370,12 @@ static int run_script(int argc, char **argv, const struct options *options)
     int code = trace_failed ? GX_EXIT_WRITE : GX_EXIT_OK;
     if (status != LUA_OK) {
         code = exit_code_for(L, -1);
-        lua_getfield(L, LUA_REGISTRYINDEX, "gpuexp.traceback");
+        /* a bad option, a busy output or a failed write is not a bug in the script: no traceback */
+        int plain = code == GX_EXIT_USAGE || code == GX_EXIT_BUSY || code == GX_EXIT_WRITE;
+        if (plain && lua_istable(L, -1))
+            lua_getfield(L, -1, "message");
+        else
+            lua_getfield(L, LUA_REGISTRYINDEX, "gpuexp.traceback");
         const char *text = lua_tostring(L, -1);
         if (!text) /* syntax errors never reach the handler */
             text = luaL_tolstring(L, -2, NULL);

@@ -13,6 +13,7 @@ enum gx_error_kind {
     GX_ERR_PROFILER, /* CUPTI missing or refused here (permissions, another profiler, unsupported GPU) */
     GX_ERR_WRITE,   /* an output could not be written (a full disk, an I/O error): the run stops */
     GX_ERR_BUSY,    /* another process holds what this one needs (an output, a GPU's nightly): try later */
+    GX_ERR_OPTION,  /* a command-line option does not fit the script (--only naming an axis it lacks) */
 };
 
 typedef struct gx_error {

@@ -78,7 +78,7 @@ T.eq(info.parts[2].ended, "complete", "the resumed part")
 -- 3. resume refused when the script changed, unless told
 write("slow.lua", read("slow.lua"):gsub("w = \"x\"", "w = \"y\""))
 code, stderr = gpuexp_run("--resume slow.lua")
-T.eq(code, 1, "resume refused")
+T.eq(code, 2, "resume refused: an option that does not fit (exit 2)")
 T.ok(stderr:find("slow.lua:1: sweep 'slow': cannot resume slow.csv: the script changed", 1, true),
   "the refusal names the user's line and what changed: " .. stderr)
 T.ok(stderr:find("--allow-changed", 1, true), "and how to go on")
