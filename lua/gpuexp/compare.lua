@@ -107,6 +107,32 @@ local function fields(run, key, metric)
     clock_throttled = run:value(key, "clock_throttled")}
 end
 
+-- An entry of a comparison: its own fields are the verdict and numbers; what many entries share
+-- (the result it is read from, the metric and its direction) is in its metatable, and its point's
+-- text and cells and its baseline's values are made when read (a printer, a report). A run of
+-- 200k points keeps 200k small tables, not 200k copies of all that.
+local entry_kinds = {}
+local function entry_kind(result, metric)
+  local by_metric = entry_kinds[result] or setmetatable({}, {__mode = "k"})
+  entry_kinds[result] = by_metric
+  local kind = by_metric[metric]
+  if kind then return kind end
+  local shared = {result = result, metric = metric.name, direction = metric.direction}
+  kind = {__index = function(entry, field)
+    if shared[field] ~= nil then return shared[field]
+    elseif field == "point" then return result:describe(entry.key)
+    elseif field == "cells" then return result:axis_cells(entry.key)
+    elseif field == "baseline" then
+      local values = {}
+      for i, b in ipairs(rawget(entry, "judged_baseline")) do values[i] = b.value end
+      return values
+    end
+  end}
+  by_metric[metric] = kind
+  return kind
+end
+setmetatable(entry_kinds, {__mode = "k"})
+
 local function ok_row(row) return row and (row.status == nil or row.status == "ok") end
 
 -- A value a change can be computed against: a finite positive number (times and rates).
@@ -130,8 +156,7 @@ function M.compare(bases, new, options)
     if not labelled then for _, base in ipairs(bases) do if base:has(key) then labelled = base end end end
     for _, metric in ipairs(options.metrics) do
       local new_row = fields(new, key, metric.name)
-      local entry = {key = key, point = labelled:describe(key), cells = labelled:axis_cells(key),
-        metric = metric.name, direction = metric.direction}
+      local entry = setmetatable({key = key}, entry_kind(labelled, metric))
       local baseline, unusable = {}, {}
       for _, base in ipairs(bases) do
         local row = fields(base, key, metric.name)
@@ -144,8 +169,7 @@ function M.compare(bases, new, options)
           end
         end
       end
-      entry.baseline, entry.judged_baseline = {}, baseline -- the values; and with their noise, for a re-judge
-      for i, b in ipairs(baseline) do entry.baseline[i] = b.value end
+      entry.judged_baseline = baseline -- with their noise, for a re-judge (entry.baseline: the values)
       local value = new_row and new_row.value
       if ok_row(new_row) and value == nil and #baseline == 0 then
         entry = nil -- a column this point does not fill (e.g. gbps of a compute kernel)
@@ -175,9 +199,10 @@ function M.compare(bases, new, options)
           rule = options.rule, floor_pct = options.floor_pct}
         entry.verdict, entry.base, entry.new = judged.verdict, judged.center, value
         entry.change_pct, entry.threshold_pct, entry.basis = judged.change_pct, judged.threshold_pct, judged.basis
-        entry.worse_pct = judged.worse_pct
-        entry.throttled = new_row.clock_throttled == true
-        if entry.throttled then entry.basis = entry.basis .. "; clock throttled during the new run" end
+        if new_row.clock_throttled == true then
+          entry.throttled = true
+          entry.basis = entry.basis .. "; clock throttled during the new run"
+        end
       end
       if entry then
         counts[entry.verdict] = counts[entry.verdict] + 1
@@ -191,7 +216,7 @@ end
 -- A regression: slower, or failing now where the baseline had an ok row (a point that failed in
 -- the baseline too is failing, not newly broken).
 function M.is_regression(entry)
-  return entry.verdict == "slower" or (entry.verdict == "error" and #(entry.baseline or {}) > 0)
+  return entry.verdict == "slower" or (entry.verdict == "error" and #entry.judged_baseline > 0)
 end
 
 local function number_text(value)
@@ -215,48 +240,43 @@ function M.summary_line(counts)
     counts.same, counts.error, counts.new, counts.missing)
 end
 
-local function table_rows(result)
-  local rows = {}
-  for _, e in ipairs(result.points) do
-    rows[#rows + 1] = {point = e.point, metric = e.metric, base = number_text(e.base), new = number_text(e.new),
-      change = change_text(e), threshold = threshold_text(e),
-      verdict = M.is_regression(e) and e.verdict:upper() or e.verdict, basis = e.basis or ""}
-  end
-  return rows, {"point", "metric", "base", "new", "change", "threshold", "verdict", "basis"}
+local COLUMNS = {"point", "metric", "base", "new", "change", "threshold", "verdict", "basis"}
+
+-- An entry's cells for the printed table, in COLUMNS order: made one line at a time, never all
+-- held at once (a comparison of 200k points prints 200k lines).
+local function table_row(e)
+  return {e.point, e.metric, number_text(e.base), number_text(e.new), change_text(e), threshold_text(e),
+    M.is_regression(e) and e.verdict:upper() or e.verdict, e.basis or ""}
 end
 
 function M.format_table(result, file)
-  local rows, columns = table_rows(result)
   local widths = {}
-  for c, name in ipairs(columns) do widths[c] = #name end
-  for _, row in ipairs(rows) do
-    for c, name in ipairs(columns) do widths[c] = math.max(widths[c], #row[name]) end
+  for c, name in ipairs(COLUMNS) do widths[c] = #name end
+  for _, e in ipairs(result.points) do
+    for c, text in ipairs(table_row(e)) do if #text > widths[c] then widths[c] = #text end end
   end
-  local function line(get)
-    local parts = {}
-    for c, name in ipairs(columns) do
-      local text = get(name)
-      parts[c] = c == #columns and text or string.format(c <= 2 and "%-" .. widths[c] .. "s" or "%" .. widths[c] .. "s", text)
-    end
-    file:write(table.concat(parts, "  "), "\n")
+  local formats = {}
+  for c = 1, #COLUMNS do formats[c] = c == #COLUMNS and "%s" or ((c <= 2 and "%-" or "%") .. widths[c] .. "s") end
+  local function line(cells)
+    for c, text in ipairs(cells) do cells[c] = string.format(formats[c], text) end
+    file:write(table.concat(cells, "  "), "\n")
   end
-  line(function(name) return name end)
-  for _, row in ipairs(rows) do line(function(name) return row[name] end) end
+  line({table.unpack(COLUMNS)})
+  for _, e in ipairs(result.points) do line(table_row(e)) end
   file:write(M.summary_line(result.counts), "\n")
 end
 
 local function markdown_cell(text) return (tostring(text):gsub("|", "\\|")) end
 
 function M.format_markdown(result, file)
-  local rows, columns = table_rows(result)
-  file:write("| ", table.concat(columns, " | "), " |\n|")
-  for c = 1, #columns do file:write(c >= 3 and c <= 6 and " ---: |" or " --- |") end
+  file:write("| ", table.concat(COLUMNS, " | "), " |\n|")
+  for c = 1, #COLUMNS do file:write(c >= 3 and c <= 6 and " ---: |" or " --- |") end
   file:write("\n")
-  for _, row in ipairs(rows) do
-    local cells = {}
-    for c, name in ipairs(columns) do
-      local text = markdown_cell(row[name])
-      if name == "verdict" and text ~= text:lower() then text = "**" .. text .. "**" end
+  for _, e in ipairs(result.points) do
+    local cells = table_row(e)
+    for c, text in ipairs(cells) do
+      text = markdown_cell(text)
+      if COLUMNS[c] == "verdict" and text ~= text:lower() then text = "**" .. text .. "**" end
       cells[c] = text
     end
     file:write("| ", table.concat(cells, " | "), " |\n")

@@ -36,7 +36,7 @@ end
 M.shard_path = shard_path
 
 -- The CSV rows of a file written by an earlier part of this run: the header's cells, the complete
--- rows (cells), the byte length of the complete part and the bytes dropped. A last row cut by a
+-- rows (cells) and their lines' text, the byte length of the complete part and the bytes dropped. A last row cut by a
 -- kill (no newline, or an unclosed quote) and damaged rows (another number of cells than the
 -- header, a NUL byte: a power loss) are dropped and their points run again. nil and why when the
 -- file is malformed elsewhere.
@@ -59,7 +59,7 @@ local function read_existing(path)
   local dropped = #text - good_bytes
   if #records == 0 then return {columns = nil, rows = {}, good_bytes = 0, dropped_bytes = dropped} end
   local columns = records[1]
-  local rows = {}
+  local rows, texts = {}, {}
   for r = 2, #records do
     local cells = records[r]
     local damaged = #cells ~= #columns
@@ -68,9 +68,10 @@ local function read_existing(path)
       dropped = dropped + ends[r] - ends[r - 1] -- a damaged row (a power loss): its point runs again
     else
       rows[#rows + 1] = cells
+      texts[#rows] = complete:sub(ends[r - 1] + 1, ends[r]):gsub("\r?\n$", "") -- rewritten as it was
     end
   end
-  return {columns = columns, rows = rows, good_bytes = good_bytes, dropped_bytes = dropped}
+  return {columns = columns, rows = rows, texts = texts, good_bytes = good_bytes, dropped_bytes = dropped}
 end
 
 local function cells_text(points)
@@ -204,11 +205,15 @@ function Coordinator:register(msg)
   sweep.meta_path = meta.path_for(out)
   sweep.samples_path = (out:gsub("%.csv$", "")) .. ".samples.csv"
   local info = sweep.info
-  -- this share's points only: N shards together describe the sweep once, not N times
-  local share_cells, share_indices = {}, {}
-  for k, index in ipairs(sweep.mine) do
-    share_cells[k] = msg.points[index]
-    share_indices[k] = index
+  -- a shard's (or --only's) points only: N shards together describe the sweep once, not N times;
+  -- a whole sweep's points are its CSV's rows, in point order
+  local share_cells, share_indices = nil, nil
+  if shard or only then
+    share_cells, share_indices = {}, {}
+    for k, index in ipairs(sweep.mine) do
+      share_cells[k] = msg.points[index]
+      share_indices[k] = index
+    end
   end
   info.sweep = {name = msg.name, points = #msg.points, axes = msg.axes, output = out, mode = msg.mode,
     offline_arch = msg.offline_arch, share_cells = share_cells, share_indices = only and share_indices or nil,
@@ -242,8 +247,9 @@ function Coordinator:register(msg)
       end
     end
     sweep.columns = resumed.columns
+    sweep.texts = {} -- index -> the resumed row's line, for a rewrite
     local by_name = {}
-    for _, cells in ipairs(resumed.rows) do
+    for r, cells in ipairs(resumed.rows) do
       for c, name in ipairs(resumed.columns) do by_name[name] = cells[c] end
       local index = sweep.index_of[key_of(by_name, msg.axes)]
       if not index then
@@ -257,7 +263,11 @@ function Coordinator:register(msg)
       local row = {}
       for c, name in ipairs(resumed.columns) do row[name] = cells[c] end
       sweep.cells[index] = row
+      sweep.texts[index] = resumed.texts[r]
       sweep:count(row.status)
+      -- rows still in point order (a run killed at a point resumes after it) need no rewrite
+      if index < sweep.last_written then sweep.in_order = false end
+      sweep.last_written = index
     end
     sweep.resumed_rows = #resumed.rows
     sweep.dropped_bytes = resumed.dropped_bytes
@@ -272,7 +282,6 @@ function Coordinator:register(msg)
     else
       sweep:open_for_append(resumed.good_bytes)
     end
-    sweep.in_order = false -- rewritten in point order at the end
   else
     local file, message = io.open(out, "wb")
     if not file then return nil, "cannot write " .. out .. ": " .. tostring(message), "write" end
@@ -346,8 +355,9 @@ end
 -- a rename: a kill or a full disk leaves the old file whole.
 function Sweep:rewrite()
   local lines = {csv.line(self.columns)}
+  local texts = self.texts or {} -- a resumed row's line as it was read
   for _, index in ipairs(self.mine) do
-    if self.cells[index] then lines[#lines + 1] = self:line(self.cells[index]) end
+    if self.cells[index] then lines[#lines + 1] = texts[index] or self:line(self.cells[index]) end
   end
   local text = table.concat(lines, "\n") .. "\n"
   if self.file then self.file:close(); self.file = nil end
@@ -358,6 +368,11 @@ end
 -- The next point for a worker: its index, or nil and whether the sweep is complete (else the
 -- worker waits for the points others are running).
 function Sweep:next_point(worker)
+  local returned = self.returned and table.remove(self.returned)
+  if returned then
+    self.in_flight[returned] = worker or true
+    return returned
+  end
   while self.queue_position <= #self.queue do
     local index = self.queue[self.queue_position]
     self.queue_position = self.queue_position + 1
@@ -367,6 +382,14 @@ function Sweep:next_point(worker)
     end
   end
   return nil, next(self.in_flight) == nil
+end
+
+-- A point handed to a worker that never started it (the worker ended first): the next one to ask
+-- gets it.
+function Sweep:give_back(index)
+  self.in_flight[index] = nil
+  self.returned = self.returned or {}
+  self.returned[#self.returned + 1] = index
 end
 
 -- A finished point. row: column name -> cell text (the worker formatted the values); arrays:
@@ -416,6 +439,7 @@ function Sweep:finish_point(index, row, arrays)
     if #added > 0 then
       io.stderr:write(string.format("\ngpuexp: sweep '%s': point %d has field(s) %s that earlier rows did not; " ..
         "added as column(s) of %s (empty in earlier rows)\n", self.name, index, table.concat(added, ", "), self.out))
+      self.texts = nil -- the resumed rows' lines lack the new columns
       self:rewrite()
     else
       self:append(self:line(row) .. "\n")

@@ -24,13 +24,15 @@ local function fail(message)
   return 2
 end
 
--- A part's points: global index -> cells, from its share (or, from older gpuexp, every point).
+-- A part's points: global index -> cells, from its share (or, from older gpuexp, every point);
+-- nil for a whole sweep's run, whose CSV rows are its points in order.
 local function share_of(info)
   local sweep, points = info.sweep, {}
   if sweep.point_cells then
     for i, cells in ipairs(sweep.point_cells) do points[i] = cells end
     return points
   end
+  if not sweep.share_cells and not sweep.shard then return nil end
   for k, cells in ipairs(sweep.share_cells or {}) do
     local index = sweep.share_indices and sweep.share_indices[k]
       or (sweep.shard and sweep.shard.index + 1 + (k - 1) * sweep.shard.count) or k
@@ -86,7 +88,7 @@ function M.main(args)
       end
     end
     infos[#infos + 1] = {path = path, info = info}
-    for index, cells in pairs(share_of(info)) do cells_of[index] = cells end
+    local share = share_of(info)
     local ok, part_columns, records, lines = pcall(csv.read_cells, path)
     if not ok then return fail(type(part_columns) == "table" and part_columns.message or tostring(part_columns)) end
     for _, name in ipairs(part_columns) do
@@ -97,9 +99,18 @@ function M.main(args)
       for c, name in ipairs(part_columns) do if name == axis.name then axis_column[a] = c end end
       if not axis_column[a] then return fail(string.format("%s has no column '%s' (an axis)", path, axis.name)) end
     end
+    if not share then -- a whole sweep: its rows are its points, in order
+      share = {}
+      for r, record in ipairs(records) do
+        local point_cells = {}
+        for a = 1, #reference.sweep.axes do point_cells[a] = record[axis_column[a]] end
+        share[r] = point_cells
+      end
+    end
+    for index, cells in pairs(share) do cells_of[index] = cells end
     -- the key of every point of the sweep, as the parts' shares describe them
     local index_of = {}
-    for index, point_cells in pairs(share_of(info)) do index_of[result.key(point_cells)] = index end
+    for index, point_cells in pairs(share) do index_of[result.key(point_cells)] = index end
     for r, record in ipairs(records) do
       local key_cells = {}
       for a = 1, #reference.sweep.axes do key_cells[a] = record[axis_column[a]] end

@@ -38,7 +38,7 @@ function M.collect(device)
   local script_text = gpuexp.script and read_all(gpuexp.script)
   local info = {
     gpuexp_version = gpuexp.version,
-    versions = gpuexp.versions(),
+    versions = gpuexp.versions(true), -- NVRTC and CUPTI when loaded (a sweep adds CUPTI's once it is)
     script = gpuexp.script,
     script_hash = script_text and gpuexp.hash(script_text) or nil,
     arguments = gpuexp.args,

@@ -38,17 +38,23 @@ function Result:key_of(cells)
   return M.key(axis_cells)
 end
 
+-- "file:line" of a point's row (read from a CSV), else the result's label.
+function Result:where(key)
+  local line = self.lines[key]
+  return line and (self.label .. ":" .. line) or self.label
+end
+
 -- Adds a record; true, or false and why when its point has a row already (one row a point).
--- where: "file:line" for the message.
-function Result:add(cells, where)
+-- line: its line in the file read (for messages).
+function Result:add(cells, line)
   local key = self:key_of(cells)
   if self.records[key] then
     return false, string.format("%s: a second row for the point %s (a run has one row a point; was it written " ..
-      "twice, or are the axes wrong?)", where or self.label, self:describe(key))
+      "twice, or are the axes wrong?)", line and (self.label .. ":" .. line) or self.label, self:describe(key))
   end
   self.order[#self.order + 1] = key
   self.records[key] = cells
-  if where then self.lines[key] = where end
+  if line then self.lines[key] = line end
   return true
 end
 
@@ -84,7 +90,7 @@ function Result:check_numbers(column)
   for _, key in ipairs(self.order) do
     local value = self:value(key, column)
     if value ~= nil and type(value) ~= "number" then
-      return string.format("%s: %s is '%s', not a number", self.lines[key] or self.label, column, tostring(value))
+      return string.format("%s: %s is '%s', not a number", self:where(key), column, tostring(value))
     end
   end
   return nil
@@ -124,7 +130,7 @@ function M.read(path, axes)
     if not result.axis_columns[i] then return nil, string.format("%s has no column '%s' (an axis)", path, axis) end
   end
   for r, cells in ipairs(records) do
-    local added, why = result:add(cells, string.format("%s:%d", path, lines[r]))
+    local added, why = result:add(cells, lines[r])
     if not added then return nil, why end
   end
   return result

@@ -4,7 +4,6 @@
 -- limit becomes a `timeout` row; Ctrl-C ends the workers and keeps every finished row. This
 -- process never touches a GPU context.
 local coordinator = require("gpuexp.coordinator")
-local wire = require("gpuexp.wire")
 
 local M = {}
 
@@ -179,7 +178,7 @@ function M.main()
 
   local function spawn(slot)
     slot.process = gpuexp._process.spawn(o.worker_argv, slot.device, slot.slot, slot.slot > 0)
-    slot.point, slot.waiting = nil, nil
+    slot.point, slot.waiting, slot.prefetched = nil, nil, nil
     slot.deadline = point_timeout > 0 and gpuexp.clock() + point_timeout or nil
   end
 
@@ -203,7 +202,7 @@ function M.main()
   end
 
   local function send(slot, message)
-    slot.process:send(wire.encode(message)) -- a failed send: the worker's end is seen on the next wait
+    slot.process:send(message) -- a failed send: the worker's end is seen on the next wait
   end
 
   -- Every worker waiting for the end of a sweep gets its rows once no point of it is left.
@@ -220,8 +219,23 @@ function M.main()
     end
   end
 
+  -- A point starts on a slot: it is the one a crash or a timeout of the worker is charged to.
+  local function start_point(slot, sweep, index, now)
+    local limit = sweep.timeout_s or point_timeout
+    slot.point = {sweep = sweep, index = index, started = now, limit = limit}
+    slot.deadline = limit > 0 and now + limit or nil
+  end
+
   local function dispatch(slot, message)
     local now = gpuexp.clock()
+    if message.op == "prefetch" then
+      -- the worker asks for its next point as it starts one, so the answer is there when that one
+      -- ends: no round trip between points. The point is the worker's, but not started.
+      local index = coord:sweep(message.id):next_point(slot)
+      if index then slot.prefetched = {sweep = coord:sweep(message.id), index = index} end
+      send(slot, {index = index})
+      return
+    end
     slot.deadline = point_timeout > 0 and now + point_timeout or nil
     if message.op == "register" then
       local sweep, reason, kind = coord:register(message)
@@ -230,6 +244,19 @@ function M.main()
       else
         send(slot, {id = sweep.out, total = #sweep.mine, done_before = #sweep.mine - #sweep.queue})
       end
+    elseif message.op == "row" then
+      local sweep = coord:sweep(message.id)
+      if message.versions then sweep.info.versions = message.versions end -- CUPTI, once a point loaded it
+      if #devices > 1 then message.row.device = tostring(slot.device) end -- which GPU measured it
+      sweep:finish_point(message.index, message.row, message.arrays)
+      slot.point = nil
+      local prefetched = slot.prefetched
+      if prefetched then -- the worker goes straight on with it
+        slot.prefetched = nil
+        start_point(slot, prefetched.sweep, prefetched.index, now)
+      end
+      progress()
+      release(sweep)
     elseif message.op == "next" then
       local sweep = coord:sweep(message.id)
       if slot.restart_from then
@@ -240,9 +267,7 @@ function M.main()
       end
       local index, complete = sweep:next_point(slot)
       if index then
-        local limit = sweep.timeout_s or point_timeout
-        slot.point = {sweep = sweep, index = index, started = now, limit = limit}
-        slot.deadline = limit > 0 and now + limit or nil
+        start_point(slot, sweep, index, now)
         send(slot, {index = index})
       elseif complete then
         sweep:close()
@@ -256,13 +281,6 @@ function M.main()
       local sweep = coord:sweep(message.id)
       sweep.in_flight[message.index] = nil
       slot.point, setup_failed = nil, message.message
-    elseif message.op == "row" then
-      local sweep = coord:sweep(message.id)
-      if #devices > 1 then message.row.device = tostring(slot.device) end -- which GPU measured it
-      sweep:finish_point(message.index, message.row, message.arrays)
-      slot.point = nil
-      progress()
-      release(sweep)
     end
   end
 
@@ -280,6 +298,10 @@ function M.main()
   local function handle_end(slot, reason)
     local status = slot.process:status() or {}
     local code, how = slot.process:reap(reason == "timeout" and 0 or 5)
+    if slot.prefetched then -- handed out, never started: the next worker runs it
+      slot.prefetched.sweep:give_back(slot.prefetched.index)
+      slot.prefetched = nil
+    end
     local point = slot.point
     if point then
       local text
@@ -361,8 +383,7 @@ function M.main()
       end
     else
       local slot = live[ready]
-      local text = slot.process:receive()
-      local message = text and wire.decode(text)
+      local message = slot.process:receive()
       if message then guarded(dispatch, slot, message) else guarded(handle_end, slot, "ended") end
     end
   end

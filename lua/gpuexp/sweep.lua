@@ -3,7 +3,6 @@
 local csv = require("gpuexp.csv")
 local meta = require("gpuexp.meta")
 local coordinator = require("gpuexp.coordinator")
-local wire = require("gpuexp.wire")
 
 local M = {}
 
@@ -106,13 +105,14 @@ end
 -- worker, else directly (an --inline run, or a script run by a builtin command).
 local function remote_client(channel)
   local function request(message, wants_reply)
-    local ok, why = channel.send(wire.encode(message))
+    local ok, why = channel.send(message)
     if not ok then io.stderr:write("gpuexp worker: " .. why .. "\n"); os.exit(3, false) end
     if not wants_reply then return nil end
-    local text, reason = channel.receive()
-    if not text then io.stderr:write("gpuexp worker: the supervisor is gone: " .. reason .. "\n"); os.exit(3, false) end
-    return assert(wire.decode(text))
+    local reply, reason = channel.receive()
+    if not reply then io.stderr:write("gpuexp worker: the supervisor is gone: " .. reason .. "\n"); os.exit(3, false) end
+    return reply
   end
+  local prefetching = false
   return {
     remote = true,
     register = function(_, registration)
@@ -123,7 +123,22 @@ local function remote_client(channel)
     setup_failed = function(_, id, index, message)
       request({op = "setup_failed", id = id, index = index, message = message})
     end,
-    row = function(_, id, index, row, arrays) request({op = "row", id = id, index = index, row = row, arrays = arrays}) end,
+    -- as a point starts: ask for the one after it, whose answer waits in the channel meanwhile
+    prefetch = function(_, id)
+      request({op = "prefetch", id = id})
+      prefetching = true
+    end,
+    -- a point's row; returns the reply for the point after it (prefetched, else asked for now)
+    row = function(self, id, index, row, arrays, versions)
+      request({op = "row", id = id, index = index, row = row, arrays = arrays, versions = versions})
+      if prefetching then
+        prefetching = false
+        local reply, reason = channel.receive()
+        if not reply then io.stderr:write("gpuexp worker: the supervisor is gone: " .. reason .. "\n"); os.exit(3, false) end
+        if reply.index then return reply end
+      end
+      return self:next(id) -- nothing was free at the prefetch: wait for a point, or the sweep's end
+    end,
   }
 end
 
@@ -159,7 +174,13 @@ local function local_client()
       end
       return {done = true, rows = sweep:rows()}
     end,
-    row = function(_, id, index, row, arrays) local_coordinator:sweep(id):finish_point(index, row, arrays) end,
+    prefetch = function() end,
+    row = function(self, id, index, row, arrays, versions)
+      local sweep = local_coordinator:sweep(id)
+      if versions then sweep.info.versions = versions end
+      sweep:finish_point(index, row, arrays)
+      return self:next(id)
+    end,
   }
 end
 
@@ -249,10 +270,8 @@ function M.run(spec)
     show = not client.remote and gpuexp.stderr_is_terminal and not gpuexp.quiet and not spec.quiet,
   }
   local done = state.done_before
-  local reply
-  while true do
-    reply = client:next(id)
-    if reply.done then break end
+  local reply = client:next(id)
+  while not reply.done do
     local index = reply.index
     if not set_up then
       set_up = true
@@ -264,6 +283,7 @@ function M.run(spec)
         error(problem, 0)
       end
     end
+    client:prefetch(id)
     local point = points[index]
     local copy = {}
     for k, v in pairs(point) do copy[k] = v end
@@ -298,7 +318,13 @@ function M.run(spec)
       for k, v in pairs(point) do row[k] = v end
       row_cells, arrays = format_row(row)
     end
-    client:row(id, index, row_cells, arrays)
+    -- CUPTI's version joins the metadata once a point has loaded it (metrics)
+    local versions = nil
+    if not info.versions.cupti_api then
+      versions = gpuexp.versions(true)
+      if not versions.cupti_api then versions = nil else info.versions = versions end
+    end
+    reply = client:row(id, index, row_cells, arrays, versions)
     own[index] = row
     done = done + 1
     progress(state, done, registration.total or #points)

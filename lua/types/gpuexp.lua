@@ -435,9 +435,11 @@ function gpuexp.hash(text) end
 ---Seconds (monotonic).
 ---@return number
 function gpuexp.clock() end
----gpuexp, CUDA, driver and NVRTC versions.
----@return table<string, string>
-function gpuexp.versions() end
+---gpuexp, CUDA, driver, NVRTC and CUPTI versions (what is found; loaded_only: NVRTC and CUPTI only
+---when this process has loaded them already, which costs nothing).
+---@param loaded_only? boolean
+---@return table<string, string|integer>
+function gpuexp.versions(loaded_only) end
 ---Creates a folder and its parents.
 ---@param path string
 function gpuexp.mkdir(path) end

@@ -179,7 +179,7 @@ static void push_facts(lua_State *L, const l_device *device)
     l_set_number(L, "peak_fp32_gflops", f.peak_fp32_flops / 1e9);
     if (d)
         l_set_integer(L, "driver_cuda_version", d->version);
-    l_set_cuda_versions(L);
+    l_set_cuda_versions(L, 0);
 }
 
 static int device_index(lua_State *L)

@@ -63,16 +63,18 @@ static int gpuexp_clock(lua_State *L)
     return 1;
 }
 
-/* gpuexp.versions() -> {gpuexp, built_with_cuda, driver_cuda, nvrtc, cupti_api, lua, sqlite};
-   the CUDA pieces not found are absent. */
+/* gpuexp.versions([loaded_only]) -> {gpuexp, built_with_cuda, driver_cuda, nvrtc, cupti_api, lua,
+   sqlite}; the CUDA pieces not found are absent. loaded_only: NVRTC and CUPTI only when this
+   process has loaded them already (a run's metadata: loading them costs ~10 ms and ~35 MB). */
 static int gpuexp_versions(lua_State *L)
 {
+    int loaded_only = lua_toboolean(L, 1);
     lua_createtable(L, 0, 7);
     l_set_string(L, "gpuexp", GX_VERSION);
-    l_set_cuda_versions(L);
+    l_set_cuda_versions(L, loaded_only);
     gx_error error;
     unsigned cupti_api;
-    if (gx_cupti_version(&cupti_api, &error) == GX_OK) {
+    if ((!loaded_only || gx_cupti_loaded()) && gx_cupti_version(&cupti_api, &error) == GX_OK) {
         lua_pushinteger(L, (lua_Integer)cupti_api);
         lua_setfield(L, -2, "cupti_api");
     }

@@ -168,8 +168,9 @@ void l_open_process(lua_State *L);
 void l_open_db(lua_State *L);
 /* An element type name at index and a count at index + 1 (a buffer's shape); raises when bad. */
 void l_check_element_spec(lua_State *L, int index, int *type, size_t *count);
-/* Sets built_with_cuda, driver_cuda and nvrtc ("13.0") in the table on top; absent when not found. */
-void l_set_cuda_versions(lua_State *L);
+/* Sets built_with_cuda, driver_cuda and nvrtc ("13.0") in the table on top; absent when not found
+   (loaded_only: nvrtc only when this process has loaded NVRTC already). */
+void l_set_cuda_versions(lua_State *L, int loaded_only);
 void l_open_collect(lua_State *L);
 /* The launch reader shared by kernel methods (l_kernel.c). */
 /* A kernel with its configuration and arguments (l_kernel.c). */
@@ -218,5 +219,10 @@ l_buffer *l_push_buffer(lua_State *L, int device_index, gx_memory_kind kind, int
 void l_push_stats(lua_State *L, double *samples, size_t count, const char *unit_suffix);
 /* Fills a resources/occupancy table on the top of the stack. */
 void l_push_function_info(lua_State *L, const l_kernel *kernel);
+
+/* The supervisor-worker messages (l_wire.c): the value at index as bytes (malloc'ed; raises on a
+   value that is not data), and bytes pushed back as a value (0, nothing pushed, when malformed). */
+char *l_wire_encode(lua_State *L, int index, size_t *size);
+int l_wire_push(lua_State *L, const char *data, size_t size);
 
 #endif

@@ -13,7 +13,7 @@
 
 static gx_process *check_process(lua_State *L, int index) { return luaL_checkudata(L, index, GX_PROCESS_TYPE); }
 
-/* Pushes a received frame, or nil, message and whether the other side is gone. */
+/* Pushes a received message (a value), or nil, why and whether the other side is gone. */
 static int push_received(lua_State *L, int fd)
 {
     char *data;
@@ -26,17 +26,27 @@ static int push_received(lua_State *L, int fd)
         lua_pushboolean(L, closed);
         return 3;
     }
-    lua_pushlstring(L, data, size);
+    int decoded = l_wire_push(L, data, size);
     free(data);
+    if (!decoded) {
+        lua_pushnil(L);
+        lua_pushstring(L, "a malformed message on the channel");
+        lua_pushboolean(L, 0);
+        return 3;
+    }
     return 1;
 }
 
+/* Sends the value at index (plain data) as one frame: true, or nil and why. */
 static int send_frame(lua_State *L, int fd, int index)
 {
+    luaL_checkany(L, index);
     size_t size;
-    const char *data = luaL_checklstring(L, index, &size);
+    char *data = l_wire_encode(L, index, &size);
     gx_error error;
-    if (gx_channel_send(fd, data, size, &error)) {
+    int failed = gx_channel_send(fd, data, size, &error);
+    free(data);
+    if (failed) {
         lua_pushnil(L);
         lua_pushstring(L, error.message);
         return 2;

@@ -215,7 +215,7 @@ void l_push_stats(lua_State *L, double *samples, size_t count, const char *unit)
     l_set_integer(L, "samples", (lua_Integer)stats.count);
 }
 
-void l_set_cuda_versions(lua_State *L)
+void l_set_cuda_versions(lua_State *L, int loaded_only)
 {
     lua_pushfstring(L, "%d.%d", CUDA_VERSION / 1000, (CUDA_VERSION % 1000) / 10);
     lua_setfield(L, -2, "built_with_cuda");
@@ -226,7 +226,7 @@ void l_set_cuda_versions(lua_State *L)
         lua_setfield(L, -2, "driver_cuda");
     }
     int major, minor;
-    if (gx_nvrtc_version(&major, &minor, &error) == GX_OK) {
+    if ((!loaded_only || gx_nvrtc_loaded()) && gx_nvrtc_version(&major, &minor, &error) == GX_OK) {
         lua_pushfstring(L, "%d.%d", major, minor);
         lua_setfield(L, -2, "nvrtc");
     }

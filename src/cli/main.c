@@ -339,12 +339,6 @@ static int run_script(int argc, char **argv, const struct options *options)
             }
         } else if (status == LUA_OK) {
             int wanted = options->trace && !options->arch;
-            const char *over = is_script(options, options->trace) ? "--trace" : is_script(options, options->out) ? "--out" : NULL;
-            if (over) {
-                fprintf(stderr, "gpuexp: %s names the script %s itself; give it another file\n", over, options->script);
-                lua_close(L);
-                return GX_EXIT_USAGE;
-            }
             if (options->trace && options->arch && !options->worker)
                 fprintf(stderr, "gpuexp: --trace: an offline plan runs nothing on a GPU; no trace is written\n");
             int tracing = wanted && start_trace(options) == GX_OK;
@@ -542,11 +536,20 @@ int main(int argc, char **argv)
         }
     }
     options.automatic_plan = automatic_plan;
+    const char *over = is_script(&options, options.trace) ? "--trace" : is_script(&options, options.out) ? "--out" : NULL;
+    if (over && !options.worker) {
+        fprintf(stderr, "gpuexp: %s names the script %s itself; give it another file\n", over, options.script);
+        return GX_EXIT_USAGE;
+    }
     if (!options.inline_run) { /* the supervisor: lua/gpuexp/supervisor.lua runs the script in workers */
         options.builtin = "gpuexp.supervisor";
-        if (options.trace && !options.arch)
-            unlink(options.trace); /* the first worker creates it; later ones write beside it */
-        else if (options.trace)
+        if (options.trace && !options.arch) {
+            /* the first worker writes FILE.tmp (renamed to FILE at its end); a worker that finds
+               FILE.tmp taken writes FILE.PID.json. A FILE.tmp left by an earlier run goes now. */
+            char temporary[PATH_MAX];
+            if (snprintf(temporary, sizeof temporary, "%s.tmp", options.trace) < (int)sizeof temporary)
+                unlink(temporary);
+        } else if (options.trace)
             fprintf(stderr, "gpuexp: --trace: an offline plan runs nothing on a GPU; no trace is written\n");
     }
     int code = run_script(argc, argv, &options);

@@ -1,5 +1,6 @@
-/* Framed messages over a stream socket between the supervisor and a worker:
-   "<decimal length>\n<payload>". Both ends use blocking reads of whole frames. */
+/* Framed messages over a stream socket between the supervisor and a worker: a 64-bit length in
+   the machine's byte order (both ends are this binary on one host), then the payload, sent in one
+   call. Both ends use blocking reads of whole frames. */
 #ifndef GX_CHANNEL_H
 #define GX_CHANNEL_H
 

@@ -58,6 +58,8 @@ static void load_cupti(void)
     load_status = GX_OK;
 }
 
+int gx_cupti_loaded(void) { return load_status == GX_OK; }
+
 int gx_cupti_get(gx_error *error)
 {
     pthread_once(&load_once, load_cupti);

@@ -33,6 +33,7 @@ int gx_metric_each(gx_metric_host *host, void (*fn)(void *user, const char *name
 int gx_metric_passes(gx_metric_host *host, const char *const *names, int count, size_t *passes, gx_error *error);
 /* CUPTI's API version (cuptiGetVersion), or the reason CUPTI cannot be loaded. */
 int gx_cupti_version(unsigned *version, gx_error *error);
+int gx_cupti_loaded(void); /* whether this process has loaded CUPTI already (nothing is loaded) */
 /* Supported chip names, comma separated. */
 int gx_metric_chips(char *buffer, size_t size, gx_error *error);
 

@@ -89,6 +89,8 @@ int gx_nvrtc_library_path(char *out, size_t size)
     return GX_OK;
 }
 
+int gx_nvrtc_loaded(void) { return load_status == GX_OK; }
+
 int gx_nvrtc_version(int *major, int *minor, gx_error *error)
 {
     if (nvrtc_get(error))

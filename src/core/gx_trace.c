@@ -187,10 +187,6 @@ int gx_trace_start(const char *path, int exclusive, gx_error *error)
     if (snprintf(trace.path, sizeof trace.path, "%s", path) >= (int)sizeof trace.path
         || snprintf(trace.temporary, sizeof trace.temporary, "%s.tmp", path) >= (int)sizeof trace.temporary)
         return gx_fail(error, GX_ERR_USAGE, "the trace's path is too long");
-    if (exclusive && access(path, F_OK) == 0) { /* another worker of the run traced here already */
-        errno = EEXIST;
-        return gx_fail(error, GX_ERR_SYSTEM, "cannot write the trace %s: it exists", path);
-    }
     int fd = open(trace.temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | (exclusive ? O_EXCL : 0), 0644);
     if (fd < 0) {
         int saved = errno;

@@ -6,8 +6,9 @@
 
 #include "gx_error.h"
 
-/* Starts recording into path. exclusive: fail with GX_ERR_SYSTEM and errno EEXIST when the file
-   exists (a second worker of one run then picks another name). */
+/* Starts recording into path (written to path.tmp, renamed at the stop). exclusive: fail with
+   GX_ERR_SYSTEM and errno EEXIST when path.tmp exists (a second worker of one run then picks
+   another name). */
 int gx_trace_start(const char *path, int exclusive, gx_error *error);
 /* Flushes every record, closes the array and the file. Safe to call when not started. */
 int gx_trace_stop(gx_error *error);
