@@ -1,13 +1,13 @@
 -- The Lua half of gpuexp: attaches the library's functions to the global gpuexp table.
 local gpuexp = gpuexp
 
-local csv = require("gpuexp.csv")
-local meta = require("gpuexp.meta")
-local sweep = require("gpuexp.sweep")
-local metrics = require("gpuexp.metrics")
-local measure = require("gpuexp.measure")
+local csv = require("gpuexp.store.csv")
+local meta = require("gpuexp.store.meta")
+local sweep = require("gpuexp.api.sweep")
+local metrics = require("gpuexp.api.metrics")
+local measure = require("gpuexp.api.measure")
 
-local struct = require("gpuexp.struct")
+local struct = require("gpuexp.api.struct")
 gpuexp.struct = struct.struct
 gpuexp.layout = struct.layout
 gpuexp.sweep = sweep.run
@@ -21,10 +21,10 @@ gpuexp.stall_reasons = metrics.stall_reasons
 gpuexp._kernel_methods.metrics = metrics.kernel_metrics
 gpuexp.metrics = metrics.batch_metrics
 gpuexp.measure_defaults = {}
-gpuexp.calibrate = function(options) return require("gpuexp.calibrate").run(options) end
-gpuexp.ceilings = function(device) return require("gpuexp.calibrate").cached(device) end
-gpuexp.plot = require("gpuexp.plot").lines
-gpuexp.roofline_plot = require("gpuexp.plot").roofline
+gpuexp.calibrate = function(options) return require("gpuexp.api.calibrate").run(options) end
+gpuexp.ceilings = function(device) return require("gpuexp.api.calibrate").cached(device) end
+gpuexp.plot = require("gpuexp.api.plot").lines
+gpuexp.roofline_plot = require("gpuexp.api.plot").roofline
 -- gpuexp.try_plot(gpuexp.plot or gpuexp.roofline_plot, spec) -> path, or nil and why (no gnuplot):
 -- for studies, whose numbers matter more than their picture
 function gpuexp.try_plot(plot, spec)
@@ -35,7 +35,7 @@ end
 gpuexp.measure_columns = measure.columns
 -- gpuexp.diagnose(kernel, launch) -> findings (verdict, evidence, text, the numbers), or nil and why
 function gpuexp.diagnose(kernel, spec)
-  local diagnose = require("gpuexp.diagnose")
+  local diagnose = require("gpuexp.api.diagnose")
   local findings, why = diagnose.run(kernel, spec)
   if findings then findings.text = diagnose.format(findings) end
   return findings, why
@@ -73,7 +73,7 @@ gpuexp._kernel_methods.measure = function(kernel, spec)
   return result
 end
 
-if gpuexp.plan then require("gpuexp.plan").install(gpuexp) end
+if gpuexp.plan then require("gpuexp.api.plan").install(gpuexp) end
 
 -- gpuexp.lesson(): a study's lesson checks. lesson:expect(condition, text) records what did not hold
 -- (text says what went wrong; printed only then); lesson:claim(condition, statement) records a

@@ -5,7 +5,7 @@
 #include <stddef.h>
 
 struct gx_embedded_module {
-    const char *name;  /* "gpuexp.sweep" */
+    const char *name;  /* "gpuexp.api.sweep" */
     const char *path;  /* "lua/gpuexp/sweep.lua", for messages and GPUEXP_LUA_DIR */
     const char *code;
     size_t size;

@@ -406,13 +406,13 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "metrics") == 0)
         return gx_cli_metrics(argc - 2, argv + 2);
     /* subcommands written in Lua: gpuexp NAME ... runs gpuexp.NAME's main(args) */
-    static const char *const builtins[][2] = {{"calibrate", "gpuexp.calibrate"}, {"plot", "gpuexp.plot"},
-                                              {"merge", "gpuexp.merge"},
-                                              {"compare", "gpuexp.compare"},
-                                              {"history", "gpuexp.history"},
-                                              {"nightly", "gpuexp.nightly"},
-                                              {"doctor", "gpuexp.doctor"},
-                                              {"help", "gpuexp.help"}};
+    static const char *const builtins[][2] = {{"calibrate", "gpuexp.commands.calibrate"}, {"plot", "gpuexp.commands.plot"},
+                                              {"merge", "gpuexp.commands.merge"},
+                                              {"compare", "gpuexp.commands.compare"},
+                                              {"history", "gpuexp.commands.history"},
+                                              {"nightly", "gpuexp.commands.nightly"},
+                                              {"doctor", "gpuexp.commands.doctor"},
+                                              {"help", "gpuexp.commands.help"}};
     for (size_t b = 0; argc > 1 && b < sizeof builtins / sizeof builtins[0]; b++)
         if (strcmp(argv[1], builtins[b][0]) == 0) {
             options.script = argv[1];
@@ -448,7 +448,7 @@ int main(int argc, char **argv)
             char *version_argv[] = {argv[0], "doctor", "--version", NULL};
             options.script = "doctor";
             options.script_index = 1;
-            options.builtin = "gpuexp.doctor";
+            options.builtin = "gpuexp.commands.doctor";
             options.inline_run = 1;
             return run_script(3, version_argv, &options);
         } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
@@ -542,7 +542,7 @@ int main(int argc, char **argv)
         return GX_EXIT_USAGE;
     }
     if (!options.inline_run) { /* the supervisor: lua/gpuexp/supervisor.lua runs the script in workers */
-        options.builtin = "gpuexp.supervisor";
+        options.builtin = "gpuexp.engine.supervisor";
         if (options.trace && !options.arch) {
             /* the first worker writes FILE.tmp (renamed to FILE at its end); a worker that finds
                FILE.tmp taken writes FILE.PID.json. A FILE.tmp left by an earlier run goes now. */

@@ -2,7 +2,7 @@
 -- numbers per point, the four output formats, exit codes, the GPU-mismatch refusal, NVBench's
 -- rule beside gpuexp's, and known-answer checks of the rule itself (gpuexp.rule).
 local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
-local rule = require("gpuexp.rule")
+local rule = require("gpuexp.judge.rule")
 local binary = assert(arg[1], "the gpuexp binary is the first argument")
 local ws = T.workspace(binary)
 local work, write, read, run = ws.dir, ws.write, ws.read, ws.run

@@ -1,7 +1,7 @@
 -- The diagnosis rules on counter values where the answer is known (shapes of the shipped studies'
 -- kernels as an H200 measured them); tests/gpu runs them on the kernels themselves.
 local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
-local diagnose = require("gpuexp.diagnose")
+local diagnose = require("gpuexp.api.diagnose")
 local function stalls(t)
   local v = {}
   for reason, value in pairs(t) do v["smsp__average_warps_issue_stalled_" .. reason .. "_per_issue_active.ratio"] = value end

@@ -1,6 +1,6 @@
 -- The measurement policy without a GPU: statistics and the stopping rule on synthetic samples.
 local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
-local measure = require("gpuexp.measure")
+local measure = require("gpuexp.api.measure")
 local limits = {min_samples = 10, min_time_ms = 5, max_noise_pct = 0.5, timeout_s = 15, max_samples = 1000}
 
 -- samples with a known relative noise: 1 ms +- 0.2% alternating -> stddev ~0.2%

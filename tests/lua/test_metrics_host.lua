@@ -1,7 +1,7 @@
 -- Metric names without a GPU: CUPTI's host API from a chip name. Presets, validation with the
 -- closest names, pass counts, and the values derived from raw counters.
 local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
-local metrics = require("gpuexp.metrics")
+local metrics = require("gpuexp.api.metrics")
 
 local chips = gpuexp.metric_chips()
 local known = {}

@@ -29,7 +29,11 @@ local rows, path, columns = gpuexp.sweep{
 }
 T.eq(path, out, "path")
 T.eq(#rows, 7, "rows")
-for i, lines in ipairs(seen_rows_on_disk) do T.eq(lines, i, "lines on disk before point " .. i) end
+-- every row but the last one's is in the file when a point starts (the supervisor writes a row as
+-- the worker goes on with its next point, which it asked for as the previous one started)
+for i, lines in ipairs(seen_rows_on_disk) do
+  T.ok(lines == i or lines == i - 1, string.format("lines on disk before point %d: %d", i, lines))
+end
 T.eq(table.concat(columns, ","), "n,mode,square,label,status,error", "columns")
 T.eq(rows[1].status, "ok", "row 1 status")
 T.eq(rows[4].status, "error", "non-table result is an error row")

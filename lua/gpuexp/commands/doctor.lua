@@ -1,6 +1,6 @@
 -- gpuexp doctor: checks what gpuexp needs on this machine and says what to fix for each missing
 -- piece; gpuexp --version: the versions of gpuexp and of the CUDA pieces it found.
-local meta = require("gpuexp.meta")
+local meta = require("gpuexp.store.meta")
 
 local M = {}
 
@@ -123,7 +123,7 @@ extern "C" __global__ void doctor(float *x) {
     "apt-get install gnuplot-nox (studies and reports work without it, minus the pictures)")
   local cache = gpuexp.cache_directory()
   add(writable(cache), "cubin cache", cache, "set GPUEXP_CACHE_DIR to a writable folder")
-  local history_dir = require("gpuexp.history").default_path():match("^(.*)/[^/]*$") or "."
+  local history_dir = require("gpuexp.store.history").default_path():match("^(.*)/[^/]*$") or "."
   add(writable(history_dir), "history folder", history_dir, "set GPUEXP_HISTORY to a file in a writable folder")
   return results
 end

@@ -2,8 +2,8 @@
 -- it was read from a CSV (strictly: the file and line of any problem), loaded from the history or
 -- built by the ledger of a running sweep. The point key is made here and nowhere else. Rows are
 -- kept as the cells' text and converted when read, so a large run costs its text, not twice that.
-local csv = require("gpuexp.csv")
-local meta = require("gpuexp.meta")
+local csv = require("gpuexp.store.csv")
+local meta = require("gpuexp.store.meta")
 
 local M = {}
 

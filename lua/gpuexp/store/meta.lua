@@ -1,6 +1,6 @@
 -- The metadata file written beside each CSV: where and with what the numbers were taken.
-local json = require("gpuexp.json")
-local csv = require("gpuexp.csv")
+local json = require("gpuexp.store.json")
+local csv = require("gpuexp.store.csv")
 
 local M = {}
 

@@ -3,9 +3,9 @@
 -- and GPU model; reports missing and duplicated points and exits 1 when the result is incomplete.
 -- Memory grows with the rows, not with rows times parts: each part's metadata describes only its
 -- own share of the points.
-local csv = require("gpuexp.csv")
-local meta = require("gpuexp.meta")
-local result = require("gpuexp.result")
+local csv = require("gpuexp.store.csv")
+local meta = require("gpuexp.store.meta")
+local result = require("gpuexp.store.result")
 
 local M = {}
 

@@ -3,9 +3,10 @@
 -- point with a baseline drawn from the history, re-measures the suspects before calling anything
 -- a regression, prints a one-screen summary, writes a Markdown and an HTML report and exits with
 -- a code a scheduler understands.
-local compare = require("gpuexp.compare")
-local history = require("gpuexp.history")
-local rule = require("gpuexp.rule")
+local compare = require("gpuexp.judge.compare")
+local printers = require("gpuexp.judge.printers")
+local history = require("gpuexp.store.history")
+local rule = require("gpuexp.judge.rule")
 
 local M = {}
 
@@ -177,7 +178,7 @@ end
 local function night_gpus(o)
   local list, why = {0}, nil
   if o.devices then
-    list, why = require("gpuexp.supervisor").parse_devices(o.devices)
+    list, why = require("gpuexp.engine.options").parse_devices(o.devices)
     if not list then return nil, why end
   end
   local gpus = {}
@@ -263,17 +264,17 @@ local function write_reports(night, out_dir, db, results, context)
     for n, item in ipairs(regressions) do
       local e, r = item.entry, item.result
       md:write(string.format("| %s | %s | %s | %s | %s | %s | %s | %s |\n", r.name, e.point, e.metric,
-        compare.number_text(e.base), compare.number_text(e.new), compare.change_text(e),
+        printers.number_text(e.base), printers.number_text(e.new), printers.change_text(e),
         e.threshold_pct and string.format("%.2f%%", e.threshold_pct) or "", confidence_text(e)))
       html:write(string.format("<h3>%s: %s (%s)</h3><p>before %s, after %s, change %s, threshold %s; %s</p>\n",
-        html_escape(r.name), html_escape(e.point), html_escape(e.metric), compare.number_text(e.base),
-        compare.number_text(e.new), compare.change_text(e), e.threshold_pct and string.format("%.2f%%", e.threshold_pct)
+        html_escape(r.name), html_escape(e.point), html_escape(e.metric), printers.number_text(e.base),
+        printers.number_text(e.new), printers.change_text(e), e.threshold_pct and string.format("%.2f%%", e.threshold_pct)
         or "", html_escape(confidence_text(e) .. (e.basis and ("; " .. e.basis) or ""))))
       if e.base and e.new then
         local series = history.series(db, r.run_id, e.key, e.metric, 60)
         local limit = e.direction == "higher" and e.base * (1 - e.threshold_pct / 100) or e.base * (1 + e.threshold_pct / 100)
         local png = string.format("%s/%02d.png", plots, n)
-        local ok, problem = pcall(require("gpuexp.plot").history, {series = series, center = e.base, limit = limit,
+        local ok, problem = pcall(require("gpuexp.api.plot").history, {series = series, center = e.base, limit = limit,
           new = {id = r.run_id, value = e.new}, confirm = e.confirm_value and {id = r.run_id, value = e.confirm_value},
           out = png, title = r.name .. ": " .. e.point, ylabel = e.metric})
         if ok then
@@ -300,7 +301,7 @@ local function write_reports(night, out_dir, db, results, context)
     end
     if r.note then md:write(r.note, "\n\n"); html:write("<p>", html_escape(r.note), "</p>\n") end
     if r.comparison then
-      compare.format_markdown(r.comparison, md)
+      printers.format_markdown(r.comparison, md)
       md:write("\n")
       html:write("<table><tr><th>point</th><th>metric</th><th>base</th><th>new</th><th>change</th><th>threshold</th>",
         "<th>verdict</th><th>basis</th></tr>\n")
@@ -308,7 +309,7 @@ local function write_reports(night, out_dir, db, results, context)
         local bad = compare.is_regression(e)
         html:write(string.format("<tr><td>%s</td><td>%s</td><td class='n'>%s</td><td class='n'>%s</td><td class='n'>%s</td>" ..
           "<td class='n'>%s</td><td%s>%s</td><td>%s</td></tr>\n", html_escape(e.point), html_escape(e.metric),
-          compare.number_text(e.base), compare.number_text(e.new), compare.change_text(e),
+          printers.number_text(e.base), printers.number_text(e.new), printers.change_text(e),
           e.threshold_pct and string.format("%.2f%%", e.threshold_pct) or "", bad and " class='bad'" or "",
           html_escape(e.verdict), html_escape(e.basis or "")))
       end
@@ -341,11 +342,11 @@ local function print_summary(night, results, context, elapsed)
     local rows = {}
     for i, item in ipairs(regressions) do
       local e = item[2]
-      rows[i] = {experiment = item[1], point = e.point, metric = e.metric, before = compare.number_text(e.base),
-        after = compare.number_text(e.new), change = compare.change_text(e),
+      rows[i] = {experiment = item[1], point = e.point, metric = e.metric, before = printers.number_text(e.base),
+        after = printers.number_text(e.new), change = printers.change_text(e),
         threshold = e.threshold_pct and string.format("%.2f%%", e.threshold_pct) or "", confidence = confidence_text(e)}
     end
-    require("gpuexp.csv").print_table(rows, {"experiment", "point", "metric", "before", "after", "change", "threshold",
+    require("gpuexp.store.csv").print_table(rows, {"experiment", "point", "metric", "before", "after", "change", "threshold",
       "confidence"})
   end
   for _, r in ipairs(results) do

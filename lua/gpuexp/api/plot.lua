@@ -1,7 +1,7 @@
 -- Plots through gnuplot (Debian's gnuplot-nox): line plots of any two CSV columns, one line per
 -- group, and roofline plots (log-log, memory and compute roofs, one point per row). PNG or SVG by
 -- the output's extension.
-local csv = require("gpuexp.csv")
+local csv = require("gpuexp.store.csv")
 local M = {}
 
 local function terminal(out)
@@ -160,51 +160,6 @@ function M.roofline(spec)
     curves[#curves + 1] = string.format("roof%d(x) with lines lw 1 dt %d title %s", i, i + 1, quote(roof.name))
   end
   return draw(spec.out, title, settings, curves, files, "with points pt 7 ps 1.2")
-end
-
--- gpuexp plot FILE.csv --x COL --y COL [--by COL] -o OUT [--logx] [--logy] [--title T]
--- gpuexp plot --roofline FILE.csv --flops COL --bytes COL --time-ms COL [--by COL]
---             [--peak-gflops N --peak-gbps N] -o OUT     (peaks default to this GPU's calibration)
-M.help = [[
-usage: gpuexp plot FILE.csv --x COL --y COL [--by COL] -o OUT.png|OUT.svg [--logx] [--logy] [--title T]
-       gpuexp plot --roofline FILE.csv --flops COL --bytes COL --time-ms COL [--by COL] -o OUT
-                   [--peak-gflops G --peak-gbps B]
-Line plots of two CSV columns (one line per --by group) and log-log rooflines with this GPU's
-measured roofs (gpuexp calibrate) unless the peaks are given. Needs gnuplot (gnuplot-nox).
-exit codes: 0 ok, 2 usage, 3 gnuplot failed]]
-
-function M.main(args)
-  if args[1] == "--help" or args[1] == "-h" then print(M.help) return 0 end
-  local spec, roofline = {}, false
-  local names = {["--x"] = "x", ["--y"] = "y", ["--by"] = "by", ["-o"] = "out", ["--out"] = "out",
-    ["--title"] = "title", ["--flops"] = "flops", ["--bytes"] = "bytes", ["--time-ms"] = "time_ms",
-    ["--peak-gflops"] = "peak_gflops", ["--peak-gbps"] = "peak_gbps"}
-  local i = 1
-  while i <= #args do
-    local a = args[i]
-    if a == "--roofline" then roofline = true
-    elseif a == "--logx" then spec.logx = true
-    elseif a == "--logy" then spec.logy = true
-    elseif names[a] then
-      i = i + 1
-      spec[names[a]] = args[i]
-    elseif a:sub(1, 1) ~= "-" and not spec.csv then spec.csv = a
-    else gpuexp.error("usage", "plot: unknown argument '" .. a .. "'") end
-    i = i + 1
-  end
-  if not spec.csv then gpuexp.error("usage", "plot: give the CSV file") end
-  if roofline then
-    spec.peak_gflops, spec.peak_gbps = tonumber(spec.peak_gflops), tonumber(spec.peak_gbps)
-    if not (spec.peak_gflops and spec.peak_gbps) then
-      local ceilings = require("gpuexp.calibrate").cached()
-      if not ceilings then gpuexp.error("usage", "roofline plot: give --peak-gflops and --peak-gbps, or run gpuexp calibrate first") end
-      spec.peak_gflops, spec.peak_gbps = ceilings.fp32_gflops, ceilings.dram_copy_gbps
-      spec.ceiling_source = "measured by gpuexp calibrate"
-    end
-    print("wrote " .. M.roofline(spec))
-  else
-    print("wrote " .. M.lines(spec))
-  end
 end
 
 return M

@@ -2,13 +2,13 @@
 -- each, the CSV (one line per finished point, flushed; rewritten in point order when the sweep is
 -- complete), the samples file, the metadata with one part per invocation, resume and shards.
 -- The supervisor drives it from worker messages; an --inline run calls it directly.
-local csv = require("gpuexp.csv")
-local meta = require("gpuexp.meta")
-local result = require("gpuexp.result")
+local csv = require("gpuexp.store.csv")
+local meta = require("gpuexp.store.meta")
+local result = require("gpuexp.store.result")
 
 local M = {}
-local Coordinator = {}
-Coordinator.__index = Coordinator
+local Ledger = {}
+Ledger.__index = Ledger
 
 
 -- options: resume, allow_changed, shard = {index, count} (0-based), only (clauses of axis values),
@@ -16,7 +16,7 @@ Coordinator.__index = Coordinator
 -- devices (list of ordinals), started_utc
 function M.new(options)
   return setmetatable({options = options, sweeps = {}, by_out = {}, restarts = {}, totals = {done = 0, ok = 0, error = 0,
-    crashed = 0, timeout = 0, points = 0}}, Coordinator)
+    crashed = 0, timeout = 0, points = 0}}, Ledger)
 end
 
 local function now_utc() return os.date("!%Y-%m-%dT%H:%M:%SZ") end
@@ -127,7 +127,7 @@ end
 -- msg: name, out, axes ({name, values} list), points (list of cell lists), columns (explicit or
 -- nil), info (metadata of the worker: gpu, script hash, kernels), timeout_s. Returns the sweep
 -- state, or nil and the reason the run cannot go on.
-function Coordinator:register(msg)
+function Ledger:register(msg)
   local out = shard_path(msg.out, self.options.shard)
   local existing = self.by_out[out]
   if existing then -- the same sweep, registered by another worker
@@ -142,7 +142,7 @@ function Coordinator:register(msg)
     existing:add_gpu(msg.info.gpu)
     return existing
   end
-  local sweep = setmetatable({coordinator = self, name = msg.name, out = out, axes = msg.axes, points = msg.points,
+  local sweep = setmetatable({ledger = self, name = msg.name, out = out, axes = msg.axes, points = msg.points,
     explicit = msg.columns ~= nil, timeout_s = msg.timeout_s, info = msg.info, cells = {}, index_of = {},
     in_flight = {}, queue = {}, waiting = {}, pending = {}, recorded = 0, in_order = true, last_written = 0,
     counts = {ok = 0, error = 0, crashed = 0, timeout = 0}},
@@ -450,7 +450,7 @@ function Sweep:finish_point(index, row, arrays)
   self.last_written = index
   if arrays and next(arrays) then self:write_samples(index, arrays) end
   self:count(status)
-  local totals = self.coordinator.totals
+  local totals = self.ledger.totals
   totals.done = totals.done + 1
   local key = (status == "crashed" or status == "timeout" or status == "error") and status or "ok"
   totals[key] = totals[key] + 1
@@ -532,7 +532,7 @@ function Sweep:close(ended)
   gpuexp._process.unlock(self.lock_path)
   local info = self.info
   self.part.finished_utc = now_utc()
-  if #self.coordinator.restarts > 0 then self.part.restarts = self.coordinator.restarts end
+  if #self.ledger.restarts > 0 then self.part.restarts = self.ledger.restarts end
   self.part.ended = ended or (complete and "complete" or "incomplete")
   info.sweep.complete = complete
   info.sweep.rows_ok = self.counts.ok
@@ -545,10 +545,10 @@ function Sweep:close(ended)
 end
 
 -- Ends every sweep still open (the run is over or interrupted).
-function Coordinator:close(ended)
+function Ledger:close(ended)
   for _, sweep in ipairs(self.sweeps) do sweep:close(ended) end
 end
 
-function Coordinator:sweep(out) return self.by_out[out] end
+function Ledger:sweep(out) return self.by_out[out] end
 
 return M

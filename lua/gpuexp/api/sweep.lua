@@ -1,8 +1,8 @@
 -- Sweeps: named axes whose cartesian product is known before anything runs, a filter, a run
 -- function per point; each row written and flushed as soon as it exists.
-local csv = require("gpuexp.csv")
-local meta = require("gpuexp.meta")
-local coordinator = require("gpuexp.coordinator")
+local csv = require("gpuexp.store.csv")
+local meta = require("gpuexp.store.meta")
+local ledger = require("gpuexp.engine.ledger")
 
 local M = {}
 
@@ -146,14 +146,14 @@ local local_coordinator
 local function local_client()
   local options = gpuexp.run_options or {}
   if not local_coordinator then
-    local supervisor = require("gpuexp.supervisor")
-    local shard = options.shard and supervisor.parse_shard(options.shard) or nil
+    local run_options = require("gpuexp.engine.options")
+    local shard = options.shard and run_options.parse_shard(options.shard) or nil
     local only, why
     if options.only then
-      only, why = supervisor.parse_only(options.only)
+      only, why = run_options.parse_only(options.only)
       if not only then gpuexp.error("option", why) end
     end
-    local_coordinator = coordinator.new{resume = options.resume, allow_changed = options.allow_changed,
+    local_coordinator = ledger.new{resume = options.resume, allow_changed = options.allow_changed,
       shard = shard, only = only, host = meta.host(), command = options.argv}
   end
   return {
@@ -169,7 +169,7 @@ local function local_client()
       if index then return {index = index} end
       sweep:close()
       if options.history then
-        local ids, why = require("gpuexp.history").record_outputs(options.history, {sweep.out})
+        local ids, why = require("gpuexp.store.history").record_outputs(options.history, {sweep.out})
         if not ids then gpuexp.error("system", "the sweep was not recorded in the history: " .. why) end
       end
       return {done = true, rows = sweep:rows()}
@@ -198,7 +198,7 @@ local function format_row(row)
     if t == "table" and #value > 0 and type(value[1]) == "number" then
       arrays[key] = value
     elseif t == "table" then
-      cells[key] = require("gpuexp.json").encode(value)
+      cells[key] = require("gpuexp.store.json").encode(value)
     elseif t == "function" or t == "userdata" or t == "thread" then
       return nil, string.format("field '%s' is a %s, which a CSV cell cannot hold (give a number, a string, a " ..
         "boolean or a table)", key, t)

@@ -3,11 +3,11 @@
 -- an exit) becomes a `crashed` row and a fresh worker goes on after it; a point past its time
 -- limit becomes a `timeout` row; Ctrl-C ends the workers and keeps every finished row. This
 -- process never touches a GPU context.
-local coordinator = require("gpuexp.coordinator")
+local ledger = require("gpuexp.engine.ledger")
+local options = require("gpuexp.engine.options")
 
 local M = {}
 
-M.DEFAULT_POINT_TIMEOUT_S = 300
 M.EXIT_POINTS_FAILED = 5
 M.EXIT_WRITE = 7
 M.EXIT_BUSY = 75
@@ -15,113 +15,6 @@ M.EXIT_BUSY = 75
 local function usage(message)
   io.stderr:write("gpuexp: " .. message .. "\n(see gpuexp --help)\n")
   return 2
-end
-
-local MAX_SHARDS = 1 << 30
-
--- "I/N" (0-based I) -> {index, count}, or nil and why.
-function M.parse_shard(text)
-  local i, n = tostring(text):match("^(%d+)/(%d+)$")
-  i, n = math.tointeger(tonumber(i)), math.tointeger(tonumber(n))
-  if i and n and n > MAX_SHARDS then
-    return nil, string.format("--shard takes I/N with N at most %d, got '%s'", MAX_SHARDS, tostring(text))
-  end
-  if not i or not n or n < 1 or i >= n then
-    return nil, "--shard takes I/N with 0 <= I < N (e.g. 0/4), got '" .. tostring(text) .. "'"
-  end
-  return {index = i, count = n}
-end
-
--- A Slurm variable as a whole number, or nil and why.
-local function slurm_integer(name, required)
-  local text = os.getenv(name)
-  if text == nil or text == "" then
-    if required then return nil, name .. " is not set" end
-    return nil
-  end
-  local value = math.tointeger(tonumber(text))
-  if not value then return nil, string.format("%s='%s' is not a whole number", name, text) end
-  return value
-end
-
--- The shard from --shard, else from a Slurm job array: task (SLURM_ARRAY_TASK_ID - _MIN) / _STEP
--- of _COUNT tasks (--array=0-6:2 runs tasks 0, 2, 4 and 6: shares 0 to 3 of 4).
-function M.shard_from(option)
-  if option then return M.parse_shard(option) end
-  if not os.getenv("SLURM_ARRAY_TASK_ID") then return nil end
-  local id, why = slurm_integer("SLURM_ARRAY_TASK_ID", true)
-  local count, why_count = slurm_integer("SLURM_ARRAY_TASK_COUNT", true)
-  local first = slurm_integer("SLURM_ARRAY_TASK_MIN") or 0
-  local step = slurm_integer("SLURM_ARRAY_TASK_STEP") or 1
-  if not id or not count then
-    return nil, "a Slurm job array: " .. (why or why_count) .. " (or give --shard I/N)"
-  end
-  if step < 1 or (id - first) % step ~= 0 then
-    return nil, string.format("a Slurm job array: task %d is not on the array's step (min %d, step %d); give --shard I/N",
-      id, first, step)
-  end
-  local index = (id - first) // step
-  if index < 0 or index >= count then
-    return nil, string.format("a Slurm job array: task %d (min %d, step %d) is share %d, outside 0..%d of its %d tasks; " ..
-      "give --shard I/N", id, first, step, index, count - 1, count)
-  end
-  return M.parse_shard(string.format("%d/%d", index, count))
-end
-
--- --point-timeout S -> seconds (0: no limit), or nil and why. Very small limits are raised to a
--- millisecond, very large ones mean no limit.
-function M.parse_point_timeout(text)
-  if text == nil then return M.DEFAULT_POINT_TIMEOUT_S end
-  local seconds = tonumber(text)
-  if not seconds or seconds ~= seconds or seconds < 0 then
-    return nil, "--point-timeout takes seconds >= 0 (0: no limit), got '" .. tostring(text) .. "'"
-  end
-  if seconds >= 1e9 then return 0 end
-  if seconds > 0 and seconds < 0.001 then return 0.001 end
-  return seconds
-end
-
--- "a=1,b=2;a=3" -> list of clauses ({axis = value text}), or nil and why. A point runs when it
--- matches every axis of one clause.
-function M.parse_only(text)
-  local clauses = {}
-  for clause_text in (text .. ";"):gmatch("([^;]*);") do
-    if clause_text:match("%S") then
-      local clause, count = {}, 0
-      for item in clause_text:gmatch("[^,]+") do
-        local name, value = item:match("^%s*([^=]-)%s*=%s*(.-)%s*$")
-        if not name or name == "" then
-          return nil, "--only takes axis=value pairs (a=1,b=2;a=3), got '" .. item .. "'"
-        end
-        clause[name] = value
-        count = count + 1
-      end
-      if count > 0 then clauses[#clauses + 1] = clause end
-    end
-  end
-  if #clauses == 0 then return nil, "--only names no point" end
-  return clauses
-end
-
--- "0,1,3" or "all" -> list of ordinals, or nil and why.
-function M.parse_devices(text)
-  if text == "all" then
-    local ok, count = pcall(gpuexp.device_count)
-    if not ok or count == 0 then return nil, "--devices all: no GPU found" end
-    local list = {}
-    for i = 0, count - 1 do list[#list + 1] = i end
-    return list
-  end
-  local list, seen = {}, {}
-  for item in tostring(text):gmatch("[^,]+") do
-    local n = tonumber(item)
-    if not n or math.type(n) ~= "integer" or n < 0 then return nil, "--devices takes GPU numbers like 0,1,3 or all, got '" .. text .. "'" end
-    if seen[n] then return nil, "--devices names GPU " .. n .. " twice" end
-    seen[n] = true
-    list[#list + 1] = n
-  end
-  if #list == 0 then return nil, "--devices needs at least one GPU" end
-  return list
 end
 
 local function describe_command(argv)
@@ -134,23 +27,23 @@ end
 
 function M.main()
   local o = gpuexp.run_options
-  local point_timeout, why = M.parse_point_timeout(o.point_timeout)
+  local point_timeout, why = options.parse_point_timeout(o.point_timeout)
   if not point_timeout then return usage(why) end
   local shard
-  shard, why = M.shard_from(o.shard)
+  shard, why = options.shard_from(o.shard)
   if not shard and why then return usage(why) end
   local only
   if o.only then
-    only, why = M.parse_only(o.only)
+    only, why = options.parse_only(o.only)
     if not only then return usage(why) end
   end
   local devices = {o.device}
   if o.devices and gpuexp.plan then -- checked all the same: a typo must not pass in a plan
     local list
-    list, why = M.parse_devices(o.devices == "all" and "0" or o.devices)
+    list, why = options.parse_devices(o.devices == "all" and "0" or o.devices)
     if not list then return usage(why) end
   elseif o.devices then
-    devices, why = M.parse_devices(o.devices)
+    devices, why = options.parse_devices(o.devices)
     if not devices then return usage(why) end
     local names = {}
     for i, ordinal in ipairs(devices) do
@@ -165,7 +58,7 @@ function M.main()
   end
   gpuexp._process.init()
   local started_utc = os.date("!%Y-%m-%dT%H:%M:%SZ")
-  local coord = coordinator.new{resume = o.resume, allow_changed = o.allow_changed, shard = shard, only = only,
+  local coord = ledger.new{resume = o.resume, allow_changed = o.allow_changed, shard = shard, only = only,
     point_timeout_s = point_timeout, host = gpuexp.hostname(), devices = devices, command = o.argv,
     started_utc = started_utc, device_column = #devices > 1}
 
@@ -425,7 +318,7 @@ function M.main()
   if o.history then -- a plan is recorded too when asked (no GPU: it never joins a GPU's baselines)
     local outs = {}
     for _, sweep in ipairs(coord.sweeps) do outs[#outs + 1] = sweep.out end
-    local history = require("gpuexp.history")
+    local history = require("gpuexp.store.history")
     local path = o.history == "" and history.default_path() or o.history
     local ids, why = history.record_outputs(path, outs)
     if not ids then

@@ -3,7 +3,7 @@
 -- dominant stalls, achieved against theoretical occupancy with its limiter, arithmetic intensity
 -- against the measured knee, and the telltales of known problems (contended atomics, bank
 -- conflicts, uncoalesced loads, divergence, spills). Ends in a one-line verdict with its evidence.
-local metrics = require("gpuexp.metrics")
+local metrics = require("gpuexp.api.metrics")
 
 local M = {}
 

@@ -1,0 +1,44 @@
+-- gpuexp calibrate: the command over api/calibrate.lua.
+local calibrate = require("gpuexp.api.calibrate")
+
+local M = {}
+
+-- gpuexp calibrate [--force]
+M.help = [[
+usage: gpuexp calibrate [--force]
+Measures this GPU's ceilings and caches them per GPU (UUID), driver and clocks: DRAM copy
+bandwidth (the best of cuMemcpyDtoD and copy kernels), L2 read bandwidth, shared-memory (L1)
+bandwidth, FP32 and FP64 FMA rates, tensor-core rates (mma.sync: FP16, BF16, TF32, INT8 from
+sm_80, FP8 from sm_89), pinned
+host-to-device and device-to-host bandwidth. Scripts read them with gpuexp.calibrate{} or
+gpuexp.ceilings(); roofline plots draw them. --force measures again.
+exit codes: 0 ok, 2 usage, 3 no GPU]]
+
+function M.main(args)
+  local force = false
+  for _, a in ipairs(args) do
+    if a == "--help" or a == "-h" then print(M.help) return 0 end
+    if a == "--force" then force = true else gpuexp.error("usage", "calibrate: unknown argument '" .. a .. "'") end
+  end
+  local c = calibrate.run{force = force}
+  local facts = gpuexp.device().facts
+  print(string.format("%s (%s), driver CUDA %s%s", c.gpu, c.uuid, c.driver, c.from_cache and ", from the cache (--force to measure again)" or ""))
+  print(string.format("  DRAM copy           %8.0f GB/s read+write  (%s; derived peak %.0f GB/s)", c.dram_copy_gbps,
+    c.dram_copy_method, facts.peak_dram_gbps))
+  print(string.format("  FP32 FMA            %8.0f GFLOP/s          (derived peak %.0f)", c.fp32_gflops, facts.peak_fp32_gflops))
+  if c.l2_gbps then print(string.format("  L2 read             %8.0f GB/s", c.l2_gbps)) end
+  print(string.format("  shared memory (L1)  %8.0f GB/s", c.shared_gbps))
+  if c.fp64_gflops then print(string.format("  FP64 FMA            %8.0f GFLOP/s", c.fp64_gflops)) end
+  local tensor = calibrate.tensor_types()
+  for _, t in ipairs(tensor and tensor.TYPES or {}) do
+    local rate = c["tensor_" .. t.name .. "_gflops"]
+    if rate then
+      print(string.format("  %-19s %8.0f %s (tensor cores, mma.sync)", t.label, rate, t.name == "int8" and "GOP/s   " or "GFLOP/s "))
+    end
+  end
+  print(string.format("  host to device      %8.1f GB/s pinned", c.h2d_pinned_gbps))
+  print(string.format("  device to host      %8.1f GB/s pinned", c.d2h_pinned_gbps))
+  print(string.format("  knee (FP32 / copy)  %8.1f FLOP/byte", c.fp32_gflops / c.dram_copy_gbps))
+end
+
+return M

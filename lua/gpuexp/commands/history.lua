@@ -1,0 +1,214 @@
+-- gpuexp history [--history PATH] COMMAND: lists, shows, exports, records, excludes and prunes the
+-- runs of the history (store/history.lua).
+local csv = require("gpuexp.store.csv")
+local json = require("gpuexp.store.json")
+local result = require("gpuexp.store.result")
+local history = require("gpuexp.store.history")
+
+local M = {}
+
+local function decode(text) return (json.decode(text or "null")) end
+local function message_of(problem) return type(problem) == "table" and problem.message or tostring(problem) end
+
+M.help = [[
+usage: gpuexp history [--history PATH] COMMAND
+  list [--experiment NAME] [--limit N]   the recorded runs, newest first
+  show RUN                               one run: its facts and rows
+  export RUN [-o FILE.csv]               the run's rows as CSV, as written (plus FILE.samples.csv)
+  record FILE.csv... [--kind nightly]    add runs written earlier (their .meta.json beside them)
+  exclude RUN... | include RUN...        keep a run out of nightly baselines (a known bad night), or back
+  prune --keep N                         keep the newest N runs of each experiment, sweep and GPU
+  prune --run RUN...                     delete these runs
+
+The history file: --history PATH, else $GPUEXP_HISTORY, else $XDG_DATA_HOME/gpuexp/history.sqlite
+(~/.local/share/gpuexp/history.sqlite). `gpuexp --history PATH SCRIPT.lua` (or --record, for the
+default file) records a run; `gpuexp nightly` records every night.
+exit codes: 0 ok, 2 usage or unknown run, 6 the history cannot be read or written]]
+
+local function fail(code, message)
+  io.stderr:write("gpuexp history: " .. message .. "\n")
+  return code
+end
+
+local function ids_from(args, first)
+  local ids = {}
+  for i = first, #args do
+    local id = tonumber(args[i])
+    if not id or math.type(id) ~= "integer" then return nil, "a run is a number (gpuexp history list), got '" .. args[i] .. "'" end
+    ids[#ids + 1] = id
+  end
+  if #ids == 0 then return nil, "which run? (gpuexp history list)" end
+  return ids
+end
+
+local function list(db, args)
+  local experiment, limit = nil, 30
+  local i = 1
+  while i <= #args do
+    if args[i] == "--experiment" then experiment = args[i + 1]; i = i + 2
+    elseif args[i] == "--limit" then limit = math.tointeger(tonumber(args[i + 1])); i = i + 2
+    else return fail(2, "list: unknown argument '" .. args[i] .. "'") end
+  end
+  if not limit or limit < 1 then return fail(2, "--limit takes a whole number of runs >= 1") end
+  local rows = db:rows([[SELECT id, started_utc, kind, experiment, sweep, gpu_name, driver_version, rows_ok, rows_failed,
+    complete, excluded, git_commit FROM runs WHERE (? IS NULL OR experiment = ?) ORDER BY id DESC LIMIT ?]],
+    experiment, experiment, limit)
+  local shown = {}
+  for i, r in ipairs(rows) do
+    shown[i] = {run = r.id, started_utc = r.started_utc, kind = r.kind .. (r.excluded == 1 and " (excluded)" or ""),
+      experiment = r.experiment, sweep = r.sweep, gpu = r.gpu_name or "(plan)", driver = r.driver_version or "",
+      rows = string.format("%d ok%s", r.rows_ok, r.rows_failed > 0 and (", " .. r.rows_failed .. " failed") or ""),
+      complete = r.complete == 1 and "yes" or "no", commit = r.git_commit and r.git_commit:sub(1, 10) or ""}
+  end
+  if #shown == 0 then print("(no runs recorded)") return 0 end
+  csv.print_table(shown, {"run", "started_utc", "kind", "experiment", "sweep", "gpu", "driver", "rows", "complete", "commit"})
+  return 0
+end
+
+local function show(db, args)
+  local ids, why = ids_from(args, 1)
+  if not ids then return fail(2, why) end
+  for _, id in ipairs(ids) do
+    local run, problem = history.load_run(db, id)
+    if not run then return fail(2, problem) end
+    local r = run.record
+    print(string.format("run %d: %s / %s (%s), %s", id, r.experiment, r.sweep, r.kind, r.started_utc or "?"))
+    for _, field in ipairs({"script", "script_hash", "git_commit", "gpuexp_version", "host", "gpu_name", "gpu_uuid",
+      "driver_version", "cuda_driver", "sm_clock_max_khz", "throttled_rows", "rows_ok", "rows_failed", "nightly"}) do
+      if r[field] ~= nil then print(string.format("  %-16s %s", field, tostring(r[field]))) end
+    end
+    local rows = {}
+    for n, key in ipairs(run.order) do rows[n] = run:row(key) end
+    csv.print_table(rows, run.columns)
+  end
+  return 0
+end
+
+local function export(db, args)
+  local id, output = nil, nil
+  local i = 1
+  while i <= #args do
+    if args[i] == "-o" or args[i] == "--output" then output = args[i + 1]; i = i + 2
+    else id = tonumber(args[i]); i = i + 1 end
+  end
+  if not id then return fail(2, "export: which run? (gpuexp history list)") end
+  local record = db:rows("SELECT columns FROM runs WHERE id = ?", id)[1]
+  if not record then return fail(2, "no run " .. id .. " in the history") end
+  local file = io.stdout
+  if output then
+    local message
+    file, message = io.open(output, "w")
+    if not file then return fail(2, "cannot write " .. output .. ": " .. tostring(message)) end
+  end
+  local columns = decode(record.columns) or {}
+  file:write(csv.line(columns), "\n")
+  for _, row in ipairs(db:rows("SELECT cells FROM rows WHERE run_id = ? ORDER BY position", id)) do
+    file:write(csv.line(decode(row.cells) or {}), "\n")
+  end
+  if output then
+    file:close()
+    local samples = db:rows("SELECT key, field, samples FROM samples WHERE run_id = ? ORDER BY rowid", id)
+    if #samples > 0 then
+      local sample_file = assert(io.open((output:gsub("%.csv$", "")) .. ".samples.csv", "w"))
+      local axes = decode(db:rows("SELECT axes FROM runs WHERE id = ?", id)[1].axes) or {}
+      local header = {}
+      for n, axis in ipairs(axes) do header[n] = axis end
+      header[#header + 1], header[#header + 2] = "field", "values"
+      sample_file:write(csv.line(header), "\n")
+      for _, s in ipairs(samples) do
+        local cells = result.split(s.key)
+        cells[#cells + 1], cells[#cells + 2] = s.field, s.samples
+        sample_file:write(csv.line(cells), "\n")
+      end
+      sample_file:close()
+    end
+  end
+  return 0
+end
+
+local function record_files(db, args)
+  local kind, paths = "run", {}
+  local i = 1
+  while i <= #args do
+    if args[i] == "--kind" then kind = args[i + 1]; i = i + 2 else paths[#paths + 1] = args[i]; i = i + 1 end
+  end
+  if kind ~= "run" and kind ~= "nightly" then return fail(2, "--kind is run or nightly") end
+  if #paths == 0 then return fail(2, "record: which CSV files?") end
+  for _, path in ipairs(paths) do
+    local id, why, again = history.record(db, path, {kind = kind})
+    if not id then return fail(history.EXIT_HISTORY, why) end
+    print(string.format(again and "%s was recorded already, as run %d (not recorded again)" or "recorded %s as run %d",
+      path, id))
+  end
+  return 0
+end
+
+local function set_excluded(db, args, value)
+  local ids, why = ids_from(args, 1)
+  if not ids then return fail(2, why) end
+  for _, id in ipairs(ids) do
+    local changed = db:run("UPDATE runs SET excluded = ? WHERE id = ?", value, id)
+    if changed == 0 then return fail(2, "no run " .. id .. " in the history") end
+  end
+  return 0
+end
+
+local function prune(db, args)
+  if args[1] == "--run" then
+    local ids, why = ids_from(args, 2)
+    if not ids then return fail(2, why) end
+    local deleted, unknown = 0, {}
+    local ok, problem = history.transaction(db, function()
+      for _, id in ipairs(ids) do
+        local changed = db:run("DELETE FROM runs WHERE id = ?", id)
+        if changed == 0 then unknown[#unknown + 1] = tostring(id) else deleted = deleted + changed end
+      end
+    end)
+    if not ok then return fail(history.EXIT_HISTORY, problem) end
+    print(string.format("deleted %d run(s)", deleted))
+    if #unknown > 0 then return fail(2, "no run " .. table.concat(unknown, ", ") .. " in the history") end
+    return 0
+  end
+  local keep = args[1] == "--keep" and tonumber(args[2])
+  if not keep or keep < 1 then return fail(2, "prune --keep N (N >= 1) or prune --run RUN...") end
+  local deleted = 0
+  local ok, problem = history.transaction(db, function()
+    local victims = db:rows([[SELECT id FROM (SELECT id, ROW_NUMBER() OVER (PARTITION BY experiment, sweep, gpu_name
+      ORDER BY id DESC) AS age FROM runs) WHERE age > ?]], keep)
+    for _, v in ipairs(victims) do db:run("DELETE FROM runs WHERE id = ?", v.id) end
+    deleted = #victims
+  end)
+  if not ok then return fail(history.EXIT_HISTORY, problem) end
+  print(string.format("deleted %d run(s), kept the newest %d of each experiment, sweep and GPU", deleted, keep))
+  return 0
+end
+
+function M.main(args)
+  local path
+  local rest = {}
+  local i = 1
+  while i <= #args do
+    if args[i] == "--history" then
+      path = args[i + 1]
+      if not path then return fail(2, "--history needs a path") end
+      i = i + 2
+    else
+      rest[#rest + 1] = args[i]; i = i + 1
+    end
+  end
+  local command = table.remove(rest, 1)
+  if not command or command == "-h" or command == "--help" or command == "help" then print(M.help) return command and 0 or 2 end
+  local commands = {list = list, show = show, export = export, record = record_files, prune = prune,
+    exclude = function(db, a) return set_excluded(db, a, 1) end, include = function(db, a) return set_excluded(db, a, 0) end}
+  if not commands[command] then return fail(2, "unknown command '" .. command .. "' (gpuexp history --help)") end
+  path = path or history.default_path()
+  local reading = command == "list" or command == "show" or command == "export"
+  local db, why = history.open(path, reading)
+  if not db then return fail(history.EXIT_HISTORY, why) end
+  local ok, code = pcall(commands[command], db, rest)
+  db:close()
+  if not ok then return fail(history.EXIT_HISTORY, message_of(code)) end
+  return code
+end
+
+return M

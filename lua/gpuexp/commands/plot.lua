@@ -1,0 +1,51 @@
+-- gpuexp plot: the command over api/plot.lua.
+local plot = require("gpuexp.api.plot")
+
+local M = {}
+
+-- gpuexp plot FILE.csv --x COL --y COL [--by COL] -o OUT [--logx] [--logy] [--title T]
+-- gpuexp plot --roofline FILE.csv --flops COL --bytes COL --time-ms COL [--by COL]
+--             [--peak-gflops N --peak-gbps N] -o OUT     (peaks default to this GPU's calibration)
+M.help = [[
+usage: gpuexp plot FILE.csv --x COL --y COL [--by COL] -o OUT.png|OUT.svg [--logx] [--logy] [--title T]
+       gpuexp plot --roofline FILE.csv --flops COL --bytes COL --time-ms COL [--by COL] -o OUT
+                   [--peak-gflops G --peak-gbps B]
+Line plots of two CSV columns (one line per --by group) and log-log rooflines with this GPU's
+measured roofs (gpuexp calibrate) unless the peaks are given. Needs gnuplot (gnuplot-nox).
+exit codes: 0 ok, 2 usage, 3 gnuplot failed]]
+
+function M.main(args)
+  if args[1] == "--help" or args[1] == "-h" then print(M.help) return 0 end
+  local spec, roofline = {}, false
+  local names = {["--x"] = "x", ["--y"] = "y", ["--by"] = "by", ["-o"] = "out", ["--out"] = "out",
+    ["--title"] = "title", ["--flops"] = "flops", ["--bytes"] = "bytes", ["--time-ms"] = "time_ms",
+    ["--peak-gflops"] = "peak_gflops", ["--peak-gbps"] = "peak_gbps"}
+  local i = 1
+  while i <= #args do
+    local a = args[i]
+    if a == "--roofline" then roofline = true
+    elseif a == "--logx" then spec.logx = true
+    elseif a == "--logy" then spec.logy = true
+    elseif names[a] then
+      i = i + 1
+      spec[names[a]] = args[i]
+    elseif a:sub(1, 1) ~= "-" and not spec.csv then spec.csv = a
+    else gpuexp.error("usage", "plot: unknown argument '" .. a .. "'") end
+    i = i + 1
+  end
+  if not spec.csv then gpuexp.error("usage", "plot: give the CSV file") end
+  if roofline then
+    spec.peak_gflops, spec.peak_gbps = tonumber(spec.peak_gflops), tonumber(spec.peak_gbps)
+    if not (spec.peak_gflops and spec.peak_gbps) then
+      local ceilings = require("gpuexp.api.calibrate").cached()
+      if not ceilings then gpuexp.error("usage", "roofline plot: give --peak-gflops and --peak-gbps, or run gpuexp calibrate first") end
+      spec.peak_gflops, spec.peak_gbps = ceilings.fp32_gflops, ceilings.dram_copy_gbps
+      spec.ceiling_source = "measured by gpuexp calibrate"
+    end
+    print("wrote " .. plot.roofline(spec))
+  else
+    print("wrote " .. plot.lines(spec))
+  end
+end
+
+return M

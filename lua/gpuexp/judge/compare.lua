@@ -1,0 +1,169 @@
+-- The judgement of runs of one sweep: joins their rows on the axes and gives each point a verdict
+-- per metric (same, slower, faster, new, missing, error) by the rule of judge/rule.lua. Used by
+-- gpuexp compare (CSV files) and gpuexp nightly (baselines from the history); judge/printers.lua
+-- renders the verdicts.
+local rule = require("gpuexp.judge.rule")
+
+local M = {}
+
+-- Runs are store/result.lua values (one model for CSVs, the history and the ledger).
+
+-- The default metric: median_ms, else the first *_ms column that is not an axis.
+function M.default_metric(run)
+  local is_axis = {}
+  for _, axis in ipairs(run.axes) do is_axis[axis] = true end
+  for _, name in ipairs(run.columns) do if name == "median_ms" then return name end end
+  for _, name in ipairs(run.columns) do if name:match("_ms$") and not is_axis[name] then return name end end
+  return nil
+end
+
+-- "col", "col:lower" or "col:higher" -> {name, direction}, or nil and why.
+function M.parse_metric(text)
+  local name, direction = text:match("^(.-):(%a+)$")
+  if not name then name = text; direction = rule.direction(text) end
+  if direction ~= "lower" and direction ~= "higher" then
+    return nil, string.format("--metric %s: say which way is better (%s:lower or %s:higher)", text, name, name)
+  end
+  return {name = name, direction = direction}
+end
+
+-- The differences between the machines of two runs that make timings incomparable.
+function M.gpu_differences(base, new)
+  local found = {}
+  local a, b = base or {}, new or {}
+  local ga, gb = a.gpu or {}, b.gpu or {}
+  local function differ(what, x, y)
+    if x ~= nil and y ~= nil and x ~= y then
+      found[#found + 1] = string.format("%s: %s vs %s", what, tostring(x), tostring(y))
+    end
+  end
+  differ("GPU", ga.name, gb.name)
+  differ("driver", a.driver_version, b.driver_version)
+  differ("CUDA driver", a.versions and a.versions.driver_cuda, b.versions and b.versions.driver_cuda)
+  differ("maximum SM clock (kHz)", ga.sm_clock_max_khz, gb.sm_clock_max_khz)
+  differ("maximum memory clock (kHz)", ga.memory_clock_max_khz, gb.memory_clock_max_khz)
+  differ("ECC", ga.ecc_enabled, gb.ecc_enabled)
+  return found
+end
+
+-- The fields compare reads of a point's row (converted from its cells), or nil when it has none.
+local function fields(run, key, metric)
+  if not run:has(key) then return nil end
+  return {status = run:value(key, "status"), error = run:value(key, "error"), value = run:value(key, metric),
+    noise_pct = tonumber(run:value(key, "noise_pct")), samples = tonumber(run:value(key, "samples")),
+    clock_throttled = run:value(key, "clock_throttled")}
+end
+
+-- An entry of a comparison: its own fields are the verdict and numbers; what many entries share
+-- (the result it is read from, the metric and its direction) is in its metatable, and its point's
+-- text and cells and its baseline's values are made when read (a printer, a report). A run of
+-- 200k points keeps 200k small tables, not 200k copies of all that.
+local entry_kinds = {}
+local function entry_kind(result, metric)
+  local by_metric = entry_kinds[result] or setmetatable({}, {__mode = "k"})
+  entry_kinds[result] = by_metric
+  local kind = by_metric[metric]
+  if kind then return kind end
+  local shared = {result = result, metric = metric.name, direction = metric.direction}
+  kind = {__index = function(entry, field)
+    if shared[field] ~= nil then return shared[field]
+    elseif field == "point" then return result:describe(entry.key)
+    elseif field == "cells" then return result:axis_cells(entry.key)
+    elseif field == "baseline" then
+      local values = {}
+      for i, b in ipairs(rawget(entry, "judged_baseline")) do values[i] = b.value end
+      return values
+    end
+  end}
+  by_metric[metric] = kind
+  return kind
+end
+setmetatable(entry_kinds, {__mode = "k"})
+
+local function ok_row(row) return row and (row.status == nil or row.status == "ok") end
+
+-- A value a change can be computed against: a finite positive number (times and rates).
+local function usable(value) return type(value) == "number" and value > 0 and value < math.huge end
+
+-- M.compare(bases, new, options) -> {points = {...}, counts}; options: metrics ({name, direction}
+-- list; {name = "status", status_only = true} judges only whether each point still succeeds),
+-- floor_pct, rule. Each entry: key, point (text), cells, metric, verdict, base (centre), new,
+-- change_pct, threshold_pct, basis, baseline (values), throttled.
+function M.compare(bases, new, options)
+  local entries, counts = {}, {same = 0, slower = 0, faster = 0, new = 0, missing = 0, error = 0}
+  local keys, seen = {}, {}
+  for _, key in ipairs(new.order) do keys[#keys + 1] = key; seen[key] = true end
+  for _, base in ipairs(bases) do
+    for _, key in ipairs(base.order) do
+      if not seen[key] then keys[#keys + 1] = key; seen[key] = true end
+    end
+  end
+  for _, key in ipairs(keys) do
+    local labelled = new:has(key) and new or nil
+    if not labelled then for _, base in ipairs(bases) do if base:has(key) then labelled = base end end end
+    for _, metric in ipairs(options.metrics) do
+      local new_row = fields(new, key, metric.name)
+      local entry = setmetatable({key = key}, entry_kind(labelled, metric))
+      local baseline, unusable = {}, {}
+      for _, base in ipairs(bases) do
+        local row = fields(base, key, metric.name)
+        if ok_row(row) and (metric.status_only or type(row.value) == "number") then
+          local value = metric.status_only and 1 or row.value
+          if usable(value) then
+            baseline[#baseline + 1] = {value = value, noise_pct = tonumber(row.noise_pct)}
+          else
+            unusable[#unusable + 1] = tostring(value) -- 0, negative, infinite or NaN: no change can be computed
+          end
+        end
+      end
+      entry.judged_baseline = baseline -- with their noise, for a re-judge (entry.baseline: the values)
+      local value = new_row and new_row.value
+      if ok_row(new_row) and value == nil and #baseline == 0 then
+        entry = nil -- a column this point does not fill (e.g. gbps of a compute kernel)
+      elseif not new_row then
+        entry.verdict = "missing"
+      elseif not ok_row(new_row) then
+        entry.verdict, entry.status = "error", new_row.status
+        entry.basis = string.format("status %s: %s", tostring(new_row.status), tostring(new_row.error or ""))
+      elseif metric.status_only then
+        entry.verdict = "same" -- ok now; its status is all that is judged
+      elseif type(value) ~= "number" or value ~= value then
+        entry.verdict = "error"
+        entry.basis = string.format("no %s value in the new row", metric.name)
+      elseif not usable(value) then
+        entry.verdict, entry.new = "error", value
+        entry.basis = string.format("the new %s is %s: no change can be computed from it (a time or rate is a " ..
+          "finite positive number)", metric.name, tostring(value))
+      elseif #baseline == 0 then
+        entry.verdict = "new"
+        entry.new = value
+        if #unusable > 0 then
+          entry.basis = string.format("no usable baseline value (%s: not finite and positive)", table.concat(unusable, ", "))
+        end
+      else
+        local judged = rule.judge{value = value, noise_pct = tonumber(new_row.noise_pct),
+          samples = tonumber(new_row.samples), baseline = baseline, direction = metric.direction,
+          rule = options.rule, floor_pct = options.floor_pct}
+        entry.verdict, entry.base, entry.new = judged.verdict, judged.center, value
+        entry.change_pct, entry.threshold_pct, entry.basis = judged.change_pct, judged.threshold_pct, judged.basis
+        if new_row.clock_throttled == true then
+          entry.throttled = true
+          entry.basis = entry.basis .. "; clock throttled during the new run"
+        end
+      end
+      if entry then
+        counts[entry.verdict] = counts[entry.verdict] + 1
+        entries[#entries + 1] = entry
+      end
+    end
+  end
+  return {points = entries, counts = counts}
+end
+
+-- A regression: slower, or failing now where the baseline had an ok row (a point that failed in
+-- the baseline too is failing, not newly broken).
+function M.is_regression(entry)
+  return entry.verdict == "slower" or (entry.verdict == "error" and #entry.judged_baseline > 0)
+end
+
+return M

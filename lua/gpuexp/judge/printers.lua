@@ -1,0 +1,123 @@
+-- Printers of a comparison (judge/compare.lua's result): an aligned table, Markdown, JSON and
+-- JUnit XML, each writing to a file (or anything with a write method). Measuring, judging and
+-- printing never touch.
+local json = require("gpuexp.store.json")
+local compare = require("gpuexp.judge.compare")
+
+local M = {}
+
+local is_regression = compare.is_regression
+
+local function number_text(value)
+  if type(value) ~= "number" then return "" end
+  return string.format("%.5g", value)
+end
+M.number_text = number_text
+
+local function change_text(entry)
+  if not entry.change_pct then return "" end
+  return string.format("%+.2f%%", entry.change_pct)
+end
+M.change_text = change_text
+
+local function threshold_text(entry)
+  return entry.threshold_pct and string.format("%.2f%%", entry.threshold_pct) or ""
+end
+
+function M.summary_line(counts)
+  return string.format("%d slower, %d faster, %d same, %d error, %d new, %d missing", counts.slower, counts.faster,
+    counts.same, counts.error, counts.new, counts.missing)
+end
+
+local COLUMNS = {"point", "metric", "base", "new", "change", "threshold", "verdict", "basis"}
+
+-- An entry's cells for the printed table, in COLUMNS order: made one line at a time, never all
+-- held at once (a comparison of 200k points prints 200k lines).
+local function table_row(e)
+  return {e.point, e.metric, number_text(e.base), number_text(e.new), change_text(e), threshold_text(e),
+    is_regression(e) and e.verdict:upper() or e.verdict, e.basis or ""}
+end
+
+function M.format_table(result, file)
+  local widths = {}
+  for c, name in ipairs(COLUMNS) do widths[c] = #name end
+  for _, e in ipairs(result.points) do
+    for c, text in ipairs(table_row(e)) do if #text > widths[c] then widths[c] = #text end end
+  end
+  local formats = {}
+  for c = 1, #COLUMNS do formats[c] = c == #COLUMNS and "%s" or ((c <= 2 and "%-" or "%") .. widths[c] .. "s") end
+  local function line(cells)
+    for c, text in ipairs(cells) do cells[c] = string.format(formats[c], text) end
+    file:write(table.concat(cells, "  "), "\n")
+  end
+  line({table.unpack(COLUMNS)})
+  for _, e in ipairs(result.points) do line(table_row(e)) end
+  file:write(M.summary_line(result.counts), "\n")
+end
+
+local function markdown_cell(text) return (tostring(text):gsub("|", "\\|")) end
+
+function M.format_markdown(result, file)
+  file:write("| ", table.concat(COLUMNS, " | "), " |\n|")
+  for c = 1, #COLUMNS do file:write(c >= 3 and c <= 6 and " ---: |" or " --- |") end
+  file:write("\n")
+  for _, e in ipairs(result.points) do
+    local cells = table_row(e)
+    for c, text in ipairs(cells) do
+      text = markdown_cell(text)
+      if COLUMNS[c] == "verdict" and text ~= text:lower() then text = "**" .. text .. "**" end
+      cells[c] = text
+    end
+    file:write("| ", table.concat(cells, " | "), " |\n")
+  end
+  file:write("\n", M.summary_line(result.counts), "\n")
+end
+
+local function plain(value)
+  if type(value) == "number" and (value ~= value or value == math.huge or value == -math.huge) then return nil end
+  return value
+end
+
+function M.format_json(result, file, header)
+  local points = {}
+  for i, e in ipairs(result.points) do
+    points[i] = {point = e.point, cells = e.cells, metric = e.metric, direction = e.direction, verdict = e.verdict,
+      base = plain(e.base), new = plain(e.new), change_pct = plain(e.change_pct), threshold_pct = plain(e.threshold_pct),
+      basis = e.basis, baseline_values = e.baseline, throttled = e.throttled}
+  end
+  local document = {points = points, counts = result.counts}
+  for k, v in pairs(header or {}) do document[k] = v end
+  file:write(json.encode(document), "\n")
+end
+
+local function xml(text)
+  return (json.valid_utf8(tostring(text))
+    :gsub("[&<>\"]", {["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ['"'] = "&quot;"})
+    :gsub("[%z\1-\8\11\12\14-\31]", ""))
+end
+
+function M.format_junit(result, file, suite_name)
+  local failures, skipped = 0, 0
+  for _, e in ipairs(result.points) do
+    if is_regression(e) then failures = failures + 1 elseif e.verdict == "new" or e.verdict == "missing" then skipped = skipped + 1 end
+  end
+  file:write('<?xml version="1.0" encoding="UTF-8"?>\n')
+  file:write(string.format('<testsuites><testsuite name="%s" tests="%d" failures="%d" errors="0" skipped="%d">\n',
+    xml(suite_name or "gpuexp compare"), #result.points, failures, skipped))
+  for _, e in ipairs(result.points) do
+    file:write(string.format('  <testcase classname="%s" name="%s %s">', xml(suite_name or "gpuexp"), xml(e.point), xml(e.metric)))
+    local text = string.format("%s: base %s, new %s, change %s, threshold %s (%s)", e.verdict, number_text(e.base),
+      number_text(e.new), change_text(e), threshold_text(e), e.basis or "")
+    if is_regression(e) then
+      file:write(string.format('<failure type="%s" message="%s"/>', e.verdict, xml(text)))
+    elseif e.verdict == "new" or e.verdict == "missing" then
+      file:write(string.format('<skipped message="%s"/>', xml(text)))
+    else
+      file:write(string.format("<system-out>%s</system-out>", xml(text)))
+    end
+    file:write("</testcase>\n")
+  end
+  file:write("</testsuite></testsuites>\n")
+end
+
+return M

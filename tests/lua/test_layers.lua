@@ -1,0 +1,74 @@
+-- The house's layers, read from the sources: src/ reads cli -> bindings -> core (core never
+-- includes lua.h nor a binding's header, bindings never a cli header), and lua/gpuexp/ reads
+-- commands -> api -> engine -> store, with judge (compare and its rule) beside the engine over
+-- the store. A require or #include that points back up fails here, naming the file and line.
+local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
+local root = gpuexp.script_dir .. "/../.."
+
+local function files(folder, pattern)
+  local list = {}
+  local pipe = io.popen(string.format("cd '%s' && find %s -type f -name '%s' | sort", root, folder, pattern))
+  for path in pipe:lines() do list[#list + 1] = path end
+  pipe:close()
+  T.ok(#list > 0, "files in " .. folder)
+  return list
+end
+
+local function lines(path)
+  local file = assert(io.open(root .. "/" .. path))
+  local text = file:read("a")
+  file:close()
+  local n, list = 0, {}
+  for line in (text .. "\n"):gmatch("([^\n]*)\n") do n = n + 1; list[n] = line end
+  return list
+end
+
+-- Lua: which layers each may require
+local allowed = {
+  store = {store = true},
+  judge = {store = true, judge = true},
+  engine = {store = true, engine = true},
+  api = {store = true, engine = true, api = true},
+  commands = {store = true, judge = true, engine = true, api = true, commands = true},
+  init = {store = true, api = true},
+}
+local found = {}
+for _, path in ipairs(files("lua/gpuexp", "*.lua")) do
+  local layer = path:match("^lua/gpuexp/([%w_]+)/") or (path == "lua/gpuexp/init.lua" and "init")
+  T.ok(allowed[layer], path .. " is in a layer's folder (store, judge, engine, api, commands)")
+  for n, line in ipairs(lines(path)) do
+    for target in line:gmatch('require%("gpuexp%.([%w_]+)') do
+      found[#found + 1] = path
+      T.ok(allowed[layer][target], string.format("%s:%d: the %s layer requires gpuexp.%s", path, n, layer, target))
+    end
+  end
+end
+T.ok(#found > 20, "requires were found")
+
+-- C: core <- bindings <- cli
+local headers = {}
+for _, folder in ipairs({"core", "bindings", "cli"}) do
+  for _, path in ipairs(files("src/" .. folder, "*.h")) do headers[path:match("[^/]+$")] = folder end
+end
+local may_include = {core = {core = true}, bindings = {core = true, bindings = true},
+  cli = {core = true, bindings = true, cli = true}}
+for _, folder in ipairs({"core", "bindings", "cli"}) do
+  for _, pattern in ipairs({"*.c", "*.h"}) do
+    for _, path in ipairs(files("src/" .. folder, pattern)) do
+      for n, line in ipairs(lines(path)) do
+        local included = line:match('^%s*#%s*include%s*[<"]([^>"]+)[>"]')
+        if included then
+          local name = included:match("[^/]+$")
+          if folder == "core" then
+            T.ok(not name:match("^lua") and not name:match("^lauxlib") and name ~= "lualib.h",
+              string.format("%s:%d: the core includes Lua (%s)", path, n, included))
+          end
+          local owner = headers[name]
+          T.ok(not owner or may_include[folder][owner],
+            string.format("%s:%d: %s includes %s of the %s layer", path, n, folder, included, owner))
+        end
+      end
+    end
+  end
+end
+T.done()
