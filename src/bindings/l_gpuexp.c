@@ -226,7 +226,12 @@ void l_open_gpuexp(lua_State *L)
     lua_pushcfunction(L, luaopen_cjson);
     lua_setfield(L, -2, "cjson");
     lua_pop(L, 1);
-    /* put the embedded searcher first in package.searchers */
+    l_install_searcher(L);
+}
+
+/* Puts the embedded modules' searcher first in package.searchers. */
+void l_install_searcher(lua_State *L)
+{
     lua_getglobal(L, "package");
     lua_getfield(L, -1, "searchers");
     int n = (int)lua_rawlen(L, -1);

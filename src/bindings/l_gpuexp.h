@@ -2,6 +2,8 @@
 #ifndef L_GPUEXP_H
 #define L_GPUEXP_H
 
+#include <stdio.h>
+
 #include <lauxlib.h>
 #include <lua.h>
 
@@ -224,5 +226,17 @@ void l_push_function_info(lua_State *L, const l_kernel *kernel);
    value that is not data), and bytes pushed back as a value (0, nothing pushed, when malformed). */
 char *l_wire_encode(lua_State *L, int index, size_t *size);
 int l_wire_push(lua_State *L, const char *data, size_t size);
+
+/* require("gpuexp.x") finds the modules compiled into the binary (or GPUEXP_LUA_DIR's). */
+void l_install_searcher(lua_State *L);
+
+/* The command catalog (lua/gpuexp/catalog.lua), read in a Lua state of its own, for
+   main.c's dispatch and the C commands' --help (l_catalog.c). */
+enum l_command_kind { L_COMMAND_NONE, L_COMMAND_LUA, L_COMMAND_NATIVE, L_COMMAND_RUN_OPTION };
+/* What name is: a Lua command (its module in detail), a C one, a run option's alias (the option
+   in detail: "--diagnose"), or none. */
+enum l_command_kind l_catalog_command(const char *name, char *detail, size_t size);
+/* Writes the command's help text to out; 0, or -1 when there is none. */
+int l_catalog_help(const char *name, FILE *out);
 
 #endif

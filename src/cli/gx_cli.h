@@ -2,6 +2,8 @@
 #ifndef GX_CLI_H
 #define GX_CLI_H
 
+#include <stdio.h>
+
 enum gx_exit_code {
     GX_EXIT_OK = 0,
     GX_EXIT_SCRIPT = 1,  /* the script raised an error or a check failed */
@@ -11,6 +13,9 @@ enum gx_exit_code {
     GX_EXIT_WRITE = 7,   /* an output could not be written (a full disk, an I/O error); rows written are whole */
     GX_EXIT_BUSY = 75,   /* another run holds the output (EX_TEMPFAIL: try later) */
 };
+
+/* Prints a command's help text from the command catalog (lua/gpuexp/catalog.lua). */
+int gx_cli_help(const char *command, FILE *out);
 
 int gx_cli_info(int argc, char **argv);
 int gx_cli_occupancy(int argc, char **argv);

@@ -48,14 +48,10 @@ int gx_cli_info(int argc, char **argv)
                 return GX_EXIT_USAGE;
             }
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            puts("usage: gpuexp info [--device N]\n"
-                 "Every GPU's facts: name, UUID, PCI bus id, compute capability, SMs, clocks, memory and L2,\n"
-                 "shared memory and register limits, derived peak DRAM bandwidth and FP32 rate, and the\n"
-                 "driver, CUDA and NVRTC versions. --device N shows one GPU.\n"
-                 "exit codes: 0 ok, 2 usage, 3 no driver or no GPU");
+            gx_cli_help("info", stdout);
             return GX_EXIT_OK;
         } else {
-            fprintf(stderr, "gpuexp info: unknown argument '%s' (usage: gpuexp info [--device N])\n", argv[i]);
+            fprintf(stderr, "gpuexp info: unknown argument '%s' (gpuexp info --help)\n", argv[i]);
             return GX_EXIT_USAGE;
         }
     }

@@ -6,11 +6,7 @@
 #include "gx_cli.h"
 #include "gx_cupti.h"
 
-static const char usage[] =
-    "usage: gpuexp metrics --list [--chip NAME | --device N]     every base metric, as name,type\n"
-    "       gpuexp metrics --check NAME... [--chip NAME | --device N]   validity, unit, passes\n"
-    "       gpuexp metrics --chips                                 chips this CUPTI knows\n"
-    "With --chip (GH100, GA100, AD102, GB100, ...) no GPU is needed.\n";
+static const char usage[] = "(gpuexp metrics --help)\n";
 
 static void print_metric(void *user, const char *name, int type)
 {
@@ -27,7 +23,7 @@ int gx_cli_metrics(int argc, char **argv)
     int name_count = 0;
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(usage, stdout);
+            gx_cli_help("metrics", stdout);
             return GX_EXIT_OK;
         } else if (strcmp(argv[i], "--list") == 0) {
             list = 1;

@@ -9,12 +9,7 @@
 
 #define MAX_VALUES 4096
 
-static const char usage[] =
-    "usage: gpuexp occupancy --arch ARCH --block N [--registers N] [--shared BYTES] [--barriers N]\n"
-    "                        [--carveout max|driver|KIB]\n"
-    "       gpuexp occupancy --limits [--arch ARCH]\n"
-    "Every numeric option takes a list and ranges: --block 128,256,512 --registers 16:64:8\n"
-    "(start:stop:step, stop included); --arch takes a list too. One CSV row per combination.\n";
+static const char usage[] = "(gpuexp occupancy --help)\n";
 
 /* Parses "a,b,c:d:e" into values; returns the count or -1. */
 static int parse_values(const char *text, int *values, int max)
@@ -83,7 +78,7 @@ int gx_cli_occupancy(int argc, char **argv)
         const char *a = argv[i];
         int matched = 0;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            fputs(usage, stdout);
+            gx_cli_help("occupancy", stdout);
             return GX_EXIT_OK;
         }
         if (strcmp(a, "--limits") == 0) {

@@ -19,68 +19,7 @@
 #include "gx_worker.h"
 #include "l_gpuexp.h"
 
-static const char usage_text[] =
-    "usage: gpuexp [options] SCRIPT.lua [script arguments...]\n"
-    "       gpuexp info [--device N]\n"
-    "\n"
-    "       gpuexp occupancy --arch ARCH --block N [--registers N] [--shared BYTES] ... (--help)\n"
-    "       gpuexp metrics --list [--chip NAME]   |   gpuexp metrics --check NAME... (--help)\n"
-    "       gpuexp calibrate [--force]            measured ceilings of this GPU, cached\n"
-    "       gpuexp plot FILE.csv --x COL --y COL [--by COL] -o OUT.png|svg [--logx] [--logy]\n"
-    "       gpuexp plot --roofline FILE.csv --flops COL --bytes COL --time-ms COL [--by COL] -o OUT\n"
-    "       gpuexp merge OUT.csv PART.csv...     join the shards of a sweep (--shard)\n"
-    "       gpuexp compare BASE.csv [...] NEW.csv verdict per point: same/slower/faster (--help)\n"
-    "       gpuexp history list|show|export|record|exclude|prune   the recorded runs (--help)\n"
-    "       gpuexp nightly SUITE [--history PATH] [--on-regression CMD]   regression sweep (--help)\n"
-    "       gpuexp doctor                         check this machine and say what to fix\n"
-    "       gpuexp diagnose SCRIPT.lua [...]      a verdict with evidence for every timed launch\n"
-    "       gpuexp help [COMMAND]                 every command's help; gpuexp COMMAND --help\n"
-    "\n"
-    "Runs a Lua experiment script: compile kernels with NVRTC, launch, time, sweep, write CSV.\n"
-    "A shipped experiment runs by name from any folder: gpuexp occupancy_sweep\n"
-    "\n"
-    "options:\n"
-    "  -d, --device N   use GPU N (default 0)\n"
-    "  -o, --out PATH   where the script's CSV goes (scripts read it as gpuexp.out)\n"
-    "  -q, --quiet      no progress line\n"
-    "  -a, --arch ARCH  offline plan for ARCH (e.g. sm_86), no GPU used: kernels compiled for it,\n"
-    "                   occupancy from the model, timing columns left empty\n"
-    "      --no-plan    with no GPU, fail (exit 3) instead of showing the plan for sm_90\n"
-    "\n"
-    "unattended runs (the script runs in a worker process that this one supervises):\n"
-    "      --point-timeout S   end a sweep point after S seconds: row status 'timeout' (default 300;\n"
-    "                          0 = no limit; a sweep's timeout_s wins)\n"
-    "      --resume            finish an interrupted run: only the points with no row run, appended\n"
-    "      --allow-changed     resume even though the script, its kernels or its axes changed\n"
-    "      --devices LIST      one worker per GPU (0,1,3 or all), points handed out as workers free up\n"
-    "      --allow-mixed       let --devices mix GPU models\n"
-    "      --shard I/N         run the I-th (0-based) of N static shares of every sweep's points\n"
-    "                          (default from SLURM_ARRAY_TASK_ID/_MIN/_COUNT); gpuexp merge joins them\n"
-    "      --only 'A=V,B=W;A=X' run only the points with these axis values (';' between alternatives)\n"
-    "      --trace FILE.json   a timeline of kernels, copies, synchronizations and driver calls (CUPTI),\n"
-    "                          as Chrome trace events for Perfetto (ui.perfetto.dev) or chrome://tracing\n"
-    "      --inline            no worker process: the script runs in this process (debuggers)\n"
-    "      --diagnose          diagnose every timed launch with counters (gpuexp diagnose --help)\n"
-    "      --history PATH      record the run (facts, rows, samples) in this SQLite history file\n"
-    "      --record            the same, in the default file (gpuexp history --help says where)\n"
-    "  -h, --help       this text\n"
-    "  -V, --version    print the version\n"
-    "\n"
-    "exit codes: 0 ok, 1 script error or failed check, 2 usage, 3 GPU or driver error,\n"
-    "            4 kernel compile error, 5 finished but points crashed or timed out,\n"
-    "            6 the history could not be written (the CSV files are kept),\n"
-    "            130 interrupted (rows kept; --resume finishes)\n";
-
-static const char diagnose_text[] =
-    "usage: gpuexp diagnose [options] SCRIPT.lua [script arguments...]   (or gpuexp --diagnose ...)\n"
-    "Runs the script and diagnoses every launch it times (kernel:measure, kernel:time) with the\n"
-    "counters: Speed of Light compute and memory %, the dominant stalls, achieved against theoretical\n"
-    "occupancy, FP32 intensity against the calibrated knee, and the telltales of contended atomics,\n"
-    "bank conflicts, spills, divergence and uncoalesced loads; then a verdict (memory-bound,\n"
-    "compute-bound, latency-bound, contended atomics, ...) with its evidence, printed and added to\n"
-    "the point's row (diagnosis, diagnosis_evidence). --only A=V picks the points. Every option of a\n"
-    "run applies (gpuexp --help). From a script: gpuexp.diagnose(kernel, launch).\n"
-    "exit codes: as a run's (gpuexp --help)\n";
+int gx_cli_help(const char *command, FILE *out) { return l_catalog_help(command, out); }
 
 static int usage_error(const char *format, const char *detail)
 {
@@ -399,31 +338,36 @@ int main(int argc, char **argv)
     signal(SIGFPE, crash_handler);
     struct options options = {0};
     int i = 1;
-    if (argc > 1 && strcmp(argv[1], "info") == 0)
-        return gx_cli_info(argc - 2, argv + 2);
-    if (argc > 1 && strcmp(argv[1], "occupancy") == 0)
-        return gx_cli_occupancy(argc - 2, argv + 2);
-    if (argc > 1 && strcmp(argv[1], "metrics") == 0)
-        return gx_cli_metrics(argc - 2, argv + 2);
-    /* subcommands written in Lua: gpuexp NAME ... runs gpuexp.NAME's main(args) */
-    static const char *const builtins[][2] = {{"calibrate", "gpuexp.commands.calibrate"}, {"plot", "gpuexp.commands.plot"},
-                                              {"merge", "gpuexp.commands.merge"},
-                                              {"compare", "gpuexp.commands.compare"},
-                                              {"history", "gpuexp.commands.history"},
-                                              {"nightly", "gpuexp.commands.nightly"},
-                                              {"doctor", "gpuexp.commands.doctor"},
-                                              {"help", "gpuexp.commands.help"}};
-    for (size_t b = 0; argc > 1 && b < sizeof builtins / sizeof builtins[0]; b++)
-        if (strcmp(argv[1], builtins[b][0]) == 0) {
-            options.script = argv[1];
-            options.script_index = 1;
-            options.builtin = builtins[b][1];
-            options.inline_run = 1;
-            return run_script(argc, argv, &options);
-        }
-    static char diagnose_option[] = "--diagnose";
-    if (argc > 1 && strcmp(argv[1], "diagnose") == 0)
-        argv[1] = diagnose_option; /* gpuexp diagnose SCRIPT is gpuexp --diagnose SCRIPT */
+    /* a command (lua/gpuexp/catalog.lua lists them): C ones here, Lua ones run their
+       module's main(args), an alias of a run option (gpuexp diagnose SCRIPT) becomes the option */
+    static const struct {
+        const char *name;
+        int (*run)(int argc, char **argv);
+    } native[] = {{"info", gx_cli_info}, {"occupancy", gx_cli_occupancy}, {"metrics", gx_cli_metrics}};
+    static char run_option[128];
+    char detail[128];
+    enum l_command_kind kind = argc > 1 && argv[1][0] != '-' ? l_catalog_command(argv[1], detail, sizeof detail)
+                                                             : L_COMMAND_NONE;
+    if (kind == L_COMMAND_NATIVE) {
+        for (size_t n = 0; n < sizeof native / sizeof native[0]; n++)
+            if (strcmp(detail, native[n].name) == 0)
+                return native[n].run(argc - 2, argv + 2);
+        fprintf(stderr, "gpuexp: internal error: the command '%s' has no C implementation\n", detail);
+        return GX_EXIT_USAGE;
+    }
+    if (kind == L_COMMAND_LUA) {
+        static char module[128];
+        snprintf(module, sizeof module, "%s", detail);
+        options.script = argv[1];
+        options.script_index = 1;
+        options.builtin = module;
+        options.inline_run = 1;
+        return run_script(argc, argv, &options);
+    }
+    if (kind == L_COMMAND_RUN_OPTION) {
+        snprintf(run_option, sizeof run_option, "%s", detail);
+        argv[1] = run_option; /* gpuexp diagnose SCRIPT is gpuexp --diagnose SCRIPT */
+    }
     gx_worker_install_hooks(); /* launches and lost contexts are recorded for a supervisor (or the error text) */
     gx_error attach_error;
     int worker_device = 0, worker_slot = 0;
@@ -439,8 +383,7 @@ int main(int argc, char **argv)
             i++;
             break;
         } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            fputs(options.diagnose ? diagnose_text : usage_text, stdout);
-            return GX_EXIT_OK;
+            return l_catalog_help(options.diagnose ? "diagnose" : "run", stdout) == 0 ? GX_EXIT_OK : GX_EXIT_USAGE;
         } else if (strcmp(a, "--diagnose") == 0) {
             options.diagnose = 1;
         } else if (strcmp(a, "-V") == 0 || strcmp(a, "--version") == 0) {

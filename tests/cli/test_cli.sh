@@ -54,7 +54,7 @@ expect 3 "device.lua:1: no CUDA driver found: /usr/local/cuda/lib64/stubs/libcud
     env GX_LIBCUDA=/usr/local/cuda/lib64/stubs/libcuda.so "$gpuexp" --no-plan device.lua
 expect 3 "gpuexp info: no CUDA driver found: dlopen(/nonexistent/libcuda.so.1) failed: /nonexistent/libcuda.so.1: cannot open shared object file: No such file or directory (is the NVIDIA driver installed?)" \
     env GX_LIBCUDA=/nonexistent/libcuda.so.1 "$gpuexp" info
-expect 2 "gpuexp info: unknown argument '--x' (usage: gpuexp info [--device N])" "$gpuexp" info --x
+expect 2 "gpuexp info: unknown argument '--x' (gpuexp info --help)" "$gpuexp" info --x
 expect 0 "gpuexp $version" "$gpuexp" --version
 
 # offline plans: explicit, and the automatic one when no GPU is found

@@ -1,23 +1,13 @@
 -- gpuexp calibrate: the command over api/calibrate.lua.
 local calibrate = require("gpuexp.api.calibrate")
+local catalog = require("gpuexp.catalog")
 
 local M = {}
-
--- gpuexp calibrate [--force]
-M.help = [[
-usage: gpuexp calibrate [--force]
-Measures this GPU's ceilings and caches them per GPU (UUID), driver and clocks: DRAM copy
-bandwidth (the best of cuMemcpyDtoD and copy kernels), L2 read bandwidth, shared-memory (L1)
-bandwidth, FP32 and FP64 FMA rates, tensor-core rates (mma.sync: FP16, BF16, TF32, INT8 from
-sm_80, FP8 from sm_89), pinned
-host-to-device and device-to-host bandwidth. Scripts read them with gpuexp.calibrate{} or
-gpuexp.ceilings(); roofline plots draw them. --force measures again.
-exit codes: 0 ok, 2 usage, 3 no GPU]]
 
 function M.main(args)
   local force = false
   for _, a in ipairs(args) do
-    if a == "--help" or a == "-h" then print(M.help) return 0 end
+    if a == "--help" or a == "-h" then io.write(catalog.help("calibrate")) return 0 end
     if a == "--force" then force = true else gpuexp.error("usage", "calibrate: unknown argument '" .. a .. "'") end
   end
   local c = calibrate.run{force = force}

@@ -5,50 +5,11 @@ local result = require("gpuexp.store.result")
 local compare = require("gpuexp.judge.compare")
 local printers = require("gpuexp.judge.printers")
 local rule = require("gpuexp.judge.rule")
+local catalog = require("gpuexp.catalog")
 
+local EXIT = require("gpuexp.catalog").EXIT
 local M = {}
 
-M.EXIT_REGRESSION = 1
-M.EXIT_USAGE = 2
-M.EXIT_DIFFERENT_GPU = 3
-M.EXIT_WRITE = 7
-
-M.help = [[
-usage: gpuexp compare [options] BASE.csv [MORE_BASE.csv...] NEW.csv
-
-Joins the rows of NEW.csv and the baseline run(s) on the sweep's axes (from the .meta.json written
-beside each CSV) and gives every point a verdict per metric: same, slower, faster, new (no
-baseline row), missing (no new row) or error (the new row's status is not ok).
-
-The rule: a point is slower when it is worse than the baseline's median by more than its threshold.
-  3 or more baselines: threshold = max(--threshold, 3 x the baselines' spread: the largest
-                       deviation of a baseline's value from their median, the single largest
-                       ignored when there are 4 or more)
-  1 or 2 baselines:    threshold = max(--threshold, 2 x the larger within-run noise (noise_pct))
-  and never below 3 standard errors of the new median (noise_pct and samples columns).
---rule nvbench applies NVBench's rule instead (nvbench_compare.py: same when the change is within
-the smaller of the two runs' noise, against the last baseline), for comparison.
-
-options:
-  --metric COL[:lower|:higher]  column to judge (repeatable); default the time column (median_ms,
-                                else the first *_ms column). Which way is better is known for
-                                *_ms/*_us/*_s/time (lower) and gbps/gflops/*_per_s (higher); say it
-                                for other columns
-  --threshold PCT               the smallest change ever called a regression (default 2)
-  --rule gpuexp|nvbench         (default gpuexp)
-  --markdown | --json | --junit output format (default an aligned table)
-  -o, --output FILE             write the output there instead of stdout
-  --axes A,B                    the axis columns, for CSVs with no .meta.json
-  --allow-different-gpu         compare runs from different GPU models, drivers or clocks (warns)
-
-A CSV is read strictly: a BOM and CRLF are fine; an unclosed quote, a row with another number of
-cells than the header, a second row for one point, or a metric cell that is not a number is an
-error naming the file and line. A baseline value that is 0, negative or not finite is not used.
-
-exit codes: 0 no regression, 1 regression found (a point slower, or a point ok in the baseline now
-            failing; one failing in the baseline too is not), 2 usage or unreadable input (also a
-            NEW.csv with no rows), 3 refused: the runs come from different GPUs, drivers or clock
-            settings, 7 the output file could not be written]]
 
 local function fail(code, message)
   io.stderr:write("gpuexp compare: " .. message .. "\n")
@@ -92,24 +53,24 @@ function M.main(args)
       elseif a:sub(1, 1) == "-" and a ~= "-" then error({usage = "unknown option '" .. a .. "'"})
       else paths[#paths + 1] = a end
     end)
-    if not ok then return fail(M.EXIT_USAGE, type(problem) == "table" and problem.usage or tostring(problem)) end
+    if not ok then return fail(EXIT.USAGE, type(problem) == "table" and problem.usage or tostring(problem)) end
     i = i + 1
   end
-  if format == "help" then print(M.help) return 0 end
-  if #paths < 2 then return fail(M.EXIT_USAGE, "needs BASE.csv and NEW.csv (see gpuexp compare --help)") end
+  if format == "help" then io.write(catalog.help("compare")) return 0 end
+  if #paths < 2 then return fail(EXIT.USAGE, "needs BASE.csv and NEW.csv (see gpuexp compare --help)") end
   local runs = {}
   for n, path in ipairs(paths) do
     local run, why = result.read(path, axes)
-    if not run then return fail(M.EXIT_USAGE, why) end
+    if not run then return fail(EXIT.USAGE, why) end
     if n > 1 and table.concat(run.axes, ",") ~= table.concat(runs[1].axes, ",") then
-      return fail(M.EXIT_USAGE, string.format("%s has the axes %s, %s has %s: not runs of one sweep", path,
+      return fail(EXIT.USAGE, string.format("%s has the axes %s, %s has %s: not runs of one sweep", path,
         table.concat(run.axes, ","), paths[1], table.concat(runs[1].axes, ",")))
     end
     runs[n] = run
   end
   local new = table.remove(runs)
   if #new.order == 0 then
-    return fail(M.EXIT_USAGE, new.label .. " has no rows (a run stopped before its first point?): nothing to judge")
+    return fail(EXIT.USAGE, new.label .. " has no rows (a run stopped before its first point?): nothing to judge")
   end
   for _, base in ipairs(runs) do
     local differences = compare.gpu_differences(base.info, new.info)
@@ -117,26 +78,26 @@ function M.main(args)
       local text = string.format("%s and %s were measured on different machines (%s)", base.label, new.label,
         table.concat(differences, "; "))
       if not allow_different then
-        return fail(M.EXIT_DIFFERENT_GPU, text .. "; their timings are not comparable (--allow-different-gpu compares anyway)")
+        return fail(EXIT.GPU, text .. "; their timings are not comparable (--allow-different-gpu compares anyway)")
       end
       io.stderr:write("gpuexp compare: WARNING: " .. text .. "; compared anyway (--allow-different-gpu)\n")
     end
   end
   if #metrics == 0 then
     local name = compare.default_metric(new)
-    if not name then return fail(M.EXIT_USAGE, new.label .. " has no time column (*_ms); choose one with --metric") end
+    if not name then return fail(EXIT.USAGE, new.label .. " has no time column (*_ms); choose one with --metric") end
     metrics[1] = {name = name, direction = "lower"}
   end
   for _, metric in ipairs(metrics) do
     local found = false
     for _, name in ipairs(new.columns) do found = found or name == metric.name end
-    if not found then return fail(M.EXIT_USAGE, string.format("%s has no column '%s'", new.label, metric.name)) end
+    if not found then return fail(EXIT.USAGE, string.format("%s has no column '%s'", new.label, metric.name)) end
     for _, run in ipairs(runs) do
       local bad = run:check_numbers(metric.name)
-      if bad then return fail(M.EXIT_USAGE, bad) end
+      if bad then return fail(EXIT.USAGE, bad) end
     end
     local bad = new:check_numbers(metric.name)
-    if bad then return fail(M.EXIT_USAGE, bad) end
+    if bad then return fail(EXIT.USAGE, bad) end
   end
   options.metrics = metrics
   local judged = compare.compare(runs, new, options)
@@ -155,9 +116,9 @@ function M.main(args)
   else printers.format_table(judged, file) end
   if output then
     local written, problem = pcall(csv.write_file, output, table.concat(parts))
-    if not written then return fail(M.EXIT_WRITE, type(problem) == "table" and problem.message or tostring(problem)) end
+    if not written then return fail(EXIT.WRITE, type(problem) == "table" and problem.message or tostring(problem)) end
   end
-  for _, e in ipairs(judged.points) do if compare.is_regression(e) then return M.EXIT_REGRESSION end end
+  for _, e in ipairs(judged.points) do if compare.is_regression(e) then return EXIT.FAILED end end
   return 0
 end
 

@@ -1,17 +1,9 @@
 -- gpuexp doctor: checks what gpuexp needs on this machine and says what to fix for each missing
 -- piece; gpuexp --version: the versions of gpuexp and of the CUDA pieces it found.
 local meta = require("gpuexp.store.meta")
+local catalog = require("gpuexp.catalog")
 
 local M = {}
-
-M.help = [[
-usage: gpuexp doctor
-Checks this machine: the NVIDIA driver, the GPUs, NVRTC (by compiling a kernel), the CUDA
-toolkit's headers (by compiling a kernel with CUB and cooperative groups), nvcc (optional), CUPTI
-and the permission to read GPU counters (by reading them on a GPU), gnuplot, and that the cubin
-cache and the history folders are writable. Prints each check and, for what is missing, what to
-do ("--" marks an optional piece, not counted).
-exit codes: 0 everything works, 1 something to fix (listed)]]
 
 function M.version_text()
   local v = gpuexp.versions()
@@ -130,7 +122,7 @@ end
 
 function M.main(args)
   if args[1] == "--version" then print(M.version_text()) return 0 end
-  if args[1] == "--help" or args[1] == "-h" then print(M.help) return 0 end
+  if args[1] == "--help" or args[1] == "-h" then io.write(catalog.help("doctor")) return 0 end
   if args[1] then io.stderr:write("gpuexp doctor: unknown argument '" .. args[1] .. "'\n") return 2 end
   print(M.version_text())
   print()

@@ -1,56 +1,23 @@
--- gpuexp help [COMMAND]: the commands, or one command's help, which is the text the command itself
--- prints for --help (so there is one text per command). The man page and the bash completion are
--- generated from the same texts: gpuexp help --man, gpuexp help --options COMMAND.
-local M = {}
+-- gpuexp help [COMMAND]: the commands, or one command's help; the man page and the bash
+-- completion's words. Everything comes from the command catalog (catalog.lua).
+local catalog = require("gpuexp.catalog")
 
-M.commands = {
-  {"run", "gpuexp [options] SCRIPT.lua [arguments]: run an experiment (the default command)"},
-  {"info", "every GPU's facts"},
-  {"occupancy", "theoretical occupancy for any architecture, no GPU needed"},
-  {"metrics", "CUPTI metric names, checks and replay passes"},
-  {"calibrate", "measure and cache this GPU's ceilings"},
-  {"plot", "line plots and rooflines of a CSV"},
-  {"merge", "join the shards of a sweep"},
-  {"compare", "a verdict per point between runs: same, slower, faster"},
-  {"history", "the recorded runs (SQLite)"},
-  {"nightly", "a regression suite: run, record, compare, report"},
-  {"diagnose", "run a script and diagnose every launch it times"},
-  {"doctor", "check this machine and say what to fix"},
-  {"help", "this list, or a command's help"},
-}
+local M = {}
 
 local function shell_quote(text) return "'" .. tostring(text):gsub("'", "'\\''") .. "'" end
 
--- A command's help text, as the command prints it.
+-- A command's help text, as the command prints it ("help": the list of commands), or nil.
 function M.text(command)
-  if command == "help" then
-    local lines = {"usage: gpuexp help [COMMAND]",
-      "       gpuexp help --man | --commands | --experiments | --options COMMAND", "",
-      "commands:"}
-    for _, c in ipairs(M.commands) do lines[#lines + 1] = string.format("  %-10s %s", c[1], c[2]) end
-    lines[#lines + 1] = ""
-    lines[#lines + 1] = "gpuexp help COMMAND (or gpuexp COMMAND --help) prints a command's options and exit codes."
-    return table.concat(lines, "\n") .. "\n"
-  end
-  local known = false
-  for _, c in ipairs(M.commands) do known = known or c[1] == command end
-  if not known then return nil end
-  local pipe = io.popen(shell_quote(gpuexp.executable or "gpuexp") .. (command == "run" and "" or " " .. command) ..
-    " --help 2>&1")
-  local text = pipe:read("a")
-  pipe:close()
-  return text
+  if command == "help" then return catalog.summary() .. "\n" .. catalog.help("help") end
+  return catalog.help(command)
 end
 
--- The options a command's help mentions (for completion).
-function M.options(command)
-  local text = M.text(command) or ""
-  local seen, list = {}, {}
-  for option in text:gmatch("%f[%w-](%-%-?[%a][%w-]*)") do
-    if not seen[option] and option ~= "--" then seen[option] = true; list[#list + 1] = option end
-  end
-  table.sort(list)
-  return list
+-- The metric presets' names (gpuexp.metrics{preset}, gpuexp metrics --check), sorted.
+function M.presets()
+  local names = {}
+  for name in pairs(require("gpuexp.api.metrics").presets) do names[#names + 1] = name end
+  table.sort(names)
+  return names
 end
 
 local function troff(text)
@@ -75,12 +42,12 @@ function M.man()
     "a suite into a regression check. The shipped experiments run by name: gpuexp occupancy_sweep.",
     ".SH COMMANDS",
   }
-  for _, c in ipairs(M.commands) do
-    lines[#lines + 1] = ".SS " .. (c[1] == "run" and "gpuexp SCRIPT.lua" or "gpuexp " .. c[1])
-    lines[#lines + 1] = troff(c[2])
+  for _, c in ipairs(catalog.commands) do
+    lines[#lines + 1] = ".SS " .. (c.name == "run" and "gpuexp SCRIPT.lua" or "gpuexp " .. c.name)
+    lines[#lines + 1] = troff(c.summary)
     lines[#lines + 1] = ".PP"
     lines[#lines + 1] = ".nf"
-    lines[#lines + 1] = troff((M.text(c[1]) or ""):gsub("\n+$", ""))
+    lines[#lines + 1] = troff((catalog.help(c.name) or ""):gsub("\n+$", ""))
     lines[#lines + 1] = ".fi"
   end
   lines[#lines + 1] = ".SH FILES"
@@ -100,7 +67,11 @@ function M.main(args)
   local first = args[1]
   if first == "--man" then io.write(M.man()) return 0 end
   if first == "--commands" then
-    for _, c in ipairs(M.commands) do print(c[1]) end
+    for _, c in ipairs(catalog.commands) do print(c.name) end
+    return 0
+  end
+  if first == "--presets" then
+    print(table.concat(M.presets(), "\n"))
     return 0
   end
   if first == "--experiments" then -- the shipped experiments, by the names gpuexp runs them
@@ -113,7 +84,11 @@ function M.main(args)
   end
   if first == "--options" then
     if not args[2] then io.stderr:write("gpuexp help: --options needs a command\n") return 2 end
-    print(table.concat(M.options(args[2]), "\n"))
+    if not catalog.find(args[2]) then
+      io.stderr:write("gpuexp help: unknown command '" .. args[2] .. "' (gpuexp help lists them)\n")
+      return 2
+    end
+    print(table.concat(catalog.options(args[2]), "\n"))
     return 0
   end
   local text = M.text(first == nil and "help" or (first == "--help" or first == "-h") and "help" or first)

@@ -4,26 +4,13 @@ local csv = require("gpuexp.store.csv")
 local json = require("gpuexp.store.json")
 local result = require("gpuexp.store.result")
 local history = require("gpuexp.store.history")
+local catalog = require("gpuexp.catalog")
 
+local EXIT = require("gpuexp.catalog").EXIT
 local M = {}
 
 local function decode(text) return (json.decode(text or "null")) end
 local function message_of(problem) return type(problem) == "table" and problem.message or tostring(problem) end
-
-M.help = [[
-usage: gpuexp history [--history PATH] COMMAND
-  list [--experiment NAME] [--limit N]   the recorded runs, newest first
-  show RUN                               one run: its facts and rows
-  export RUN [-o FILE.csv]               the run's rows as CSV, as written (plus FILE.samples.csv)
-  record FILE.csv... [--kind nightly]    add runs written earlier (their .meta.json beside them)
-  exclude RUN... | include RUN...        keep a run out of nightly baselines (a known bad night), or back
-  prune --keep N                         keep the newest N runs of each experiment, sweep and GPU
-  prune --run RUN...                     delete these runs
-
-The history file: --history PATH, else $GPUEXP_HISTORY, else $XDG_DATA_HOME/gpuexp/history.sqlite
-(~/.local/share/gpuexp/history.sqlite). `gpuexp --history PATH SCRIPT.lua` (or --record, for the
-default file) records a run; `gpuexp nightly` records every night.
-exit codes: 0 ok, 2 usage or unknown run, 6 the history cannot be read or written]]
 
 local function fail(code, message)
   io.stderr:write("gpuexp history: " .. message .. "\n")
@@ -47,9 +34,9 @@ local function list(db, args)
   while i <= #args do
     if args[i] == "--experiment" then experiment = args[i + 1]; i = i + 2
     elseif args[i] == "--limit" then limit = math.tointeger(tonumber(args[i + 1])); i = i + 2
-    else return fail(2, "list: unknown argument '" .. args[i] .. "'") end
+    else return fail(EXIT.USAGE, "list: unknown argument '" .. args[i] .. "'") end
   end
-  if not limit or limit < 1 then return fail(2, "--limit takes a whole number of runs >= 1") end
+  if not limit or limit < 1 then return fail(EXIT.USAGE, "--limit takes a whole number of runs >= 1") end
   local rows = db:rows([[SELECT id, started_utc, kind, experiment, sweep, gpu_name, driver_version, rows_ok, rows_failed,
     complete, excluded, git_commit FROM runs WHERE (? IS NULL OR experiment = ?) ORDER BY id DESC LIMIT ?]],
     experiment, experiment, limit)
@@ -67,10 +54,10 @@ end
 
 local function show(db, args)
   local ids, why = ids_from(args, 1)
-  if not ids then return fail(2, why) end
+  if not ids then return fail(EXIT.USAGE, why) end
   for _, id in ipairs(ids) do
     local run, problem = history.load_run(db, id)
-    if not run then return fail(2, problem) end
+    if not run then return fail(EXIT.USAGE, problem) end
     local r = run.record
     print(string.format("run %d: %s / %s (%s), %s", id, r.experiment, r.sweep, r.kind, r.started_utc or "?"))
     for _, field in ipairs({"script", "script_hash", "git_commit", "gpuexp_version", "host", "gpu_name", "gpu_uuid",
@@ -91,14 +78,14 @@ local function export(db, args)
     if args[i] == "-o" or args[i] == "--output" then output = args[i + 1]; i = i + 2
     else id = tonumber(args[i]); i = i + 1 end
   end
-  if not id then return fail(2, "export: which run? (gpuexp history list)") end
+  if not id then return fail(EXIT.USAGE, "export: which run? (gpuexp history list)") end
   local record = db:rows("SELECT columns FROM runs WHERE id = ?", id)[1]
-  if not record then return fail(2, "no run " .. id .. " in the history") end
+  if not record then return fail(EXIT.USAGE, "no run " .. id .. " in the history") end
   local file = io.stdout
   if output then
     local message
     file, message = io.open(output, "w")
-    if not file then return fail(2, "cannot write " .. output .. ": " .. tostring(message)) end
+    if not file then return fail(EXIT.USAGE, "cannot write " .. output .. ": " .. tostring(message)) end
   end
   local columns = decode(record.columns) or {}
   file:write(csv.line(columns), "\n")
@@ -132,11 +119,11 @@ local function record_files(db, args)
   while i <= #args do
     if args[i] == "--kind" then kind = args[i + 1]; i = i + 2 else paths[#paths + 1] = args[i]; i = i + 1 end
   end
-  if kind ~= "run" and kind ~= "nightly" then return fail(2, "--kind is run or nightly") end
-  if #paths == 0 then return fail(2, "record: which CSV files?") end
+  if kind ~= "run" and kind ~= "nightly" then return fail(EXIT.USAGE, "--kind is run or nightly") end
+  if #paths == 0 then return fail(EXIT.USAGE, "record: which CSV files?") end
   for _, path in ipairs(paths) do
     local id, why, again = history.record(db, path, {kind = kind})
-    if not id then return fail(history.EXIT_HISTORY, why) end
+    if not id then return fail(EXIT.HISTORY, why) end
     print(string.format(again and "%s was recorded already, as run %d (not recorded again)" or "recorded %s as run %d",
       path, id))
   end
@@ -145,10 +132,10 @@ end
 
 local function set_excluded(db, args, value)
   local ids, why = ids_from(args, 1)
-  if not ids then return fail(2, why) end
+  if not ids then return fail(EXIT.USAGE, why) end
   for _, id in ipairs(ids) do
     local changed = db:run("UPDATE runs SET excluded = ? WHERE id = ?", value, id)
-    if changed == 0 then return fail(2, "no run " .. id .. " in the history") end
+    if changed == 0 then return fail(EXIT.USAGE, "no run " .. id .. " in the history") end
   end
   return 0
 end
@@ -156,7 +143,7 @@ end
 local function prune(db, args)
   if args[1] == "--run" then
     local ids, why = ids_from(args, 2)
-    if not ids then return fail(2, why) end
+    if not ids then return fail(EXIT.USAGE, why) end
     local deleted, unknown = 0, {}
     local ok, problem = history.transaction(db, function()
       for _, id in ipairs(ids) do
@@ -164,13 +151,13 @@ local function prune(db, args)
         if changed == 0 then unknown[#unknown + 1] = tostring(id) else deleted = deleted + changed end
       end
     end)
-    if not ok then return fail(history.EXIT_HISTORY, problem) end
+    if not ok then return fail(EXIT.HISTORY, problem) end
     print(string.format("deleted %d run(s)", deleted))
-    if #unknown > 0 then return fail(2, "no run " .. table.concat(unknown, ", ") .. " in the history") end
+    if #unknown > 0 then return fail(EXIT.USAGE, "no run " .. table.concat(unknown, ", ") .. " in the history") end
     return 0
   end
   local keep = args[1] == "--keep" and tonumber(args[2])
-  if not keep or keep < 1 then return fail(2, "prune --keep N (N >= 1) or prune --run RUN...") end
+  if not keep or keep < 1 then return fail(EXIT.USAGE, "prune --keep N (N >= 1) or prune --run RUN...") end
   local deleted = 0
   local ok, problem = history.transaction(db, function()
     local victims = db:rows([[SELECT id FROM (SELECT id, ROW_NUMBER() OVER (PARTITION BY experiment, sweep, gpu_name
@@ -178,7 +165,7 @@ local function prune(db, args)
     for _, v in ipairs(victims) do db:run("DELETE FROM runs WHERE id = ?", v.id) end
     deleted = #victims
   end)
-  if not ok then return fail(history.EXIT_HISTORY, problem) end
+  if not ok then return fail(EXIT.HISTORY, problem) end
   print(string.format("deleted %d run(s), kept the newest %d of each experiment, sweep and GPU", deleted, keep))
   return 0
 end
@@ -190,24 +177,24 @@ function M.main(args)
   while i <= #args do
     if args[i] == "--history" then
       path = args[i + 1]
-      if not path then return fail(2, "--history needs a path") end
+      if not path then return fail(EXIT.USAGE, "--history needs a path") end
       i = i + 2
     else
       rest[#rest + 1] = args[i]; i = i + 1
     end
   end
   local command = table.remove(rest, 1)
-  if not command or command == "-h" or command == "--help" or command == "help" then print(M.help) return command and 0 or 2 end
+  if not command or command == "-h" or command == "--help" or command == "help" then io.write(catalog.help("history")) return command and 0 or 2 end
   local commands = {list = list, show = show, export = export, record = record_files, prune = prune,
     exclude = function(db, a) return set_excluded(db, a, 1) end, include = function(db, a) return set_excluded(db, a, 0) end}
-  if not commands[command] then return fail(2, "unknown command '" .. command .. "' (gpuexp history --help)") end
+  if not commands[command] then return fail(EXIT.USAGE, "unknown command '" .. command .. "' (gpuexp history --help)") end
   path = path or history.default_path()
   local reading = command == "list" or command == "show" or command == "export"
   local db, why = history.open(path, reading)
-  if not db then return fail(history.EXIT_HISTORY, why) end
+  if not db then return fail(EXIT.HISTORY, why) end
   local ok, code = pcall(commands[command], db, rest)
   db:close()
-  if not ok then return fail(history.EXIT_HISTORY, message_of(code)) end
+  if not ok then return fail(EXIT.HISTORY, message_of(code)) end
   return code
 end
 

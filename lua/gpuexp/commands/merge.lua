@@ -6,22 +6,14 @@
 local csv = require("gpuexp.store.csv")
 local meta = require("gpuexp.store.meta")
 local result = require("gpuexp.store.result")
+local catalog = require("gpuexp.catalog")
 
+local EXIT = require("gpuexp.catalog").EXIT
 local M = {}
-
-M.help = [[
-usage: gpuexp merge [--allow-mixed] OUT.csv PART.csv...
-Joins the CSVs written by `gpuexp --shard I/N` (one per share of the points) into OUT.csv in
-point order, with OUT.meta.json listing every part. The parts must come from the same script
-(hash), the same points and the same GPU model (their .meta.json files say so; --allow-mixed
-merges parts measured on different GPU models, listing them all). Missing and duplicated points
-are listed. OUT.csv and its metadata are written through a temporary file and a rename.
-exit codes: 0 complete, 1 incomplete or duplicated points, 2 usage or parts that do not belong
-together, 7 OUT could not be written (nothing is left half-written)]]
 
 local function fail(message)
   io.stderr:write("gpuexp merge: " .. message .. "\n")
-  return 2
+  return EXIT.USAGE
 end
 
 -- A part's points: global index -> cells, from its share (or, from older gpuexp, every point);
@@ -45,7 +37,7 @@ function M.main(args)
   local allow_mixed = false
   local paths = {}
   for _, a in ipairs(args) do
-    if a == "--help" or a == "-h" then print(M.help) return 0
+    if a == "--help" or a == "-h" then io.write(catalog.help("merge")) return 0
     elseif a == "--allow-mixed" then allow_mixed = true
     elseif a:sub(1, 1) == "-" then return fail("unknown option '" .. a .. "' (see gpuexp merge --help)")
     else paths[#paths + 1] = a end
@@ -147,7 +139,7 @@ function M.main(args)
   local written, problem = pcall(csv.write_file, out, table.concat(output, "\n") .. "\n")
   if not written then
     io.stderr:write("gpuexp merge: " .. (type(problem) == "table" and problem.message or tostring(problem)) .. "\n")
-    return 7
+    return EXIT.WRITE
   end
 
   -- every part's runs and GPUs, gathered before the reference (one of the parts) is rewritten
@@ -177,7 +169,7 @@ function M.main(args)
   written, problem = pcall(meta.write, meta.path_for(out), info)
   if not written then
     io.stderr:write("gpuexp merge: " .. (type(problem) == "table" and problem.message or tostring(problem)) .. "\n")
-    return 7
+    return EXIT.WRITE
   end
 
   print(string.format("merged %d part(s) into %s: %d of %d points", #infos, out, points - #missing, points))
@@ -190,7 +182,7 @@ function M.main(args)
   list("missing point(s)", missing)
   list("duplicated point(s) (the first row kept)", duplicates)
   list("row(s) for points the sweep does not have (left out)", unknown)
-  return (#missing > 0 or #duplicates > 0 or #unknown > 0) and 1 or 0
+  return (#missing > 0 or #duplicates > 0 or #unknown > 0) and EXIT.FAILED or EXIT.OK
 end
 
 return M

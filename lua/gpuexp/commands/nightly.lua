@@ -7,44 +7,12 @@ local compare = require("gpuexp.judge.compare")
 local printers = require("gpuexp.judge.printers")
 local history = require("gpuexp.store.history")
 local rule = require("gpuexp.judge.rule")
+local catalog = require("gpuexp.catalog")
 
+local EXIT = require("gpuexp.catalog").EXIT
 local M = {}
 
-M.EXIT_OK, M.EXIT_REGRESSION, M.EXIT_USAGE, M.EXIT_NO_GPU = 0, 1, 2, 3
-M.EXIT_INCOMPLETE, M.EXIT_HISTORY, M.EXIT_BUSY = 5, 6, 75
 M.DEFAULT_BASELINE_RUNS = 5
-
-local help = [[
-usage: gpuexp nightly SUITE [options]
-
-SUITE is a folder of experiment files (every *.lua in it, in name order) or a suite file: one
-experiment per line, `PATH [script arguments...]`, PATH relative to the suite file, # comments.
-The shipped suite runs by name from any folder: gpuexp nightly nightly.
-
-Each experiment runs supervised (gpuexp --history ... PATH ARGS: crashes and hangs become rows) and
-is recorded in the history. Every point's time column (median_ms, else the first *_ms column) is
-compared with the last --baseline nightly runs of that experiment on the same GPU model and
-driver (the rule of `gpuexp compare`). A point judged slower is measured again (--only, the same
-night) and is a regression only when the re-measure is slower too. A point that was ok in the
-baseline and now fails (error, crashed, timeout) is a regression as well.
-
-options:
-  --history PATH        the history file (default: gpuexp history --help says where)
-  --out DIR             the night's CSVs and report (default ./gpuexp-nightly/<UTC time>)
-  --baseline N          baseline runs (default 5; fewer on the first nights: with fewer than 3 the
-                        rule uses the within-run noise)
-  --threshold PCT       the smallest change called a regression (default 2)
-  --no-confirm          do not re-measure suspects
-  --on-regression CMD   when the night is not clean (exit 1, 5 or 6), run CMD REPORT.md through the
-                        shell, with GPUEXP_REPORT (the Markdown), GPUEXP_REPORT_HTML and
-                        GPUEXP_NIGHTLY_EXIT set
-  -d, --device N | --devices LIST | --point-timeout S   passed to each experiment
-  --arch ARCH           offline plan: checks that the suite runs, records and compares nothing
-  -q, --quiet           no progress lines from the experiments
-
-exit codes: 0 clean, 1 regression found, 2 usage or a bad suite, 3 no GPU, 5 no regression but
-the night was incomplete (an experiment failed, or points failed that failed before too),
-6 the history cannot be written, 75 another nightly holds the GPU (try later), 128+N interrupted]]
 
 local function say(message) io.stderr:write("gpuexp nightly: " .. message .. "\n") end
 local release_locks
@@ -161,6 +129,11 @@ local function parse(args)
     i = i + 1
   end
   return o
+end
+
+-- An experiment ended by a stop signal (Ctrl-C, SIGTERM, SIGHUP), not by a crash of its own.
+local function stopped_by_signal(code)
+  return code == EXIT.INTERRUPTED or code == EXIT.TERMINATED or code == EXIT.HANGUP
 end
 
 -- Runs gpuexp again with these arguments and environment additions, in a process group of its
@@ -371,27 +344,27 @@ end
 
 function M.night(args)
   local ok, o = pcall(parse, args)
-  if not ok then say(type(o) == "table" and o.usage or tostring(o)); return M.EXIT_USAGE end
-  if o.help then print(help) return 0 end
+  if not ok then say(type(o) == "table" and o.usage or tostring(o)); return EXIT.USAGE end
+  if o.help then io.write(catalog.help("nightly")) return EXIT.OK end
   if o.arch then
     local known, problem = pcall(gpuexp.arch_limits, o.arch)
-    if not known then say(type(problem) == "table" and problem.message:gsub("^[^:]*:%d+: ", "") or tostring(problem)); return M.EXIT_USAGE end
+    if not known then say(type(problem) == "table" and problem.message:gsub("^[^:]*:%d+: ", "") or tostring(problem)); return EXIT.USAGE end
   end
   gpuexp._process.init() -- a stop signal is taken while an experiment runs, and passed on to it
-  if not o.suite then say("which suite? (gpuexp nightly --help)"); return M.EXIT_USAGE end
+  if not o.suite then say("which suite? (gpuexp nightly --help)"); return EXIT.USAGE end
   -- a shipped suite by name: gpuexp nightly nightly
   if not file_exists(o.suite) and not gpuexp._is_directory(o.suite) and gpuexp.data_dir and not o.suite:find("/") then
     local shipped = gpuexp.data_dir .. "/experiments/" .. o.suite
     if gpuexp._is_directory(shipped) or file_exists(shipped) then o.suite = shipped end
   end
   local suite, why = M.read_suite(o.suite)
-  if not suite then say(why); return M.EXIT_USAGE end
+  if not suite then say(why); return EXIT.USAGE end
   if not o.arch then
     local found, count = pcall(gpuexp.device_count)
     if not found or count == 0 then
       say("no GPU found (" .. (found and "the driver reports 0 devices" or tostring(type(count) == "table" and
         count.message or count)) .. "); nothing measured (--arch ARCH checks the suite offline)")
-      return M.EXIT_NO_GPU
+      return EXIT.GPU
     end
   end
   local history_path = o.history or history.default_path()
@@ -401,13 +374,13 @@ function M.night(args)
   local db
   if recording then
     db, why = history.open(history_path)
-    if not db then say("the history cannot be used: " .. why); return M.EXIT_HISTORY end
+    if not db then say("the history cannot be used: " .. why); return EXIT.HISTORY end
     -- one nightly per GPU at a time, whatever names the GPU; the locks go when the night ends
     local lock_dir = os.getenv("GPUEXP_LOCK_DIR") or "/tmp"
     local gpus = {{ordinal = "0 (an offline plan)", uuid = "offline-plan"}}
     if not o.arch then
       gpus, why = night_gpus(o)
-      if not gpus then say(why); db:close(); return M.EXIT_USAGE end
+      if not gpus then say(why); db:close(); return EXIT.USAGE end
     end
     for _, gpu in ipairs(gpus) do
       local path = string.format("%s/gpuexp-nightly-%s.lock", lock_dir, gpu.uuid)
@@ -417,10 +390,10 @@ function M.night(args)
         db:close()
         if kind == "busy" then
           say("another nightly is running on GPU " .. gpu.ordinal .. " (" .. tostring(note) .. "); try later")
-          return M.EXIT_BUSY
+          return EXIT.BUSY
         end
         say("GPU " .. gpu.ordinal .. ": " .. tostring(note) .. " (GPUEXP_LOCK_DIR names another folder)")
-        return M.EXIT_USAGE
+        return EXIT.USAGE
       end
       if note then say(note) end
       locks[#locks + 1] = path
@@ -431,10 +404,10 @@ function M.night(args)
     tostring({}))):sub(1, 6)
   local out_dir = o.out or ("gpuexp-nightly/" .. os.date("!%Y%m%d-%H%M%S"))
   local made, problem = pcall(gpuexp.mkdir, out_dir)
-  if not made then say("cannot make " .. out_dir .. ": " .. tostring(type(problem) == "table" and problem.message or problem)); return M.EXIT_USAGE end
+  if not made then say("cannot make " .. out_dir .. ": " .. tostring(type(problem) == "table" and problem.message or problem)); return EXIT.USAGE end
   local started = gpuexp.clock()
   local results, context = {}, {suite = suite.name, history = history_path}
-  local exit_code, interrupted = M.EXIT_OK, nil
+  local exit_code, interrupted = EXIT.OK, nil
 
   local function common(kind, experiment)
     local arguments = {}
@@ -457,10 +430,10 @@ function M.night(args)
     if not o.quiet then say("running " .. experiment.name .. " (" .. experiment.path .. ")") end
     local code, stop = run_gpuexp(arguments, environment)
     if stop ~= 0 then interrupted = 128 + stop break end
-    if code == 130 or code == 143 or code == 129 then interrupted = code break end
-    if code == 6 then
+    if stopped_by_signal(code) then interrupted = code break end
+    if code == EXIT.HISTORY then
       result.failure = "its run could not be recorded in the history (see the message above)"
-      exit_code = M.EXIT_HISTORY
+      exit_code = EXIT.HISTORY
     elseif code ~= 0 and code ~= 5 then
       result.failure = string.format("the experiment failed (exit code %d; its message is above)", code)
     end
@@ -507,7 +480,7 @@ function M.night(args)
           if not o.quiet then say(string.format("re-measuring %d suspect point(s) of %s", #suspects, experiment.name)) end
           local confirm_code, confirm_stop = run_gpuexp(confirm_args, confirm_env)
           if confirm_stop ~= 0 then interrupted = 128 + confirm_stop end
-          if confirm_code == 130 or confirm_code == 143 or confirm_code == 129 then interrupted = confirm_code end
+          if stopped_by_signal(confirm_code) then interrupted = confirm_code end
           local confirm_ids = runs_of_night(db, night, experiment.name, "confirm")
           local confirm_run = #confirm_ids > 0 and history.load_run(db, confirm_ids[#confirm_ids]) or nil
           for _, e in ipairs(suspects) do
@@ -557,8 +530,8 @@ function M.night(args)
     if r.regressions and #r.regressions > 0 then any_regression = true end
     if r.failure then any_failure = true end
   end
-  if any_regression then exit_code = M.EXIT_REGRESSION
-  elseif exit_code == M.EXIT_OK and any_failure then exit_code = M.EXIT_INCOMPLETE end
+  if any_regression then exit_code = EXIT.FAILED
+  elseif exit_code == EXIT.OK and any_failure then exit_code = EXIT.INCOMPLETE end
   if db then
     local newest = db:rows("SELECT gpu_name, driver_version FROM runs WHERE nightly = ? ORDER BY id DESC LIMIT 1", night)[1]
     if newest then context.gpu, context.driver = newest.gpu_name, newest.driver_version end
@@ -580,7 +553,7 @@ function M.night(args)
     md_path, html_path = "", ""
   end
   db:close()
-  if exit_code ~= M.EXIT_OK and o.on_regression then
+  if exit_code ~= EXIT.OK and o.on_regression then
     local command = string.format("GPUEXP_REPORT=%s GPUEXP_REPORT_HTML=%s GPUEXP_NIGHTLY_EXIT=%d %s %s",
       shell_quote(md_path), shell_quote(html_path), exit_code, o.on_regression, shell_quote(md_path))
     local hook_ok, _, hook_code = os.execute(command)

@@ -1,21 +1,11 @@
 -- gpuexp plot: the command over api/plot.lua.
 local plot = require("gpuexp.api.plot")
+local catalog = require("gpuexp.catalog")
 
 local M = {}
 
--- gpuexp plot FILE.csv --x COL --y COL [--by COL] -o OUT [--logx] [--logy] [--title T]
--- gpuexp plot --roofline FILE.csv --flops COL --bytes COL --time-ms COL [--by COL]
---             [--peak-gflops N --peak-gbps N] -o OUT     (peaks default to this GPU's calibration)
-M.help = [[
-usage: gpuexp plot FILE.csv --x COL --y COL [--by COL] -o OUT.png|OUT.svg [--logx] [--logy] [--title T]
-       gpuexp plot --roofline FILE.csv --flops COL --bytes COL --time-ms COL [--by COL] -o OUT
-                   [--peak-gflops G --peak-gbps B]
-Line plots of two CSV columns (one line per --by group) and log-log rooflines with this GPU's
-measured roofs (gpuexp calibrate) unless the peaks are given. Needs gnuplot (gnuplot-nox).
-exit codes: 0 ok, 2 usage, 3 gnuplot failed]]
-
 function M.main(args)
-  if args[1] == "--help" or args[1] == "-h" then print(M.help) return 0 end
+  if args[1] == "--help" or args[1] == "-h" then io.write(catalog.help("plot")) return 0 end
   local spec, roofline = {}, false
   local names = {["--x"] = "x", ["--y"] = "y", ["--by"] = "by", ["-o"] = "out", ["--out"] = "out",
     ["--title"] = "title", ["--flops"] = "flops", ["--bytes"] = "bytes", ["--time-ms"] = "time_ms",

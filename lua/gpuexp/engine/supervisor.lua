@@ -6,15 +6,13 @@
 local ledger = require("gpuexp.engine.ledger")
 local options = require("gpuexp.engine.options")
 
+local EXIT = require("gpuexp.catalog").EXIT
 local M = {}
 
-M.EXIT_POINTS_FAILED = 5
-M.EXIT_WRITE = 7
-M.EXIT_BUSY = 75
 
 local function usage(message)
   io.stderr:write("gpuexp: " .. message .. "\n(see gpuexp --help)\n")
-  return 2
+  return EXIT.USAGE
 end
 
 local function describe_command(argv)
@@ -48,7 +46,7 @@ function M.main()
     local names = {}
     for i, ordinal in ipairs(devices) do
       local ok, name = pcall(gpuexp._device_name, ordinal)
-      if not ok then io.stderr:write("gpuexp: GPU " .. ordinal .. ": " .. tostring(name) .. "\n"); return 3 end
+      if not ok then io.stderr:write("gpuexp: GPU " .. ordinal .. ": " .. tostring(name) .. "\n"); return EXIT.GPU end
       names[i] = name
       if name ~= names[1] and not o.allow_mixed then
         return usage(string.format("--devices mixes GPU models (GPU %d is %s, GPU %d is %s); timings would not be " ..
@@ -295,7 +293,7 @@ function M.main()
     io.stderr:write(string.format("gpuexp: %s\ngpuexp: stopped: %d of %d points done; every row written is whole. " ..
       "Once the cause is fixed, finish the run with: %s\n", message, totals.done, totals.points, describe_command(argv)))
     local kind = type(fatal) == "table" and fatal.kind
-    return kind == "write" and M.EXIT_WRITE or kind == "busy" and M.EXIT_BUSY or 1
+    return kind == "write" and EXIT.WRITE or kind == "busy" and EXIT.BUSY or EXIT.FAILED
   end
   if interrupted then
     local name = ({[2] = "SIGINT", [15] = "SIGTERM", [1] = "SIGHUP"})[interrupted] or ("signal " .. interrupted)
@@ -325,7 +323,7 @@ function M.main()
       io.stderr:write("gpuexp: the run was NOT recorded in the history " .. path .. ": " .. why ..
         "\ngpuexp: its CSV files are kept; record them later with: gpuexp history --history " .. path ..
         " record " .. table.concat(outs, " ") .. "\n")
-      if (exit_code or 0) == 0 then exit_code = history.EXIT_HISTORY end
+      if (exit_code or 0) == 0 then exit_code = EXIT.HISTORY end
     elseif #ids > 0 and not gpuexp.quiet then
       io.stderr:write(string.format("gpuexp: recorded in %s as run%s %s\n", path, #ids > 1 and "s" or "",
         table.concat(ids, ", ")))
@@ -334,7 +332,7 @@ function M.main()
   if exit_code == 0 and (failures.crashed > 0 or failures.timeout > 0) then
     io.stderr:write(string.format("gpuexp: finished, but %d point(s) crashed and %d timed out; their rows say why " ..
       "(status and error columns)\n", failures.crashed, failures.timeout))
-    exit_code = M.EXIT_POINTS_FAILED
+    exit_code = EXIT.INCOMPLETE
   end
   return exit_code or 0
 end

@@ -6,10 +6,10 @@ local csv = require("gpuexp.store.csv")
 local meta = require("gpuexp.store.meta")
 local result = require("gpuexp.store.result")
 
+local EXIT = require("gpuexp.catalog").EXIT
 local M = {}
 
 M.SCHEMA_VERSION = 2 -- 2 added runs.source
-M.EXIT_HISTORY = 6
 
 local SCHEMA = [[
 CREATE TABLE IF NOT EXISTS gpuexp_schema(version INTEGER NOT NULL);

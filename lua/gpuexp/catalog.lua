@@ -1,0 +1,325 @@
+-- Every command of gpuexp, its options and its exit codes, in one table. main.c dispatches from it
+-- (l_catalog.c), and every --help text, `gpuexp help`, the man page and the bash completion are
+-- rendered from it; tests/lua/test_catalog.lua checks that the C option parsers accept exactly
+-- what it lists. Plain data: loading it needs nothing but Lua.
+local M = {}
+
+-- The exit codes, one meaning each across commands (a command's own text says what it means for
+-- that command). C has the same numbers in src/cli/gx_cli.h (checked by the test).
+M.EXIT = {
+  OK = 0, FAILED = 1, USAGE = 2, GPU = 3, COMPILE = 4, INCOMPLETE = 5, HISTORY = 6, WRITE = 7,
+  BUSY = 75, HANGUP = 129, INTERRUPTED = 130, TERMINATED = 143,
+}
+
+local run_exits = {
+  {0, "ok"},
+  {1, "the script raised an error, or a check in it failed"},
+  {2, "usage: a bad option, a missing script, an option that does not fit the script"},
+  {3, "GPU or driver: no driver, no GPU, or a CUDA call failed"},
+  {4, "a kernel did not compile"},
+  {5, "finished, but points crashed or timed out (their rows say so)"},
+  {6, "the history could not be written (the CSV files are kept)"},
+  {7, "an output could not be written (a full disk): the run stopped, every row written is whole, and the " ..
+    "resume command is printed"},
+  {75, "another run is writing the same output (try later)"},
+  {130, "interrupted by Ctrl-C, 143 by SIGTERM (rows kept; --resume finishes)"},
+}
+
+M.commands = {
+  {name = "run", module = "gpuexp.engine.supervisor", summary = "run an experiment script (the default command)",
+    usage = "gpuexp [options] SCRIPT.lua [script arguments...]",
+    about = "Runs a Lua experiment script: compile kernels, launch, time, sweep, write CSV. A shipped\n" ..
+      "experiment runs by name from any folder: gpuexp occupancy_sweep. `gpuexp help` lists the commands.",
+    options = {
+      {"-d, --device N", "use GPU N (default 0)"},
+      {"-o, --out PATH", "where the script's CSV goes (scripts read it as gpuexp.out)"},
+      {"-q, --quiet", "no progress line"},
+      {"-a, --arch ARCH", "offline plan for ARCH (e.g. sm_86), no GPU used: kernels compiled for it,\n" ..
+        "occupancy from the model, timing columns left empty"},
+      {"--no-plan", "with no GPU, fail (exit 3) instead of showing the plan for sm_90"},
+      {"--point-timeout S", "end a sweep point after S seconds: row status 'timeout' (default 300;\n" ..
+        "0 = no limit; a sweep's timeout_s wins)"},
+      {"--resume", "finish an interrupted run: only the points with no row run"},
+      {"--allow-changed", "resume even though the script, its kernels or its axes changed"},
+      {"--devices LIST", "one worker per GPU (0,1,3 or all), points handed out as workers free up"},
+      {"--allow-mixed", "let --devices mix GPU models"},
+      {"--shard I/N", "run the I-th (0-based) of N static shares of every sweep's points\n" ..
+        "(default from SLURM_ARRAY_TASK_ID/_MIN/_STEP/_COUNT); gpuexp merge joins them"},
+      {"--only 'A=V,B=W;A=X'", "run only the points with these axis values (';' between alternatives)"},
+      {"--trace FILE.json", "a timeline of kernels, copies, synchronizations and driver calls (CUPTI),\n" ..
+        "as Chrome trace events for Perfetto (ui.perfetto.dev) or chrome://tracing"},
+      {"--inline", "no worker process: the script runs in this process (debuggers)"},
+      {"--diagnose", "diagnose every timed launch with counters (gpuexp diagnose --help)"},
+      {"--history PATH", "record the run (facts, rows, samples) in this SQLite history file"},
+      {"--record", "the same, in the default file (gpuexp history --help says where)"},
+      {"-h, --help", "this text"},
+      {"-V, --version", "the versions of gpuexp, Lua, SQLite and the CUDA pieces found"},
+    },
+    after = "Unattended runs: the script runs in a worker process that this one supervises; a point that\n" ..
+      "crashes or hangs becomes a row, the next point runs in a fresh worker.",
+    exits = run_exits},
+  {name = "diagnose", run_option = "--diagnose", summary = "run a script and diagnose every launch it times",
+    usage = "gpuexp diagnose [options] SCRIPT.lua [script arguments...]   (or gpuexp --diagnose ...)",
+    about = "Runs the script and diagnoses every launch it times (kernel:measure, kernel:time) with the\n" ..
+      "counters: Speed of Light compute and memory %, the dominant stalls, achieved against theoretical\n" ..
+      "occupancy, FP32 intensity against the calibrated knee, and the telltales of contended atomics,\n" ..
+      "bank conflicts, spills, divergence and uncoalesced loads; then a verdict (memory-bound,\n" ..
+      "compute-bound, latency-bound, contended atomics, ...) with its evidence, printed and added to\n" ..
+      "the point's row (diagnosis, diagnosis_evidence). --only A=V picks the points. Every option of a\n" ..
+      "run applies (gpuexp --help). From a script: gpuexp.diagnose(kernel, launch).",
+    exits = run_exits},
+  {name = "info", native = true, summary = "every GPU's facts",
+    usage = "gpuexp info [--device N]",
+    about = "Every GPU's facts: name, UUID, PCI bus id, compute capability, SMs, clocks, memory and L2,\n" ..
+      "shared memory and register limits, derived peak DRAM bandwidth and FP32 rate, and the\n" ..
+      "driver, CUDA and NVRTC versions.",
+    options = {{"-d, --device N", "one GPU only"}, {"-h, --help", "this text"}},
+    exits = {{0, "ok"}, {2, "usage"}, {3, "no driver or no GPU"}}},
+  {name = "occupancy", native = true, summary = "theoretical occupancy for any architecture, no GPU needed",
+    usage = "gpuexp occupancy --arch ARCH --block N [--registers N] [--shared BYTES] [--barriers N]\n" ..
+      "                 [--carveout max|driver|KIB]\n" ..
+      "gpuexp occupancy --limits [--arch ARCH]",
+    about = "One CSV row per combination. Every numeric option takes a list and ranges: --block\n" ..
+      "128,256,512 --registers 16:64:8 (start:stop:step, stop included); --arch takes a list too.",
+    options = {
+      {"--arch ARCH", "architectures (sm_80,sm_90)"},
+      {"--block N", "threads per block"},
+      {"--registers N", "registers per thread (default 32)"},
+      {"--shared BYTES", "dynamic shared memory per block (default 0)"},
+      {"--barriers N", "named barriers per block (default 1)"},
+      {"--carveout max|driver|KIB", "the L1/shared split: the most shared memory (default), the driver's\n" ..
+        "choice, or a size"},
+      {"--limits", "each architecture's limits, as CSV"},
+      {"-h, --help", "this text"},
+    },
+    exits = {{0, "ok"}, {2, "usage"}}},
+  {name = "metrics", native = true, summary = "CUPTI metric names, checks and replay passes",
+    usage = "gpuexp metrics --list [--chip NAME | --device N]\n" ..
+      "gpuexp metrics --check NAME... [--chip NAME | --device N]\n" ..
+      "gpuexp metrics --chips",
+    about = "With --chip (GH100, GA100, AD102, GB100, ...) no GPU is needed.",
+    options = {
+      {"--list", "every base metric, as name,type"},
+      {"--check NAME...", "validity, unit and replay passes of metrics and presets"},
+      {"--chips", "the chips this CUPTI knows"},
+      {"--chip NAME", "a chip by name (no GPU)"},
+      {"--device N", "the chip of GPU N"},
+      {"-h, --help", "this text"},
+    },
+    exits = {{0, "ok"}, {1, "a metric checked is not valid"}, {2, "usage"}, {3, "no GPU, or CUPTI missing"}}},
+  {name = "calibrate", module = "gpuexp.commands.calibrate", summary = "measure and cache this GPU's ceilings",
+    usage = "gpuexp calibrate [--force]",
+    about = "Measures this GPU's ceilings and caches them per GPU (UUID), driver and clocks: DRAM copy\n" ..
+      "bandwidth (the best of cuMemcpyDtoD and copy kernels), L2 read bandwidth, shared-memory (L1)\n" ..
+      "bandwidth, FP32 and FP64 FMA rates, tensor-core rates (mma.sync: FP16, BF16, TF32, INT8 from\n" ..
+      "sm_80, FP8 from sm_89), pinned host-to-device and device-to-host bandwidth. Scripts read them\n" ..
+      "with gpuexp.calibrate{} or gpuexp.ceilings(); roofline plots draw them.",
+    options = {{"--force", "measure again"}, {"-h, --help", "this text"}},
+    exits = {{0, "ok"}, {2, "usage"}, {3, "no GPU"}}},
+  {name = "plot", module = "gpuexp.commands.plot", summary = "line plots and rooflines of a CSV",
+    usage = "gpuexp plot FILE.csv --x COL --y COL [--by COL] -o OUT.png|OUT.svg [--logx] [--logy] [--title T]\n" ..
+      "gpuexp plot --roofline FILE.csv --flops COL --bytes COL --time-ms COL [--by COL] -o OUT\n" ..
+      "            [--peak-gflops G --peak-gbps B]",
+    about = "Line plots of two CSV columns (one line per --by group) and log-log rooflines with this GPU's\n" ..
+      "measured roofs (gpuexp calibrate) unless the peaks are given. Needs gnuplot (gnuplot-nox).",
+    options = {
+      {"--x COL", "the x column"}, {"--y COL", "the y column"}, {"--by COL", "one line per value of COL"},
+      {"-o, --out FILE", "the image (.png or .svg)"}, {"--logx", "logarithmic x"}, {"--logy", "logarithmic y"},
+      {"--title T", "the title"}, {"--roofline", "a roofline instead of lines"},
+      {"--flops COL", "the FLOP column (roofline)"}, {"--bytes COL", "the byte column (roofline)"},
+      {"--time-ms COL", "the time column (roofline)"}, {"--peak-gflops G", "the compute roof"},
+      {"--peak-gbps B", "the memory roof"}, {"-h, --help", "this text"},
+    },
+    exits = {{0, "ok"}, {2, "usage"}, {3, "gnuplot failed"}}},
+  {name = "merge", module = "gpuexp.commands.merge", summary = "join the shards of a sweep",
+    usage = "gpuexp merge [--allow-mixed] OUT.csv PART.csv...",
+    about = "Joins the CSVs written by `gpuexp --shard I/N` (one per share of the points) into OUT.csv in\n" ..
+      "point order, with OUT.meta.json listing every part. The parts must come from the same script\n" ..
+      "(hash), the same points and the same GPU model (their .meta.json files say so). Missing and\n" ..
+      "duplicated points are listed. OUT.csv and its metadata are written through a temporary file\n" ..
+      "and a rename.",
+    options = {{"--allow-mixed", "merge parts measured on different GPU models (listing them all)"},
+      {"-h, --help", "this text"}},
+    exits = {{0, "complete"}, {1, "incomplete, or points in two parts"},
+      {2, "usage, or parts that do not belong together"}, {7, "OUT could not be written (nothing is left half-written)"}}},
+  {name = "compare", module = "gpuexp.commands.compare",
+    summary = "a verdict per point between runs: same, slower, faster",
+    usage = "gpuexp compare [options] BASE.csv [MORE_BASE.csv...] NEW.csv",
+    about = "Joins the rows of NEW.csv and the baseline run(s) on the sweep's axes (from the .meta.json written\n" ..
+      "beside each CSV) and gives every point a verdict per metric: same, slower, faster, new (no\n" ..
+      "baseline row), missing (no new row) or error (the new row's status is not ok).\n\n" ..
+      "The rule: a point is slower when it is worse than the baseline's median by more than its threshold.\n" ..
+      "  3 or more baselines: threshold = max(--threshold, 3 x the baselines' spread: the largest\n" ..
+      "                       deviation of a baseline's value from their median, the single largest\n" ..
+      "                       ignored when there are 4 or more)\n" ..
+      "  1 or 2 baselines:    threshold = max(--threshold, 2 x the larger within-run noise (noise_pct))\n" ..
+      "  and never below 3 standard errors of the new median (noise_pct and samples columns).\n" ..
+      "--rule nvbench applies NVBench's rule instead (nvbench_compare.py: same when the change is within\n" ..
+      "the smaller of the two runs' noise, against the last baseline), for comparison.",
+    options = {
+      {"--metric COL[:lower|:higher]", "column to judge (repeatable); default the time column (median_ms,\n" ..
+        "else the first *_ms column). Which way is better is known for\n" ..
+        "*_ms/*_us/*_s/time (lower) and gbps/gflops/*_per_s (higher); say it\n" ..
+        "for other columns"},
+      {"--threshold PCT", "the smallest change ever called a regression (default 2)"},
+      {"--rule gpuexp|nvbench", "(default gpuexp)"},
+      {"--markdown", "Markdown instead of an aligned table"},
+      {"--json", "JSON"},
+      {"--junit", "JUnit XML (a test case per point and metric)"},
+      {"-o, --output FILE", "write the output there instead of stdout"},
+      {"--axes A,B", "the axis columns, for CSVs with no .meta.json"},
+      {"--allow-different-gpu", "compare runs from different GPU models, drivers or clocks (warns)"},
+      {"-h, --help", "this text"},
+    },
+    after = "A CSV is read strictly: a BOM and CRLF are fine; an unclosed quote, a row with another number of\n" ..
+      "cells than the header, a second row for one point, or a metric cell that is not a number is an\n" ..
+      "error naming the file and line. A baseline value that is 0, negative or not finite is not used.",
+    exits = {{0, "no regression"},
+      {1, "regression found (a point slower, or a point ok in the baseline now failing; one failing in the\n" ..
+        "baseline too is not)"},
+      {2, "usage or unreadable input (also a NEW.csv with no rows)"},
+      {3, "refused: the runs come from different GPUs, drivers or clock settings"},
+      {7, "the output file could not be written"}}},
+  {name = "history", module = "gpuexp.commands.history", summary = "the recorded runs (SQLite)",
+    usage = "gpuexp history [--history PATH] COMMAND",
+    options_title = "commands",
+    options = {
+      {"list [--experiment NAME] [--limit N]", "the recorded runs, newest first"},
+      {"show RUN", "one run: its facts and rows"},
+      {"export RUN [-o, --output FILE.csv]", "the run's rows as CSV, as written (plus FILE.samples.csv)"},
+      {"record FILE.csv... [--kind nightly]", "add runs written earlier (their .meta.json beside them)"},
+      {"exclude RUN... | include RUN...", "keep a run out of nightly baselines (a known bad night), or back"},
+      {"prune --keep N", "keep the newest N runs of each experiment, sweep and GPU"},
+      {"prune --run RUN...", "delete these runs"},
+      {"--history PATH", "the history file"},
+      {"-h, --help", "this text"},
+    },
+    after = "The history file: --history PATH, else $GPUEXP_HISTORY, else $XDG_DATA_HOME/gpuexp/history.sqlite\n" ..
+      "(~/.local/share/gpuexp/history.sqlite). `gpuexp --history PATH SCRIPT.lua` (or --record, for the\n" ..
+      "default file) records a run; `gpuexp nightly` records every night.",
+    exits = {{0, "ok"}, {2, "usage or unknown run"}, {6, "the history cannot be read or written"},
+      {7, "an export could not be written"}}},
+  {name = "nightly", module = "gpuexp.commands.nightly", summary = "a regression suite: run, record, compare, report",
+    usage = "gpuexp nightly SUITE [options]",
+    about = "SUITE is a folder of experiment files (every *.lua in it, in name order) or a suite file: one\n" ..
+      "experiment per line, `PATH [script arguments...]`, PATH relative to the suite file, # comments.\n" ..
+      "The shipped suite runs by name from any folder: gpuexp nightly nightly.\n\n" ..
+      "Each experiment runs supervised (crashes and hangs become rows) and is recorded in the history.\n" ..
+      "Every point's time column (median_ms, else the first *_ms column) of every sweep is compared with\n" ..
+      "the last --baseline nightly runs of that sweep on the same GPU model and driver (the rule of\n" ..
+      "`gpuexp compare`). A point judged slower is measured again (--only, the same night) and is a\n" ..
+      "regression only when the re-measure is slower too. A point that was ok in the baseline and now\n" ..
+      "fails (error, crashed, timeout) is a regression as well.",
+    options = {
+      {"--history PATH", "the history file (default: gpuexp history --help says where)"},
+      {"-o, --out DIR", "the night's CSVs and report (default ./gpuexp-nightly/<UTC time>)"},
+      {"--baseline N", "baseline runs (default 5; fewer on the first nights: with fewer than 3 the\n" ..
+        "rule uses the within-run noise)"},
+      {"--threshold PCT", "the smallest change called a regression (default 2)"},
+      {"--no-confirm", "do not re-measure suspects"},
+      {"--on-regression CMD", "when the night is not clean (exit 1, 5 or 6), run CMD REPORT.md through the\n" ..
+        "shell, with GPUEXP_REPORT (the Markdown), GPUEXP_REPORT_HTML and\n" ..
+        "GPUEXP_NIGHTLY_EXIT set"},
+      {"-d, --device N", "passed to each experiment"},
+      {"--devices LIST", "passed to each experiment"},
+      {"--point-timeout S", "passed to each experiment"},
+      {"-a, --arch ARCH", "offline plan: checks that the suite runs, records and compares nothing"},
+      {"-q, --quiet", "no progress lines from the experiments"},
+      {"-h, --help", "this text"},
+    },
+    exits = {{0, "clean"}, {1, "regression found"}, {2, "usage or a bad suite"}, {3, "no GPU"},
+      {5, "no regression, but the night was incomplete (an experiment failed, or points failed that failed\n" ..
+        "before too)"},
+      {6, "the history cannot be written"}, {75, "another nightly holds the GPU (try later)"},
+      {130, "interrupted (143: SIGTERM); the running experiment is ended and waited for"}}},
+  {name = "doctor", module = "gpuexp.commands.doctor", summary = "check this machine and say what to fix",
+    usage = "gpuexp doctor",
+    about = "Checks this machine: the NVIDIA driver, the GPUs, NVRTC (by compiling a kernel), the CUDA\n" ..
+      "toolkit's headers (by compiling a kernel with CUB and cooperative groups), nvcc (optional), CUPTI\n" ..
+      "and the permission to read GPU counters (by reading them on a GPU), gnuplot, and that the cubin\n" ..
+      "cache and the history folders are writable. Prints each check and, for what is missing, what to\n" ..
+      "do (\"--\" marks an optional piece, not counted).",
+    options = {{"--version", "the versions only (gpuexp --version)"}, {"-h, --help", "this text"}},
+    exits = {{0, "everything works"}, {1, "something to fix (listed)"}, {2, "usage"}}},
+  {name = "help", module = "gpuexp.commands.help", summary = "this list, or a command's help",
+    usage = "gpuexp help [COMMAND]\n" ..
+      "gpuexp help --man | --commands | --experiments | --presets | --options COMMAND",
+    options = {
+      {"--man", "the man page (troff)"}, {"--commands", "the command names"},
+      {"--experiments", "the shipped experiments, by the names gpuexp runs them"},
+      {"--presets", "the metric presets (gpuexp.metrics{preset = ...}, --check)"},
+      {"--options COMMAND", "a command's options, one a line (for the completion)"},
+      {"-h, --help", "this text"},
+    },
+    exits = {{0, "ok"}, {2, "unknown command"}}},
+}
+
+local by_name = {}
+for _, command in ipairs(M.commands) do by_name[command.name] = command end
+
+-- The command named so, or nil.
+function M.find(name) return by_name[name] end
+
+-- The option names a command takes ("--out", "-o", ...), sorted.
+function M.options(name)
+  local command, seen, list = by_name[name], {}, {}
+  for _, option in ipairs(command and command.options or {}) do
+    for flag in option[1]:gmatch("%f[%w-](%-%-?[%a][%w-]*)") do
+      if not seen[flag] then seen[flag] = true; list[#list + 1] = flag end
+    end
+  end
+  table.sort(list)
+  return list
+end
+
+local function indent(text, column)
+  return (text:gsub("\n", "\n" .. string.rep(" ", column)))
+end
+
+-- A command's help text, as `gpuexp COMMAND --help` prints it.
+function M.help(name)
+  local command = by_name[name]
+  if not command then return nil end
+  local out = {"usage: " .. indent(command.usage, 7)}
+  if command.about then out[#out + 1] = command.about end
+  if command.options then
+    out[#out + 1] = ""
+    out[#out + 1] = (command.options_title or "options") .. ":"
+    local width = 0
+    for _, option in ipairs(command.options) do width = math.max(width, #option[1]) end
+    width = math.min(width, 30)
+    for _, option in ipairs(command.options) do
+      local flags = option[1]
+      if #flags > width then
+        out[#out + 1] = "  " .. flags
+        out[#out + 1] = string.rep(" ", width + 4) .. indent(option[2], width + 4)
+      else
+        out[#out + 1] = string.format("  %-" .. width .. "s  %s", flags, indent(option[2], width + 4))
+      end
+    end
+  end
+  if command.after then
+    out[#out + 1] = ""
+    out[#out + 1] = command.after
+  end
+  out[#out + 1] = ""
+  out[#out + 1] = "exit codes:"
+  for _, exit in ipairs(command.exits) do
+    out[#out + 1] = string.format("  %-4d %s", exit[1], indent(exit[2], 7))
+  end
+  return table.concat(out, "\n") .. "\n"
+end
+
+-- The list of commands with their summaries, as `gpuexp help` prints it.
+function M.summary()
+  local out = {"usage: gpuexp [options] SCRIPT.lua [script arguments...]", "       gpuexp COMMAND [options]", "",
+    "commands:"}
+  for _, command in ipairs(M.commands) do
+    out[#out + 1] = string.format("  %-10s %s", command.name, command.summary)
+  end
+  out[#out + 1] = ""
+  out[#out + 1] = "gpuexp help COMMAND (or gpuexp COMMAND --help) prints a command's options and exit codes."
+  return table.concat(out, "\n") .. "\n"
+end
+
+return M

@@ -1,0 +1,114 @@
+-- The command catalog (lua/gpuexp/catalog.lua) is the one list of commands, options and
+-- exit codes: every command dispatches and prints its help from it, the options each parser
+-- accepts (read from its source) are the ones it lists, C's exit codes are its numbers, and the
+-- completion's words (commands, options, metric presets) are the binary's.
+local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
+local catalog = require("gpuexp.catalog")
+local binary = assert(arg[1], "the gpuexp binary is the first argument")
+local ws = T.workspace(binary)
+local root = gpuexp.script_dir .. "/../.."
+
+local function source(path)
+  local file = assert(io.open(root .. "/" .. path))
+  local text = file:read("a")
+  file:close()
+  return text
+end
+
+-- The options a parser's source compares arguments with ("--out", "-o").
+local function parsed_options(path)
+  local seen, list = {}, {}
+  for option in source(path):gmatch('["\'](%-%-?[%a][%w-]*)["\']') do
+    if not seen[option] then seen[option] = true; list[#list + 1] = option end
+  end
+  table.sort(list)
+  return list
+end
+
+local function set(list)
+  local s = {}
+  for _, v in ipairs(list) do s[v] = true end
+  return s
+end
+
+-- where each command's options are parsed
+local parsers = {
+  run = {"src/cli/main.c"}, info = {"src/cli/gx_cli_info.c"}, occupancy = {"src/cli/gx_cli_occupancy.c"},
+  metrics = {"src/cli/gx_cli_metrics.c"}, calibrate = {"lua/gpuexp/commands/calibrate.lua"},
+  plot = {"lua/gpuexp/commands/plot.lua"}, merge = {"lua/gpuexp/commands/merge.lua"},
+  compare = {"lua/gpuexp/commands/compare.lua"}, history = {"lua/gpuexp/commands/history.lua"},
+  nightly = {"lua/gpuexp/commands/nightly.lua"}, doctor = {"lua/gpuexp/commands/doctor.lua"},
+  help = {"lua/gpuexp/commands/help.lua"},
+}
+-- literals in those sources that are not options of the command
+local not_options = {run = {["--"] = true}, nightly = {["--only"] = true}} -- nightly passes --only to a re-measure
+
+local _, listed_text = ws.run("help --commands")
+local listed = {}
+for name in listed_text:gmatch("[^\n]+") do listed[#listed + 1] = name end
+T.eq(#listed, #catalog.commands, "gpuexp help --commands lists the catalog")
+
+local mismatches = {}
+for i, command in ipairs(catalog.commands) do
+  local name = command.name
+  T.eq(listed[i], name, "command " .. i)
+  -- dispatched from the catalog, with its help from it
+  local code, stdout, stderr = ws.run(name == "run" and "--help" or (name .. " --help"))
+  T.eq(code, 0, name .. " --help: " .. stderr)
+  local expected = name == "help" and (catalog.summary() .. "\n" .. catalog.help("help")) or catalog.help(name)
+  T.eq(stdout, expected, name .. " --help prints the catalog's text")
+  T.ok(#command.exits > 0, name .. " lists its exit codes")
+  local known = {}
+  for _, code_name in pairs(catalog.EXIT) do known[code_name] = true end
+  for _, exit in ipairs(command.exits) do T.ok(known[exit[1]], name .. ": exit code " .. exit[1] .. " is in catalog.EXIT") end
+  -- the options its parser reads are the ones the catalog lists, and the other way round
+  if parsers[name] then
+    local listed_options = set(catalog.options(name))
+    local parsed = {}
+    for _, path in ipairs(parsers[name]) do
+      for _, option in ipairs(parsed_options(path)) do
+        if not (not_options[name] or {})[option] then parsed[option] = true end
+      end
+    end
+    for option in pairs(parsed) do
+      if not listed_options[option] then
+        mismatches[#mismatches + 1] = string.format("%s: its parser reads %s, which the catalog does not list", name, option)
+      end
+    end
+    for option in pairs(listed_options) do
+      if not parsed[option] then
+        mismatches[#mismatches + 1] = string.format("%s: the catalog lists %s, which its parser does not read", name, option)
+      end
+    end
+    local _, words = ws.run("help --options " .. name)
+    T.eq(words, table.concat(catalog.options(name), "\n") .. "\n", name .. ": the completion's options")
+  end
+end
+table.sort(mismatches)
+T.eq(#mismatches, 0, "options of the parsers against the catalog:\n" .. table.concat(mismatches, "\n"))
+T.eq(ws.run("nosuchcommand --help"), 2, "an unknown word is a script name: not found, exit 2")
+
+-- C's exit codes are the catalog's numbers
+local values = {}
+for _, value in pairs(catalog.EXIT) do values[value] = true end
+local c_codes = 0
+for name, value in source("src/cli/gx_cli.h"):gmatch("GX_EXIT_(%u+)%s*=%s*(%d+)") do
+  c_codes = c_codes + 1
+  T.ok(values[tonumber(value)], "gx_cli.h's GX_EXIT_" .. name .. " = " .. value .. " is in the catalog")
+end
+T.ok(c_codes >= 5, "gx_cli.h's exit codes were read")
+
+-- the completion keeps no list of its own: presets come from the library
+local _, presets = ws.run("help --presets")
+local names = {}
+for name in pairs(require("gpuexp.api.metrics").presets) do names[#names + 1] = name end
+table.sort(names)
+T.eq(presets, table.concat(names, "\n") .. "\n", "gpuexp help --presets lists the library's presets")
+local completion = source("packaging/gpuexp.bash-completion")
+T.ok(completion:find("help --presets", 1, true), "the completion asks the binary for the presets")
+for _, name in ipairs(names) do
+  if not catalog.find(name) then -- "occupancy" is a command's name too
+    T.ok(not completion:find("%f[%w_]" .. name .. "%f[^%w_]"), "the completion has no preset of its own (" .. name .. ")")
+  end
+end
+T.done()
