@@ -52,6 +52,11 @@ M.commands = {
       {"--diagnose", "diagnose every timed launch with counters (gpuexp diagnose --help)"},
       {"--history PATH", "record the run (facts, rows, samples) in this SQLite history file"},
       {"--record", "the same, in the default file (gpuexp history --help says where)"},
+      {"--night ID", "record the run as part of gpuexp nightly's night ID (set by gpuexp nightly,\n" ..
+        "with --night-kind nightly|confirm, --night-suite NAME and --night-experiment NAME)"},
+      {"--night-kind KIND", "nightly (the night's measurement) or confirm (a re-measure of suspects)"},
+      {"--night-suite NAME", "the night's suite"},
+      {"--night-experiment NAME", "the suite's experiment this run is"},
       {"-h, --help", "this text"},
       {"-V, --version", "the versions of gpuexp, Lua, SQLite and the CUDA pieces found"},
     },

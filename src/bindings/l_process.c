@@ -184,7 +184,7 @@ static int process_stop_signal(lua_State *L)
     return 1;
 }
 
-/* gpuexp._process.run({argv...}, {NAME = value...}) -> exit code (128 + N for a signal), and the
+/* gpuexp._process.run({argv...}) -> exit code (128 + N for a signal), and the
    stop signal received while it ran (0 when none): nightly's experiments. _process.init() first. */
 static int process_run(lua_State *L)
 {
@@ -199,23 +199,9 @@ static int process_run(lua_State *L)
         lua_pop(L, 1); /* anchored in the argument table */
     }
     argv[argc] = NULL;
-    int count = 0;
-    if (lua_istable(L, 2))
-        for (lua_pushnil(L); lua_next(L, 2); lua_pop(L, 1))
-            count++;
-    char **environment = lua_newuserdatauv(L, sizeof(char *) * (size_t)(count + 1), 0);
-    lua_newtable(L); /* anchors the NAME=value strings */
-    int anchor = lua_gettop(L), n = 0;
-    if (lua_istable(L, 2))
-        for (lua_pushnil(L); lua_next(L, 2); lua_pop(L, 1)) {
-            lua_pushfstring(L, "%s=%s", luaL_checkstring(L, -2), luaL_checkstring(L, -1));
-            environment[n++] = (char *)lua_tostring(L, -1);
-            lua_rawseti(L, anchor, n);
-        }
-    environment[n] = NULL;
     int stop = 0;
     gx_error error;
-    int code = gx_process_run(argv, environment, &stop, &error);
+    int code = gx_process_run(argv, &stop, &error);
     if (code < 0)
         return l_raise(L, &error);
     lua_pushinteger(L, code);

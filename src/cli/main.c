@@ -99,9 +99,29 @@ struct options {
     const char *devices, *shard, *point_timeout;
     const char *history; /* record the run there; "" = the default file */
     const char *only;    /* run only the points matching these axis values */
+    /* a run of gpuexp nightly, recorded as such in the history: the night, the kind of run
+       (nightly, or confirm: a re-measure), the suite and the experiment */
+    const char *night, *night_kind, *night_suite, *night_experiment;
     const char *trace;   /* record a timeline (Chrome trace JSON) here */
     int diagnose;        /* diagnose every timed launch (gpuexp diagnose SCRIPT) */
 };
+
+/* The field of an option that takes a text, or NULL. */
+static const char **string_option(struct options *o, const char *name)
+{
+    const struct {
+        const char *name;
+        const char **field;
+    } table[] = {{"--devices", &o->devices},     {"--shard", &o->shard},
+                 {"--point-timeout", &o->point_timeout}, {"--only", &o->only},
+                 {"--trace", &o->trace},         {"--night", &o->night},
+                 {"--night-kind", &o->night_kind}, {"--night-suite", &o->night_suite},
+                 {"--night-experiment", &o->night_experiment}};
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (strcmp(name, table[i].name) == 0)
+            return table[i].field;
+    return NULL;
+}
 
 /* Whether an output file given on the command line is the script itself (gpuexp -o k.lua k.lua). */
 static int is_script(const struct options *options, const char *path)
@@ -126,7 +146,9 @@ static void push_run_options(lua_State *L, int argc, char **argv, const struct o
     lua_pushboolean(L, o->diagnose);
     lua_setfield(L, -2, "diagnose");
     const char *strings[][2] = {{"devices", o->devices}, {"shard", o->shard}, {"point_timeout", o->point_timeout},
-                                {"plan_arch", o->arch}, {"history", o->history}, {"only", o->only}};
+                                {"plan_arch", o->arch}, {"history", o->history}, {"only", o->only},
+                                {"night", o->night}, {"night_kind", o->night_kind}, {"night_suite", o->night_suite},
+                                {"night_experiment", o->night_experiment}};
     for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
         if (strings[i][1]) {
             lua_pushstring(L, strings[i][1]);
@@ -428,16 +450,10 @@ int main(int argc, char **argv)
             if (i + 1 >= argc)
                 return usage_error("%s needs the history file's path", a);
             options.history = argv[++i];
-        } else if (strcmp(a, "--devices") == 0 || strcmp(a, "--shard") == 0 || strcmp(a, "--point-timeout") == 0 ||
-                   strcmp(a, "--only") == 0 || strcmp(a, "--trace") == 0) {
+        } else if (string_option(&options, a)) {
             if (i + 1 >= argc)
                 return usage_error("%s needs a value", a);
-            const char **slot = strcmp(a, "--devices") == 0 ? &options.devices
-                                : strcmp(a, "--shard") == 0 ? &options.shard
-                                : strcmp(a, "--only") == 0  ? &options.only
-                                : strcmp(a, "--trace") == 0 ? &options.trace
-                                                            : &options.point_timeout;
-            *slot = argv[++i];
+            *string_option(&options, a) = argv[++i];
         } else if (strcmp(a, "-o") == 0 || strcmp(a, "--out") == 0) {
             if (i + 1 >= argc)
                 return usage_error("%s needs a path", a);

@@ -243,7 +243,7 @@ void gx_unlock_file(int fd, const char *path)
     close(fd);
 }
 
-int gx_process_run(char *const argv[], char *const environment[], int *stop, gx_error *error)
+int gx_process_run(char *const argv[], int *stop, gx_error *error)
 {
     *stop = 0;
     fflush(NULL);
@@ -260,8 +260,6 @@ int gx_process_run(char *const argv[], char *const environment[], int *stop, gx_
         sigaction(SIGTERM, &default_action, NULL);
         sigaction(SIGHUP, &default_action, NULL);
         sigprocmask(SIG_SETMASK, &original_mask, NULL);
-        for (int i = 0; environment && environment[i]; i++)
-            putenv(environment[i]);
         execvp(argv[0], argv);
         fprintf(stderr, "gpuexp: cannot run %s: %s\n", argv[0], strerror(errno));
         _exit(127);

@@ -39,11 +39,10 @@ void gx_process_release(gx_process *process); /* closes the channel, unmaps the 
    made readable and writable by everyone, so one user's lock never shuts out another. note gets
    a line when a lock left by a process that is gone was taken over. */
 int gx_lock_file(const char *path, char *note, size_t note_size, gx_error *error);
-/* Runs argv (execvp; environment: "NAME=value" additions, NULL-terminated) in a process group of
-   its own and waits for it. A stop signal received meanwhile (after gx_supervisor_init) is passed
+/* Runs argv (execvp) in a process group of its own and waits for it. A stop signal received meanwhile (after gx_supervisor_init) is passed
    to that group, *stop set to it, and the command waited for (killed 30 s later). Returns its exit
    code, 128 + N when a signal ended it; -1 (with *error) when it could not be started. */
-int gx_process_run(char *const argv[], char *const environment[], int *stop, gx_error *error);
+int gx_process_run(char *const argv[], int *stop, gx_error *error);
 /* Removes the lock file and releases the lock. */
 void gx_unlock_file(int fd, const char *path);
 

@@ -41,7 +41,9 @@ local parsers = {
   help = {"lua/gpuexp/commands/help.lua"},
 }
 -- literals in those sources that are not options of the command
-local not_options = {run = {["--"] = true}, nightly = {["--only"] = true}} -- nightly passes --only to a re-measure
+-- (nightly passes --only and the --night options to the runs it starts)
+local not_options = {run = {["--"] = true}, nightly = {["--only"] = true, ["--night"] = true, ["--night-kind"] = true,
+  ["--night-suite"] = true, ["--night-experiment"] = true}}
 
 local _, listed_text = ws.run("help --commands")
 local listed = {}

@@ -18,7 +18,7 @@ local function percents(text)
   return t
 end
 local slow, flaky = percents(os.getenv("FAKE_SLOW")), percents(os.getenv("FAKE_FLAKY"))
-local confirming = os.getenv("GPUEXP_NIGHTLY_KIND") == "confirm"
+local confirming = gpuexp.run_options.night_kind == "confirm"
 local night = tonumber(os.getenv("FAKE_NIGHT") or "0")
 local base = {a = 1.0, b = 2.0, c = 0.5}
 gpuexp.sweep{name = "fake", axes = {{"case", {"a", "b", "c"}}}, columns = {"median_ms", "noise_pct", "samples"},
@@ -59,6 +59,34 @@ local report = read("night5/report.md")
 T.ok(report and report:find("| fake | case=b | median_ms |", 1, true), "the report's regression table")
 T.ok(read("night5/report.html"):find("<img src='plots/01.png'", 1, true), "the HTML shows the history plot")
 T.ok(read("night5/plots/01.png"), "the plot was drawn")
+-- the same model printed as JUnit (one failure: the regression) and JSON
+local junit = read("night5/report.xml")
+local _, junit_failures = junit:gsub("<failure ", "")
+T.eq(junit_failures, 1, "JUnit: one failing test case")
+T.ok(junit:find('<testcase classname="fake" name="case=b median_ms"><failure', 1, true), "JUnit names the point: " .. junit)
+local night5 = require("cjson").decode(read("night5/report.json"))
+T.eq(#night5.regressions, 1, "JSON: one regression")
+T.eq(night5.regressions[1].point, "case=b", "JSON: the point")
+T.eq(night5.exit_code, 1, "JSON: the exit code")
+T.eq(night5.counts.slower, 1, "JSON: the counts")
+-- the HTML report as a browser reads it (network off, a profile inside the test's folder)
+local finder = io.popen("command -v chromium chromium-browser 2>/dev/null")
+local chromium = finder:read("l")
+finder:close()
+if chromium then
+  local browser = io.popen(string.format("HOME=%s/browser XDG_CONFIG_HOME=%s/browser XDG_CACHE_HOME=%s/browser " ..
+    "%s --headless --no-sandbox --disable-gpu --user-data-dir=%s/browser/profile " ..
+    "--proxy-server=127.0.0.1:9 --dump-dom file://%s/night5/report.html 2>/dev/null", work, work, work, chromium, work,
+    work))
+  local dom = browser:read("a")
+  browser:close()
+  T.ok(dom:find("<h2>Regressions (1)</h2>", 1, true), "the browser's DOM has the regression: " .. dom:sub(1, 300))
+  T.ok(dom:find('<img src="plots/01.png"', 1, true), "and its plot")
+  local _, rows = dom:gsub("<tr>", "")
+  T.ok(rows >= 4, "and the table of points (" .. rows .. " rows)")
+else
+  io.stderr:write("note: no chromium here; the HTML report was not loaded in a browser\n")
+end
 T.eq(read("hook.txt"), "1 night5/report.md night5/report.html\n", "the hook ran with the report")
 -- that night is now a run in the history: exclude it so it does not shift later baselines
 local id = stdout:match("recorded as run (%d+)")

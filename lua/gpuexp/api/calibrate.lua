@@ -2,7 +2,6 @@
 -- bytes), L2 read bandwidth (an L2-resident buffer), shared-memory (L1) bandwidth, FP32 and FP64
 -- FMA rates, the FP16 tensor-core rate (mma.sync, sm_80+), and pinned host<->device bandwidth.
 -- Cached per GPU UUID and driver in the cache folder, so derived columns can use them and say so.
-local meta = require("gpuexp.store.meta")
 local M = {}
 
 local source = [[

@@ -45,7 +45,6 @@ function M.judge(v, resources, ceilings)
   for _, s in ipairs(stalls) do s.pct = total > 0 and 100 * s.value / total or 0 end
   local share = {}
   for _, s in ipairs(stalls) do share[s.reason] = s.pct end
-  local top = stalls[1] and stalls[1].reason or "none"
   local atomics = (v["smsp__sass_inst_executed_op_global_atom.sum"] or 0) + (v["smsp__sass_inst_executed_op_global_red.sum"] or 0)
   local instructions = v["smsp__inst_executed.sum"] or 0
   local sector_use = v["smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct"]

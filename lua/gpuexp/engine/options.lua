@@ -111,4 +111,12 @@ function M.parse_devices(text)
   return list
 end
 
+-- The night a run belongs to (gpuexp nightly's --night options): {id, kind, suite, experiment},
+-- or nil for a run of its own.
+function M.night_of(run_options)
+  if not run_options.night then return nil end
+  return {id = run_options.night, kind = run_options.night_kind or "nightly", suite = run_options.night_suite,
+    experiment = run_options.night_experiment}
+end
+
 return M

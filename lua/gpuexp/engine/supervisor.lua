@@ -318,7 +318,7 @@ function M.main()
     for _, sweep in ipairs(coord.sweeps) do outs[#outs + 1] = sweep.out end
     local history = require("gpuexp.store.history")
     local path = o.history == "" and history.default_path() or o.history
-    local ids, why = history.record_outputs(path, outs)
+    local ids, why = history.record_outputs(path, outs, options.night_of(o))
     if not ids then
       io.stderr:write("gpuexp: the run was NOT recorded in the history " .. path .. ": " .. why ..
         "\ngpuexp: its CSV files are kept; record them later with: gpuexp history --history " .. path ..

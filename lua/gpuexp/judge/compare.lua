@@ -90,7 +90,7 @@ local function usable(value) return type(value) == "number" and value > 0 and va
 -- floor_pct, rule. Each entry: key, point (text), cells, metric, verdict, base (centre), new,
 -- change_pct, threshold_pct, basis, baseline (values), throttled.
 function M.compare(bases, new, options)
-  local entries, counts = {}, {same = 0, slower = 0, faster = 0, new = 0, missing = 0, error = 0}
+  local entries = {}
   local keys, seen = {}, {}
   for _, key in ipairs(new.order) do keys[#keys + 1] = key; seen[key] = true end
   for _, base in ipairs(bases) do
@@ -152,12 +152,43 @@ function M.compare(bases, new, options)
         end
       end
       if entry then
-        counts[entry.verdict] = counts[entry.verdict] + 1
         entries[#entries + 1] = entry
       end
     end
   end
-  return {points = entries, counts = counts}
+  return {points = entries, counts = M.count(entries)}
+end
+
+-- The number of entries of each verdict.
+function M.count(entries)
+  local counts = {same = 0, slower = 0, faster = 0, new = 0, missing = 0, error = 0}
+  for _, e in ipairs(entries) do counts[e.verdict] = counts[e.verdict] + 1 end
+  return counts
+end
+
+-- Judges a comparison's slower points again with a re-measure of them (a run, as store/result.lua
+-- reads it), as nightly does the same night: a point stays slower only when its re-measured value
+-- is slower too against the same baseline; otherwise it is same, marked unconfirmed. A suspect the
+-- re-measure has no value for keeps its verdict. The counts are counted again from the verdicts.
+function M.confirm(comparison, remeasure, options)
+  for _, e in ipairs(comparison.points) do
+    if e.verdict == "slower" then
+      local row = remeasure and remeasure:row(e.key)
+      local value = ok_row(row) and row[e.metric]
+      if type(value) == "number" and usable(value) then
+        local again = rule.judge{value = value, noise_pct = tonumber(row.noise_pct), samples = tonumber(row.samples),
+          baseline = e.judged_baseline, direction = e.direction, rule = options.rule, floor_pct = options.floor_pct}
+        e.confirm_value, e.confirmed_change = value, again.change_pct
+        if again.verdict ~= "slower" then
+          e.verdict, e.unconfirmed = "same", true
+          e.basis = (e.basis or "") .. string.format("; suspect, not confirmed: re-measured %+.2f%%", again.change_pct)
+        end
+      else
+        e.basis = (e.basis or "") .. "; the re-measure gave no value, so the first measurement stands"
+      end
+    end
+  end
+  comparison.counts = M.count(comparison.points)
 end
 
 -- A regression: slower, or failing now where the baseline had an ok row (a point that failed in

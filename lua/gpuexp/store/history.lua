@@ -6,7 +6,6 @@ local csv = require("gpuexp.store.csv")
 local meta = require("gpuexp.store.meta")
 local result = require("gpuexp.store.result")
 
-local EXIT = require("gpuexp.catalog").EXIT
 local M = {}
 
 M.SCHEMA_VERSION = 2 -- 2 added runs.source
@@ -212,15 +211,15 @@ function M.record(db, csv_path, extra)
   end)
 end
 
--- M.record_outputs(path, csv_paths) -> list of run ids, or nil and why: opens the history,
--- records each CSV (a sweep of this run), closes it.
--- A run started by gpuexp nightly says so through the environment (GPUEXP_NIGHTLY_ID, _KIND,
--- _SUITE, _EXPERIMENT); any other run is of kind "run".
-function M.record_outputs(path, csv_paths)
+-- M.record_outputs(path, csv_paths, night) -> list of run ids, or nil and why: opens the history,
+-- records each CSV (a sweep of this run), closes it. night: {id, kind, suite, experiment} for a
+-- run of gpuexp nightly (its --night options), else nil: a run of kind "run".
+function M.record_outputs(path, csv_paths, night)
   if path == "" then path = M.default_path() end -- --record
-  local nightly = os.getenv("GPUEXP_NIGHTLY_ID")
-  local extra = {kind = nightly and (os.getenv("GPUEXP_NIGHTLY_KIND") or "nightly") or "run", nightly = nightly,
-    suite = nightly and os.getenv("GPUEXP_NIGHTLY_SUITE"), experiment = nightly and os.getenv("GPUEXP_NIGHTLY_EXPERIMENT")}
+  local extra = {kind = "run"}
+  if night and night.id then
+    extra = {kind = night.kind or "nightly", nightly = night.id, suite = night.suite, experiment = night.experiment}
+  end
   local db, why = M.open(path)
   if not db then return nil, why end
   local ids = {}
@@ -284,6 +283,21 @@ function M.series(db, run_id, key, metric, count)
     end
   end
   return out
+end
+
+-- The ids of the runs a night recorded for an experiment, of one kind (nightly, confirm), in order.
+function M.runs_of_night(db, night, experiment, kind)
+  local rows = db:rows("SELECT id FROM runs WHERE nightly = ? AND experiment = ? AND kind = ? ORDER BY id", night,
+    experiment, kind)
+  local ids = {}
+  for i, r in ipairs(rows) do ids[i] = r.id end
+  return ids
+end
+
+-- The GPU and driver a night ran on: {gpu, driver} (empty when it recorded nothing).
+function M.night_machine(db, night)
+  local newest = db:rows("SELECT gpu_name, driver_version FROM runs WHERE nightly = ? ORDER BY id DESC LIMIT 1", night)[1]
+  return newest and {gpu = newest.gpu_name, driver = newest.driver_version} or {}
 end
 
 return M
