@@ -410,6 +410,18 @@ static int gpuexp_host(lua_State *L)
     return 1;
 }
 
+/* device:alloc(type, count): a Buffer on the device. Registered here, as a Device method, so that
+   l_device.c never calls into this file (buffers depend on devices, not the other way round). */
+static int device_alloc(lua_State *L)
+{
+    l_check_device(L, 1);
+    int type;
+    size_t count;
+    l_check_element_spec(L, 2, &type, &count);
+    l_push_buffer(L, 1, GX_MEMORY_DEVICE, type, count);
+    return 1;
+}
+
 void l_open_buffer(lua_State *L)
 {
     static const luaL_Reg methods[] = {{"get", buffer_get},         {"set", buffer_set},
@@ -426,4 +438,9 @@ void l_open_buffer(lua_State *L)
     l_new_class(L, GX_BUFFER_TYPE, methods, metamethods);
     lua_pushcfunction(L, gpuexp_host);
     lua_setfield(L, -2, "host");
+    luaL_getmetatable(L, GX_DEVICE_TYPE); /* l_open_device ran first */
+    lua_getfield(L, -1, "methods");
+    lua_pushcfunction(L, device_alloc);
+    lua_setfield(L, -2, "alloc");
+    lua_pop(L, 2);
 }

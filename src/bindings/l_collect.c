@@ -3,7 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gx_cupti.h"
+#include "gx_metric.h"
+#include "gx_profiler.h"
 #include "gx_tools.h"
 #include "l_gpuexp.h"
 

@@ -159,13 +159,8 @@ void l_open_db(lua_State *L)
 {
     static const luaL_Reg methods[] = {{"exec", db_exec}, {"rows", db_rows}, {"run", db_run}, {"close", db_close},
                                        {NULL, NULL}};
-    luaL_newmetatable(L, GX_DB_TYPE);
-    lua_newtable(L);
-    luaL_setfuncs(L, methods, 0);
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, db_close);
-    lua_setfield(L, -2, "__gc");
-    lua_pop(L, 1);
+    static const luaL_Reg metamethods[] = {{"__gc", db_close}, {NULL, NULL}};
+    l_new_class(L, GX_DB_TYPE, methods, metamethods);
     lua_newtable(L);
     lua_pushcfunction(L, db_open);
     lua_setfield(L, -2, "open");

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "gx_cupti.h"
+#include "gx_profiler.h"
 #include "gx_driver.h"
 #include "gx_tools.h"
 #include "gx_nvrtc.h"
@@ -204,16 +204,6 @@ static int device_index(lua_State *L)
     return 1;
 }
 
-static int device_alloc(lua_State *L)
-{
-    l_check_device(L, 1);
-    int type;
-    size_t count;
-    l_check_element_spec(L, 2, &type, &count);
-    l_push_buffer(L, 1, GX_MEMORY_DEVICE, type, count);
-    return 1;
-}
-
 static int device_synchronize(lua_State *L)
 {
     l_device *device = l_check_device(L, 1);
@@ -307,19 +297,12 @@ static int gpuexp_device_name(lua_State *L)
 void l_open_device(lua_State *L)
 {
     static const luaL_Reg methods[] = {
-        {"attribute", device_attribute}, {"attributes", device_attributes}, {"alloc", device_alloc},
+        {"attribute", device_attribute}, {"attributes", device_attributes},
         {"synchronize", device_synchronize}, {"memory_info", device_memory_info}, {"sm_clock", device_sm_clock},
         {"flush_l2", device_flush_l2}, {NULL, NULL}};
-    luaL_newmetatable(L, GX_DEVICE_TYPE);
-    luaL_newlib(L, methods);
-    lua_setfield(L, -2, "methods");
-    lua_pushcfunction(L, device_index);
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, device_gc);
-    lua_setfield(L, -2, "__gc");
-    lua_pushcfunction(L, device_tostring);
-    lua_setfield(L, -2, "__tostring");
-    lua_pop(L, 1);
+    static const luaL_Reg metamethods[] = {
+        {"__index", device_index}, {"__gc", device_gc}, {"__tostring", device_tostring}, {NULL, NULL}};
+    l_new_class(L, GX_DEVICE_TYPE, methods, metamethods);
     lua_newtable(L);
     lua_setfield(L, LUA_REGISTRYINDEX, DEVICE_CACHE);
     /* the gpuexp table is on the top of the stack */

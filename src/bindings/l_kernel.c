@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gx_cupti.h"
 #include "gx_occupancy.h"
 #include "gx_stats.h"
 #include "gx_timing.h"
@@ -456,17 +455,14 @@ void l_open_kernel(lua_State *L)
                                        {"time", kernel_time},         {"occupancy", kernel_occupancy},
                                        {"resources", kernel_resources}, {"collect", l_kernel_collect},
                                        {NULL, NULL}};
-    luaL_newmetatable(L, GX_KERNEL_TYPE);
-    luaL_newlib(L, methods);
-    lua_pushvalue(L, -1);
-    lua_setfield(L, -4, "_kernel_methods"); /* the Lua library adds kernel:metrics here */
-    lua_setfield(L, -2, "methods");
-    lua_pushcfunction(L, kernel_index);
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, kernel_tostring);
-    lua_setfield(L, -2, "__tostring");
+    static const luaL_Reg metamethods[] = {{"__index", kernel_index}, {"__tostring", kernel_tostring}, {NULL, NULL}};
+    l_new_class(L, GX_KERNEL_TYPE, methods, metamethods);
+    luaL_getmetatable(L, GX_KERNEL_TYPE);
+    lua_getfield(L, -1, "methods");
+    lua_setfield(L, -3, "_kernel_methods"); /* the Lua library adds kernel:metrics here */
     lua_pop(L, 1);
 
+    /* a Launch's methods are closures over its metatable: built by hand */
     luaL_newmetatable(L, GX_LAUNCH_TYPE);
     lua_createtable(L, 0, 2);
     lua_pushvalue(L, -2);

@@ -3,7 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gx_cupti.h"
+#include "gx_metric.h"
+#include "gx_profiler.h"
 #include "l_gpuexp.h"
 
 /* Host objects by chip name, opened on first use and kept for the process. */

@@ -5,7 +5,8 @@
 #include <string.h>
 
 #include "gx_channel.h"
-#include "gx_supervisor.h"
+#include "gx_lock.h"
+#include "gx_process.h"
 #include "gx_worker.h"
 #include "l_gpuexp.h"
 
@@ -174,13 +175,13 @@ static int process_wait(lua_State *L)
 static int process_init(lua_State *L)
 {
     (void)L;
-    gx_supervisor_init();
+    gx_process_init();
     return 0;
 }
 
 static int process_stop_signal(lua_State *L)
 {
-    lua_pushinteger(L, gx_supervisor_stop_signal());
+    lua_pushinteger(L, gx_process_stop_signal());
     return 1;
 }
 
@@ -219,7 +220,7 @@ static int process_lock(lua_State *L)
     const char *path = luaL_checkstring(L, 1);
     gx_error error;
     char note[512];
-    int fd = gx_lock_file(path, note, sizeof note, &error);
+    int fd = gx_lock_take(path, note, sizeof note, &error);
     if (fd < 0) {
         lua_pushnil(L);
         lua_pushstring(L, error.message);
@@ -243,7 +244,7 @@ static int process_unlock(lua_State *L)
     const char *path = luaL_checkstring(L, 1);
     lua_getfield(L, LUA_REGISTRYINDEX, HELD_LOCKS);
     if (lua_getfield(L, -1, path) == LUA_TNUMBER) {
-        gx_unlock_file((int)lua_tointeger(L, -1), path);
+        gx_lock_release((int)lua_tointeger(L, -1), path);
         lua_pushnil(L);
         lua_setfield(L, -3, path);
     }
@@ -272,15 +273,8 @@ void l_open_process(lua_State *L)
 {
     static const luaL_Reg methods[] = {{"send", process_send}, {"receive", process_receive}, {"kill", process_kill},
                                        {"reap", process_reap}, {"status", process_status}, {NULL, NULL}};
-    luaL_newmetatable(L, GX_PROCESS_TYPE);
-    lua_pushcfunction(L, process_gc);
-    lua_setfield(L, -2, "__gc");
-    lua_pushcfunction(L, process_index);
-    lua_setfield(L, -2, "__index");
-    lua_newtable(L);
-    luaL_setfuncs(L, methods, 0);
-    lua_setfield(L, -2, "methods");
-    lua_pop(L, 1);
+    static const luaL_Reg metamethods[] = {{"__gc", process_gc}, {"__index", process_index}, {NULL, NULL}};
+    l_new_class(L, GX_PROCESS_TYPE, methods, metamethods);
 
     static const luaL_Reg functions[] = {{"init", process_init}, {"spawn", process_spawn}, {"wait", process_wait},
                                          {"stop_signal", process_stop_signal}, {"lock", process_lock},

@@ -486,11 +486,7 @@ void l_open_program(lua_State *L)
                                        {"resources", program_resources},
                                        {NULL, NULL}};
     static const luaL_Reg metamethods[] = {{"__index", program_index}, {"__gc", program_gc}, {NULL, NULL}};
-    luaL_newmetatable(L, GX_PROGRAM_TYPE);
-    luaL_setfuncs(L, metamethods, 0);
-    luaL_newlib(L, methods);
-    lua_setfield(L, -2, "methods");
-    lua_pop(L, 1);
+    l_new_class(L, GX_PROGRAM_TYPE, methods, metamethods);
     static const luaL_Reg functions[] = {{"load", gpuexp_load},
                                          {"resolve", gpuexp_resolve},
                                          {"_compiled_sources", gpuexp_compiled_sources},

@@ -81,12 +81,9 @@ static int scalar_index(lua_State *L)
 
 void l_open_scalar(lua_State *L)
 {
-    luaL_newmetatable(L, GX_SCALAR_TYPE);
-    lua_pushcfunction(L, scalar_tostring);
-    lua_setfield(L, -2, "__tostring");
-    lua_pushcfunction(L, scalar_index);
-    lua_setfield(L, -2, "__index");
-    lua_pop(L, 1);
+    static const luaL_Reg no_methods[] = {{NULL, NULL}};
+    static const luaL_Reg metamethods[] = {{"__tostring", scalar_tostring}, {"__index", scalar_index}, {NULL, NULL}};
+    l_new_class(L, GX_SCALAR_TYPE, no_methods, metamethods);
     static const luaL_Reg scalars[] = {{"f32", scalar_f32}, {"f64", scalar_f64}, {"i32", scalar_i32},
                                        {"u32", scalar_u32}, {"i64", scalar_i64}, {"u64", scalar_u64},
                                        {"u8", scalar_u8},   {"i8", scalar_i8},   {NULL, NULL}};

@@ -4,7 +4,8 @@
 #include <string.h>
 
 #include "gx_cli.h"
-#include "gx_cupti.h"
+#include "gx_metric.h"
+#include "gx_profiler.h"
 
 static const char usage[] = "(gpuexp metrics --help)\n";
 

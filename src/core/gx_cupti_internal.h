@@ -1,5 +1,6 @@
-/* Shared by the two halves of the CUPTI code (gx_cupti.c: loading, errors, metric names and pass
-   counts without a GPU; gx_profiler.c: the range profiler on a device). Not a public header. */
+/* Shared by the CUPTI code (gx_cupti.c: loading and errors; gx_metric.c: metric names and pass
+   counts without a GPU; gx_profiler.c: the range profiler on a device; gx_trace.c: the timeline).
+   Not a public header. */
 #ifndef GX_CUPTI_INTERNAL_H
 #define GX_CUPTI_INTERNAL_H
 
@@ -14,6 +15,8 @@
 #include <cupti_version.h>
 
 #include "gx_cupti.h"
+#include "gx_metric.h"
+#include "gx_profiler.h"
 
 #define GX_CUPTI_FUNCTIONS(X)                                                                      \
     X(cuptiGetVersion) X(cuptiGetResultString) X(cuptiGetErrorMessage) X(cuptiProfilerInitialize) \

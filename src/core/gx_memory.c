@@ -1,4 +1,5 @@
 #include "gx_memory.h"
+#include "gx_fill.h"
 
 #include <math.h>
 #include <stdlib.h>

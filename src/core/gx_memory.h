@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "gx_device.h"
-#include "gx_random.h"
+#include "gx_types.h"
 
 typedef enum gx_memory_kind { GX_MEMORY_DEVICE, GX_MEMORY_PINNED, GX_MEMORY_PAGEABLE } gx_memory_kind;
 

@@ -8,7 +8,7 @@
 #include "gx_cache.h"
 #include "gx_driver.h"
 #include "gx_nvrtc.h"
-#include "gx_random.h"
+#include "gx_fill.h"
 
 static const char tools_source[] =
     "extern \"C\" __global__ void gx_flush_l2(const int4 *data, unsigned long long count, int *sink)\n"
@@ -34,7 +34,7 @@ static const char tools_source[] =
     "    result[0] = (unsigned long long)(c1 - c0);\n"
     "    result[1] = t1 - t0;\n"
     "}\n"
-    /* gx_fill_random (gx_random.c) on the device, bit for bit: the same splitmix64 of (seed, index)
+    /* gx_fill_random (gx_fill.c) on the device, bit for bit: the same splitmix64 of (seed, index)
        and the same operations in the same order, rounded as the host rounds them (no FMA) */
     "__device__ unsigned long long gx_mix(unsigned long long seed, unsigned long long index)\n"
     "{\n"

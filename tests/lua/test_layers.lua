@@ -74,4 +74,39 @@ for _, folder in ipairs({"core", "bindings", "cli"}) do
     end
   end
 end
+
+-- the binding files call each other in one direction only (l_util.c's helpers and l_gpuexp.c,
+-- which opens every type, aside): no circle such as buffer -> device -> buffer
+local defined, calls = {}, {}
+local binding_files = files("src/bindings", "l_*.c")
+for _, path in ipairs(binding_files) do
+  local text = table.concat(lines(path), "\n")
+  for name in text:gmatch("\n[%a_][%w_ %*]-%f[%w_](l_[%w_]+)%s*%b()%s*\n?{") do defined[name] = path end
+  calls[path] = {}
+  for name in text:gmatch("%f[%w_](l_[%w_]+)%s*%(") do calls[path][name] = true end
+end
+local edges = {}
+for path, called in pairs(calls) do
+  edges[path] = {}
+  for name in pairs(called) do
+    local owner = defined[name]
+    if owner and owner ~= path and not owner:match("l_util%.c$") and not owner:match("l_gpuexp%.c$") then
+      edges[path][owner] = name
+    end
+  end
+end
+local function reaches(from, to, seen)
+  if from == to then return true end
+  seen[from] = true
+  for next_file in pairs(edges[from] or {}) do
+    if not seen[next_file] and reaches(next_file, to, seen) then return true end
+  end
+  return false
+end
+for path, targets in pairs(edges) do
+  for target, name in pairs(targets) do
+    T.ok(not reaches(target, path, {}), string.format("%s calls %s of %s, which leads back to it", path, name, target))
+  end
+end
+T.ok(next(defined) ~= nil, "the bindings' functions were found")
 T.done()

@@ -10,7 +10,7 @@
 #include "gx_memory.h"
 #include "gx_occupancy.h"
 #include "gx_ptx.h"
-#include "gx_random.h"
+#include "gx_fill.h"
 #include "gx_stats.h"
 
 static int failures, checks;

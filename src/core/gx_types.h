@@ -1,9 +1,8 @@
-/* Element types and seeded random fills, computed on the host. */
-#ifndef GX_RANDOM_H
-#define GX_RANDOM_H
+/* Element types of buffers: their names, sizes, and one element read or written as a double. */
+#ifndef GX_TYPES_H
+#define GX_TYPES_H
 
 #include <stddef.h>
-#include <stdint.h>
 
 typedef enum gx_type { GX_F32, GX_F64, GX_I32, GX_U32, GX_I64, GX_U64, GX_U8, GX_I8, GX_TYPE_COUNT } gx_type;
 
@@ -16,12 +15,5 @@ int gx_type_is_float(gx_type type);
 /* Reads/writes one element as a double (integers beyond 2^53 lose precision) or int64. */
 double gx_element_get(const void *base, gx_type type, size_t index);
 void gx_element_set(void *base, gx_type type, size_t index, double value);
-
-/* Fills count elements with values uniform in [low, high) (integers: [low, high]),
-   element i depending only on (seed, i), so any subrange is reproducible. */
-void gx_fill_random(void *base, gx_type type, size_t first_index, size_t count, uint64_t seed, double low,
-                    double high);
-/* Fills with one value. */
-void gx_fill_value(void *base, gx_type type, size_t count, double value);
 
 #endif

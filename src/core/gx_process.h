@@ -1,8 +1,9 @@
 /* The supervisor's side of a supervised run: worker processes (this binary again, exec'd with a
    channel and a shared status page), waiting on several with a deadline, ending them, the stop
-   signals (Ctrl-C, SIGTERM, SIGHUP) as a flag, and exclusive file locks. No Lua, no CUDA. */
-#ifndef GX_SUPERVISOR_H
-#define GX_SUPERVISOR_H
+   signals (Ctrl-C, SIGTERM, SIGHUP) as a flag, and other commands run to their end (nightly's
+   experiments). No Lua, no CUDA. */
+#ifndef GX_PROCESS_H
+#define GX_PROCESS_H
 
 #include <sys/types.h>
 
@@ -18,8 +19,8 @@ typedef struct gx_process {
 } gx_process;
 
 /* Blocks the stop signals (they are taken only while waiting) and records them in a flag. */
-void gx_supervisor_init(void);
-int gx_supervisor_stop_signal(void); /* the signal number that asked to stop, or 0 */
+void gx_process_init(void);
+int gx_process_stop_signal(void); /* the signal number that asked to stop, or 0 */
 
 /* Starts /proc/self/exe with argv in its own process group, killed if the supervisor dies.
    discard_stdout sends its standard output to /dev/null (secondary workers of one run). */
@@ -34,16 +35,10 @@ void gx_process_kill(gx_process *process, int signal_number); /* the whole proce
 void gx_process_reap(gx_process *process, double grace_s);
 void gx_process_release(gx_process *process); /* closes the channel, unmaps the page */
 
-/* An exclusive lock (flock) held until gx_unlock_file or the process's end: returns the fd, or -1
-   with *error (GX_ERR_BUSY naming the holder's pid when another process holds it). The file is
-   made readable and writable by everyone, so one user's lock never shuts out another. note gets
-   a line when a lock left by a process that is gone was taken over. */
-int gx_lock_file(const char *path, char *note, size_t note_size, gx_error *error);
-/* Runs argv (execvp) in a process group of its own and waits for it. A stop signal received meanwhile (after gx_supervisor_init) is passed
-   to that group, *stop set to it, and the command waited for (killed 30 s later). Returns its exit
-   code, 128 + N when a signal ended it; -1 (with *error) when it could not be started. */
+/* Runs argv (execvp) in a process group of its own and waits for it. A stop signal received
+   meanwhile (after gx_process_init) is passed to that group, *stop set to it, and the command
+   waited for (killed 30 s later). Returns its exit code, 128 + N when a signal ended it; -1 (with
+   *error) when it could not be started. */
 int gx_process_run(char *const argv[], int *stop, gx_error *error);
-/* Removes the lock file and releases the lock. */
-void gx_unlock_file(int fd, const char *path);
 
 #endif

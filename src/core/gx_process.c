@@ -1,4 +1,4 @@
-#include "gx_supervisor.h"
+#include "gx_process.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -21,7 +20,7 @@ static sigset_t stop_signals, original_mask;
 
 static void on_stop_signal(int signal_number) { stop_signal = signal_number; }
 
-void gx_supervisor_init(void)
+void gx_process_init(void)
 {
     sigemptyset(&stop_signals);
     sigaddset(&stop_signals, SIGINT);
@@ -37,7 +36,7 @@ void gx_supervisor_init(void)
     sigprocmask(SIG_BLOCK, &stop_signals, &original_mask);
 }
 
-int gx_supervisor_stop_signal(void) { return stop_signal; }
+int gx_process_stop_signal(void) { return stop_signal; }
 
 int gx_process_spawn(gx_process *process, char *const argv[], int device, int slot, int discard_stdout,
                      gx_error *error)
@@ -196,51 +195,6 @@ void gx_process_release(gx_process *process)
     if (process->page)
         munmap(process->page, sizeof(gx_worker_page));
     process->page = NULL;
-}
-
-int gx_lock_file(const char *path, char *note, size_t note_size, gx_error *error)
-{
-    if (note && note_size)
-        note[0] = 0;
-    /* readable and writable by everyone: a lock left by one user never shuts out another */
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-    int writable = fd >= 0;
-    if (fd >= 0)
-        fchmod(fd, 0666); /* whatever the umask */
-    else if (errno == EACCES)
-        fd = open(path, O_RDONLY | O_CLOEXEC); /* another user's file: flock works on it all the same */
-    if (fd < 0) {
-        gx_fail(error, GX_ERR_SYSTEM, "cannot open the lock file %s: %s", path, strerror(errno));
-        return -1;
-    }
-    char holder[64] = "";
-    ssize_t n = pread(fd, holder, sizeof holder - 1, 0);
-    holder[n > 0 ? n : 0] = 0;
-    holder[strcspn(holder, "\n")] = 0;
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        gx_fail(error, errno == EWOULDBLOCK ? GX_ERR_BUSY : GX_ERR_SYSTEM, "%s is held by another gpuexp (pid %s)", path,
-                holder[0] ? holder : "unknown");
-        close(fd);
-        return -1;
-    }
-    long previous = atol(holder);
-    if (previous > 0 && previous != (long)getpid() && note && note_size)
-        snprintf(note, note_size, "took over the lock %s left by process %ld, which is gone", path, previous);
-    if (writable) {
-        char pid[32];
-        int length = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
-        if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)length, 0) != length) {
-            /* the lock holds all the same; only the holder's pid is missing from the file */
-        }
-    }
-    return fd;
-}
-
-void gx_unlock_file(int fd, const char *path)
-{
-    /* removed while still held: whoever opens the name next makes a fresh file and locks it */
-    unlink(path);
-    close(fd);
 }
 
 int gx_process_run(char *const argv[], int *stop, gx_error *error)

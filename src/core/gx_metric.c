@@ -1,0 +1,228 @@
+/* CUPTI's metric tables on the host, from a chip name (no GPU needed): names, types, checks with
+   suggestions, listing and pass counts. */
+#include "gx_metric.h"
+#include "gx_cupti_internal.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int gx_metric_is_ncu_only(const char *name)
+{
+    static const char *const prefixes[] = {"launch__", "sm__maximum_warps", "smsp__maximum_warps", "device__attribute",
+                                           "profiler__", "smsp__pcsamp", "sass__inst_executed_per_opcode", "numa__",
+                                           "nvlink__count", "breakdown:", NULL};
+    for (int i = 0; prefixes[i]; i++)
+        if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
+            return 1;
+    return 0;
+}
+
+int gx_metric_host_open(gx_metric_host **out, const char *chip, gx_error *error)
+{
+    return gx_cupti_host_open(out, chip, NULL, error);
+}
+
+void gx_metric_host_close(gx_metric_host *host)
+{
+    if (!host)
+        return;
+    if (host->object) {
+        CUpti_Profiler_Host_Deinitialize_Params p = {.structSize = CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE};
+        p.pHostObject = host->object;
+        gx_cupti.cuptiProfilerHostDeinitialize(&p);
+    }
+    for (size_t i = 0; i < host->base_count; i++)
+        free(host->base_names[i]);
+    free(host->base_names);
+    free(host->base_types);
+    free(host);
+}
+
+const char *gx_metric_host_chip(const gx_metric_host *host) { return host->chip; }
+
+int gx_metric_chips(char *buffer, size_t size, gx_error *error)
+{
+    if (gx_cupti_get(error))
+        return error->kind;
+    CUpti_Profiler_Host_GetSupportedChips_Params p = {.structSize = CUpti_Profiler_Host_GetSupportedChips_Params_STRUCT_SIZE};
+    CUPTI_CHECK(error, cuptiProfilerHostGetSupportedChips, &p);
+    buffer[0] = 0;
+    for (size_t i = 0; i < p.numChips; i++)
+        snprintf(buffer + strlen(buffer), size - strlen(buffer), "%s%s", i ? ", " : "", p.ppChipNames[i]);
+    return GX_OK;
+}
+
+static int load_base_names(gx_metric_host *host, gx_error *error)
+{
+    if (host->base_names)
+        return GX_OK;
+    size_t capacity = 0;
+    for (int type = 0; type < CUPTI_METRIC_TYPE__COUNT; type++) {
+        CUpti_Profiler_Host_GetBaseMetrics_Params p = {.structSize = CUpti_Profiler_Host_GetBaseMetrics_Params_STRUCT_SIZE};
+        p.pHostObject = host->object;
+        p.metricType = (CUpti_MetricType)type;
+        CUPTI_CHECK(error, cuptiProfilerHostGetBaseMetrics, &p);
+        char **names = realloc(host->base_names, sizeof *names * (capacity + p.numMetrics));
+        int *types = realloc(host->base_types, sizeof *types * (capacity + p.numMetrics));
+        if (names)
+            host->base_names = names;
+        if (types)
+            host->base_types = types;
+        if (!names || !types)
+            return gx_fail(error, GX_ERR_SYSTEM, "out of memory");
+        for (size_t i = 0; i < p.numMetrics; i++) {
+            if (strchr(p.ppMetricNames[i], '.')) /* PM-sampling aliases like TriageCompute.x */
+                continue;
+            host->base_names[capacity] = strdup(p.ppMetricNames[i]);
+            host->base_types[capacity++] = type;
+        }
+        host->base_count = capacity;
+    }
+    return GX_OK;
+}
+
+int gx_metric_each(gx_metric_host *host, void (*fn)(void *user, const char *name, int type), void *user,
+                   gx_error *error)
+{
+    if (load_base_names(host, error))
+        return error->kind;
+    for (size_t i = 0; i < host->base_count; i++)
+        fn(user, host->base_names[i], host->base_types[i]);
+    return GX_OK;
+}
+
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t n = strlen(b), row[256];
+    if (n >= 255)
+        return 1000;
+    for (size_t j = 0; j <= n; j++)
+        row[j] = j;
+    for (size_t i = 1; a[i - 1]; i++) {
+        size_t diagonal = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= n; j++) {
+            size_t above = row[j];
+            size_t cost = diagonal + (a[i - 1] != b[j - 1]);
+            size_t best = row[j - 1] + 1 < above + 1 ? row[j - 1] + 1 : above + 1;
+            row[j] = cost < best ? cost : best;
+            diagonal = above;
+        }
+    }
+    return row[n];
+}
+
+/* Appends up to `want` of candidates closest to `target` to the error. */
+static void append_closest(gx_error *error, const char *target, const char *const *candidates, size_t count,
+                           const char *prefix, int want)
+{
+    int chosen[8];
+    size_t scores[8];
+    int have = 0;
+    for (size_t i = 0; i < count; i++) {
+        size_t score = edit_distance(target, candidates[i]);
+        if (strstr(candidates[i], target) || strstr(target, candidates[i]))
+            score = score / 2; /* substrings are likely what was meant */
+        int at = have;
+        while (at > 0 && scores[at - 1] > score)
+            at--;
+        if (at >= want)
+            continue;
+        for (int k = (have < want ? have : want - 1); k > at; k--) {
+            chosen[k] = chosen[k - 1];
+            scores[k] = scores[k - 1];
+        }
+        chosen[at] = (int)i;
+        scores[at] = score;
+        if (have < want)
+            have++;
+    }
+    for (int k = 0; k < have; k++)
+        gx_error_append(error, "%s%s%s", k ? ", " : "", prefix, candidates[chosen[k]]);
+}
+
+int gx_metric_check(gx_metric_host *host, const char *name, gx_metric_info *info, gx_error *error)
+{
+    if (gx_metric_is_ncu_only(name))
+        return gx_fail(error, GX_ERR_USAGE,
+                       "'%s' is computed by ncu from the launch, not a hardware counter CUPTI can collect%s", name,
+                       strncmp(name, "launch__occupancy", 17) == 0 || strncmp(name, "sm__maximum_warps", 17) == 0
+                           ? ": kernel:occupancy{} gives the same limits"
+                           : "");
+    CUpti_Profiler_Host_GetMetricProperties_Params p = {.structSize = CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE};
+    p.pHostObject = host->object;
+    p.pMetricName = name;
+    const char *dot = strchr(name, '.');
+    if (gx_cupti.cuptiProfilerHostGetMetricProperties(&p) == CUPTI_SUCCESS && dot) {
+        if (info) {
+            info->type = (int)p.metricType;
+            info->description = p.pDescription;
+            info->hardware_unit = p.pHwUnit;
+            info->dimension_unit = p.pDimUnit;
+        }
+        /* a throughput needs .avg.pct_of_peak_sustained_*, a counter a rollup: ask CUPTI which suffixes exist */
+        char base[256];
+        snprintf(base, sizeof base, "%.*s", (int)(dot - name), name);
+        CUpti_Profiler_Host_GetSubMetrics_Params s = {.structSize = CUpti_Profiler_Host_GetSubMetrics_Params_STRUCT_SIZE};
+        s.pHostObject = host->object;
+        s.metricType = p.metricType;
+        s.pMetricName = base;
+        if (gx_cupti.cuptiProfilerHostGetSubMetrics(&s) != CUPTI_SUCCESS)
+            return GX_OK;
+        for (size_t i = 0; i < s.numOfSubmetrics; i++)
+            if (strcmp(s.ppSubMetrics[i], dot + 1) == 0 || (s.ppSubMetrics[i][0] == '.' && strcmp(s.ppSubMetrics[i], dot) == 0))
+                return GX_OK;
+        gx_fail(error, GX_ERR_USAGE, "metric '%s' has no suffix '%s'; closest valid: ", name, dot);
+        append_closest(error, dot, s.ppSubMetrics, s.numOfSubmetrics, base, 4);
+        return error->kind;
+    }
+    char base[256];
+    snprintf(base, sizeof base, "%.*s", dot ? (int)(dot - name) : (int)strlen(name), name);
+    CUpti_Profiler_Host_GetMetricProperties_Params b = {.structSize = CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE};
+    b.pHostObject = host->object;
+    b.pMetricName = base;
+    if (gx_cupti.cuptiProfilerHostGetMetricProperties(&b) == CUPTI_SUCCESS) {
+        CUpti_Profiler_Host_GetSubMetrics_Params s = {.structSize = CUpti_Profiler_Host_GetSubMetrics_Params_STRUCT_SIZE};
+        s.pHostObject = host->object;
+        s.metricType = b.metricType;
+        s.pMetricName = base;
+        gx_fail(error, GX_ERR_USAGE, "metric '%s' needs a valid rollup or submetric on %s; closest valid: ", name, host->chip);
+        if (gx_cupti.cuptiProfilerHostGetSubMetrics(&s) == CUPTI_SUCCESS) {
+            /* submetrics are listed with their leading dot: ".sum", ".avg.pct_of_peak_sustained_active" */
+            const char *wanted = dot ? dot : (b.metricType == CUPTI_METRIC_TYPE_RATIO ? ".ratio" : ".sum");
+            append_closest(error, wanted, s.ppSubMetrics, s.numOfSubmetrics, base, 4);
+        }
+        return error->kind;
+    }
+    gx_fail(error, GX_ERR_USAGE, "unknown metric '%s' on %s; did you mean: ", name, host->chip);
+    if (load_base_names(host, &(gx_error){0}) == GX_OK)
+        append_closest(error, base, (const char *const *)host->base_names, host->base_count, "", 5);
+    return error->kind;
+}
+
+int gx_metric_passes(gx_metric_host *host, const char *const *names, int count, size_t *passes, gx_error *error)
+{
+    for (int i = 0; i < count; i++)
+        if (gx_metric_check(host, names[i], NULL, error))
+            return error->kind;
+    /* a fresh host object: ConfigAddMetrics accumulates */
+    gx_metric_host *scratch;
+    if (gx_metric_host_open(&scratch, host->chip, error))
+        return error->kind;
+    uint8_t *image;
+    size_t size;
+    int status = gx_cupti_config_image(scratch, names, count, &image, &size, error);
+    if (status == GX_OK) {
+        CUpti_Profiler_Host_GetNumOfPasses_Params p = {.structSize = CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE};
+        p.configImageSize = size;
+        p.pConfigImage = image;
+        CUptiResult result = gx_cupti.cuptiProfilerHostGetNumOfPasses(&p);
+        status = result == CUPTI_SUCCESS ? GX_OK : gx_cupti_fail(error, "cuptiProfilerHostGetNumOfPasses", result);
+        *passes = p.numOfPasses;
+        free(image);
+    }
+    gx_metric_host_close(scratch);
+    return status;
+}
