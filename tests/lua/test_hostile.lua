@@ -262,6 +262,37 @@ os.execute(string.format("ln -sf /dev/full %s/merged.csv.tmp", work))
 T.eq(run("merge merged.csv p0.csv p1.csv --allow-mixed"), 7, "merge to a full disk")
 T.eq(#gpuexp.csv.read(work .. "/merged.csv"), 2, "the earlier merged.csv is intact")
 
+T.eq(run("--arch sm_90 --quiet -o exported.csv k.lua"), 0, "a run to export")
+T.eq(run("history --history h.sqlite record exported.csv"), 0, "recorded")
+local _, listed = run("history --history h.sqlite list --limit 1")
+local newest = listed:match("\n%s*(%d+)%s")
+os.execute(string.format("ln -sf /dev/full %s/export.csv.tmp", work))
+code, _, stderr = run("history --history h.sqlite export " .. newest .. " -o export.csv")
+T.eq(code, 7, "history export to a full disk: " .. stderr)
+T.ok(read("export.csv") == nil, "no cut export left")
+
+-- ---- a point time limit below a millisecond: raised to one, never a hang ----
+local started = gpuexp.clock()
+code = run("--arch sm_90 --quiet --point-timeout 1e-9 -o tiny.csv k.lua")
+T.ok(code == 0 or code == 5, "--point-timeout 1e-9 ends (exit " .. tostring(code) .. ")")
+T.ok(gpuexp.clock() - started < 10, "and ends quickly")
+
+-- ---- SIGTERM to a nightly: the running experiment ends too, the GPU's lock is released ----
+gpuexp.mkdir(work .. "/sleepy")
+write("sleepy/sleepy_marker.lua", [[
+gpuexp.sweep{name = "s", axes = {{"i", {1, 2}}}, run = function() os.execute("sleep 5") return {median_ms = 1} end}
+]])
+os.execute(string.format("cd %s && (GPUEXP_LOCK_DIR=%s %s nightly sleepy --arch sm_90 --quiet --history term.sqlite " ..
+  "--out termnight > /dev/null 2> term.err & echo $! > term.pid; sleep 1.5; kill -TERM $(cat term.pid); " ..
+  "wait $(cat term.pid); echo $? > term.code)", work, work, binary))
+T.eq(read("term.code"), "143\n", "SIGTERM: exit 143: " .. tostring(read("term.err")))
+local left = io.popen("pgrep -f 'sleepy_[m]arker.lua'"):read("a") -- [m]: not this shell's own command line
+T.eq(left, "", "no experiment process outlives the nightly")
+T.ok(read("gpuexp-nightly-offline-plan.lock") == nil, "the lock file is gone")
+local plan_lock = work .. "/gpuexp-nightly-offline-plan.lock"
+T.ok(gpuexp._process.lock(plan_lock), "the next nightly can take the lock")
+gpuexp._process.unlock(plan_lock)
+
 local disk = work .. "/disk"
 gpuexp.mkdir(disk)
 if os.execute(string.format("mount -t tmpfs -o size=64k tmpfs %s 2>/dev/null", disk)) then

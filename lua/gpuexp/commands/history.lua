@@ -1,15 +1,12 @@
 -- gpuexp history [--history PATH] COMMAND: lists, shows, exports, records, excludes and prunes the
 -- runs of the history (store/history.lua).
 local csv = require("gpuexp.store.csv")
-local json = require("gpuexp.store.json")
-local result = require("gpuexp.store.result")
 local history = require("gpuexp.store.history")
 local catalog = require("gpuexp.catalog")
 
 local EXIT = require("gpuexp.catalog").EXIT
 local M = {}
 
-local function decode(text) return (json.decode(text or "null")) end
 local function message_of(problem) return type(problem) == "table" and problem.message or tostring(problem) end
 
 local function fail(code, message)
@@ -79,37 +76,19 @@ local function export(db, args)
     else id = tonumber(args[i]); i = i + 1 end
   end
   if not id then return fail(EXIT.USAGE, "export: which run? (gpuexp history list)") end
-  local record = db:rows("SELECT columns FROM runs WHERE id = ?", id)[1]
-  if not record then return fail(EXIT.USAGE, "no run " .. id .. " in the history") end
-  local file = io.stdout
+  local text, samples = history.export(db, id)
+  if not text then return fail(EXIT.USAGE, samples) end
+  -- files through a temporary file and a rename (a full disk is exit 7, never a cut file)
+  local ok, problem
   if output then
-    local message
-    file, message = io.open(output, "w")
-    if not file then return fail(EXIT.USAGE, "cannot write " .. output .. ": " .. tostring(message)) end
+    ok, problem = pcall(csv.write_file, output, text)
+    if ok and samples then ok, problem = pcall(csv.write_file, (output:gsub("%.csv$", "")) .. ".samples.csv", samples) end
+  else
+    ok, problem = io.stdout:write(text)
+    if ok then ok, problem = io.stdout:flush() end
+    problem = problem and ("cannot write to the standard output: " .. tostring(problem))
   end
-  local columns = decode(record.columns) or {}
-  file:write(csv.line(columns), "\n")
-  for _, row in ipairs(db:rows("SELECT cells FROM rows WHERE run_id = ? ORDER BY position", id)) do
-    file:write(csv.line(decode(row.cells) or {}), "\n")
-  end
-  if output then
-    file:close()
-    local samples = db:rows("SELECT key, field, samples FROM samples WHERE run_id = ? ORDER BY rowid", id)
-    if #samples > 0 then
-      local sample_file = assert(io.open((output:gsub("%.csv$", "")) .. ".samples.csv", "w"))
-      local axes = decode(db:rows("SELECT axes FROM runs WHERE id = ?", id)[1].axes) or {}
-      local header = {}
-      for n, axis in ipairs(axes) do header[n] = axis end
-      header[#header + 1], header[#header + 2] = "field", "values"
-      sample_file:write(csv.line(header), "\n")
-      for _, s in ipairs(samples) do
-        local cells = result.split(s.key)
-        cells[#cells + 1], cells[#cells + 2] = s.field, s.samples
-        sample_file:write(csv.line(cells), "\n")
-      end
-      sample_file:close()
-    end
-  end
+  if not ok then return fail(EXIT.WRITE, message_of(problem)) end
   return 0
 end
 

@@ -27,6 +27,9 @@ function M.main()
   local o = gpuexp.run_options
   local point_timeout, why = options.parse_point_timeout(o.point_timeout)
   if not point_timeout then return usage(why) end
+  -- outside the points (starting a worker, the script's setup, compiling) a hang is caught too,
+  -- but never sooner than the default point limit: a short --point-timeout is for the points
+  local outside_timeout = point_timeout > 0 and math.max(point_timeout, options.DEFAULT_POINT_TIMEOUT_S) or 0
   local shard
   shard, why = options.shard_from(o.shard)
   if not shard and why then return usage(why) end
@@ -70,7 +73,7 @@ function M.main()
   local function spawn(slot)
     slot.process = gpuexp._process.spawn(o.worker_argv, slot.device, slot.slot, slot.slot > 0)
     slot.point, slot.waiting, slot.prefetched = nil, nil, nil
-    slot.deadline = point_timeout > 0 and gpuexp.clock() + point_timeout or nil
+    slot.deadline = outside_timeout > 0 and gpuexp.clock() + outside_timeout or nil
   end
 
   local function progress(final)
@@ -103,7 +106,7 @@ function M.main()
       for _, slot in ipairs(slots) do
         if slot.waiting == sweep then
           slot.waiting = nil
-          slot.deadline = point_timeout > 0 and gpuexp.clock() + point_timeout or nil
+          slot.deadline = outside_timeout > 0 and gpuexp.clock() + outside_timeout or nil
           send(slot, {done = true, rows = sweep:rows(), columns = sweep.columns})
         end
       end
@@ -127,7 +130,7 @@ function M.main()
       send(slot, {index = index})
       return
     end
-    slot.deadline = point_timeout > 0 and now + point_timeout or nil
+    slot.deadline = outside_timeout > 0 and now + outside_timeout or nil
     if message.op == "register" then
       local sweep, reason, kind = coord:register(message)
       if not sweep then
@@ -222,7 +225,7 @@ function M.main()
     slot.finished = true
     if reason == "timeout" then
       io.stderr:write(string.format("gpuexp: the script ran past the %g s limit outside any sweep point (%s); " ..
-        "ended\n", point_timeout, status.last_launch or ""))
+        "ended\n", outside_timeout, status.last_launch or ""))
       exit_code, ended = exit_code or 1, "timeout outside a sweep point"
       stop_all("KILL")
     elseif code ~= 0 then

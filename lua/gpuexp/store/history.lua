@@ -300,4 +300,29 @@ function M.night_machine(db, night)
   return newest and {gpu = newest.gpu_name, driver = newest.driver_version} or {}
 end
 
+-- A run's rows as the CSV text it was written as, and its samples file's text (nil when it has no
+-- samples); or nil and why.
+function M.export(db, id)
+  local record = db:rows("SELECT columns, axes FROM runs WHERE id = ?", id)[1]
+  if not record then return nil, "no run " .. tostring(id) .. " in the history" end
+  local lines = {csv.line(decode(record.columns) or {})}
+  for _, row in ipairs(db:rows("SELECT cells FROM rows WHERE run_id = ? ORDER BY position", id)) do
+    lines[#lines + 1] = csv.line(decode(row.cells) or {})
+  end
+  local samples = db:rows("SELECT key, field, samples FROM samples WHERE run_id = ? ORDER BY rowid", id)
+  local sample_lines = nil
+  if #samples > 0 then
+    local header = {}
+    for n, axis in ipairs(decode(record.axes) or {}) do header[n] = axis end
+    header[#header + 1], header[#header + 2] = "field", "values"
+    sample_lines = {csv.line(header)}
+    for _, s in ipairs(samples) do
+      local cells = result.split(s.key)
+      cells[#cells + 1], cells[#cells + 2] = s.field, s.samples
+      sample_lines[#sample_lines + 1] = csv.line(cells)
+    end
+  end
+  return table.concat(lines, "\n") .. "\n", sample_lines and (table.concat(sample_lines, "\n") .. "\n")
+end
+
 return M
