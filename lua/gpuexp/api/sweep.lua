@@ -169,7 +169,7 @@ local function local_client()
       if index then return {index = index} end
       sweep:close()
       if options.history then
-        local ids, why = require("gpuexp.store.history").record_outputs(options.history, {sweep.out},
+        local ids, why = require("gpuexp.store.history").record_outputs(options.history, {sweep:result()},
           require("gpuexp.engine.options").night_of(options))
         if not ids then gpuexp.error("system", "the sweep was not recorded in the history: " .. why) end
       end

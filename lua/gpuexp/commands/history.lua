@@ -101,7 +101,7 @@ local function record_files(db, args)
   if kind ~= "run" and kind ~= "nightly" then return fail(EXIT.USAGE, "--kind is run or nightly") end
   if #paths == 0 then return fail(EXIT.USAGE, "record: which CSV files?") end
   for _, path in ipairs(paths) do
-    local id, why, again = history.record(db, path, {kind = kind})
+    local id, why, again = history.record_file(db, path, {kind = kind})
     if not id then return fail(EXIT.HISTORY, why) end
     print(string.format(again and "%s was recorded already, as run %d (not recorded again)" or "recorded %s as run %d",
       path, id))

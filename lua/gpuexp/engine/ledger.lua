@@ -511,6 +511,24 @@ function Sweep:rows()
   return rows
 end
 
+-- The sweep's rows as a result (store/result.lua), in point order, from memory: what the history
+-- records without reading the CSV again.
+function Sweep:result()
+  local names = {}
+  for a, axis in ipairs(self.axes) do names[a] = axis.name end
+  local run = result.new(self.out, self.info, names, self.columns)
+  local columns = self.columns or {}
+  for _, index in ipairs(self.mine) do
+    local row = self.cells[index]
+    if row then
+      local cells = {}
+      for c, name in ipairs(columns) do cells[c] = row[name] or "" end
+      run:add(cells)
+    end
+  end
+  return run
+end
+
 -- Writes what is known now; at the end of the sweep the file is put in point order.
 function Sweep:close(ended)
   if self.closed then return end

@@ -317,11 +317,11 @@ function M.main()
   coord:close(ended)
   progress(true)
   if o.history then -- a plan is recorded too when asked (no GPU: it never joins a GPU's baselines)
-    local outs = {}
-    for _, sweep in ipairs(coord.sweeps) do outs[#outs + 1] = sweep.out end
+    local outs, runs = {}, {}
+    for n, sweep in ipairs(coord.sweeps) do outs[n], runs[n] = sweep.out, sweep:result() end
     local history = require("gpuexp.store.history")
     local path = o.history == "" and history.default_path() or o.history
-    local ids, why = history.record_outputs(path, outs, options.night_of(o))
+    local ids, why = history.record_outputs(path, runs, options.night_of(o))
     if not ids then
       io.stderr:write("gpuexp: the run was NOT recorded in the history " .. path .. ": " .. why ..
         "\ngpuexp: its CSV files are kept; record them later with: gpuexp history --history " .. path ..

@@ -144,12 +144,14 @@ end
 
 local function json_text(value) return require("gpuexp.store.json").encode(value) end
 
--- M.record(db, csv_path, extra) -> run id, or nil and why. extra: kind ("run", "nightly",
--- "confirm"), nightly, suite, experiment. One transaction: all of the run or none of it.
-function M.record(db, csv_path, extra)
+-- M.record(db, run, extra) -> run id, or nil and why. run: a result (store/result.lua) of a sweep
+-- written at run.label (a CSV: its metadata, its samples file and the hash that tells the same
+-- files recorded twice come from there); the rows are the run's, as they are in memory. extra:
+-- kind ("run", "nightly", "confirm"), nightly, suite, experiment. One transaction: all of the run
+-- or none of it.
+function M.record(db, run, extra)
   extra = extra or {}
-  local run, problem = result.read(csv_path) -- strict: the file and line of any problem
-  if not run then return nil, problem end
+  local csv_path = run.label
   local info = run.info
   if type(info.sweep) ~= "table" then return nil, csv_path .. ": no readable " .. meta.path_for(csv_path) end
   local axes, columns = run.axes, run.columns
@@ -211,10 +213,19 @@ function M.record(db, csv_path, extra)
   end)
 end
 
--- M.record_outputs(path, csv_paths, night) -> list of run ids, or nil and why: opens the history,
--- records each CSV (a sweep of this run), closes it. night: {id, kind, suite, experiment} for a
--- run of gpuexp nightly (its --night options), else nil: a run of kind "run".
-function M.record_outputs(path, csv_paths, night)
+-- M.record_file(db, csv_path, extra): M.record of a CSV written earlier, read strictly (the file
+-- and line of any problem).
+function M.record_file(db, csv_path, extra)
+  local run, problem = result.read(csv_path)
+  if not run then return nil, problem end
+  return M.record(db, run, extra)
+end
+
+-- M.record_outputs(path, runs, night) -> list of run ids, or nil and why: opens the history,
+-- records each run (a result of a sweep of this run, from the ledger's memory), closes it. night:
+-- {id, kind, suite, experiment} for a run of gpuexp nightly (its --night options), else nil: a
+-- run of kind "run".
+function M.record_outputs(path, runs, night)
   if path == "" then path = M.default_path() end -- --record
   local extra = {kind = "run"}
   if night and night.id then
@@ -223,8 +234,8 @@ function M.record_outputs(path, csv_paths, night)
   local db, why = M.open(path)
   if not db then return nil, why end
   local ids = {}
-  for _, csv_path in ipairs(csv_paths) do
-    local id, problem = M.record(db, csv_path, extra)
+  for _, run in ipairs(runs) do
+    local id, problem = M.record(db, run, extra)
     if not id then db:close() return nil, problem end
     ids[#ids + 1] = id
   end
