@@ -23,6 +23,16 @@ local function describe_command(argv)
   return table.concat(parts, " ")
 end
 
+-- The command that finishes this run: the same one with --resume.
+local function resume_command(command)
+  local argv = {}
+  for i, a in ipairs(command) do argv[i] = a end
+  local has_resume = false
+  for _, a in ipairs(argv) do has_resume = has_resume or a == "--resume" end
+  if not has_resume then table.insert(argv, 2, "--resume") end
+  return describe_command(argv)
+end
+
 function M.main()
   local o = gpuexp.run_options
   local point_timeout, why = options.parse_point_timeout(o.point_timeout)
@@ -288,13 +298,8 @@ function M.main()
     local message = type(fatal) == "table" and fatal.message or tostring(fatal)
     pcall(coord.close, coord, "stopped: " .. message)
     if show then io.stderr:write("\n") end
-    local argv = {}
-    for i, a in ipairs(o.argv) do argv[i] = a end
-    local has_resume = false
-    for _, a in ipairs(argv) do has_resume = has_resume or a == "--resume" end
-    if not has_resume then table.insert(argv, 2, "--resume") end
     io.stderr:write(string.format("gpuexp: %s\ngpuexp: stopped: %d of %d points done; every row written is whole. " ..
-      "Once the cause is fixed, finish the run with: %s\n", message, totals.done, totals.points, describe_command(argv)))
+      "Once the cause is fixed, finish the run with: %s\n", message, totals.done, totals.points, resume_command(o.argv)))
     local kind = type(fatal) == "table" and fatal.kind
     return kind == "write" and EXIT.WRITE or kind == "busy" and EXIT.BUSY or EXIT.FAILED
   end
@@ -304,14 +309,9 @@ function M.main()
     if show then io.stderr:write("\n") end
     local outs = {}
     for _, sweep in ipairs(coord.sweeps) do outs[#outs + 1] = sweep.out end
-    local argv = {}
-    for i, a in ipairs(o.argv) do argv[i] = a end
-    local has_resume = false
-    for _, a in ipairs(argv) do has_resume = has_resume or a == "--resume" end
-    if not has_resume then table.insert(argv, 2, "--resume") end
     io.stderr:write(string.format("gpuexp: interrupted (%s): %d of %d points done, their rows kept in %s\n" ..
       "gpuexp: finish the run with: %s\n", name, totals.done, totals.points,
-      #outs > 0 and table.concat(outs, ", ") or "(no sweep had started)", describe_command(argv)))
+      #outs > 0 and table.concat(outs, ", ") or "(no sweep had started)", resume_command(o.argv)))
     return 128 + interrupted
   end
   coord:close(ended)
