@@ -55,6 +55,8 @@ code, _, stderr = run("--arch sm_90 --quiet -o k.lua k.lua")
 T.eq(code, 2, "-o names the script")
 T.eq(read("k.lua"), script, "the script is intact")
 T.ok(stderr:find("--out names the script k.lua itself", 1, true), stderr)
+code, _, stderr = run("--arch sm_90 --quiet --trace k.lua k.lua")
+T.ok(code == 2 and read("k.lua") == script, "--trace naming the script: refused, the script intact: " .. stderr)
 T.eq(run("--arch sm_90 --quiet -o kept.csv k.lua"), 0, "a run")
 local kept = read("kept.csv")
 code, _, stderr = run("--arch sm_90 --quiet -o kept.csv --only y=1 k.lua")
@@ -292,6 +294,18 @@ T.ok(read("gpuexp-nightly-offline-plan.lock") == nil, "the lock file is gone")
 local plan_lock = work .. "/gpuexp-nightly-offline-plan.lock"
 T.ok(gpuexp._process.lock(plan_lock), "the next nightly can take the lock")
 gpuexp._process.unlock(plan_lock)
+
+-- a resume that must rewrite its CSV (a cut last row) on a full disk: exit 7, the CSV as it was
+T.eq(run("--arch sm_90 --quiet -o cut.csv setup.lua"), 0, "a run to cut")
+local cut = read("cut.csv"):gsub("[^\n]*\n$", "") .. "6,6"
+write("cut.csv", cut)
+os.execute(string.format("ln -sf /dev/full %s/cut.csv.tmp", work))
+code, _, stderr = run("--arch sm_90 --quiet --resume -o cut.csv setup.lua")
+T.eq(code, 7, "resume on a full disk: " .. stderr)
+T.eq(read("cut.csv"), cut, "the CSV is as it was, never emptied")
+os.remove(work .. "/cut.csv.tmp")
+T.eq(run("--arch sm_90 --quiet --resume -o cut.csv setup.lua"), 0, "room again: the resume finishes")
+T.eq(lines_of("cut.csv"), 7, "every point once")
 
 local disk = work .. "/disk"
 gpuexp.mkdir(disk)

@@ -90,11 +90,13 @@ function M.format_json(result, file, header)
   file:write(json.encode(document), "\n")
 end
 
+-- Text as XML character data or an attribute value: valid UTF-8, escaped, no control characters.
 local function xml(text)
   return (json.valid_utf8(tostring(text))
     :gsub("[&<>\"]", {["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ['"'] = "&quot;"})
     :gsub("[%z\1-\8\11\12\14-\31]", ""))
 end
+M.xml = xml
 
 function M.format_junit(result, file, suite_name)
   local failures, skipped = 0, 0

@@ -157,10 +157,7 @@ function M.html(model, file)
   file:write("<p>", html(counts_line(model)), "</p></body></html>\n")
 end
 
-local function xml(text)
-  return (json.valid_utf8(tostring(text)):gsub("[&<>\"]", {["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;",
-    ['"'] = "&quot;"}):gsub("[%z\1-\8\11\12\14-\31]", ""))
-end
+local xml = printers.xml
 
 -- JUnit XML: a test suite per experiment (a sweep of it), a test case per point and metric; a
 -- regression is a failure, an experiment that failed is an error.
