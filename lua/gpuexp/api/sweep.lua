@@ -101,7 +101,7 @@ local function error_text(err)
   return tostring(err)
 end
 
--- How a sweep reaches its coordinator: over the channel when this process is a supervised
+-- How a sweep reaches its ledger: over the channel when this process is a supervised
 -- worker, else directly (an --inline run, or a script run by a builtin command).
 local function remote_client(channel)
   local function request(message, wants_reply)
@@ -142,10 +142,10 @@ local function remote_client(channel)
   }
 end
 
-local local_coordinator
+local local_ledger
 local function local_client()
   local options = gpuexp.run_options or {}
-  if not local_coordinator then
+  if not local_ledger then
     local run_options = require("gpuexp.engine.options")
     local shard = options.shard and run_options.parse_shard(options.shard) or nil
     local only, why
@@ -153,18 +153,18 @@ local function local_client()
       only, why = run_options.parse_only(options.only)
       if not only then gpuexp.error("option", why) end
     end
-    local_coordinator = ledger.new{resume = options.resume, allow_changed = options.allow_changed,
+    local_ledger = ledger.new{resume = options.resume, allow_changed = options.allow_changed,
       shard = shard, only = only, host = meta.host(), command = options.argv}
   end
   return {
     register = function(_, registration)
-      local sweep, why, kind = local_coordinator:register(registration)
+      local sweep, why, kind = local_ledger:register(registration)
       if not sweep then return {error = why, kind = kind} end
       return {id = sweep.out, done_before = #sweep.mine - #sweep.queue, total = #sweep.mine}
     end,
-    setup_failed = function(_, id) local_coordinator:sweep(id):close("the sweep's setup failed") end,
+    setup_failed = function(_, id) local_ledger:sweep(id):close("the sweep's setup failed") end,
     next = function(_, id)
-      local sweep = local_coordinator:sweep(id)
+      local sweep = local_ledger:sweep(id)
       local index = sweep:next_point()
       if index then return {index = index} end
       sweep:close()
@@ -177,7 +177,7 @@ local function local_client()
     end,
     prefetch = function() end,
     row = function(self, id, index, row, arrays, versions)
-      local sweep = local_coordinator:sweep(id)
+      local sweep = local_ledger:sweep(id)
       if versions then sweep.info.versions = versions end
       sweep:finish_point(index, row, arrays)
       return self:next(id)

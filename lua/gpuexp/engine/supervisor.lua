@@ -69,7 +69,7 @@ function M.main()
   end
   gpuexp._process.init()
   local started_utc = os.date("!%Y-%m-%dT%H:%M:%SZ")
-  local coord = ledger.new{resume = o.resume, allow_changed = o.allow_changed, shard = shard, only = only,
+  local book = ledger.new{resume = o.resume, allow_changed = o.allow_changed, shard = shard, only = only,
     point_timeout_s = point_timeout, host = gpuexp.hostname(), devices = devices, command = o.argv,
     started_utc = started_utc, device_column = #devices > 1}
 
@@ -88,7 +88,7 @@ function M.main()
 
   local function progress(final)
     if not show then return end
-    local totals = coord.totals
+    local totals = book.totals
     if totals.points == 0 then return end
     done_at_start = done_at_start or totals.done
     local elapsed = gpuexp.clock() - started
@@ -98,7 +98,7 @@ function M.main()
     if totals.crashed > 0 then extra = extra .. string.format(", %d crashed", totals.crashed) end
     if totals.timeout > 0 then extra = extra .. string.format(", %d timed out", totals.timeout) end
     if totals.error > 0 then extra = extra .. string.format(", %d errors", totals.error) end
-    local current = coord.sweeps[#coord.sweeps]
+    local current = book.sweeps[#book.sweeps]
     io.stderr:write(string.format("\r%s: %d/%d points%s, %.1f s elapsed, ETA %.0f s   ",
       current and current.name or "run", totals.done, totals.points, extra, elapsed, eta))
     if final or totals.done == totals.points then io.stderr:write("\n") end
@@ -135,21 +135,21 @@ function M.main()
     if message.op == "prefetch" then
       -- the worker asks for its next point as it starts one, so the answer is there when that one
       -- ends: no round trip between points. The point is the worker's, but not started.
-      local index = coord:sweep(message.id):next_point(slot)
-      if index then slot.prefetched = {sweep = coord:sweep(message.id), index = index} end
+      local index = book:sweep(message.id):next_point(slot)
+      if index then slot.prefetched = {sweep = book:sweep(message.id), index = index} end
       send(slot, {index = index})
       return
     end
     slot.deadline = outside_timeout > 0 and now + outside_timeout or nil
     if message.op == "register" then
-      local sweep, reason, kind = coord:register(message)
+      local sweep, reason, kind = book:register(message)
       if not sweep then
         send(slot, {error = reason, kind = kind})
       else
         send(slot, {id = sweep.out, total = #sweep.mine, done_before = #sweep.mine - #sweep.queue})
       end
     elseif message.op == "row" then
-      local sweep = coord:sweep(message.id)
+      local sweep = book:sweep(message.id)
       if message.versions then sweep.info.versions = message.versions end -- CUPTI, once a point loaded it
       if #devices > 1 then message.row.device = tostring(slot.device) end -- which GPU measured it
       sweep:finish_point(message.index, message.row, message.arrays)
@@ -162,10 +162,10 @@ function M.main()
       progress()
       release(sweep)
     elseif message.op == "next" then
-      local sweep = coord:sweep(message.id)
+      local sweep = book:sweep(message.id)
       if slot.restart_from then
         -- the cost of a restart: process, context, cached cubins, buffers and data, setup
-        coord.restarts[#coord.restarts + 1] = {after_point = slot.crashed_point, seconds = now - slot.restart_from,
+        book.restarts[#book.restarts + 1] = {after_point = slot.crashed_point, seconds = now - slot.restart_from,
           device = slot.device}
         slot.restart_from = nil
       end
@@ -182,7 +182,7 @@ function M.main()
     elseif message.op == "setup_failed" then
       -- the worker raises the setup's error and exits: its point is not its fault, and no other
       -- worker starts the sweep again (the run ends with the script's error, exit 1)
-      local sweep = coord:sweep(message.id)
+      local sweep = book:sweep(message.id)
       sweep.in_flight[message.index] = nil
       slot.point, setup_failed = nil, message.message
     end
@@ -292,11 +292,11 @@ function M.main()
     end
   end
 
-  local totals = coord.totals
+  local totals = book.totals
   if fatal then -- an output could not be written (a full disk): stop, keep what is whole
     stop_all("TERM")
     local message = type(fatal) == "table" and fatal.message or tostring(fatal)
-    pcall(coord.close, coord, "stopped: " .. message)
+    pcall(book.close, book, "stopped: " .. message)
     if show then io.stderr:write("\n") end
     io.stderr:write(string.format("gpuexp: %s\ngpuexp: stopped: %d of %d points done; every row written is whole. " ..
       "Once the cause is fixed, finish the run with: %s\n", message, totals.done, totals.points, resume_command(o.argv)))
@@ -305,20 +305,20 @@ function M.main()
   end
   if interrupted then
     local name = ({[2] = "SIGINT", [15] = "SIGTERM", [1] = "SIGHUP"})[interrupted] or ("signal " .. interrupted)
-    coord:close("interrupted by " .. name)
+    book:close("interrupted by " .. name)
     if show then io.stderr:write("\n") end
     local outs = {}
-    for _, sweep in ipairs(coord.sweeps) do outs[#outs + 1] = sweep.out end
+    for _, sweep in ipairs(book.sweeps) do outs[#outs + 1] = sweep.out end
     io.stderr:write(string.format("gpuexp: interrupted (%s): %d of %d points done, their rows kept in %s\n" ..
       "gpuexp: finish the run with: %s\n", name, totals.done, totals.points,
       #outs > 0 and table.concat(outs, ", ") or "(no sweep had started)", resume_command(o.argv)))
     return 128 + interrupted
   end
-  coord:close(ended)
+  book:close(ended)
   progress(true)
   if o.history then -- a plan is recorded too when asked (no GPU: it never joins a GPU's baselines)
     local outs, runs = {}, {}
-    for n, sweep in ipairs(coord.sweeps) do outs[n], runs[n] = sweep.out, sweep:result() end
+    for n, sweep in ipairs(book.sweeps) do outs[n], runs[n] = sweep.out, sweep:result() end
     local history = require("gpuexp.store.history")
     local path = o.history == "" and history.default_path() or o.history
     local ids, why = history.record_outputs(path, runs, options.night_of(o))
