@@ -210,6 +210,18 @@ local share = gpuexp.csv.read(work .. "/step.shard-3-of-4.csv")
 T.eq(#share, 2, "task 6 is share 3 of 4")
 T.eq(share[1].i, 4, "its first point")
 T.eq(run("--arch sm_90 --quiet --point-timeout 1e20 -o big.csv k.lua"), 0, "--point-timeout 1e20")
+-- a Kubernetes Indexed Job: JOB_COMPLETION_INDEX of JOB_COMPLETIONS (the manifest passes the count)
+code, _, stderr = run("--arch sm_90 --quiet -o k8s.csv shard.lua", "JOB_COMPLETION_INDEX=2 JOB_COMPLETIONS=4")
+T.eq(code, 0, "an Indexed Job's pod: " .. stderr)
+local pod = gpuexp.csv.read(work .. "/k8s.shard-2-of-4.csv")
+T.ok(#pod == 2 and pod[1].i == 3 and pod[2].i == 7, "index 2 of 4 runs points 3 and 7")
+code, _, stderr = run("--arch sm_90 --quiet -o k8s.csv shard.lua", "JOB_COMPLETION_INDEX=2")
+T.ok(code == 2 and stderr:find("JOB_COMPLETIONS is not set", 1, true), "no completions count: " .. stderr)
+code, _, stderr = run("--arch sm_90 --quiet -o k8s.csv shard.lua", "JOB_COMPLETION_INDEX=4 JOB_COMPLETIONS=4")
+T.ok(code == 2 and stderr:find("outside 0..3", 1, true), "an index past the count: " .. stderr)
+local manifest = assert(io.open(gpuexp.script_dir .. "/../../experiments/kubernetes/sweep-job.yaml")):read("a")
+T.eq(manifest:match("\n  completions: (%d+)"), manifest:match("name: JOB_COMPLETIONS%s+value: \"(%d+)\""),
+  "the recipe passes its completions as JOB_COMPLETIONS")
 
 -- ---- the history ----
 local history = work .. "/h.sqlite"

@@ -149,6 +149,17 @@ local function prune(db, args)
   return 0
 end
 
+-- gpuexp history merge OUT.db IN.db...: another host's runs joined into OUT (made if need be).
+local function merge(db, args)
+  if #args == 0 then return fail(EXIT.USAGE, "merge: which histories? (gpuexp history merge OUT.db IN.db...)") end
+  for _, path in ipairs(args) do
+    local added, present = history.merge(db, path)
+    if not added then return fail(EXIT.HISTORY, path .. ": " .. tostring(present)) end
+    print(string.format("%s: %d run(s) added, %d already there", path, added, present))
+  end
+  return 0
+end
+
 function M.main(args)
   local path
   local rest = {}
@@ -164,7 +175,11 @@ function M.main(args)
   end
   local command = table.remove(rest, 1)
   if not command or command == "-h" or command == "--help" or command == "help" then io.write(catalog.help("history")) return command and 0 or 2 end
-  local commands = {list = list, show = show, export = export, record = record_files, prune = prune,
+  if command == "merge" then -- the first path is the history merged into
+    path = table.remove(rest, 1)
+    if not path then return fail(EXIT.USAGE, "merge: which history to merge into? (gpuexp history merge OUT.db IN.db...)") end
+  end
+  local commands = {list = list, show = show, export = export, record = record_files, prune = prune, merge = merge,
     exclude = function(db, a) return set_excluded(db, a, 1) end, include = function(db, a) return set_excluded(db, a, 0) end}
   if not commands[command] then return fail(EXIT.USAGE, "unknown command '" .. command .. "' (gpuexp history --help)") end
   path = path or history.default_path()

@@ -19,8 +19,8 @@ function M.parse_shard(text)
   return {index = i, count = n}
 end
 
--- A Slurm variable as a whole number, or nil and why.
-local function slurm_integer(name, required)
+-- A Slurm or Kubernetes variable as a whole number, or nil and why.
+local function environment_integer(name, required)
   local text = os.getenv(name)
   if text == nil or text == "" then
     if required then return nil, name .. " is not set" end
@@ -31,15 +31,35 @@ local function slurm_integer(name, required)
   return value
 end
 
+-- The shard from a Kubernetes Indexed Job: JOB_COMPLETION_INDEX (set by Kubernetes) of
+-- JOB_COMPLETIONS (the Job's spec.completions, which the manifest passes: Kubernetes does not).
+local function kubernetes_shard()
+  local index, why = environment_integer("JOB_COMPLETION_INDEX", true)
+  local count, why_count = environment_integer("JOB_COMPLETIONS", true)
+  if not index or not count then
+    return nil, "a Kubernetes Indexed Job: " .. (why or why_count) .. " (set JOB_COMPLETIONS to the Job's " ..
+      "completions in its manifest, as experiments/kubernetes/sweep-job.yaml does, or give --shard I/N)"
+  end
+  if index < 0 or index >= count then
+    return nil, string.format("a Kubernetes Indexed Job: JOB_COMPLETION_INDEX=%d is outside 0..%d of its %d " ..
+      "completions; give --shard I/N", index, count - 1, count)
+  end
+  return M.parse_shard(string.format("%d/%d", index, count))
+end
+
 -- The shard from --shard, else from a Slurm job array: task (SLURM_ARRAY_TASK_ID - _MIN) / _STEP
--- of _COUNT tasks (--array=0-6:2 runs tasks 0, 2, 4 and 6: shares 0 to 3 of 4).
+-- of _COUNT tasks (--array=0-6:2 runs tasks 0, 2, 4 and 6: shares 0 to 3 of 4), else from a
+-- Kubernetes Indexed Job (JOB_COMPLETION_INDEX of JOB_COMPLETIONS).
 function M.shard_from(option)
   if option then return M.parse_shard(option) end
-  if not os.getenv("SLURM_ARRAY_TASK_ID") then return nil end
-  local id, why = slurm_integer("SLURM_ARRAY_TASK_ID", true)
-  local count, why_count = slurm_integer("SLURM_ARRAY_TASK_COUNT", true)
-  local first = slurm_integer("SLURM_ARRAY_TASK_MIN") or 0
-  local step = slurm_integer("SLURM_ARRAY_TASK_STEP") or 1
+  if not os.getenv("SLURM_ARRAY_TASK_ID") then
+    if os.getenv("JOB_COMPLETION_INDEX") then return kubernetes_shard() end
+    return nil
+  end
+  local id, why = environment_integer("SLURM_ARRAY_TASK_ID", true)
+  local count, why_count = environment_integer("SLURM_ARRAY_TASK_COUNT", true)
+  local first = environment_integer("SLURM_ARRAY_TASK_MIN") or 0
+  local step = environment_integer("SLURM_ARRAY_TASK_STEP") or 1
   if not id or not count then
     return nil, "a Slurm job array: " .. (why or why_count) .. " (or give --shard I/N)"
   end

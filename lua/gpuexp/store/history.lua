@@ -8,7 +8,7 @@ local result = require("gpuexp.store.result")
 
 local M = {}
 
-M.SCHEMA_VERSION = 2 -- 2 added runs.source
+M.SCHEMA_VERSION = 3 -- 2 added runs.source, 3 runs.uuid
 
 local SCHEMA = [[
 CREATE TABLE IF NOT EXISTS gpuexp_schema(version INTEGER NOT NULL);
@@ -43,7 +43,8 @@ CREATE TABLE IF NOT EXISTS runs(
   axes TEXT NOT NULL,             -- JSON list of axis names
   columns TEXT NOT NULL,          -- JSON list of column names, in CSV order
   meta TEXT,                      -- the whole .meta.json
-  source TEXT                     -- hash of the CSV and metadata recorded: the same files are one run
+  source TEXT,                    -- hash of the CSV and metadata recorded: the same files are one run
+  uuid TEXT                       -- the run's identity across hosts (history merge)
 );
 CREATE TABLE IF NOT EXISTS rows(
   run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
@@ -62,6 +63,23 @@ CREATE TABLE IF NOT EXISTS samples(
 );
 CREATE INDEX IF NOT EXISTS runs_by_sweep ON runs(experiment, sweep, gpu_name, driver_version, id);
 ]]
+
+-- What turns a history of schema N into N + 1.
+local MIGRATIONS = {
+  [1] = "ALTER TABLE runs ADD COLUMN source TEXT",
+  [2] = "ALTER TABLE runs ADD COLUMN uuid TEXT",
+}
+
+-- The identity of a run recorded before runs had one: made from what recorded it, so that every
+-- copy of that history gives the run the same one (history merge of an old file stays idempotent).
+function M.derived_uuid(run)
+  local parts = {}
+  for i, field in ipairs({"host", "gpu_uuid", "recorded_utc", "started_utc", "kind", "nightly", "experiment", "sweep",
+    "source", "script_hash"}) do
+    parts[i] = tostring(run[field])
+  end
+  return "d" .. gpuexp.hash(table.concat(parts, "\31"))
+end
 
 
 -- The default file: $GPUEXP_HISTORY, else $XDG_DATA_HOME/gpuexp/history.sqlite, else
@@ -98,17 +116,26 @@ function M.open(path, readonly)
   local done, problem = pcall(function()
     if not readonly then db:exec(SCHEMA) end
     local versions = db:rows("SELECT version FROM gpuexp_schema")
+    local found = versions[1] and versions[1].version
     if #versions == 0 and not readonly then
       db:run("INSERT INTO gpuexp_schema(version) VALUES (?)", M.SCHEMA_VERSION)
-    elseif versions[1] and versions[1].version == 1 and not readonly then -- schema 1: add runs.source
-      db:exec("BEGIN IMMEDIATE; ALTER TABLE runs ADD COLUMN source TEXT; UPDATE gpuexp_schema SET version = 2; COMMIT")
-    elseif versions[1] and versions[1].version == 1 and readonly then -- read as it is
-    elseif #versions == 0 or versions[1].version ~= M.SCHEMA_VERSION then
-      local found = versions[1] and versions[1].version
+    elseif found and MIGRATIONS[found] and not readonly then -- an older history: brought up to date, in one go
+      local migrated, why = M.transaction(db, function()
+        for version = found, M.SCHEMA_VERSION - 1 do db:exec(MIGRATIONS[version]) end
+        for _, run in ipairs(db:rows("SELECT * FROM runs WHERE uuid IS NULL")) do
+          db:run("UPDATE runs SET uuid = ? WHERE id = ?", M.derived_uuid(run), run.id)
+        end
+        db:run("UPDATE gpuexp_schema SET version = ?", M.SCHEMA_VERSION)
+      end)
+      if not migrated then error({message = path .. ": could not bring the history to schema " .. M.SCHEMA_VERSION ..
+        ": " .. tostring(why)}, 0) end
+    elseif found and found < M.SCHEMA_VERSION and readonly then -- read as it is
+    elseif #versions == 0 or found ~= M.SCHEMA_VERSION then
       error({message = string.format("%s holds history schema %s, and this gpuexp reads schema %d: %s", path,
         tostring(found or "none"), M.SCHEMA_VERSION, (found or 0) > M.SCHEMA_VERSION and
         "it was written by a newer gpuexp; use that one, or give another --history" or "it is not a gpuexp history")}, 0)
     end
+    if not readonly then db:exec("CREATE UNIQUE INDEX IF NOT EXISTS runs_by_uuid ON runs(uuid)") end
   end)
   if not done then db:close() return nil, message_of(problem) end
   return db
@@ -191,7 +218,8 @@ function M.record(db, run, extra)
     local _, run_id = db:run([[INSERT INTO runs(recorded_utc, started_utc, finished_utc, kind, nightly, suite,
       experiment, sweep, script, script_hash, kernel_hashes, arguments, git_commit, git_dirty, gpuexp_version, host,
       gpu_name, gpu_uuid, driver_version, cuda_driver, sm_clock_max_khz, throttled_rows, complete, rows_ok,
-      rows_failed, axes, columns, meta, source) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)]],
+      rows_failed, axes, columns, meta, source, uuid)
+      VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,lower(hex(randomblob(16))))]],
       os.date("!%Y-%m-%dT%H:%M:%SZ"), first_part.started_utc or info.time_utc, info.sweep.finished_utc,
       extra.kind or "run", extra.nightly, extra.suite, experiment, info.sweep.name, info.script, info.script_hash,
       json_text(info.kernels or {}), json_text(info.arguments or {}), commit, dirty == nil and nil or (dirty and 1 or 0),
@@ -334,6 +362,47 @@ function M.export(db, id)
     end
   end
   return table.concat(lines, "\n") .. "\n", sample_lines and (table.concat(sample_lines, "\n") .. "\n")
+end
+
+-- M.merge(db, path) -> runs added, runs already there; or nil and why. Copies every run of the
+-- history at path (another host's) that db does not hold yet, by the runs' identities (uuid), with
+-- their rows and samples, in one transaction: merging the same file again adds nothing.
+function M.merge(db, path)
+  local source, why = M.open(path, true)
+  if not source then return nil, why end
+  local runs = source:rows("SELECT * FROM runs ORDER BY id")
+  local columns = {}
+  for _, c in ipairs(db:rows("PRAGMA table_info(runs)")) do
+    if c.name ~= "id" then columns[#columns + 1] = c.name end
+  end
+  local added, present = 0, 0
+  local ok, problem = M.transaction(db, function()
+    for _, run in ipairs(runs) do
+      run.uuid = run.uuid or M.derived_uuid(run) -- a history from before runs had one
+      if db:rows("SELECT id FROM runs WHERE uuid = ?", run.uuid)[1] then
+        present = present + 1
+      else
+        local values, marks = {}, {}
+        for n, name in ipairs(columns) do
+          values[n] = run[name]
+          marks[n] = "?"
+        end
+        local _, id = db:run(string.format("INSERT INTO runs(%s) VALUES (%s)", table.concat(columns, ", "),
+          table.concat(marks, ",")), table.unpack(values, 1, #columns))
+        for _, row in ipairs(source:rows("SELECT position, key, status, cells FROM rows WHERE run_id = ?", run.id)) do
+          db:run("INSERT INTO rows(run_id, position, key, status, cells) VALUES (?,?,?,?,?)", id, row.position, row.key,
+            row.status, row.cells)
+        end
+        for _, s in ipairs(source:rows("SELECT key, field, samples FROM samples WHERE run_id = ?", run.id)) do
+          db:run("INSERT INTO samples(run_id, key, field, samples) VALUES (?,?,?,?)", id, s.key, s.field, s.samples)
+        end
+        added = added + 1
+      end
+    end
+  end)
+  source:close()
+  if not ok then return nil, problem end
+  return added, present
 end
 
 return M
