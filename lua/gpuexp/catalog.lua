@@ -196,6 +196,8 @@ M.commands = {
       {"exclude RUN... | include RUN...", "keep a run out of nightly baselines (a known bad night), or back"},
       {"prune --keep N", "keep the newest N runs of each experiment, sweep and GPU"},
       {"prune --run RUN...", "delete these runs"},
+      {"site DIR [--limit N]", "the history as static HTML: the latest verdicts, and per series a trend chart\n" ..
+        "of every point across its last N nights (default 60), regressions marked"},
       {"merge OUT.db IN.db...", "join other hosts' histories into OUT.db by the runs' identities: merging one\n" ..
         "again adds nothing; baselines stay per GPU model and driver"},
       {"--history PATH", "the history file"},

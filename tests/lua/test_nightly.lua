@@ -87,7 +87,9 @@ if chromium then
 else
   io.stderr:write("note: no chromium here; the HTML report was not loaded in a browser\n")
 end
-T.eq(read("hook.txt"), "1 night5/report.md night5/report.html\n", "the hook ran with the report")
+local real_work = gpuexp._realpath(work)
+T.eq(read("hook.txt"), string.format("1 %s/night5/report.md %s/night5/report.html\n", real_work, real_work),
+  "the hook ran with the report (absolute paths)")
 -- that night is now a run in the history: exclude it so it does not shift later baselines
 local id = stdout:match("recorded as run (%d+)")
 code, stdout = run("history --history " .. history .. " list --limit 1")

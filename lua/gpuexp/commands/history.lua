@@ -149,6 +149,29 @@ local function prune(db, args)
   return 0
 end
 
+-- gpuexp history site DIR [--limit N]: the history as static HTML in DIR.
+local function site(db, args)
+  local dir, limit = nil, 60
+  local i = 1
+  while i <= #args do
+    if args[i] == "--limit" then limit = math.tointeger(tonumber(args[i + 1])); i = i + 2
+    elseif not dir then dir = args[i]; i = i + 1
+    else return fail(EXIT.USAGE, "site: unknown argument '" .. args[i] .. "'") end
+  end
+  if not dir then return fail(EXIT.USAGE, "site: which folder? (gpuexp history site DIR)") end
+  if not limit or limit < 2 then return fail(EXIT.USAGE, "--limit takes a whole number of nights >= 2") end
+  local pages = require("gpuexp.judge.site")
+  local model = pages.model(db, limit)
+  for _, page in ipairs(pages.files(model)) do
+    local parts = {}
+    page[2]({write = function(self, ...) for _, text in ipairs({...}) do parts[#parts + 1] = text end return self end})
+    local written, problem = pcall(csv.write_file, dir .. "/" .. page[1], table.concat(parts))
+    if not written then return fail(EXIT.WRITE, message_of(problem)) end
+  end
+  print(string.format("wrote %s/index.html: %d series", dir, #model.series))
+  return 0
+end
+
 -- gpuexp history merge OUT.db IN.db...: another host's runs joined into OUT (made if need be).
 local function merge(db, args)
   if #args == 0 then return fail(EXIT.USAGE, "merge: which histories? (gpuexp history merge OUT.db IN.db...)") end
@@ -180,10 +203,11 @@ function M.main(args)
     if not path then return fail(EXIT.USAGE, "merge: which history to merge into? (gpuexp history merge OUT.db IN.db...)") end
   end
   local commands = {list = list, show = show, export = export, record = record_files, prune = prune, merge = merge,
+    site = site,
     exclude = function(db, a) return set_excluded(db, a, 1) end, include = function(db, a) return set_excluded(db, a, 0) end}
   if not commands[command] then return fail(EXIT.USAGE, "unknown command '" .. command .. "' (gpuexp history --help)") end
   path = path or history.default_path()
-  local reading = command == "list" or command == "show" or command == "export"
+  local reading = command == "list" or command == "show" or command == "export" or command == "site"
   local db, why = history.open(path, reading)
   if not db then return fail(EXIT.HISTORY, why) end
   local ok, code = pcall(commands[command], db, rest)

@@ -251,6 +251,8 @@ local function set_up(o)
   end
   night.out_dir = o.out or ("gpuexp-nightly/" .. os.date("!%Y%m%d-%H%M%S"))
   local made, problem = pcall(gpuexp.mkdir, night.out_dir)
+  -- an absolute path in the history's metadata: the site links each night's report from anywhere
+  night.out_dir = made and gpuexp._realpath(night.out_dir) or night.out_dir
   if not made then
     say("cannot make " .. night.out_dir .. ": " .. tostring(type(problem) == "table" and problem.message or problem))
     if night.db then night.db:close() end

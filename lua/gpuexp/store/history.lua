@@ -405,4 +405,19 @@ function M.merge(db, path)
   return added, present
 end
 
+-- The nightly series of the history: one per experiment, sweep, GPU model and driver, each with
+-- its last `limit` nightly runs that are not excluded (ids, oldest first), newest series first.
+function M.nightly_series(db, limit)
+  local groups = db:rows([[SELECT experiment, sweep, gpu_name, driver_version, max(id) AS newest FROM runs
+    WHERE kind = 'nightly' AND excluded = 0 GROUP BY experiment, sweep, gpu_name, driver_version ORDER BY newest DESC]])
+  for _, g in ipairs(groups) do
+    local rows = db:rows([[SELECT id FROM runs WHERE experiment = ? AND sweep = ? AND gpu_name IS ? AND
+      driver_version IS ? AND kind = 'nightly' AND excluded = 0 ORDER BY id DESC LIMIT ?]], g.experiment, g.sweep,
+      g.gpu_name, g.driver_version, limit)
+    g.ids = {}
+    for n = #rows, 1, -1 do g.ids[#g.ids + 1] = rows[n].id end
+  end
+  return groups
+end
+
 return M

@@ -1,0 +1,81 @@
+-- gpuexp history site DIR: eleven offline nights of a fake experiment (times set by the test) are
+-- recorded, one of them with a real 5% slowdown of point b (re-measured: a regression) and one
+-- with a flaky first measurement of point c (not confirmed: not one). The site is built and read
+-- by a real browser (headless Chromium, network off) when one is installed: the index lists the
+-- series, the series page has a chart per point with the regression marked once, every night's
+-- value and run on hover, and links to every night's report; nothing is fetched from elsewhere.
+local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
+local binary = assert(arg[1], "the gpuexp binary is the first argument")
+local ws = T.workspace(binary)
+local work, write, read, run = ws.dir, ws.write, ws.read, ws.run
+
+gpuexp.mkdir(work .. "/suite")
+write("suite/fake.lua", [[
+local function percents(text)
+  local t = {}
+  for k, v in (text or ""):gmatch("(%w+)=([%d.]+)") do t[k] = tonumber(v) end
+  return t
+end
+local slow, flaky = percents(os.getenv("FAKE_SLOW")), percents(os.getenv("FAKE_FLAKY"))
+local confirming = gpuexp.run_options.night_kind == "confirm"
+local night = tonumber(os.getenv("FAKE_NIGHT") or "0")
+local base = {a = 1.0, b = 2.0, c = 0.5}
+gpuexp.sweep{name = "fake", axes = {{"case", {"a", "b", "c"}}}, columns = {"median_ms", "noise_pct", "samples"},
+  run = function(p)
+    local pct = (slow[p.case] or 0) + (confirming and 0 or (flaky[p.case] or 0))
+    local jitter = 1 + 0.0005 * math.sin(night * 7 + p.case:byte())
+    return {median_ms = base[p.case] * jitter * (1 + pct / 100), noise_pct = 0.8, samples = 2000}
+  end}
+]])
+local NIGHTS = 11
+local changes = {[9] = "FAKE_SLOW=b=5", [10] = "FAKE_FLAKY=c=6"}
+for n = 1, NIGHTS do
+  local code = run(string.format("nightly suite --arch sm_90 --quiet --history h.sqlite --out night%d", n),
+    string.format("GPUEXP_LOCK_DIR=%s FAKE_NIGHT=%d %s", work, n, changes[n] or ""))
+  T.eq(code, n == 9 and 1 or 0, "night " .. n)
+end
+
+local code, stdout, stderr = run("history --history h.sqlite site site")
+T.eq(code, 0, "site: " .. stderr)
+T.ok(stdout:find("wrote site/index.html: 1 series", 1, true), stdout)
+local index, page = read("site/index.html"), read("site/series-1.html")
+T.ok(index and page, "the index and the series page")
+T.ok(index:find("<a href='series-1.html'>fake</a>", 1, true), "the index links the series")
+T.ok(index:find(">11<", 1, true), "eleven nights")
+local _, charts = page:gsub("<svg ", "")
+T.eq(charts, 3, "a chart per point")
+local _, marked = page:gsub("<circle class='regression'", "")
+T.eq(marked, 1, "one regression marked: b on night 9 (c's flaky night was not confirmed)")
+T.ok(page:find("<h3 class='bad'>case=b (1 regression)</h3>", 1, true), "the point with the regression is named")
+local _, suspects = page:gsub("<circle class='suspect'", "")
+T.eq(suspects, 1, "c's flaky night: a suspect, not a regression")
+local _, circles = page:gsub("<circle ", "")
+T.eq(circles, 3 * NIGHTS, "every night's value of every point")
+T.ok(page:find("run %d+, [^<]-: 2%.%d+ median_ms %(slower %+[45]%.%d+%%%)"), "the slow night's value on hover")
+local _, reports = page:gsub("<a href='file:///[^']*/night%d+/report%.html'>report</a>", "")
+T.eq(reports, NIGHTS, "a link to every night's report")
+for _, text in ipairs({index, page}) do
+  T.ok(not text:find("<script", 1, true) and not text:find("src=['\"]https?:") and not text:find("href=['\"]https?:"),
+    "nothing from the network")
+end
+
+-- read by a browser: the DOM has what the files say (the network is off, the profile in the test's folder)
+local finder = io.popen("command -v chromium chromium-browser 2>/dev/null")
+local chromium = finder:read("l")
+finder:close()
+if chromium then
+  local browser = io.popen(string.format("HOME=%s/browser XDG_CONFIG_HOME=%s/browser XDG_CACHE_HOME=%s/browser " ..
+    "%s --headless --no-sandbox --disable-gpu --user-data-dir=%s/browser/profile --proxy-server=127.0.0.1:9 " ..
+    "--dump-dom file://%s/site/series-1.html 2>/dev/null", work, work, work, chromium, work, work))
+  local dom = browser:read("a")
+  browser:close()
+  local _, svgs = dom:gsub("<svg ", "")
+  T.eq(svgs, 3, "the browser parsed three charts")
+  local _, red = dom:gsub('<circle class="regression"', "")
+  T.eq(red, 1, "and one marked regression")
+  T.ok(dom:find("<title>run %d+"), "with the runs' titles")
+else
+  io.stderr:write("note: no chromium here; the site was checked as text only\n")
+end
+T.eq(run("history --history h.sqlite site"), 2, "site without a folder")
+T.done()
