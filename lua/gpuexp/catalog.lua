@@ -241,6 +241,35 @@ M.commands = {
         "before too)"},
       {6, "the history cannot be written"}, {75, "another nightly holds the GPU (try later)"},
       {130, "interrupted (143: SIGTERM); the running experiment is ended and waited for"}}},
+  {name = "bisect", module = "gpuexp.commands.bisect", summary = "the commit that made a point slower",
+    usage = "gpuexp bisect --good REV --bad REV --point 'A=V,B=W' [options] SCRIPT.lua [script arguments...]\n" ..
+      "gpuexp bisect --run ID [--history PATH] --point 'A=V,B=W' [options]",
+    about = "Measures the point (as --only runs it) at the good and the bad commit, then halves the commits\n" ..
+      "between them (git rev-list --first-parent GOOD..BAD), each in a temporary git worktree, judged\n" ..
+      "against the good commit's value with compare's rule. A commit that does not build or run is\n" ..
+      "skipped, as git bisect skip does; a step whose change is within half the threshold of it is\n" ..
+      "measured again (up to 3 times, the median decides). With --run, the regressed run's recorded\n" ..
+      "commit is bad, its newest baseline's good, and its script the script. Kernels compiled at run\n" ..
+      "time need no build; a project's own build goes in --build.",
+    options = {
+      {"--good REV", "a commit where the point is fast"},
+      {"--bad REV", "a later commit where it is slow"},
+      {"--run ID", "take the commits and the script from a regressed run of the history"},
+      {"--history PATH", "the history of --run (default: gpuexp history --help says where)"},
+      {"--point 'A=V,B=W'", "the point"},
+      {"--metric COL[:lower|:higher]", "the column judged (default median_ms)"},
+      {"--build CMD", "run through the shell in each commit's worktree before measuring"},
+      {"--threshold PCT", "the smallest change called slower (default 2)"},
+      {"-d, --device N", "passed to each measurement"},
+      {"-a, --arch ARCH", "passed to each measurement (an offline plan: for trying it out)"},
+      {"--point-timeout S", "passed to each measurement"},
+      {"-h, --help", "this text"},
+    },
+    exits = {{0, "the first bad commit was found (printed with the path taken)"},
+      {1, "the good commit gives no value for the point"}, {2, "usage"},
+      {5, "no regression between good and bad, or the first bad commit is among commits that could not be\n" ..
+        "measured (they are listed)"},
+      {130, "interrupted (143: SIGTERM); the worktrees are removed"}}},
   {name = "doctor", module = "gpuexp.commands.doctor", summary = "check this machine and say what to fix",
     usage = "gpuexp doctor",
     about = "Checks this machine: the NVIDIA driver, the GPUs, NVRTC (by compiling a kernel), the CUDA\n" ..

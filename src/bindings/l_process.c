@@ -185,7 +185,7 @@ static int process_stop_signal(lua_State *L)
     return 1;
 }
 
-/* gpuexp._process.run({argv...}) -> exit code (128 + N for a signal), and the
+/* gpuexp._process.run({argv...} [, output]) -> exit code (128 + N for a signal), and the
    stop signal received while it ran (0 when none): nightly's experiments. _process.init() first. */
 static int process_run(lua_State *L)
 {
@@ -200,9 +200,10 @@ static int process_run(lua_State *L)
         lua_pop(L, 1); /* anchored in the argument table */
     }
     argv[argc] = NULL;
+    const char *output = luaL_optstring(L, 2, NULL);
     int stop = 0;
     gx_error error;
-    int code = gx_process_run(argv, &stop, &error);
+    int code = gx_process_run(argv, output, &stop, &error);
     if (code < 0)
         return l_raise(L, &error);
     lua_pushinteger(L, code);

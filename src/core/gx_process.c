@@ -197,17 +197,24 @@ void gx_process_release(gx_process *process)
     process->page = NULL;
 }
 
-int gx_process_run(char *const argv[], int *stop, gx_error *error)
+int gx_process_run(char *const argv[], const char *output, int *stop, gx_error *error)
 {
     *stop = 0;
+    int sink = -1;
+    if (output && (sink = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
+        return gx_fail(error, GX_ERR_SYSTEM, "cannot write %s: %s", output, strerror(errno)), -1;
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
         gx_fail(error, GX_ERR_SYSTEM, "fork failed: %s", strerror(errno));
+        if (sink >= 0)
+            close(sink);
         return -1;
     }
     if (pid == 0) {
         setpgid(0, 0); /* a group of its own: a stop signal is passed on to all of it */
+        if (sink >= 0 && (dup2(sink, STDOUT_FILENO) < 0 || dup2(sink, STDERR_FILENO) < 0))
+            _exit(127);
         struct sigaction default_action = {0};
         default_action.sa_handler = SIG_DFL;
         sigaction(SIGINT, &default_action, NULL);
@@ -219,6 +226,8 @@ int gx_process_run(char *const argv[], int *stop, gx_error *error)
         _exit(127);
     }
     setpgid(pid, pid);
+    if (sink >= 0)
+        close(sink);
     int status = 0;
     double grace_until = -1;
     for (;;) {

@@ -35,10 +35,11 @@ void gx_process_kill(gx_process *process, int signal_number); /* the whole proce
 void gx_process_reap(gx_process *process, double grace_s);
 void gx_process_release(gx_process *process); /* closes the channel, unmaps the page */
 
-/* Runs argv (execvp) in a process group of its own and waits for it. A stop signal received
+/* Runs argv (execvp) in a process group of its own and waits for it; output (or NULL: this
+   process's) gets its standard output and error. A stop signal received
    meanwhile (after gx_process_init) is passed to that group, *stop set to it, and the command
    waited for (killed 30 s later). Returns its exit code, 128 + N when a signal ended it; -1 (with
    *error) when it could not be started. */
-int gx_process_run(char *const argv[], int *stop, gx_error *error);
+int gx_process_run(char *const argv[], const char *output, int *stop, gx_error *error);
 
 #endif

@@ -38,12 +38,14 @@ local parsers = {
   plot = {"lua/gpuexp/commands/plot.lua"}, merge = {"lua/gpuexp/commands/merge.lua"},
   compare = {"lua/gpuexp/commands/compare.lua"}, history = {"lua/gpuexp/commands/history.lua"},
   nightly = {"lua/gpuexp/commands/nightly.lua"}, doctor = {"lua/gpuexp/commands/doctor.lua"},
+  bisect = {"lua/gpuexp/commands/bisect.lua"},
   help = {"lua/gpuexp/commands/help.lua"},
 }
 -- literals in those sources that are not options of the command
 -- (nightly passes --only and the --night options to the runs it starts)
 local not_options = {run = {["--"] = true}, nightly = {["--only"] = true, ["--night"] = true, ["--night-kind"] = true,
-  ["--night-suite"] = true, ["--night-experiment"] = true}}
+  ["--night-suite"] = true, ["--night-experiment"] = true},
+  bisect = {["--"] = true, ["--quiet"] = true, ["--inline"] = true, ["--only"] = true, ["--out"] = true}}
 
 local _, listed_text = ws.run("help --commands")
 local listed = {}
@@ -64,6 +66,7 @@ for i, command in ipairs(catalog.commands) do
   for _, code_name in pairs(catalog.EXIT) do known[code_name] = true end
   for _, exit in ipairs(command.exits) do T.ok(known[exit[1]], name .. ": exit code " .. exit[1] .. " is in catalog.EXIT") end
   -- the options its parser reads are the ones the catalog lists, and the other way round
+  T.ok(parsers[name] or command.run_option, name .. ": this test knows where its options are parsed")
   if parsers[name] then
     local listed_options = set(catalog.options(name))
     local parsed = {}

@@ -39,7 +39,7 @@ function M.collect(device)
   local info = {
     gpuexp_version = gpuexp.version,
     versions = gpuexp.versions(true), -- NVRTC and CUPTI when loaded (a sweep adds CUPTI's once it is)
-    script = gpuexp.script,
+    script = gpuexp.script and (gpuexp._realpath(gpuexp.script) or gpuexp.script), -- absolute: bisect finds it
     script_hash = script_text and gpuexp.hash(script_text) or nil,
     arguments = gpuexp.args,
     time_utc = os.date("!%Y-%m-%dT%H:%M:%SZ"),

@@ -1,0 +1,267 @@
+-- gpuexp bisect: the commit that made a point slower. Measures the point (--only) at the good and
+-- the bad commit, then halves the commits between them, each step in a temporary git worktree (an
+-- optional build command first), judged against the good commit's value with compare's rule. A
+-- commit that does not build or run is skipped, as git bisect skip does; a step whose change is
+-- close to the threshold is measured again before it decides. Prints every step and the first bad
+-- commit.
+local csv = require("gpuexp.store.csv")
+local history = require("gpuexp.store.history")
+local json = require("gpuexp.store.json")
+local rule = require("gpuexp.judge.rule")
+local catalog = require("gpuexp.catalog")
+local options = require("gpuexp.engine.options")
+
+local EXIT = catalog.EXIT
+local M = {}
+
+M.MAX_MEASUREMENTS = 3 -- of one commit, while its change stays close to the threshold
+
+local function say(message) io.stderr:write("gpuexp bisect: " .. message .. "\n") end
+
+local function quote(text) return "'" .. tostring(text):gsub("'", "'\\''") .. "'" end
+
+-- Runs a shell command; its output (stdout) and whether it exited 0.
+local function shell(command)
+  local pipe = io.popen(command .. " 2>/dev/null")
+  local output = pipe:read("a")
+  local ok = pipe:close()
+  return output, ok == true
+end
+
+local function git(repo, arguments)
+  local output, ok = shell("git -C " .. quote(repo) .. " " .. arguments)
+  return ok and output:gsub("%s+$", "") or nil
+end
+
+local function parse(args)
+  local o = {pass = {}, threshold = rule.FLOOR_PCT, script_args = {}}
+  local i = 1
+  local function value(name)
+    i = i + 1
+    if args[i] == nil then error({usage = name .. " needs a value"}) end
+    return args[i]
+  end
+  while i <= #args do
+    local a = args[i]
+    if a == "-h" or a == "--help" then o.help = true
+    elseif a == "--good" then o.good = value(a)
+    elseif a == "--bad" then o.bad = value(a)
+    elseif a == "--point" then o.point = value(a)
+    elseif a == "--metric" then o.metric = value(a)
+    elseif a == "--build" then o.build = value(a)
+    elseif a == "--threshold" then
+      o.threshold = tonumber(value(a))
+      if not o.threshold or o.threshold <= 0 then error({usage = "--threshold takes a percentage > 0"}) end
+    elseif a == "--history" then o.history = value(a)
+    elseif a == "--run" then
+      o.run = math.tointeger(tonumber(value(a)))
+      if not o.run then error({usage = "--run takes a run id (gpuexp history list)"}) end
+    elseif a == "-d" or a == "--device" or a == "-a" or a == "--arch" or a == "--point-timeout" then
+      o.pass[#o.pass + 1] = a
+      o.pass[#o.pass + 1] = value(a)
+    elseif a:sub(1, 1) == "-" then error({usage = "unknown option '" .. a .. "'"})
+    else
+      o.script = a
+      o.script_args = {table.unpack(args, i + 1)}
+      break
+    end
+    i = i + 1
+  end
+  return o
+end
+
+-- The good and bad commits, script and point of a regressed run in the history: the run's commit
+-- is bad, its newest baseline run's commit good.
+local function from_history(o)
+  local db, why = history.open(o.history or history.default_path(), true)
+  if not db then return nil, why end
+  local run = db:rows("SELECT * FROM runs WHERE id = ?", o.run)[1]
+  local baseline = run and history.baseline_ids(db, o.run, 1)[1]
+  local good = baseline and db:rows("SELECT git_commit FROM runs WHERE id = ?", baseline)[1].git_commit
+  db:close()
+  if not run then return nil, "no run " .. o.run .. " in the history" end
+  if not run.git_commit or not good then
+    return nil, string.format("run %d or its baseline has no git commit recorded (give --good and --bad)", o.run)
+  end
+  o.bad, o.good = o.bad or run.git_commit, o.good or good
+  if not o.script then -- the run's script and its arguments (arg[1..], as recorded)
+    o.script = run.script
+    local recorded = json.decode(run.arguments or "null")
+    o.script_args = {}
+    for n = 1, math.huge do
+      local a = type(recorded) == "table" and (recorded[n] or recorded[tostring(n)])
+      if a == nil then break end
+      o.script_args[n] = tostring(a)
+    end
+  end
+  return true
+end
+
+-- Measures the point at a commit: {value, noise_pct, samples}, or nil and why (it did not build,
+-- run or give a value).
+local function measure(o, commit, step)
+  local tree = string.format("%s/tree-%d", o.work, step)
+  local added = shell(string.format("git -C %s worktree add --detach %s %s >/dev/null 2>&1 && echo ok", quote(o.repo),
+    quote(tree), quote(commit)))
+  if not added:find("ok") then return nil, "git worktree add failed" end
+  local function finish(...)
+    shell(string.format("git -C %s worktree remove --force %s", quote(o.repo), quote(tree)))
+    return ...
+  end
+  if o.build then
+    local _, built = shell(string.format("cd %s && (%s) >%s/build-%d.log 2>&1", quote(tree), o.build, quote(o.work), step))
+    if not built then return finish(nil, "the build command failed (" .. o.build .. ")") end
+  end
+  local out = string.format("%s/point-%d.csv", o.work, step)
+  local argv = {gpuexp.executable or "gpuexp", "--quiet", "--inline", "--only", o.point, "--out", out}
+  for _, a in ipairs(o.pass) do argv[#argv + 1] = a end
+  argv[#argv + 1] = "--"
+  argv[#argv + 1] = tree .. "/" .. o.script_in_repo
+  for _, a in ipairs(o.script_args) do argv[#argv + 1] = a end
+  local log = string.format("%s/point-%d.log", o.work, step)
+  local code, stop = gpuexp._process.run(argv, log)
+  if stop ~= 0 then return finish(nil, "interrupted", 128 + stop) end
+  if code ~= 0 then
+    -- the script's own message: its first line that says what failed
+    local text = ""
+    local file = io.open(log)
+    if file then text = file:read("a"); file:close() end
+    local first = text:match("[^\n]*error[^\n]*") or text:match("([^\n]+)") or ""
+    first = first:gsub("^" .. tree:gsub("%p", "%%%0") .. "/", "")
+    return finish(nil, string.format("the script failed (exit %d): %s", code, first))
+  end
+  local ok, rows = pcall(csv.read, out)
+  local row = ok and rows[1]
+  local value = row and (row.status == nil or row.status == "ok") and row[o.metric]
+  if type(value) ~= "number" or value <= 0 then return finish(nil, "no " .. o.metric .. " value for the point") end
+  return finish({value = value, noise_pct = tonumber(row.noise_pct), samples = tonumber(row.samples)})
+end
+
+-- Judges a commit against the good one, measuring it again while the change is close to the
+-- threshold. Returns the verdict ("slower" or "same"), the change and the values; or nil and why.
+local function judge(o, commit, step, good)
+  local values = {}
+  local verdict, change
+  for attempt = 1, M.MAX_MEASUREMENTS do
+    local got, why, stop = measure(o, commit, step * 10 + attempt)
+    if not got then return nil, why, stop end
+    values[#values + 1] = got.value
+    local center = rule.median(values)
+    local judged = rule.judge{value = center, noise_pct = got.noise_pct, samples = got.samples,
+      baseline = {{value = good.value, noise_pct = good.noise_pct}}, direction = o.direction, floor_pct = o.threshold}
+    verdict, change = judged.verdict == "slower" and "slower" or "same", judged.change_pct
+    -- close to the threshold: one measurement decides too little
+    local worse = o.direction == "higher" and -change or change
+    if math.abs(worse - judged.threshold_pct) > 0.5 * judged.threshold_pct then break end
+  end
+  return verdict, change, values
+end
+
+function M.main(args)
+  local ok, o = pcall(parse, args)
+  if not ok then say(type(o) == "table" and o.usage or tostring(o)); return EXIT.USAGE end
+  if o.help then io.write(catalog.help("bisect")) return EXIT.OK end
+  if o.run then
+    local found, why = from_history(o)
+    if not found then say(why); return EXIT.USAGE end
+  end
+  if not o.script then say("which script? (gpuexp bisect --help)"); return EXIT.USAGE end
+  if not o.good or not o.bad then say("give --good REV and --bad REV, or --run ID of a regressed run"); return EXIT.USAGE end
+  if not o.point then say("which point? --point 'A=V,B=W' (as --only takes it)"); return EXIT.USAGE end
+  local clauses, why = options.parse_only(o.point)
+  if not clauses or #clauses ~= 1 then say(why or "--point names one point"); return EXIT.USAGE end
+  local metric = o.metric or "median_ms"
+  o.metric, o.direction = metric:match("^(.-):(%a+)$")
+  if not o.metric then o.metric, o.direction = metric, rule.direction(metric) or "lower" end
+  -- the repository and the script's place in it
+  local script_dir = o.script:match("^(.*)/[^/]*$") or "."
+  o.repo = git(script_dir, "rev-parse --show-toplevel")
+  if not o.repo then say(o.script .. " is not in a git repository"); return EXIT.USAGE end
+  local script_real = gpuexp._realpath(o.script)
+  local repo_real = gpuexp._realpath(o.repo)
+  if not script_real or script_real:sub(1, #repo_real + 1) ~= repo_real .. "/" then
+    say(o.script .. " is not inside " .. o.repo); return EXIT.USAGE
+  end
+  o.script_in_repo = script_real:sub(#repo_real + 2)
+  local good, bad = git(o.repo, "rev-parse --verify " .. quote(o.good .. "^{commit}")),
+    git(o.repo, "rev-parse --verify " .. quote(o.bad .. "^{commit}"))
+  if not good or not bad then say("unknown commit: " .. (good and o.bad or o.good)); return EXIT.USAGE end
+  local list = git(o.repo, string.format("rev-list --reverse --first-parent %s..%s", good, bad))
+  local commits = {}
+  for commit in (list or ""):gmatch("%x+") do commits[#commits + 1] = commit end
+  if #commits == 0 then say(o.good .. " is not an ancestor of " .. o.bad); return EXIT.USAGE end
+  o.work = os.tmpname()
+  os.remove(o.work)
+  gpuexp.mkdir(o.work)
+  gpuexp._process.init()
+  local function subject(commit) return git(o.repo, "log -1 --format=%s " .. commit) or "" end
+  local function cleanup()
+    shell("rm -rf " .. quote(o.work))
+    shell("git -C " .. quote(o.repo) .. " worktree prune")
+  end
+
+  print(string.format("gpuexp bisect: %s, point %s, %s: %d commit(s) after %s", o.script_in_repo, o.point, o.metric,
+    #commits, good:sub(1, 10)))
+  local reference, problem, stop = measure(o, good, 0)
+  if not reference then
+    cleanup()
+    say("the good commit " .. good:sub(1, 10) .. " gives no value: " .. problem)
+    return stop or EXIT.FAILED
+  end
+  print(string.format("  good %s  %.5g %s  %s", good:sub(1, 10), reference.value, o.metric, subject(good)))
+  -- the bad end must be slower, or there is nothing to find
+  local verdict, change, values = judge(o, bad, 1, reference)
+  if not verdict then
+    cleanup()
+    say("the bad commit " .. bad:sub(1, 10) .. " gives no value: " .. change)
+    return values or EXIT.FAILED
+  end
+  print(string.format("  bad  %s  %.5g %s  %+.2f%% %s  %s", bad:sub(1, 10), rule.median(values), o.metric, change,
+    verdict, subject(bad)))
+  if verdict ~= "slower" then
+    cleanup()
+    print(string.format("no regression: %s is %+.2f%% against %s, within the threshold", bad:sub(1, 10), change,
+      good:sub(1, 10)))
+    return EXIT.INCOMPLETE
+  end
+  -- commits[low] is the last known good (0: the good commit), commits[high] the first known bad
+  local low, high, skipped, step = 0, #commits, {}, 1
+  while high - low > 1 do
+    -- the middle, or the nearest commit not skipped yet
+    local middle = (low + high) // 2
+    local candidate
+    for distance = 0, high - low do
+      for _, c in ipairs({middle - distance, middle + distance}) do
+        if not candidate and c > low and c < high and not skipped[c] then candidate = c end
+      end
+      if candidate then break end
+    end
+    if not candidate then break end
+    step = step + 1
+    local commit = commits[candidate]
+    local v, moved, measured = judge(o, commit, step, reference)
+    if not v then
+      if measured then cleanup() return measured end -- interrupted
+      skipped[candidate] = true
+      print(string.format("  skip %s  (%s)  %s", commit:sub(1, 10), moved, subject(commit)))
+    else
+      print(string.format("  %-4s %s  %.5g %s  %+.2f%%%s  %s", v == "slower" and "bad" or "good", commit:sub(1, 10),
+        rule.median(measured), o.metric, moved, #measured > 1 and string.format(" (%d measurements)", #measured) or "",
+        subject(commit)))
+      if v == "slower" then high = candidate else low = candidate end
+    end
+  end
+  cleanup()
+  local first_bad = commits[high]
+  local between = {}
+  for c = low + 1, high - 1 do between[#between + 1] = commits[c]:sub(1, 10) end
+  if #between > 0 then
+    print(string.format("the first bad commit is one of %s %s (the ones between did not build or run)",
+      table.concat(between, " "), first_bad:sub(1, 10)))
+    return EXIT.INCOMPLETE
+  end
+  print(string.format("first bad commit: %s %s", first_bad, subject(first_bad)))
+  return EXIT.OK
+end
+
+return M
