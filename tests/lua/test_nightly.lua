@@ -21,12 +21,15 @@ local slow, flaky = percents(os.getenv("FAKE_SLOW")), percents(os.getenv("FAKE_F
 local confirming = gpuexp.run_options.night_kind == "confirm"
 local night = tonumber(os.getenv("FAKE_NIGHT") or "0")
 local base = {a = 1.0, b = 2.0, c = 0.5}
-gpuexp.sweep{name = "fake", axes = {{"case", {"a", "b", "c"}}}, columns = {"median_ms", "noise_pct", "samples"},
+-- the counters nightly explains a regression with: the slow work is more instructions
+gpuexp.sweep{name = "fake", axes = {{"case", {"a", "b", "c"}}},
+  columns = {"median_ms", "noise_pct", "samples", "ctr_instructions", "sm_clock_mhz"},
   run = function(p)
     if p.case == os.getenv("FAKE_FAIL") then error("injected failure") end
     local pct = (slow[p.case] or 0) + (confirming and 0 or (flaky[p.case] or 0))
     local jitter = 1 + 0.0005 * math.sin(night * 7 + p.case:byte())
-    return {median_ms = base[p.case] * jitter * (1 + pct / 100), noise_pct = 0.8, samples = 2000}
+    return {median_ms = base[p.case] * jitter * (1 + pct / 100), noise_pct = 0.8, samples = 2000,
+      ctr_instructions = math.floor(1e7 * base[p.case] * (1 + (slow[p.case] or 0) / 100)), sm_clock_mhz = 1980}
   end}
 ]])
 local history = work .. "/history.sqlite"
@@ -57,6 +60,8 @@ T.ok(stdout:find("case=b", 1, true) and stdout:find("+5.0", 1, true), "names the
 T.ok(stdout:find("re-measured +5.0", 1, true), "the re-measure confirmed it: " .. stdout)
 local report = read("night5/report.md")
 T.ok(report and report:find("| fake | case=b | median_ms |", 1, true), "the report's regression table")
+T.ok(stdout:find("fake case=b: instructions +5.0% (the time moved +5.", 1, true), "what changed, explained: " .. stdout)
+T.ok(report:find("instructions +5.0%", 1, true), "and in the report")
 T.ok(read("night5/report.html"):find("<img src='plots/01.png'", 1, true), "the HTML shows the history plot")
 T.ok(read("night5/plots/01.png"), "the plot was drawn")
 -- the same model printed as JUnit (one failure: the regression) and JSON

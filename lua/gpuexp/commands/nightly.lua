@@ -6,6 +6,7 @@
 local csv = require("gpuexp.store.csv")
 local history = require("gpuexp.store.history")
 local compare = require("gpuexp.judge.compare")
+local explain = require("gpuexp.judge.explain")
 local report = require("gpuexp.judge.report")
 local rule = require("gpuexp.judge.rule")
 local catalog = require("gpuexp.catalog")
@@ -294,7 +295,7 @@ local function judge_stage(night, run_id, name)
   local baseline_ids = history.baseline_ids(db, run_id, o.baseline)
   local bases = {}
   for i, id in ipairs(baseline_ids) do bases[i] = history.load_run(db, id) end
-  local result = {name = name, run_id = run_id, run = new}
+  local result = {name = name, run_id = run_id, run = new, bases = bases}
   local metric = compare.default_metric(new)
   local metrics = {{name = metric, direction = "lower"}}
   if not metric then
@@ -330,12 +331,13 @@ local function confirm_stage(night, experiment, result)
   return nil
 end
 
--- The result's regressions (slower, or ok in the baseline and failing now), and a failure when
--- points fail that had no ok baseline either.
+-- The result's regressions (slower, or ok in the baseline and failing now), each slower one with
+-- what its counters say changed, and a failure when points fail that had no ok baseline either.
 local function classify(result)
   result.regressions = {}
   for _, e in ipairs(result.comparison.points) do
     if compare.is_regression(e) then
+      if e.verdict == "slower" then e.explanation = explain.entry(e, result.bases, result.run) end
       result.regressions[#result.regressions + 1] = e
     elseif e.verdict == "error" then
       result.failure = result.failure or "points failed (they had no ok baseline either)"

@@ -32,7 +32,7 @@ local function row_of(e, experiment)
   return {experiment = experiment, point = e.point, metric = e.metric, before = number_text(e.base),
     after = number_text(e.new), change = change_text(e), threshold = threshold_text(e), verdict = e.verdict,
     regression = compare.is_regression(e), confidence = confidence_text(e), basis = e.basis or "",
-    unconfirmed = e.unconfirmed or nil, plot = e.plot}
+    unconfirmed = e.unconfirmed or nil, plot = e.plot, explanation = e.explanation}
 end
 
 -- night: {id, suite, history, gpu, driver, exit_code, elapsed_s, results = {{name, failure, note,
@@ -75,6 +75,9 @@ function M.summary(model, file)
   if #model.regressions > 0 then
     file:write(string.format("REGRESSIONS (%d):\n", #model.regressions))
     csv.print_table(model.regressions, REGRESSION_COLUMNS, file)
+    for _, row in ipairs(model.regressions) do
+      if row.explanation then file:write(string.format("  %s %s: %s\n", row.experiment, row.point, row.explanation)) end
+    end
   end
   for _, r in ipairs(model.results) do
     if r.failure then file:write("FAILED ", r.name, ": ", r.failure, "\n") end
@@ -90,10 +93,12 @@ function M.markdown(model, file)
     model.suite, model.gpu, model.driver, model.verdict, model.exit_code, model.history))
   file:write(string.format("## Regressions (%d)\n\n", #model.regressions))
   if #model.regressions > 0 then
-    file:write("| ", table.concat(REGRESSION_COLUMNS, " | "), " |\n| --- | --- | --- | ---: | ---: | ---: | ---: | --- |\n")
+    file:write("| ", table.concat(REGRESSION_COLUMNS, " | "),
+      " | what changed |\n| --- | --- | --- | ---: | ---: | ---: | ---: | --- | --- |\n")
     for _, row in ipairs(model.regressions) do
       local cells = {}
       for c, name in ipairs(REGRESSION_COLUMNS) do cells[c] = md_cell(row[name]) end
+      cells[#cells + 1] = md_cell(row.explanation or "")
       file:write("| ", table.concat(cells, " | "), " |\n")
     end
     file:write("\n")
@@ -137,6 +142,7 @@ function M.html(model, file)
     file:write(string.format("<h3>%s: %s (%s)</h3><p>before %s, after %s, change %s, threshold %s; %s</p>\n",
       html(row.experiment), html(row.point), html(row.metric), row.before, row.after, row.change, row.threshold,
       html(row.confidence .. (row.basis ~= "" and ("; " .. row.basis) or ""))))
+    if row.explanation then file:write("<p><b>What changed:</b> ", html(row.explanation), "</p>\n") end
     if row.plot then file:write(string.format("<img src='%s' width='800'>\n", html(row.plot))) end
   end
   for _, r in ipairs(model.results) do
@@ -183,7 +189,8 @@ function M.junit(model, file)
       file:write(string.format('    <testcase classname="%s" name="%s %s">', xml(r.name), xml(row.point), xml(row.metric)))
       if row.regression then
         file:write(string.format('<failure message="%s %s: %s -> %s (%s, threshold %s)">%s</failure>', xml(row.verdict),
-          xml(row.metric), row.before, row.after, row.change, row.threshold, xml(row.confidence .. "; " .. row.basis)))
+          xml(row.metric), row.before, row.after, row.change, row.threshold,
+          xml(row.confidence .. "; " .. row.basis .. (row.explanation and ("; what changed: " .. row.explanation) or ""))))
       end
       file:write("</testcase>\n")
     end
