@@ -52,7 +52,8 @@ for i = 1, 20 do
   pipe:close()
 end
 
-local environment = "FAKE_COUNTER=" .. work .. "/counter"
+gpuexp.mkdir(work .. "/tmp")
+local environment = "FAKE_COUNTER=" .. work .. "/counter TMPDIR=" .. work .. "/tmp"
 local code, stdout, stderr = run("bisect --good HEAD~20 --bad HEAD --point n=2 --arch sm_90 repo/exp.lua", environment)
 T.eq(code, 0, "bisect: " .. stderr)
 T.ok(stdout:find("first bad commit: " .. commits[13] .. " c13 the culprit", 1, true), "the culprit: " .. stdout)
@@ -63,6 +64,9 @@ T.ok(stdout:find("good " .. commits[12]:sub(1, 10) .. "  2 median_ms  %+0%.00%% 
 T.ok(stdout:find("bad  " .. commits[20]:sub(1, 10) .. "  2.1 median_ms  +5.00% slower", 1, true), "the bad end: " .. stdout)
 local pipe = io.popen("git -C " .. work .. "/repo worktree list | wc -l")
 T.eq(tonumber(pipe:read("l")), 1, "no worktree left")
+pipe:close()
+pipe = io.popen("ls -A " .. work .. "/tmp | wc -l")
+T.eq(tonumber(pipe:read("l")), 0, "and no temporary folder")
 pipe:close()
 
 -- from the history: a night at the good commit, a regressed night at the bad one; bisect --run

@@ -127,7 +127,7 @@ local function measure(o, commit, step)
     local file = io.open(log)
     if file then text = file:read("a"); file:close() end
     local first = text:match("[^\n]*error[^\n]*") or text:match("([^\n]+)") or ""
-    first = first:gsub("^" .. tree:gsub("%p", "%%%0") .. "/", "")
+    first = first:gsub("^.-/tree%-%d+/", "") -- the worktree's path (Lua may have shortened it to ".../")
     return finish(nil, string.format("the script failed (exit %d): %s", code, first))
   end
   local ok, rows = pcall(csv.read, out)
@@ -155,6 +155,69 @@ local function judge(o, commit, step, good)
     if math.abs(worse - judged.threshold_pct) > 0.5 * judged.threshold_pct then break end
   end
   return verdict, change, values
+end
+
+-- Bisects the commits (oldest first) between good and bad; prints each step. Returns the exit code.
+local function search(o, good, bad, commits)
+  local function subject(commit) return git(o.repo, "log -1 --format=%s " .. commit) or "" end
+  print(string.format("gpuexp bisect: %s, point %s, %s: %d commit(s) after %s", o.script_in_repo, o.point, o.metric,
+    #commits, good:sub(1, 10)))
+  local reference, problem, stop = measure(o, good, 0)
+  if not reference then
+    say("the good commit " .. good:sub(1, 10) .. " gives no value: " .. problem)
+    return stop or EXIT.FAILED
+  end
+  print(string.format("  good %s  %.5g %s  %s", good:sub(1, 10), reference.value, o.metric, subject(good)))
+  -- the bad end must be slower, or there is nothing to find
+  local verdict, change, values = judge(o, bad, 1, reference)
+  if not verdict then
+    say("the bad commit " .. bad:sub(1, 10) .. " gives no value: " .. change)
+    return values or EXIT.FAILED
+  end
+  print(string.format("  bad  %s  %.5g %s  %+.2f%% %s  %s", bad:sub(1, 10), rule.median(values), o.metric, change,
+    verdict, subject(bad)))
+  if verdict ~= "slower" then
+    print(string.format("no regression: %s is %+.2f%% against %s, within the threshold", bad:sub(1, 10), change,
+      good:sub(1, 10)))
+    return EXIT.INCOMPLETE
+  end
+  -- commits[low] is the last known good (0: the good commit), commits[high] the first known bad
+  local low, high, skipped, step = 0, #commits, {}, 1
+  while high - low > 1 do
+    -- the middle, or the nearest commit not skipped yet
+    local middle = (low + high) // 2
+    local candidate
+    for distance = 0, high - low do
+      for _, c in ipairs({middle - distance, middle + distance}) do
+        if not candidate and c > low and c < high and not skipped[c] then candidate = c end
+      end
+      if candidate then break end
+    end
+    if not candidate then break end
+    step = step + 1
+    local commit = commits[candidate]
+    local v, moved, measured = judge(o, commit, step, reference)
+    if not v then
+      if measured then return measured end -- interrupted
+      skipped[candidate] = true
+      print(string.format("  skip %s  (%s)  %s", commit:sub(1, 10), moved, subject(commit)))
+    else
+      print(string.format("  %-4s %s  %.5g %s  %+.2f%%%s  %s", v == "slower" and "bad" or "good", commit:sub(1, 10),
+        rule.median(measured), o.metric, moved, #measured > 1 and string.format(" (%d measurements)", #measured) or "",
+        subject(commit)))
+      if v == "slower" then high = candidate else low = candidate end
+    end
+  end
+  local first_bad = commits[high]
+  local between = {}
+  for c = low + 1, high - 1 do between[#between + 1] = commits[c]:sub(1, 10) end
+  if #between > 0 then
+    print(string.format("the first bad commit is one of %s %s (the ones between did not build or run)",
+      table.concat(between, " "), first_bad:sub(1, 10)))
+    return EXIT.INCOMPLETE
+  end
+  print(string.format("first bad commit: %s %s", first_bad, subject(first_bad)))
+  return EXIT.OK
 end
 
 function M.main(args)
@@ -190,78 +253,17 @@ function M.main(args)
   local commits = {}
   for commit in (list or ""):gmatch("%x+") do commits[#commits + 1] = commit end
   if #commits == 0 then say(o.good .. " is not an ancestor of " .. o.bad); return EXIT.USAGE end
-  o.work = os.tmpname()
-  os.remove(o.work)
+  -- the worktrees and measurements go in a folder of their own ($TMPDIR, else /tmp)
+  o.work = string.format("%s/gpuexp-bisect-%s", os.getenv("TMPDIR") or "/tmp",
+    gpuexp.hash(string.format("%.9f %s", gpuexp.clock(), tostring({}))):sub(1, 10))
   gpuexp.mkdir(o.work)
   gpuexp._process.init()
-  local function subject(commit) return git(o.repo, "log -1 --format=%s " .. commit) or "" end
-  local function cleanup()
-    shell("rm -rf " .. quote(o.work))
-    shell("git -C " .. quote(o.repo) .. " worktree prune")
-  end
-
-  print(string.format("gpuexp bisect: %s, point %s, %s: %d commit(s) after %s", o.script_in_repo, o.point, o.metric,
-    #commits, good:sub(1, 10)))
-  local reference, problem, stop = measure(o, good, 0)
-  if not reference then
-    cleanup()
-    say("the good commit " .. good:sub(1, 10) .. " gives no value: " .. problem)
-    return stop or EXIT.FAILED
-  end
-  print(string.format("  good %s  %.5g %s  %s", good:sub(1, 10), reference.value, o.metric, subject(good)))
-  -- the bad end must be slower, or there is nothing to find
-  local verdict, change, values = judge(o, bad, 1, reference)
-  if not verdict then
-    cleanup()
-    say("the bad commit " .. bad:sub(1, 10) .. " gives no value: " .. change)
-    return values or EXIT.FAILED
-  end
-  print(string.format("  bad  %s  %.5g %s  %+.2f%% %s  %s", bad:sub(1, 10), rule.median(values), o.metric, change,
-    verdict, subject(bad)))
-  if verdict ~= "slower" then
-    cleanup()
-    print(string.format("no regression: %s is %+.2f%% against %s, within the threshold", bad:sub(1, 10), change,
-      good:sub(1, 10)))
-    return EXIT.INCOMPLETE
-  end
-  -- commits[low] is the last known good (0: the good commit), commits[high] the first known bad
-  local low, high, skipped, step = 0, #commits, {}, 1
-  while high - low > 1 do
-    -- the middle, or the nearest commit not skipped yet
-    local middle = (low + high) // 2
-    local candidate
-    for distance = 0, high - low do
-      for _, c in ipairs({middle - distance, middle + distance}) do
-        if not candidate and c > low and c < high and not skipped[c] then candidate = c end
-      end
-      if candidate then break end
-    end
-    if not candidate then break end
-    step = step + 1
-    local commit = commits[candidate]
-    local v, moved, measured = judge(o, commit, step, reference)
-    if not v then
-      if measured then cleanup() return measured end -- interrupted
-      skipped[candidate] = true
-      print(string.format("  skip %s  (%s)  %s", commit:sub(1, 10), moved, subject(commit)))
-    else
-      print(string.format("  %-4s %s  %.5g %s  %+.2f%%%s  %s", v == "slower" and "bad" or "good", commit:sub(1, 10),
-        rule.median(measured), o.metric, moved, #measured > 1 and string.format(" (%d measurements)", #measured) or "",
-        subject(commit)))
-      if v == "slower" then high = candidate else low = candidate end
-    end
-  end
-  cleanup()
-  local first_bad = commits[high]
-  local between = {}
-  for c = low + 1, high - 1 do between[#between + 1] = commits[c]:sub(1, 10) end
-  if #between > 0 then
-    print(string.format("the first bad commit is one of %s %s (the ones between did not build or run)",
-      table.concat(between, " "), first_bad:sub(1, 10)))
-    return EXIT.INCOMPLETE
-  end
-  print(string.format("first bad commit: %s %s", first_bad, subject(first_bad)))
-  return EXIT.OK
+  -- the search, then the worktrees and their folder removed whatever happened
+  local searched, code = pcall(search, o, good, bad, commits)
+  shell("rm -rf " .. quote(o.work))
+  shell("git -C " .. quote(o.repo) .. " worktree prune")
+  if not searched then error(code, 0) end
+  return code
 end
 
 return M
