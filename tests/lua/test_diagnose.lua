@@ -41,6 +41,20 @@ T.eq(case({[SOL_C] = 10, [SOL_M] = 70, ["smsp__sass_average_data_bytes_per_secto
 -- a 16-byte copy uses every byte it fetches: memory-bound, not uncoalesced
 T.eq(case({[SOL_C] = 6, [SOL_M] = 83, ["smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct"] = 100}).verdict,
   "memory-bound", "copy")
+-- coalesced loads, stores 8 sectors per request (the case that was called only memory-bound: memory
+-- SoL 82%, DRAM 13%): uncoalesced stores, with the write amplification
+local LD, ST = "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct",
+  "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.pct"
+f = case({[SOL_C] = 8, [SOL_M] = 82, [DRAM] = 13, [LD] = 100, [ST] = 12.5})
+T.eq(f.verdict, "uncoalesced global stores", "strided stores")
+T.ok(f.evidence[#f.evidence]:find("of the bytes of the sectors they write (write amplification 8.0x)", 1, true),
+  f.evidence[#f.evidence])
+-- both bad: the worse one names it, both are evidence
+f = case({[SOL_C] = 8, [SOL_M] = 70, [LD] = 25, [ST] = 49})
+T.eq(f.verdict, "uncoalesced global loads", "loads worse than stores")
+T.ok(f.evidence[#f.evidence - 1]:find("read amplification 4.0x", 1, true), "read amplification")
+-- a copy whose loads and stores are both whole: memory-bound
+T.eq(case({[SOL_C] = 6, [SOL_M] = 83, [LD] = 100, [ST] = 100}).verdict, "memory-bound", "a coalesced copy")
 -- the roofline's low-intensity point: lanes diverge, but the memory is what binds it
 T.eq(case({[SOL_C] = 32, [SOL_M] = 79, ["smsp__average_thread_inst_executed_per_inst_executed.ratio"] = 12}).verdict,
   "memory-bound", "divergent lanes of a memory-bound kernel")

@@ -17,6 +17,7 @@ M.names = {
   "sm__warps_active.avg.pct_of_peak_sustained_active",
   "smsp__average_thread_inst_executed_per_inst_executed.ratio",
   "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct", -- useful bytes of the sectors loads fetch
+  "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.pct", -- and of the sectors stores write
   "smsp__sass_inst_executed_op_global_atom.sum", "smsp__sass_inst_executed_op_global_red.sum",
   "smsp__inst_executed.sum", "gpu__time_duration.sum", "dram__bytes.sum",
   "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
@@ -48,6 +49,7 @@ function M.judge(v, resources, ceilings)
   local atomics = (v["smsp__sass_inst_executed_op_global_atom.sum"] or 0) + (v["smsp__sass_inst_executed_op_global_red.sum"] or 0)
   local instructions = v["smsp__inst_executed.sum"] or 0
   local sector_use = v["smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct"]
+  local store_use = v["smsp__sass_average_data_bytes_per_sector_mem_global_op_st.pct"]
   local threads_per_instruction = v["smsp__average_thread_inst_executed_per_inst_executed.ratio"]
   local ways = math.max(v.shared_ld_ways or 0, v.shared_st_ways or 0)
   local intensity = v.fp32_flop_per_byte
@@ -56,7 +58,7 @@ function M.judge(v, resources, ceilings)
     sol_compute_pct = sol_compute, sol_memory_pct = sol_memory, dram_pct = dram, l2_hit_pct = l2_hit,
     top_stalls = stalls, achieved_occupancy_pct = v.achieved_occupancy_pct, theoretical_occupancy_pct = v.theoretical_occupancy_pct,
     occupancy_limiter = v.occupancy_limiter, fp32_flop_per_byte = intensity, knee_flop_per_byte = knee,
-    sector_use_pct = sector_use, threads_per_instruction = threads_per_instruction, shared_ways = ways,
+    sector_use_pct = sector_use, store_sector_use_pct = store_use, threads_per_instruction = threads_per_instruction, shared_ways = ways,
     atomic_instructions = atomics, spill_bytes = resources and ((resources.spill_store_bytes or 0) + (resources.spill_load_bytes or 0)),
   }
   local evidence = {string.format("SoL compute %.0f%%, memory %.0f%% (DRAM %.0f%%)", sol_compute, sol_memory, dram)}
@@ -79,9 +81,18 @@ function M.judge(v, resources, ceilings)
   elseif findings.spill_bytes and findings.spill_bytes > 0 and ((share.long_scoreboard or 0) > 20 or sol_memory > 40) then
     verdict = "register spills"
     evidence[#evidence + 1] = string.format("%d bytes of spill loads and stores per thread (ptxas)", findings.spill_bytes)
-  elseif sector_use and sector_use < 50 and sol_memory > 30 then
-    verdict = "uncoalesced global loads"
-    evidence[#evidence + 1] = string.format("loads use %.0f%% of the bytes of the sectors they fetch", sector_use)
+  elseif ((sector_use and sector_use < 50) or (store_use and store_use < 50)) and sol_memory > 30 then
+    -- the worse of the two names the verdict; each one below half is evidence, with the traffic
+    -- it multiplies (a sector moved for every few bytes used)
+    verdict = (store_use or 100) < (sector_use or 100) and "uncoalesced global stores" or "uncoalesced global loads"
+    if sector_use and sector_use < 50 then
+      evidence[#evidence + 1] = string.format("loads use %.0f%% of the bytes of the sectors they fetch (read amplification " ..
+        "%.1fx)", sector_use, 100 / math.max(sector_use, 1))
+    end
+    if store_use and store_use < 50 then
+      evidence[#evidence + 1] = string.format("stores use %.0f%% of the bytes of the sectors they write (write " ..
+        "amplification %.1fx)", store_use, 100 / math.max(store_use, 1))
+    end
   elseif sol_memory >= 60 and sol_memory >= sol_compute then
     verdict = "memory-bound"
     if intensity and knee then evidence[#evidence + 1] = string.format("%.2f FLOP/byte, under the %.1f knee", intensity, knee) end
