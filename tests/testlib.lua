@@ -38,6 +38,14 @@ function T.raises(fn, needle, what)
   return err
 end
 
+-- The text of a file of tests/fixtures.
+function T.fixture(name)
+  local file = assert(io.open(gpuexp.script_dir .. "/../fixtures/" .. name))
+  local text = file:read("a")
+  file:close()
+  return text
+end
+
 -- A fresh folder under the system's temporary folder, removed with everything in it when the
 -- test ends, passed or failed (a finalizer: the Lua state is closed on every exit path).
 local temporaries = {}
@@ -72,6 +80,24 @@ function T.workspace(binary)
     local text = file:read("a")
     file:close()
     return text
+  end
+  -- The DOM of a page of the folder as headless Chromium builds it (the network off, the browser's
+  -- profile and caches inside the folder), or nil with a note when no Chromium is installed.
+  function ws.browser_dom(page)
+    local finder = io.popen("command -v chromium chromium-browser 2>/dev/null")
+    local chromium = finder:read("l")
+    finder:close()
+    if not chromium then
+      io.stderr:write("note: no chromium here; " .. page .. " was checked as text only\n")
+      return nil
+    end
+    local home = dir .. "/browser"
+    local browser = io.popen(string.format("HOME=%s XDG_CONFIG_HOME=%s XDG_CACHE_HOME=%s %s --headless --no-sandbox " ..
+      "--disable-gpu --user-data-dir=%s/profile --proxy-server=127.0.0.1:9 --dump-dom file://%s/%s 2>/dev/null", home,
+      home, home, chromium, home, dir, page))
+    local dom = browser:read("a")
+    browser:close()
+    return dom
   end
   function ws.run(arguments, environment)
     local _, _, code = os.execute(string.format("cd %s && %s %s %s > stdout 2> stderr", dir, environment or "", binary,

@@ -9,29 +9,7 @@ local ws = T.workspace(binary)
 local work, write, read, run = ws.dir, ws.write, ws.read, ws.run
 
 gpuexp.mkdir(work .. "/suite")
-write("suite/fake.lua", [[
--- times set by the test: FAKE_SLOW=case=pct (every measurement), FAKE_FLAKY=case=pct (the first
--- measurement of a night only, not the re-measure), FAKE_FAIL=case, FAKE_NIGHT=n (a +-0.05% jitter)
-local function percents(text)
-  local t = {}
-  for k, v in (text or ""):gmatch("(%w+)=([%d.]+)") do t[k] = tonumber(v) end
-  return t
-end
-local slow, flaky = percents(os.getenv("FAKE_SLOW")), percents(os.getenv("FAKE_FLAKY"))
-local confirming = gpuexp.run_options.night_kind == "confirm"
-local night = tonumber(os.getenv("FAKE_NIGHT") or "0")
-local base = {a = 1.0, b = 2.0, c = 0.5}
--- the counters nightly explains a regression with: the slow work is more instructions
-gpuexp.sweep{name = "fake", axes = {{"case", {"a", "b", "c"}}},
-  columns = {"median_ms", "noise_pct", "samples", "ctr_instructions", "sm_clock_mhz"},
-  run = function(p)
-    if p.case == os.getenv("FAKE_FAIL") then error("injected failure") end
-    local pct = (slow[p.case] or 0) + (confirming and 0 or (flaky[p.case] or 0))
-    local jitter = 1 + 0.0005 * math.sin(night * 7 + p.case:byte())
-    return {median_ms = base[p.case] * jitter * (1 + pct / 100), noise_pct = 0.8, samples = 2000,
-      ctr_instructions = math.floor(1e7 * base[p.case] * (1 + (slow[p.case] or 0) / 100)), sm_clock_mhz = 1980}
-  end}
-]])
+write("suite/fake.lua", T.fixture("fake_night.lua"))
 local history = work .. "/history.sqlite"
 local function night(n, environment, extra)
   return run(string.format("nightly suite --arch sm_90 --history %s --out night%d %s", history, n, extra or ""),
@@ -74,23 +52,13 @@ T.eq(#night5.regressions, 1, "JSON: one regression")
 T.eq(night5.regressions[1].point, "case=b", "JSON: the point")
 T.eq(night5.exit_code, 1, "JSON: the exit code")
 T.eq(night5.counts.slower, 1, "JSON: the counts")
--- the HTML report as a browser reads it (network off, a profile inside the test's folder)
-local finder = io.popen("command -v chromium chromium-browser 2>/dev/null")
-local chromium = finder:read("l")
-finder:close()
-if chromium then
-  local browser = io.popen(string.format("HOME=%s/browser XDG_CONFIG_HOME=%s/browser XDG_CACHE_HOME=%s/browser " ..
-    "%s --headless --no-sandbox --disable-gpu --user-data-dir=%s/browser/profile " ..
-    "--proxy-server=127.0.0.1:9 --dump-dom file://%s/night5/report.html 2>/dev/null", work, work, work, chromium, work,
-    work))
-  local dom = browser:read("a")
-  browser:close()
+-- the HTML report as a browser reads it
+local dom = ws.browser_dom("night5/report.html")
+if dom then
   T.ok(dom:find("<h2>Regressions (1)</h2>", 1, true), "the browser's DOM has the regression: " .. dom:sub(1, 300))
   T.ok(dom:find('<img src="plots/01.png"', 1, true), "and its plot")
   local _, rows = dom:gsub("<tr>", "")
   T.ok(rows >= 4, "and the table of points (" .. rows .. " rows)")
-else
-  io.stderr:write("note: no chromium here; the HTML report was not loaded in a browser\n")
 end
 local real_work = gpuexp._realpath(work)
 T.eq(read("hook.txt"), string.format("1 %s/night5/report.md %s/night5/report.html\n", real_work, real_work),

@@ -10,23 +10,7 @@ local ws = T.workspace(binary)
 local work, write, read, run = ws.dir, ws.write, ws.read, ws.run
 
 gpuexp.mkdir(work .. "/suite")
-write("suite/fake.lua", [[
-local function percents(text)
-  local t = {}
-  for k, v in (text or ""):gmatch("(%w+)=([%d.]+)") do t[k] = tonumber(v) end
-  return t
-end
-local slow, flaky = percents(os.getenv("FAKE_SLOW")), percents(os.getenv("FAKE_FLAKY"))
-local confirming = gpuexp.run_options.night_kind == "confirm"
-local night = tonumber(os.getenv("FAKE_NIGHT") or "0")
-local base = {a = 1.0, b = 2.0, c = 0.5}
-gpuexp.sweep{name = "fake", axes = {{"case", {"a", "b", "c"}}}, columns = {"median_ms", "noise_pct", "samples"},
-  run = function(p)
-    local pct = (slow[p.case] or 0) + (confirming and 0 or (flaky[p.case] or 0))
-    local jitter = 1 + 0.0005 * math.sin(night * 7 + p.case:byte())
-    return {median_ms = base[p.case] * jitter * (1 + pct / 100), noise_pct = 0.8, samples = 2000}
-  end}
-]])
+write("suite/fake.lua", T.fixture("fake_night.lua"))
 local NIGHTS = 11
 local changes = {[9] = "FAKE_SLOW=b=5", [10] = "FAKE_FLAKY=c=6"}
 for n = 1, NIGHTS do
@@ -59,23 +43,14 @@ for _, text in ipairs({index, page}) do
     "nothing from the network")
 end
 
--- read by a browser: the DOM has what the files say (the network is off, the profile in the test's folder)
-local finder = io.popen("command -v chromium chromium-browser 2>/dev/null")
-local chromium = finder:read("l")
-finder:close()
-if chromium then
-  local browser = io.popen(string.format("HOME=%s/browser XDG_CONFIG_HOME=%s/browser XDG_CACHE_HOME=%s/browser " ..
-    "%s --headless --no-sandbox --disable-gpu --user-data-dir=%s/browser/profile --proxy-server=127.0.0.1:9 " ..
-    "--dump-dom file://%s/site/series-1.html 2>/dev/null", work, work, work, chromium, work, work))
-  local dom = browser:read("a")
-  browser:close()
+-- read by a browser: the DOM has what the files say
+local dom = ws.browser_dom("site/series-1.html")
+if dom then
   local _, svgs = dom:gsub("<svg ", "")
   T.eq(svgs, 3, "the browser parsed three charts")
   local _, red = dom:gsub('<circle class="regression"', "")
   T.eq(red, 1, "and one marked regression")
   T.ok(dom:find("<title>run %d+"), "with the runs' titles")
-else
-  io.stderr:write("note: no chromium here; the site was checked as text only\n")
 end
 T.eq(run("history --history h.sqlite site"), 2, "site without a folder")
 T.done()
