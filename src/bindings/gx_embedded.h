@@ -6,7 +6,7 @@
 
 struct gx_embedded_module {
     const char *name;  /* "gpuexp.api.sweep" */
-    const char *path;  /* "lua/gpuexp/sweep.lua", for messages and GPUEXP_LUA_DIR */
+    const char *path;  /* "lua/gpuexp/api/sweep.lua", for messages and GPUEXP_LUA_DIR */
     const char *code;
     size_t size;
 };

@@ -1,5 +1,5 @@
 /* Lua type gpuexp.Bytes: raw bytes passed by value as one kernel parameter (a struct with its C
-   layout, made by gpuexp.struct in lua/gpuexp/struct.lua, or any bytes a parameter needs). */
+   layout, made by gpuexp.struct in lua/gpuexp/api/struct.lua, or any bytes a parameter needs). */
 #include <string.h>
 
 #include "l_gpuexp.h"

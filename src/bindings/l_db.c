@@ -1,4 +1,4 @@
-/* gpuexp._db: the history database (gx_db.c) for lua/gpuexp/history.lua.
+/* gpuexp._db: the history database (gx_db.c) for lua/gpuexp/store/history.lua.
  *   gpuexp._db.open(path) -> Database; db:exec(sql); db:rows(sql, ...) -> {{column = value}...};
  *   db:run(sql, ...) -> changes, last_insert_id; db:close(). Failures raise error values (kind
  *   "system") whose message names the SQLite call, the file and SQLite's message. */

@@ -1,5 +1,5 @@
 /* Lua type gpuexp.Process (a worker seen from the supervisor) and the worker's side of the
-   channel: the primitives under lua/gpuexp/supervisor.lua and the sweeps of a worker. */
+   channel: the primitives under lua/gpuexp/engine/supervisor.lua and the sweeps of a worker. */
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>

@@ -94,7 +94,7 @@ struct options {
     int worker;          /* this process is a worker of a supervised run */
     int option_count;    /* argv[1 .. option_count] are the options before the script */
     int automatic_plan;
-    /* supervisor options, read by lua/gpuexp/supervisor.lua */
+    /* supervisor options, read by lua/gpuexp/engine/supervisor.lua */
     int resume, allow_changed, allow_mixed, inline_run;
     const char *devices, *shard, *point_timeout;
     const char *history; /* record the run there; "" = the default file */
@@ -500,7 +500,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "gpuexp: %s names the script %s itself; give it another file\n", over, options.script);
         return GX_EXIT_USAGE;
     }
-    if (!options.inline_run) { /* the supervisor: lua/gpuexp/supervisor.lua runs the script in workers */
+    if (!options.inline_run) { /* the supervisor: lua/gpuexp/engine/supervisor.lua runs the script in workers */
         options.builtin = "gpuexp.engine.supervisor";
         if (options.trace && !options.arch) {
             /* the first worker writes FILE.tmp (renamed to FILE at its end); a worker that finds

@@ -1,5 +1,5 @@
 /* The history database: a thin, checked layer over SQLite (every call's failure is named with
- * SQLite's own message). No Lua here; lua/gpuexp/history.lua holds the schema and the queries. */
+ * SQLite's own message). No Lua here; lua/gpuexp/store/history.lua holds the schema and the queries. */
 #ifndef GX_DB_H
 #define GX_DB_H
 
