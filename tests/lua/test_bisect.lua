@@ -4,6 +4,10 @@
 -- past the 2% threshold) and is measured again before it decides. bisect names commit 13 and
 -- removes its worktrees; a range with no slowdown and bad arguments end with their exit codes.
 local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
+if not os.execute("git --version >/dev/null 2>&1") then
+  io.stderr:write("skipped: no git here (the README's test command installs it)\n")
+  os.exit(77)
+end
 local binary = assert(arg[1], "the gpuexp binary is the first argument")
 local ws = T.workspace(binary)
 local work, write, run = ws.dir, ws.write, ws.run
