@@ -288,10 +288,12 @@ local function run_stage(night, experiment, kind, out, only)
 end
 
 -- Judges a recorded run (one sweep) against the experiment's last nightly runs on this GPU model
--- and driver: a result {name, run_id, comparison, note}.
-local function judge_stage(night, run_id, name)
+-- and driver: a result {name, run_id, comparison, note}, named by the experiment (and the sweep,
+-- when the experiment has several).
+local function judge_stage(night, run_id, experiment, several)
   local o, db = night.options, night.db
   local new = history.load_run(db, run_id)
+  local name = several and (experiment .. " / " .. tostring(new.record.sweep)) or experiment
   local baseline_ids = history.baseline_ids(db, run_id, o.baseline)
   local bases = {}
   for i, id in ipairs(baseline_ids) do bases[i] = history.load_run(db, id) end
@@ -403,8 +405,7 @@ function M.night(args)
     end
     -- an experiment of several sweeps: each is judged and reported, none replaces another
     for _, run_id in ipairs(ids) do
-      local sweep = history.load_run(night.db, run_id).record.sweep
-      local result = judge_stage(night, run_id, #ids > 1 and (experiment.name .. " / " .. tostring(sweep)) or experiment.name)
+      local result = judge_stage(night, run_id, experiment.name, #ids > 1)
       result.failure = failure
       interrupted = confirm_stage(night, experiment, result)
       classify(result)
