@@ -20,6 +20,18 @@ static void push_timing(lua_State *L, const gx_profile_timing *t)
     }
 }
 
+/* The info table of a batch or a sequence: passes, the launches or kernels counted (key), the chip
+   and where the time went. */
+static void push_info(lua_State *L, l_device *device, int passes, const char *key, int count)
+{
+    lua_createtable(L, 0, 4);
+    l_set_integer(L, "passes", passes);
+    l_set_integer(L, key, count);
+    l_set_string(L, "chip", gx_profiler_chip(device->profiler));
+    push_timing(L, gx_profiler_timing(device->profiler));
+    lua_setfield(L, -2, "timing");
+}
+
 /* The metric names of the list at `index` (kept alive by it), in a userdata array pushed on the stack. */
 static const char **read_names(lua_State *L, int index, const char *what, int *count)
 {
@@ -298,12 +310,7 @@ static int collect_batch(lua_State *L)
         push_values(L, names, count, values + (size_t)i * (size_t)count);
         lua_rawseti(L, -2, i + 1);
     }
-    lua_createtable(L, 0, 4);
-    l_set_integer(L, "passes", passes);
-    l_set_integer(L, "launches", launches);
-    l_set_string(L, "chip", gx_profiler_chip(device->profiler));
-    push_timing(L, gx_profiler_timing(device->profiler));
-    lua_setfield(L, -2, "timing");
+    push_info(L, device, passes, "launches", launches);
     return 2;
 }
 
@@ -394,12 +401,7 @@ static int collect_sequence(lua_State *L)
         l_set_string(L, "kernel", kernel_names[k]);
         lua_rawseti(L, -2, k + 1);
     }
-    lua_createtable(L, 0, 4);
-    l_set_integer(L, "passes", passes);
-    l_set_integer(L, "kernels", kernels);
-    l_set_string(L, "chip", gx_profiler_chip(device->profiler));
-    push_timing(L, gx_profiler_timing(device->profiler));
-    lua_setfield(L, -2, "timing");
+    push_info(L, device, passes, "kernels", kernels);
     return 2;
 }
 

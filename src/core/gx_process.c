@@ -38,6 +38,18 @@ void gx_process_init(void)
 
 int gx_process_stop_signal(void) { return stop_signal; }
 
+/* In a child: the stop signals' default actions and the mask this process started with, so the
+   command it becomes can be stopped as any other. */
+static void restore_stop_signals(void)
+{
+    struct sigaction default_action = {0};
+    default_action.sa_handler = SIG_DFL;
+    sigaction(SIGINT, &default_action, NULL);
+    sigaction(SIGTERM, &default_action, NULL);
+    sigaction(SIGHUP, &default_action, NULL);
+    sigprocmask(SIG_SETMASK, &original_mask, NULL);
+}
+
 int gx_process_spawn(gx_process *process, char *const argv[], int device, int slot, int discard_stdout,
                      gx_error *error)
 {
@@ -80,12 +92,7 @@ int gx_process_spawn(gx_process *process, char *const argv[], int device, int sl
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != parent)
             _exit(127);
-        struct sigaction default_action = {0};
-        default_action.sa_handler = SIG_DFL;
-        sigaction(SIGINT, &default_action, NULL);
-        sigaction(SIGTERM, &default_action, NULL);
-        sigaction(SIGHUP, &default_action, NULL);
-        sigprocmask(SIG_SETMASK, &original_mask, NULL);
+        restore_stop_signals();
         int channel = dup(pair[1]); /* dup clears close-on-exec */
         int shared = dup(page_fd);
         if (discard_stdout) {
@@ -215,12 +222,7 @@ int gx_process_run(char *const argv[], const char *output, int *stop, gx_error *
         setpgid(0, 0); /* a group of its own: a stop signal is passed on to all of it */
         if (sink >= 0 && (dup2(sink, STDOUT_FILENO) < 0 || dup2(sink, STDERR_FILENO) < 0))
             _exit(127);
-        struct sigaction default_action = {0};
-        default_action.sa_handler = SIG_DFL;
-        sigaction(SIGINT, &default_action, NULL);
-        sigaction(SIGTERM, &default_action, NULL);
-        sigaction(SIGHUP, &default_action, NULL);
-        sigprocmask(SIG_SETMASK, &original_mask, NULL);
+        restore_stop_signals();
         execvp(argv[0], argv);
         fprintf(stderr, "gpuexp: cannot run %s: %s\n", argv[0], strerror(errno));
         _exit(127);

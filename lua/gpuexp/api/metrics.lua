@@ -120,6 +120,16 @@ function M.derive(v)
   return d
 end
 
+-- The chip CUPTI profiles on this run's GPU: true and the chip (nil in an offline plan), or false
+-- and why when counters cannot be read here (permissions, another profiler); other errors raise.
+local function profiled_chip()
+  if gpuexp.plan then return true, nil end
+  local ok, info = pcall(gpuexp.metric_info, "gpu__time_duration.sum")
+  if ok then return true, info.chip end
+  if type(info) == "table" and info.kind == "profiler" then return false, info.message end
+  error(info, 0)
+end
+
 -- kernel:metrics{grid=, block=, shared=, args=, metrics = "memory" | {"memory", "name.sum", ...},
 --                restore = true, flush_l2 = true}
 -- -> values (metric name or derived name -> number or string), info {passes, chip, units, names, seconds};
@@ -127,16 +137,8 @@ end
 function M.kernel_metrics(kernel, spec)
   if type(spec) ~= "table" then gpuexp.error("usage", "metrics: expected a table {grid=, block=, args=, metrics=}", 2) end
   local started = gpuexp.clock()
-  local chip
-  if not gpuexp.plan then
-    local ok, info = pcall(gpuexp.metric_info, "gpu__time_duration.sum")
-    if not ok then
-      local message = type(info) == "table" and info.message or tostring(info)
-      if type(info) == "table" and info.kind == "profiler" then return nil, message end
-      error(info, 0)
-    end
-    chip = info.chip
-  end
+  local usable, chip = profiled_chip()
+  if not usable then return nil, chip end
   local names, presets = M.expand(spec.metrics, chip)
   local launch = {}
   for key, value in pairs(spec) do launch[key] = value end
@@ -180,15 +182,8 @@ function M.batch_metrics(spec)
     end
   end
   local started = gpuexp.clock()
-  local chip
-  if not gpuexp.plan then
-    local ok, info = pcall(gpuexp.metric_info, "gpu__time_duration.sum")
-    if not ok then
-      if type(info) == "table" and info.kind == "profiler" then return nil, info.message end
-      error(info, 0)
-    end
-    chip = info.chip
-  end
+  local usable, chip = profiled_chip()
+  if not usable then return nil, chip end
   local names, presets = M.expand(spec.metrics, chip)
   local batch_size = spec.batch or 64
   local max_bytes = spec.max_snapshot_bytes or 8 * 1024 ^ 3
@@ -262,15 +257,8 @@ function M.sequence_metrics(sequence, spec)
     gpuexp.error("usage", "metrics: restore must be a list of device buffers", 2)
   end
   local started = gpuexp.clock()
-  local chip
-  if not gpuexp.plan then
-    local ok, info = pcall(gpuexp.metric_info, "gpu__time_duration.sum")
-    if not ok then
-      if type(info) == "table" and info.kind == "profiler" then return nil, info.message end
-      error(info, 0)
-    end
-    chip = info.chip
-  end
+  local usable, chip = profiled_chip()
+  if not usable then return nil, chip end
   local names = M.expand(spec.metrics, chip)
   local wanted = {}
   for _, name in ipairs(names) do wanted[name] = true end
