@@ -368,8 +368,10 @@ int main(int argc, char **argv)
     } native[] = {{"info", gx_cli_info}, {"occupancy", gx_cli_occupancy}, {"metrics", gx_cli_metrics}};
     static char run_option[128];
     char detail[128];
-    enum l_command_kind kind = argc > 1 && argv[1][0] != '-' ? l_catalog_command(argv[1], detail, sizeof detail)
-                                                             : L_COMMAND_NONE;
+    /* a command's name is a word: a script's path (x.lua, dir/x) is never looked up */
+    enum l_command_kind kind = argc > 1 && argv[1][0] != '-' && !strpbrk(argv[1], "./")
+                                   ? l_catalog_command(argv[1], detail, sizeof detail)
+                                   : L_COMMAND_NONE;
     if (kind == L_COMMAND_NATIVE) {
         for (size_t n = 0; n < sizeof native / sizeof native[0]; n++)
             if (strcmp(detail, native[n].name) == 0)
