@@ -101,22 +101,20 @@ function M.main(args)
   end
   options.metrics = metrics
   local judged = compare.compare(runs, new, options)
-  -- to a file: written whole, through a temporary file and a rename (a full disk is exit 7)
-  local file, parts = io.stdout, nil
-  if output then
-    parts = {}
-    file = {write = function(self, ...) for _, text in ipairs({...}) do parts[#parts + 1] = text end return self end}
-  end
   local bases = {}
   for n, base in ipairs(runs) do bases[n] = base.label end
-  if format == "markdown" then printers.format_markdown(judged, file)
-  elseif format == "json" then printers.format_json(judged, file, {baseline_runs = bases, new_run = new.label, rule = options.rule,
-    floor_pct = options.floor_pct, gpu = new.info.gpu and new.info.gpu.name})
-  elseif format == "junit" then printers.format_junit(judged, file, new.info.sweep and new.info.sweep.name)
-  else printers.format_table(judged, file) end
-  if output then
-    local written, problem = pcall(csv.write_file, output, table.concat(parts))
+  local function print_to(file)
+    if format == "markdown" then printers.format_markdown(judged, file)
+    elseif format == "json" then printers.format_json(judged, file, {baseline_runs = bases, new_run = new.label,
+      rule = options.rule, floor_pct = options.floor_pct, gpu = new.info.gpu and new.info.gpu.name})
+    elseif format == "junit" then printers.format_junit(judged, file, new.info.sweep and new.info.sweep.name)
+    else printers.format_table(judged, file) end
+  end
+  if output then -- written whole, through a temporary file and a rename (a full disk is exit 7)
+    local written, problem = pcall(csv.write_printed, output, print_to)
     if not written then return fail(EXIT.WRITE, type(problem) == "table" and problem.message or tostring(problem)) end
+  else
+    print_to(io.stdout)
   end
   for _, e in ipairs(judged.points) do if compare.is_regression(e) then return EXIT.FAILED end end
   return 0

@@ -163,9 +163,7 @@ local function site(db, args)
   local pages = require("gpuexp.judge.site")
   local model = pages.model(db, limit)
   for _, page in ipairs(pages.files(model)) do
-    local parts = {}
-    page[2]({write = function(self, ...) for _, text in ipairs({...}) do parts[#parts + 1] = text end return self end})
-    local written, problem = pcall(csv.write_file, dir .. "/" .. page[1], table.concat(parts))
+    local written, problem = pcall(csv.write_printed, dir .. "/" .. page[1], page[2])
     if not written then return fail(EXIT.WRITE, message_of(problem)) end
   end
   print(string.format("wrote %s/index.html: %d series", dir, #model.series))

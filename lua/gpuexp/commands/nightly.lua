@@ -367,9 +367,7 @@ local function report_stage(night, model_of)
   end
   local model = model_of()
   for _, file in ipairs(report.files) do
-    local parts = {}
-    file[2](model, {write = function(self, ...) for _, text in ipairs({...}) do parts[#parts + 1] = text end return self end})
-    csv.write_file(night.out_dir .. "/" .. file[1], table.concat(parts))
+    csv.write_printed(night.out_dir .. "/" .. file[1], function(out) file[2](model, out) end)
   end
   return model
 end

@@ -135,8 +135,9 @@ function M.main()
     if message.op == "prefetch" then
       -- the worker asks for its next point as it starts one, so the answer is there when that one
       -- ends: no round trip between points. The point is the worker's, but not started.
-      local index = book:sweep(message.id):next_point(slot)
-      if index then slot.prefetched = {sweep = book:sweep(message.id), index = index} end
+      local sweep = book:sweep(message.id)
+      local index = sweep:next_point(slot)
+      if index then slot.prefetched = {sweep = sweep, index = index} end
       send(slot, {index = index})
       return
     end

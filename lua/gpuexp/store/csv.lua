@@ -75,6 +75,14 @@ function M.write_file(path, text)
   end
 end
 
+-- M.write_printed(path, print): print(file) writes into memory (file:write, as io's), then the
+-- text goes to path as M.write_file writes it: whole, or a write error and path untouched.
+function M.write_printed(path, print)
+  local parts = {}
+  print({write = function(self, ...) for _, text in ipairs({...}) do parts[#parts + 1] = text end return self end})
+  M.write_file(path, table.concat(parts))
+end
+
 local Writer = {}
 Writer.__index = Writer
 
