@@ -98,6 +98,12 @@ local function xml(text)
 end
 M.xml = xml
 
+-- Text as HTML character data or an attribute value (either quote): valid UTF-8, escaped.
+function M.html(text)
+  return (json.valid_utf8(tostring(text)):gsub("[&<>\"']", {["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;",
+    ['"'] = "&quot;", ["'"] = "&#39;"}))
+end
+
 function M.format_junit(result, file, suite_name)
   local failures, skipped = 0, 0
   for _, e in ipairs(result.points) do

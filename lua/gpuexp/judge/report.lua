@@ -125,10 +125,7 @@ function M.markdown(model, file)
   file:write(counts_line(model), "\n")
 end
 
-local function html(text)
-  return (json.valid_utf8(tostring(text)):gsub("[&<>\"']", {["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;",
-    ['"'] = "&quot;", ["'"] = "&#39;"}))
-end
+local html = printers.html
 
 function M.html(model, file)
   file:write("<!doctype html><html><head><meta charset='utf-8'><title>gpuexp nightly ", html(model.id),

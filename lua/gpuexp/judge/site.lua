@@ -6,7 +6,6 @@
 -- baseline nights with compare's rule, the suspects that night's re-measure did not confirm
 -- cleared.
 local history = require("gpuexp.store.history")
-local json = require("gpuexp.store.json")
 local compare = require("gpuexp.judge.compare")
 local printers = require("gpuexp.judge.printers")
 local rule = require("gpuexp.judge.rule")
@@ -15,10 +14,7 @@ local M = {}
 
 M.BASELINE_RUNS = 5
 
-local function html(text)
-  return (json.valid_utf8(tostring(text)):gsub("[&<>\"']", {["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;",
-    ['"'] = "&quot;", ["'"] = "&#39;"}))
-end
+local html = printers.html
 
 local function is_file(path)
   local file = path and io.open(path, "rb")
