@@ -115,12 +115,6 @@ static int unavailable(lua_State *L, const gx_error *error)
     return 2;
 }
 
-/* The device's profiler, opened on first use; nonzero (with *error set) when it cannot be. */
-static int open_profiler(l_device *device, gx_error *error)
-{
-    return device->profiler ? GX_OK : gx_profiler_open(&device->profiler, &device->device, error);
-}
-
 static void push_values(lua_State *L, const char *const *names, int count, const double *values)
 {
     lua_createtable(L, 0, count);
@@ -190,7 +184,7 @@ int l_kernel_collect(lua_State *L)
     gx_error error;
     if (state->flush)
         state->tools = l_device_tools(L, device);
-    if (open_profiler(device, &error))
+    if (l_device_profiler(device, &error))
         return unavailable(L, &error);
     state->profiler = device->profiler;
     read_written(L, 2, &state->written);
@@ -291,7 +285,7 @@ static int collect_batch(lua_State *L)
     }
     gx_error error;
     struct batch_state state = {list, flush ? l_device_tools(L, device) : NULL, restore};
-    if (open_profiler(device, &error))
+    if (l_device_profiler(device, &error))
         return unavailable(L, &error);
     if (restore) { /* one snapshot per written buffer per launch: launches may share buffers */
         CUdeviceptr scratch;
@@ -383,7 +377,7 @@ static int collect_sequence(lua_State *L)
     if (kernels > MAX_KERNELS)
         return l_raisef(L, GX_ERR_USAGE, "metrics: the sequence launched %d kernels; at most %d are profiled", kernels,
                         MAX_KERNELS);
-    if (open_profiler(device, &error))
+    if (l_device_profiler(device, &error))
         return unavailable(L, &error);
     state->profiler = device->profiler;
     double *values = lua_newuserdatauv(L, sizeof(double) * (size_t)count * (size_t)(kernels ? kernels : 1), 0);

@@ -78,6 +78,17 @@ static int device_sm_clock(lua_State *L)
     return 1;
 }
 
+int l_device_profiler(l_device *device, gx_error *error)
+{
+    if (device->profiler)
+        return GX_OK;
+    if (gx_profiler_open(&device->profiler, &device->device, error))
+        return error->kind;
+    if (*gx_profiler_cache_note(device->profiler))
+        fprintf(stderr, "gpuexp: %s\n", gx_profiler_cache_note(device->profiler));
+    return GX_OK;
+}
+
 /* dev:flush_l2(): enqueue a read of twice the L2's size (the next kernel starts cold). */
 static int device_flush_l2(lua_State *L)
 {

@@ -43,6 +43,9 @@ typedef struct l_device {
     struct gx_tools *tools;       /* flush and clock-probe kernels, compiled on first need */
 } l_device;
 
+/* The device's profiler, opened on first use (a rebuilt cache entry is said on stderr once);
+   nonzero with *error set when it cannot be. */
+int l_device_profiler(l_device *device, gx_error *error);
 /* The device's helper kernels, opened on first use; raises on failure. */
 struct gx_tools *l_device_tools(lua_State *L, l_device *device);
 /* The Device userdata a kernel runs on (kernel -> program -> device), pushed; NULL offline. */

@@ -21,7 +21,7 @@ static gx_metric_host *host_for(lua_State *L, int chip_index)
     } else {
         int device_index;
         l_device *device = l_default_device(L, &device_index);
-        if (!device->profiler && gx_profiler_open(&device->profiler, &device->device, &error))
+        if (l_device_profiler(device, &error))
             l_raise(L, &error);
         return gx_profiler_host(device->profiler);
     }

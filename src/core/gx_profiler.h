@@ -20,6 +20,8 @@ typedef int (*gx_pass_fn)(void *user, int pass, gx_error *error);
 int gx_profiler_open(gx_profiler **profiler, const gx_device *device, gx_error *error);
 void gx_profiler_close(gx_profiler *profiler);
 const char *gx_profiler_chip(const gx_profiler *profiler);
+/* "" or a note for the user: a damaged cache entry (the counter availability image) was rebuilt. */
+const char *gx_profiler_cache_note(const gx_profiler *profiler);
 gx_metric_host *gx_profiler_host(gx_profiler *profiler);
 /* Collects `names` for one launch, replaying it as many passes as they need. */
 int gx_profiler_collect(gx_profiler *profiler, const char *const *names, int count, gx_pass_fn prepare,

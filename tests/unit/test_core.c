@@ -183,6 +183,24 @@ static void test_files(void)
     free(read);
     CHECK(gx_read_file("/nonexistent/x", &read, &size, &error) == GX_ERR_SYSTEM);
     CHECK(strstr(error.message, "No such file") != NULL);
+    /* checked cache entries (the counter availability image): a hit, a miss, and damage found */
+    uint8_t *blob;
+    char why[160] = "";
+    snprintf(path, sizeof path, "%s/a/entry", dir);
+    CHECK(gx_blob_load(path, &blob, &size, why, sizeof why) == -1 && blob == NULL);
+    const uint8_t image[] = {0, 1, 2, 255, '\n', 0, 7};
+    CHECK(gx_blob_store(path, image, sizeof image, &error) == GX_OK);
+    CHECK(gx_blob_load(path, &blob, &size, why, sizeof why) == GX_OK);
+    CHECK(size == sizeof image && memcmp(blob, image, size) == 0);
+    free(blob);
+    FILE *file = fopen(path, "r+b"); /* one byte flipped: the hash no longer matches */
+    CHECK(file && fseek(file, -2, SEEK_END) == 0 && fputc('x', file) != EOF && fclose(file) == 0);
+    CHECK(gx_blob_load(path, &blob, &size, why, sizeof why) == -2 && blob == NULL);
+    CHECK(strstr(why, "hash") != NULL);
+    CHECK(truncate(path, 30) == 0); /* cut short */
+    CHECK(gx_blob_load(path, &blob, &size, why, sizeof why) == -2 && strstr(why, "the header says 7") != NULL);
+    CHECK(gx_write_file_atomic(path, "junk", 4, &error) == GX_OK);
+    CHECK(gx_blob_load(path, &blob, &size, why, sizeof why) == -2 && strcmp(why, "no header") == 0);
     char command[300];
     snprintf(command, sizeof command, "rm -rf %s", dir);
     CHECK(system(command) == 0);
