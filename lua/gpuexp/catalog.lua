@@ -50,6 +50,9 @@ M.commands = {
         "as Chrome trace events for Perfetto (ui.perfetto.dev) or chrome://tracing"},
       {"--inline", "no worker process: the script runs in this process (debuggers)"},
       {"--diagnose", "diagnose every timed launch with counters (gpuexp diagnose --help)"},
+      {"--counters", "a row's counters: instructions, DRAM and L2 bytes, L2 hit rate, achieved occupancy,\n" ..
+        "the dominant stall, registers, spills, shared memory of the point's last timed launch\n" ..
+        "(ctr_* columns, 3 replay passes; gpuexp nightly collects them to explain a regression)"},
       {"--history PATH", "record the run (facts, rows, samples) in this SQLite history file"},
       {"--record", "the same, in the default file (gpuexp history --help says where)"},
       {"--night ID", "record the run as part of gpuexp nightly's night ID (set by gpuexp nightly,\n" ..
@@ -218,7 +221,9 @@ M.commands = {
       "the last --baseline nightly runs of that sweep on the same GPU model and driver (the rule of\n" ..
       "`gpuexp compare`). A point judged slower is measured again (--only, the same night) and is a\n" ..
       "regression only when the re-measure is slower too. A point that was ok in the baseline and now\n" ..
-      "fails (error, crashed, timeout) is a regression as well.",
+      "fails (error, crashed, timeout) is a regression as well. Every point's counters are collected\n" ..
+      "(gpuexp --counters) and a regression's report line says what changed against its baseline:\n" ..
+      "instructions, bytes, occupancy, registers, spills, the dominant stall, or only the clock.",
     options = {
       {"--history PATH", "the history file (default: gpuexp history --help says where)"},
       {"-o, --out DIR", "the night's CSVs and report (default ./gpuexp-nightly/<UTC time>)"},
@@ -226,6 +231,7 @@ M.commands = {
         "rule uses the within-run noise)"},
       {"--threshold PCT", "the smallest change called a regression (default 2)"},
       {"--no-confirm", "do not re-measure suspects"},
+      {"--no-counters", "do not collect counters (a regression is then not explained)"},
       {"--on-regression CMD", "when the night is not clean (exit 1, 5 or 6), run CMD REPORT.md through the\n" ..
         "shell, with GPUEXP_REPORT (the Markdown), GPUEXP_REPORT_HTML and\n" ..
         "GPUEXP_NIGHTLY_EXIT set"},

@@ -40,28 +40,36 @@ function gpuexp.diagnose(kernel, spec)
   if findings then findings.text = diagnose.format(findings) end
   return findings, why
 end
--- gpuexp diagnose SCRIPT: every timed launch is diagnosed after it is timed; the sweep puts the
--- point's last diagnosis in its row
-local function diagnose_after(kernel, spec)
-  if not (gpuexp.run_options and gpuexp.run_options.diagnose) or gpuexp.plan or gpuexp._calibrating then return end
-  local findings, why = gpuexp.diagnose(kernel, spec)
-  if findings then
-    print(findings.text)
-    gpuexp._last_diagnosis = findings
-  else
-    io.stderr:write("gpuexp diagnose: no counters for " .. kernel.name .. ": " .. tostring(why) .. "\n")
+-- After a timed launch: gpuexp diagnose SCRIPT diagnoses it, gpuexp --counters (nightly) collects
+-- the fixed counter set (api/counters.lua); the sweep puts the point's last of each in its row.
+local function after_timed(kernel, spec)
+  local options = gpuexp.run_options
+  if not options or gpuexp.plan or gpuexp._calibrating then return end
+  if options.diagnose and spec then -- kernels (a sequence has no single launch to diagnose)
+    local findings, why = gpuexp.diagnose(kernel, spec)
+    if findings then
+      print(findings.text)
+      gpuexp._last_diagnosis = findings
+    else
+      io.stderr:write("gpuexp diagnose: no counters for " .. kernel.name .. ": " .. tostring(why) .. "\n")
+    end
+  end
+  if options.counters then
+    local fields, why = require("gpuexp.api.counters")[spec and "kernel" or "sequence"](kernel, spec)
+    gpuexp._last_counters = fields or {ctr_note = "no counters: " .. tostring(why)}
   end
 end
 local time_launch = gpuexp._kernel_methods.time
 gpuexp._kernel_methods.time = function(kernel, spec)
   local result = time_launch(kernel, spec)
-  diagnose_after(kernel, spec)
+  after_timed(kernel, spec)
   return result
 end
 -- sequence:measure{...} and sequence:metrics{...}: the policy and the counters over one run
 gpuexp._sequence_methods.measure = function(sequence, spec)
   local result = measure.measure_sequence(sequence, spec)
   if not gpuexp.plan then measure.flag_clock(result, sequence.device) end
+  after_timed(sequence)
   return result
 end
 gpuexp._sequence_methods.metrics = metrics.sequence_metrics
@@ -69,7 +77,7 @@ gpuexp._sequence_methods.metrics = metrics.sequence_metrics
 gpuexp._kernel_methods.measure = function(kernel, spec)
   local result = measure.measure(kernel, spec)
   if not gpuexp.plan then measure.flag_clock(result, gpuexp.device()) end
-  diagnose_after(kernel, spec)
+  after_timed(kernel, spec)
   return result
 end
 

@@ -104,6 +104,7 @@ struct options {
     const char *night, *night_kind, *night_suite, *night_experiment;
     const char *trace;   /* record a timeline (Chrome trace JSON) here */
     int diagnose;        /* diagnose every timed launch (gpuexp diagnose SCRIPT) */
+    int counters;        /* the fixed counter set of every point's last timed launch (ctr_* columns) */
 };
 
 /* The field of an option that takes a text, or NULL. */
@@ -145,6 +146,8 @@ static void push_run_options(lua_State *L, int argc, char **argv, const struct o
     lua_setfield(L, -2, "no_plan");
     lua_pushboolean(L, o->diagnose);
     lua_setfield(L, -2, "diagnose");
+    lua_pushboolean(L, o->counters);
+    lua_setfield(L, -2, "counters");
     const char *strings[][2] = {{"devices", o->devices}, {"shard", o->shard}, {"point_timeout", o->point_timeout},
                                 {"plan_arch", o->arch}, {"history", o->history}, {"only", o->only},
                                 {"night", o->night}, {"night_kind", o->night_kind}, {"night_suite", o->night_suite},
@@ -410,6 +413,8 @@ int main(int argc, char **argv)
             return l_catalog_help(options.diagnose ? "diagnose" : "run", stdout) == 0 ? GX_EXIT_OK : GX_EXIT_USAGE;
         } else if (strcmp(a, "--diagnose") == 0) {
             options.diagnose = 1;
+        } else if (strcmp(a, "--counters") == 0) {
+            options.counters = 1;
         } else if (strcmp(a, "-V") == 0 || strcmp(a, "--version") == 0) {
             /* gpuexp, Lua, SQLite and the CUDA pieces found: gpuexp doctor --version */
             char *version_argv[] = {argv[0], "doctor", "--version", NULL};

@@ -258,9 +258,15 @@ function M.run(spec)
     for j, axis in ipairs(axes) do c[j] = csv.format_value(point[axis.name]) end
     cells[i] = c
   end
+  local columns = spec.columns
+  if columns and gpuexp.run_options and gpuexp.run_options.counters and not gpuexp.plan then
+    columns = {table.unpack(columns)} -- gpuexp --counters: the counters' columns, and why a point has none
+    for _, column in ipairs(require("gpuexp.api.counters").COLUMNS) do columns[#columns + 1] = column end
+    columns[#columns + 1] = "ctr_note"
+  end
   local client = gpuexp._worker and remote_client(gpuexp._worker) or local_client()
   local registration = client:register{name = name, out = path, axes = axes_meta, points = cells,
-    columns = spec.columns, info = info, timeout_s = spec.timeout_s,
+    columns = columns, info = info, timeout_s = spec.timeout_s,
     mode = gpuexp.offline_arch and "plan" or "measured", offline_arch = gpuexp.offline_arch}
   if registration.error then gpuexp.error(registration.kind or "usage", "sweep '" .. name .. "': " .. registration.error) end
   local id = registration.id
@@ -288,7 +294,7 @@ function M.run(spec)
     local point = points[index]
     local copy = {}
     for k, v in pairs(point) do copy[k] = v end
-    gpuexp._last_diagnosis = nil
+    gpuexp._last_diagnosis, gpuexp._last_counters = nil, nil
     local ok, result = pcall(spec.run, copy)
     if ok and type(result) ~= "table" then
       ok, result = false, "run returned " .. type(result) .. ", not a row table"
@@ -309,6 +315,9 @@ function M.run(spec)
     local diagnosis = gpuexp._last_diagnosis -- gpuexp diagnose: the point's last timed launch
     if diagnosis and row.diagnosis == nil then
       row.diagnosis, row.diagnosis_evidence = diagnosis.verdict, table.concat(diagnosis.evidence, "; ")
+    end
+    for column, value in pairs(gpuexp._last_counters or {}) do -- gpuexp --counters
+      if row[column] == nil then row[column] = value end
     end
     row.status = ok and (row.status or "ok") or "error"
     row.error = not ok and error_text(result) or row.error

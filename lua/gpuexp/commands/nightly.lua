@@ -99,7 +99,7 @@ function M.read_suite(path)
 end
 
 local function parse(args)
-  local o = {baseline = M.DEFAULT_BASELINE_RUNS, floor_pct = rule.FLOOR_PCT, confirm = true, pass = {}}
+  local o = {baseline = M.DEFAULT_BASELINE_RUNS, floor_pct = rule.FLOOR_PCT, confirm = true, counters = true, pass = {}}
   local i = 1
   local function value(name)
     i = i + 1
@@ -118,6 +118,7 @@ local function parse(args)
       o.floor_pct = tonumber(value(a))
       if not o.floor_pct or o.floor_pct < 0 then error({usage = "--threshold takes a percentage >= 0"}) end
     elseif a == "--no-confirm" then o.confirm = false
+    elseif a == "--no-counters" then o.counters = false
     elseif a == "--on-regression" then o.on_regression = value(a)
     elseif a == "-q" or a == "--quiet" then o.quiet = true
     elseif a == "-d" or a == "--device" or a == "--devices" or a == "--point-timeout" then
@@ -274,6 +275,8 @@ local function run_stage(night, experiment, kind, out, only)
       night.suite.name, "--night-experiment", experiment.name}) do arguments[#arguments + 1] = a end
   end
   if o.quiet then arguments[#arguments + 1] = "--quiet" end
+  -- the night's counters explain a regression; a re-measure only re-times
+  if o.counters and kind == "nightly" then arguments[#arguments + 1] = "--counters" end
   if o.arch then arguments[#arguments + 1] = "--arch"; arguments[#arguments + 1] = o.arch end
   for _, a in ipairs(o.pass) do arguments[#arguments + 1] = a end
   for _, a in ipairs({"--out", out}) do arguments[#arguments + 1] = a end
