@@ -1,5 +1,5 @@
--- gpuexp.diagnose on kernels whose answer is known: two good ones (a coalesced copy, an FMA
--- chain), the shipped studies' bad kernels (strided loads, bank conflicts, contended atomics,
+-- gpuexp.diagnose on kernels whose answer is known: two good ones (a 16-byte copy, an FMA
+-- chain), a scalar copy that cannot fill the DRAM, the shipped studies' bad kernels (strided loads, bank conflicts, contended atomics,
 -- spills, per-lane branches, a pointer chase), a tensor-core kernel, and the store case that was
 -- called only memory-bound before stores were looked at (coalesced loads, each store in a sector
 -- of its own). Prints the table of expected against got (the README's) and fails on any wrong
@@ -15,6 +15,11 @@ extern "C" __global__ void copy(float *y, const float *x, long long n)
 {
     long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
     if (i < n) y[i] = x[i];
+}
+extern "C" __global__ void copy4(float4 *y, const float4 *x, long long n4)
+{
+    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (i < n4) y[i] = x[i];
 }
 // thread i reads element i and writes element (i % (n/8)) * 8 + i / (n/8): neighbouring threads
 // write 32 bytes apart, each 4-byte store in a sector of its own
@@ -53,7 +58,10 @@ local ones, tiny = dev:alloc("f32", 256):fill(1), dev:alloc("f32", 1):fill(0.001
 local small_out = dev:alloc("f32", sms * 4 * 256)
 
 local cases = {
-  {"coalesced copy (good)", "memory-bound", own:kernel("copy"), N // 256, 256, {y, x, gpuexp.i64(N)}},
+  {"16-byte copy (good)", "memory-bound", own:kernel("copy4"), N // 4 // 256, 256, {y, x, gpuexp.i64(N // 4)}},
+  -- one 4-byte load per thread leaves the H200's DRAM half idle (seed coalescing: 2.6 of 4.8 TB/s):
+  -- ncu's rule and this one call that latency, with too few bytes in flight as the evidence
+  {"4-byte copy", "latency-bound", own:kernel("copy"), N // 256, 256, {y, x, gpuexp.i64(N)}},
   {"FP32 FMA chains (good)", "compute-bound", tensor:kernel("rate_fp32_fma"), sms * 4, 256,
     {ones, tiny, small_out, gpuexp.i32(4096)}},
   {"FP16 mma.sync chains (tensor cores)", "compute-bound", tensor:kernel("rate_f16"), sms * 4, 128,

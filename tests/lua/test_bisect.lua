@@ -77,7 +77,7 @@ pipe:close()
 -- takes the commits and the script from the regressed run
 write("suite.txt", "repo/exp.lua\n")
 local function night(n)
-  return run(string.format("nightly suite.txt --arch sm_90 --quiet --no-confirm --history h.sqlite --out night%d", n),
+  return run(string.format("nightly suite.txt --arch sm_90 --quiet --history h.sqlite --out night%d", n),
     "GPUEXP_LOCK_DIR=" .. work .. " " .. environment)
 end
 sh("git checkout -q HEAD~20")
@@ -85,7 +85,8 @@ T.eq(night(1), 0, "a night at the good commit")
 sh("git checkout -q -")
 os.remove(work .. "/counter")
 T.eq(night(2), 1, "a night at the bad commit: a regression")
-local _, listed = run("history --history h.sqlite list --limit 1")
+local _, listed = run("history --history h.sqlite list --limit 1") -- the night's re-measure (confirm): its own
+T.ok(listed:find("confirm", 1, true), "the newest run is the re-measure: " .. listed) -- night is not its baseline
 local regressed = listed:match("\n%s*(%d+)%s")
 code, stdout, stderr = run("bisect --run " .. regressed .. " --history h.sqlite --point n=2 --arch sm_90", environment)
 T.eq(code, 0, "bisect --run: " .. stderr)

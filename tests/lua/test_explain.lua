@@ -19,10 +19,10 @@ local base = {night(), night(), night(), night(), night()}
 local cases = {
   {"5% more instructions", {ctr_instructions = 1.26e7}, 5.3, "instructions +5.0% (the time moved +5.3%)"},
   {"register pressure", {ctr_registers = 40, ctr_occupancy_pct = 75.0}, 8.0,
-    "registers 32 -> 40: achieved occupancy 97% -> 75%"},
+    "registers 32 -> 40: achieved occupancy 97.0% -> 75.0%"},
   {"spills", {ctr_spill_bytes = 64, ctr_instructions = 1.23e7}, 4.0, "spilled bytes 0 -> 64"},
   {"more DRAM traffic", {ctr_dram_bytes = 6.976e8}, 9.0, "DRAM bytes +9.0%"},
-  {"a worse L2 hit rate", {ctr_l2_hit_pct = 12.0, ctr_dram_bytes = 8.0e8}, 12.0, "L2 hit rate 31.5% -> 12%"},
+  {"a worse L2 hit rate", {ctr_l2_hit_pct = 12.0, ctr_dram_bytes = 8.0e8}, 12.0, "L2 hit rate 31.5% -> 12.0%"},
   {"a lowered clock", {sm_clock_mhz = 1755}, 12.8, "SM clock -11.4% (1980 MHz -> 1755 MHz)"},
   {"another stall", {ctr_stall = "math_pipe_throttle", ctr_instructions = 1.3e7}, 7.0,
     "dominant stall long_scoreboard -> math_pipe_throttle"},
@@ -39,6 +39,27 @@ for _, case in ipairs(cases) do
   end
 end
 T.eq(explain.explain(base, {median_ms = 1}, 5), nil, "no counters: no explanation")
+
+-- the most telling change first, as the H200's known nights had them (tests/gpu/test_explain_night)
+local function first_and_last(base_row, new_row, change)
+  local findings = explain.explain({base_row, base_row, base_row}, new_row, change)
+  return findings[1], findings[#findings]
+end
+-- an FMA chain 8% longer: one more register too, which costs nothing; instructions explain it
+local first, last = first_and_last({ctr_registers = 11, ctr_instructions = 1e7, ctr_occupancy_pct = 95, ctr_stall = "wait"},
+  {ctr_registers = 12, ctr_instructions = 1.084e7, ctr_occupancy_pct = 95, ctr_stall = "wait"}, 8.2)
+T.eq(first, "instructions +8.4% (the time moved +8.2%)", "a compute kernel: instructions first")
+T.eq(last, "registers 11 -> 12", "a register that moved nothing: last")
+-- a copy that reads 1/8 more: its instructions grew 64%, but it waits on memory: the bytes first
+first = first_and_last({ctr_registers = 8, ctr_instructions = 1e7, ctr_dram_bytes = 2.5e8, ctr_l2_bytes = 2.6e8,
+  ctr_stall = "long_scoreboard"}, {ctr_registers = 12, ctr_instructions = 1.636e7, ctr_dram_bytes = 2.67e8,
+  ctr_l2_bytes = 2.76e8, ctr_stall = "long_scoreboard"}, 4.3)
+T.eq(first, "DRAM bytes +6.8%", "a memory-bound kernel: the bytes first")
+-- spills: first, before the occupancy the lower register count bought
+first = first_and_last({ctr_registers = 40, ctr_spill_bytes = 0, ctr_occupancy_pct = 72.8, ctr_instructions = 1e7,
+  ctr_stall = "wait"}, {ctr_registers = 24, ctr_spill_bytes = 876, ctr_occupancy_pct = 95, ctr_instructions = 1.25e7,
+  ctr_stall = "long_scoreboard"}, 155.8)
+T.eq(first, "spilled bytes 0 -> 876", "spills first")
 
 -- no-change nights: counters with the noise measured ones have (bytes +-0.3%, hit rate and
 -- occupancy a point or so, instructions exact) never name a change

@@ -22,6 +22,7 @@ for n = 1, 4 do
   T.eq(code, 0, "clean night " .. n .. " exit code (" .. stderr .. ")")
   if n == 1 then T.ok(read("night1/report.md"):find("no baseline yet", 1, true), "the first night says it has no baseline") end
   if n == 4 then T.ok(stdout:find("0 slower (regressions), 0 faster, 3 same", 1, true), "night 4: 3 points same: " .. stdout) end
+  T.ok(stdout:find("3 points, %d+ s %(counters 1%.5 s%)"), "what the counters cost the night: " .. stdout)
 end
 local code, stdout = run("history --history " .. history .. " list")
 T.eq(code, 0, "history list")

@@ -31,6 +31,8 @@ T.eq(charts, 3, "a chart per point")
 local _, marked = page:gsub("<circle class='regression'", "")
 T.eq(marked, 1, "one regression marked: b on night 9 (c's flaky night was not confirmed)")
 T.ok(page:find("<h3 class='bad'>case=b (1 regression)</h3>", 1, true), "the point with the regression is named")
+T.ok(page:find("<ul class='changes'><li>run %d+, [^<]+: %+4%.9%d%%: instructions %+5%.0%% %(the time moved %+4%.9%%%)</li></ul>"),
+  "and what changed, from its counters")
 local _, suspects = page:gsub("<circle class='suspect'", "")
 T.eq(suspects, 1, "c's flaky night: a suspect, not a regression")
 local _, circles = page:gsub("<circle ", "")
@@ -51,6 +53,7 @@ if dom then
   local _, red = dom:gsub('<circle class="regression"', "")
   T.eq(red, 1, "and one marked regression")
   T.ok(dom:find("<title>run %d+"), "with the runs' titles")
+  T.ok(dom:find("instructions +5.0%", 1, true), "the explanation is on the page the browser built")
 end
 T.eq(run("history --history h.sqlite site"), 2, "site without a folder")
 T.done()

@@ -21,12 +21,15 @@ M.METRICS = {
   ctr_occupancy_pct = "sm__warps_active.avg.pct_of_peak_sustained_active",
 }
 
--- the columns a point gets, in this order (ctr_note: why a point has none)
+-- the columns a point gets, in this order (ctr_seconds: what collecting them cost, the worker's
+-- CUPTI set-up included on its first point; ctr_note: why a point has none)
 M.COLUMNS = {"ctr_instructions", "ctr_dram_bytes", "ctr_l2_bytes", "ctr_l2_hit_pct", "ctr_occupancy_pct", "ctr_stall",
-  "ctr_registers", "ctr_spill_bytes", "ctr_shared_bytes"}
+  "ctr_registers", "ctr_spill_bytes", "ctr_shared_bytes", "ctr_seconds"}
 
 M.names = {}
-for _, column in ipairs(M.COLUMNS) do M.names[#M.names + 1] = M.METRICS[column] end
+for _, column in ipairs(M.COLUMNS) do
+  if M.METRICS[column] then M.names[#M.names + 1] = M.METRICS[column] end
+end
 for _, reason in ipairs(M.STALLS) do M.names[#M.names + 1] = STALL:format(reason) end
 
 -- The row's fields from collected values (and the kernel's resources, when one kernel ran).
@@ -52,18 +55,24 @@ end
 
 -- The counters of one launch (grid, block, shared, args of spec): the fields, or nil and why.
 function M.kernel(kernel, spec)
+  local started = gpuexp.clock()
   local launch = {metrics = M.names}
   for _, key in ipairs({"grid", "block", "shared", "args"}) do launch[key] = spec[key] end
   local values, why = kernel:collect(launch)
   if not values then return nil, why end
-  return M.fields(values, kernel:resources(), spec.shared)
+  local fields = M.fields(values, kernel:resources(), spec.shared)
+  fields.ctr_seconds = gpuexp.clock() - started
+  return fields
 end
 
 -- The counters of one run of a sequence (counts summed, the rest weighted by each kernel's time).
 function M.sequence(sequence)
+  local started = gpuexp.clock()
   local values, why = sequence:metrics{metrics = M.names}
   if not values then return nil, why end
-  return M.fields(values)
+  local fields = M.fields(values)
+  fields.ctr_seconds = gpuexp.clock() - started
+  return fields
 end
 
 return M

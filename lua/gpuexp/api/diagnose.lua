@@ -26,9 +26,17 @@ M.names = {
   "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
 }
 
+-- The threads of a block ({x, y, z} or a number), and the lanes its warps start with on average
+-- (a block of 1 thread has warps of 1 lane: one thread per instruction is not divergence there).
+local function launch_lanes(block)
+  local threads = type(block) == "table" and (block[1] or block.x or 1) * (block[2] or block.y or 1) * (block[3] or block.z or 1)
+    or tonumber(block) or 32
+  return threads / math.ceil(threads / 32)
+end
+
 -- The verdict from the values (the collected metrics, derived values and occupancy), the kernel's
--- resources and the ceilings: {verdict, evidence (list of strings), findings}.
-function M.judge(v, resources, ceilings)
+-- resources, the ceilings and the launch's block: {verdict, evidence (list of strings), findings}.
+function M.judge(v, resources, ceilings, block)
   local sol_compute = v["sm__throughput.avg.pct_of_peak_sustained_elapsed"] or 0
   local sol_memory = v["gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"] or 0
   local dram = v["dram__throughput.avg.pct_of_peak_sustained_elapsed"] or 0
@@ -51,6 +59,7 @@ function M.judge(v, resources, ceilings)
   local sector_use = v["smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct"]
   local store_use = v["smsp__sass_average_data_bytes_per_sector_mem_global_op_st.pct"]
   local threads_per_instruction = v["smsp__average_thread_inst_executed_per_inst_executed.ratio"]
+  local lanes = launch_lanes(block)
   local ways = math.max(v.shared_ld_ways or 0, v.shared_st_ways or 0)
   local intensity = v.fp32_flop_per_byte
   local knee = ceilings and ceilings.fp32_gflops and ceilings.dram_copy_gbps and ceilings.fp32_gflops / ceilings.dram_copy_gbps
@@ -96,9 +105,10 @@ function M.judge(v, resources, ceilings)
   elseif sol_memory >= 60 and sol_memory >= sol_compute then
     verdict = "memory-bound"
     if intensity and knee then evidence[#evidence + 1] = string.format("%.2f FLOP/byte, under the %.1f knee", intensity, knee) end
-  elseif threads_per_instruction and threads_per_instruction < 24 then
+  elseif threads_per_instruction and threads_per_instruction < 0.75 * lanes then
     verdict = "branch divergence"
-    evidence[#evidence + 1] = string.format("%.1f active threads per instruction of 32", threads_per_instruction)
+    evidence[#evidence + 1] = string.format("%.1f active threads per instruction of the %.0f its warps start with",
+      threads_per_instruction, lanes)
   elseif sol_compute >= 60 then
     verdict = "compute-bound"
     if intensity and knee then evidence[#evidence + 1] = string.format("%.2f FLOP/byte, over the %.1f knee", intensity, knee) end
@@ -106,6 +116,12 @@ function M.judge(v, resources, ceilings)
     verdict = "latency-bound"
     evidence[#evidence + 1] = string.format("neither unit near its peak; achieved occupancy %.0f%% of a theoretical %.0f%% (%s)",
       v.achieved_occupancy_pct or 0, v.theoretical_occupancy_pct or 0, tostring(v.occupancy_limiter))
+    if stalls[1] and stalls[1].reason == "long_scoreboard" and dram >= 20 then
+      -- a stream that waits on DRAM without filling it: too few bytes in flight (Little's law)
+      evidence[#evidence + 1] = string.format("warps wait on global memory (long_scoreboard %.0f%% of stalls) with DRAM at " ..
+        "%.0f%%: too few bytes in flight; more independent loads per thread (vector types, unrolling) or more warps",
+        stalls[1].pct, dram)
+    end
   end
   findings.verdict = verdict
   findings.evidence = evidence
@@ -123,7 +139,7 @@ function M.run(kernel, spec)
   local values, info = kernel:metrics(launch)
   if not values then return nil, info end
   local ceilings = gpuexp.ceilings and gpuexp.ceilings() or nil
-  local findings = M.judge(values, kernel:resources(), ceilings)
+  local findings = M.judge(values, kernel:resources(), ceilings, spec.block)
   findings.kernel = kernel.name
   findings.passes = info.passes
   return findings

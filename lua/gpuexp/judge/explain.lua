@@ -8,21 +8,24 @@ local rule = require("gpuexp.judge.rule")
 
 local M = {}
 
--- The counters, in the order a reader wants them: what the kernel does, then where it waits.
--- floor: the smallest relative change (percent) or absolute change (points, for percentages and
--- counts of a few) called a change.
+-- The counters. floor: the smallest relative change (percent) or absolute change (points, for
+-- percentages and counts of a few) called a change. rank: where a change of it goes in the
+-- explanation, most telling first (ranks of the work and the traffic depend on what the kernel
+-- waits on: see order below).
 M.COUNTERS = {
-  {column = "ctr_registers", label = "registers", kind = "count", floor = 1},
-  {column = "ctr_spill_bytes", label = "spilled bytes", kind = "count", floor = 1},
-  {column = "ctr_shared_bytes", label = "shared memory bytes", kind = "count", floor = 1},
-  {column = "ctr_instructions", label = "instructions", kind = "relative", floor = 1},
-  {column = "ctr_dram_bytes", label = "DRAM bytes", kind = "relative", floor = 2},
-  {column = "ctr_l2_bytes", label = "L2 bytes", kind = "relative", floor = 2},
-  {column = "ctr_l2_hit_pct", label = "L2 hit rate", kind = "points", floor = 5, unit = "%"},
-  {column = "ctr_occupancy_pct", label = "achieved occupancy", kind = "points", floor = 5, unit = "%"},
-  {column = "sm_clock_mhz", label = "SM clock", kind = "relative", floor = 2, unit = " MHz"},
+  {column = "ctr_spill_bytes", label = "spilled bytes", kind = "count", floor = 1, rank = 1},
+  {column = "ctr_registers", label = "registers", kind = "count", floor = 1, rank = 9},
+  {column = "ctr_shared_bytes", label = "shared memory bytes", kind = "count", floor = 1, rank = 9},
+  {column = "ctr_instructions", label = "instructions", kind = "relative", floor = 1, work = true},
+  {column = "ctr_dram_bytes", label = "DRAM bytes", kind = "relative", floor = 2, traffic = 1},
+  {column = "ctr_l2_bytes", label = "L2 bytes", kind = "relative", floor = 2, traffic = 2},
+  {column = "ctr_l2_hit_pct", label = "L2 hit rate", kind = "points", floor = 5, unit = "%", traffic = 3},
+  {column = "ctr_occupancy_pct", label = "achieved occupancy", kind = "points", floor = 5, unit = "%", rank = 7},
+  {column = "sm_clock_mhz", label = "SM clock", kind = "relative", floor = 2, unit = " MHz", rank = 7},
 }
 M.STALL = "ctr_stall" -- the dominant stall reason (text)
+-- stalls of warps waiting on memory: then a change of bytes explains more than one of instructions
+local MEMORY_STALLS = {long_scoreboard = true, lg_throttle = true, drain = true, imc_miss = true}
 
 local function median_of(rows, column)
   local values = {}
@@ -33,71 +36,84 @@ local function median_of(rows, column)
 end
 
 local function number(value, unit)
-  local text = math.type(value) == "integer" and tostring(value) or string.format("%.4g", value)
+  local text = math.type(value) == "integer" and tostring(value)
+    or string.format(unit == "%" and "%.1f" or "%.4g", value)
   return text .. (unit or "")
 end
 
--- explain(base_rows, new_row, change_pct) -> the findings (strings, most telling first) and
--- whether the point has counters at all; nil when it has none.
+-- The most frequent value of a text column over rows, or nil.
+local function usual_text(rows, column)
+  local counts, usual, most = {}, nil, 0
+  for _, row in ipairs(rows) do
+    local v = row[column]
+    if type(v) == "string" and v ~= "" then counts[v] = (counts[v] or 0) + 1 end
+  end
+  for value, count in pairs(counts) do
+    if count > most or (count == most and value < usual) then usual, most = value, count end
+  end
+  return usual
+end
+
+-- explain(base_rows, new_row, change_pct) -> the findings (strings, most telling first), or nil
+-- when the point has no counters. Order: spills; registers or shared memory that moved occupancy;
+-- then the work and the traffic, bytes first for a kernel waiting on memory, instructions first
+-- for the rest; occupancy and the clock; the dominant stall; registers or shared memory that cost
+-- nothing.
 function M.explain(base_rows, new_row, change_pct)
-  local findings, present, unchanged = {}, false, {}
-  local moved = {}
+  local found, present, unchanged, moved = {}, false, 0, {}
+  local stall, usual = new_row[M.STALL], usual_text(base_rows, M.STALL)
+  local memory_bound = MEMORY_STALLS[type(stall) == "string" and stall or ""] or MEMORY_STALLS[usual or ""]
   for _, counter in ipairs(M.COUNTERS) do
     local new = new_row[counter.column]
     local base, values = median_of(base_rows, counter.column)
     if type(new) == "number" and base then
       present = true
-      local delta = new - base
-      local significant
+      local delta, text = new - base, nil
       if counter.kind == "relative" then
         local pct = base ~= 0 and delta / base * 100 or (delta ~= 0 and math.huge or 0)
         local spread = base ~= 0 and rule.spread(values, base) or 0
-        significant = math.abs(pct) >= math.max(counter.floor, 3 * spread)
-        if significant then
-          findings[#findings + 1] = string.format("%s %+.1f%%%s", counter.label, pct,
+        if math.abs(pct) >= math.max(counter.floor, 3 * spread) then
+          text = string.format("%s %+.1f%%%s", counter.label, pct,
             counter.unit and string.format(" (%s -> %s)", number(base, counter.unit), number(new, counter.unit)) or "")
+          if counter.work and change_pct then text = text .. string.format(" (the time moved %+.1f%%)", change_pct) end
         end
-      else
-        significant = math.abs(delta) >= counter.floor
-        if significant then
-          findings[#findings + 1] = string.format("%s %s -> %s", counter.label, number(base, counter.unit),
-            number(new, counter.unit))
-        end
+      elseif math.abs(delta) >= counter.floor then
+        text = string.format("%s %s -> %s", counter.label, number(base, counter.unit), number(new, counter.unit))
       end
-      moved[counter.column] = significant or nil
-      if not significant then unchanged[#unchanged + 1] = counter.label end
+      if text then
+        local rank = counter.rank
+        if counter.work then rank = memory_bound and 5 or 3 end
+        if counter.traffic then rank = (memory_bound and 3 or 5) + counter.traffic / 10 end
+        found[#found + 1] = {text = text, rank = rank, column = counter.column}
+        moved[counter.column] = found[#found]
+      else
+        unchanged = unchanged + 1
+      end
     end
   end
-  local base_stall = {}
-  for _, row in ipairs(base_rows) do
-    if type(row[M.STALL]) == "string" and row[M.STALL] ~= "" then base_stall[row[M.STALL]] = (base_stall[row[M.STALL]] or 0) + 1 end
-  end
-  local usual, most = nil, 0
-  for reason, count in pairs(base_stall) do
-    if count > most or (count == most and reason < usual) then usual, most = reason, count end
-  end
-  local stall = new_row[M.STALL]
   if type(stall) == "string" and stall ~= "" and usual then
     present = true
-    if stall ~= usual then findings[#findings + 1] = string.format("dominant stall %s -> %s", usual, stall) end
+    if stall ~= usual then found[#found + 1] = {text = string.format("dominant stall %s -> %s", usual, stall), rank = 8} end
   end
   if not present then return nil end
-  -- registers that cost occupancy: one finding, cause and effect
-  if moved.ctr_registers and moved.ctr_occupancy_pct then
-    local registers, occupancy
-    for n, text in ipairs(findings) do
-      if text:find("^registers ") then registers = n elseif text:find("^achieved occupancy ") then occupancy = n end
+  -- registers (or shared memory) that cost occupancy: one finding, cause and effect
+  local occupancy = moved.ctr_occupancy_pct
+  for _, column in ipairs({"ctr_registers", "ctr_shared_bytes"}) do
+    local resource = moved[column]
+    if resource and occupancy and occupancy.rank then
+      resource.text, resource.rank = resource.text .. ": " .. occupancy.text, 2
+      occupancy.rank = nil
     end
-    findings[registers] = findings[registers] .. ": " .. findings[occupancy]
-    table.remove(findings, occupancy)
+  end
+  local findings = {}
+  for n, f in ipairs(found) do f.n = n end
+  table.sort(found, function(a, b) return (a.rank or 99) < (b.rank or 99) or ((a.rank or 99) == (b.rank or 99) and a.n < b.n) end)
+  for _, f in ipairs(found) do
+    if f.rank then findings[#findings + 1] = f.text end
   end
   if #findings == 0 then
     findings[1] = string.format("counters unchanged (%d compared): the time moved %+.1f%% alone; look at the clocks " ..
-      "or the machine", #unchanged, change_pct or 0)
-  elseif moved.ctr_instructions and change_pct then
-    for n, text in ipairs(findings) do
-      if text:find("^instructions ") then findings[n] = text .. string.format(" (the time moved %+.1f%%)", change_pct) end
-    end
+      "or the machine", unchanged, change_pct or 0)
   end
   return findings
 end

@@ -43,6 +43,13 @@ function M.model(night)
     driver = night.driver or "?", exit_code = night.exit_code, elapsed_s = night.elapsed_s, regressions = {},
     results = {}, points = 0,
     counts = {same = 0, faster = 0, new = 0, missing = 0, error = 0, slower = 0, unconfirmed = 0}}
+  -- what the counters cost the night: their seconds over every point's row (api/counters.lua)
+  for _, r in ipairs(night.results) do
+    for _, key in ipairs(r.run and r.run.order or {}) do
+      local seconds = r.run:value(key, "ctr_seconds")
+      if type(seconds) == "number" then model.counters_s = (model.counters_s or 0) + seconds end
+    end
+  end
   model.verdict = ({[0] = "clean", [1] = "REGRESSION", [5] = "incomplete", [6] = "history not written"})[night.exit_code]
     or ("exit " .. tostring(night.exit_code))
   for _, r in ipairs(night.results) do
@@ -70,8 +77,9 @@ end
 
 -- The terminal summary: the regressions first, then failures and the counts.
 function M.summary(model, file)
-  file:write(string.format("gpuexp nightly %s: %s (driver %s), suite %s: %d experiment(s), %d points, %.0f s\n",
-    model.id, model.gpu, model.driver, model.suite, #model.results, model.points, model.elapsed_s or 0))
+  file:write(string.format("gpuexp nightly %s: %s (driver %s), suite %s: %d experiment(s), %d points, %.0f s%s\n",
+    model.id, model.gpu, model.driver, model.suite, #model.results, model.points, model.elapsed_s or 0,
+    model.counters_s and string.format(" (counters %.1f s)", model.counters_s) or ""))
   if #model.regressions > 0 then
     file:write(string.format("REGRESSIONS (%d):\n", #model.regressions))
     csv.print_table(model.regressions, REGRESSION_COLUMNS, file)

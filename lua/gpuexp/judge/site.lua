@@ -7,6 +7,7 @@
 -- cleared.
 local history = require("gpuexp.store.history")
 local compare = require("gpuexp.judge.compare")
+local explain = require("gpuexp.judge.explain")
 local printers = require("gpuexp.judge.printers")
 local rule = require("gpuexp.judge.rule")
 
@@ -42,7 +43,7 @@ local function judge(db, run_id, cache)
       if remeasure.record.sweep == record.sweep then compare.confirm(judged, remeasure, options) end
     end
   end
-  return new, judged, metric
+  return new, judged, metric, bases
 end
 
 -- The model of the site: {generated_utc, series = {{title, experiment, sweep, gpu, driver, metric,
@@ -57,7 +58,7 @@ function M.model(db, limit)
     series.title = group.experiment .. (group.sweep ~= group.experiment and (" / " .. group.sweep) or "")
     local point_of = {}
     for n, id in ipairs(group.ids) do
-      local new, judged, metric = judge(db, id, cache)
+      local new, judged, metric, bases = judge(db, id, cache)
       series.metric = metric or "status"
       local record = new.record
       local output = new.info.sweep and new.info.sweep.output
@@ -74,7 +75,8 @@ function M.model(db, limit)
         end
         point.values[n] = {value = type(e.new) == "number" and e.new or nil, verdict = e.verdict,
           regression = compare.is_regression(e), unconfirmed = e.unconfirmed, basis = e.basis,
-          change = printers.change_text(e)}
+          change = printers.change_text(e),
+          explanation = compare.is_regression(e) and e.verdict == "slower" and explain.entry(e, bases, new) or nil}
       end
     end
     series.latest = series.runs[#series.runs] and series.runs[#series.runs].counts or {}
@@ -161,10 +163,10 @@ local function chart(series, point)
       local class = v.regression and "regression" or v.unconfirmed and "suspect" or v.verdict == "faster" and "faster"
         or "other"
       out[#out + 1] = string.format("<circle class='%s' cx='%.1f' cy='%.1f' r='%d'><title>run %d, %s: %s %s " ..
-        "(%s%s); %s, driver %s, commit %s%s, host %s</title></circle>", class, x(n), y(v.value), v.regression and 5 or 3,
+        "(%s%s)%s; %s, driver %s, commit %s%s, host %s</title></circle>", class, x(n), y(v.value), v.regression and 5 or 3,
         run.id, html(run.started or ""), number(v.value), html(series.metric),
         html(v.verdict .. (v.unconfirmed and ", a suspect the re-measure did not confirm" or "")),
-        v.change ~= "" and (" " .. v.change) or "", html(series.gpu), html(series.driver),
+        v.change ~= "" and (" " .. v.change) or "", v.explanation and (": " .. html(v.explanation)) or "", html(series.gpu), html(series.driver),
         html((run.commit or "unknown"):sub(1, 10)), run.dirty and " (with changes)" or "", html(run.host or "?"))
     end
   end
@@ -184,6 +186,16 @@ function M.series_page(series, file)
     out[#out + 1] = string.format("<h3%s>%s%s</h3>\n", regressions > 0 and " class='bad'" or "", html(point.label),
       regressions > 0 and string.format(" (%d regression%s)", regressions, regressions > 1 and "s" or "") or "")
     out[#out + 1] = chart(series, point) .. "\n"
+    -- what changed, as the counters saw it, for each regression of the point
+    local items = {}
+    for n, run in ipairs(series.runs) do
+      local v = point.values[n]
+      if v and v.regression then
+        items[#items + 1] = string.format("<li>run %d, %s: %s%s</li>", run.id, html(run.started or ""), html(v.change),
+          v.explanation and (": " .. html(v.explanation)) or "")
+      end
+    end
+    if #items > 0 then out[#out + 1] = "<ul class='changes'>" .. table.concat(items) .. "</ul>\n" end
   end
   out[#out + 1] = "<h2>Nights</h2><table><tr><th>run</th><th>started</th><th>commit</th><th>host</th><th>verdicts</th>" ..
     "<th>report</th></tr>\n"

@@ -291,13 +291,15 @@ function M.load_run(db, id)
 end
 
 -- The baseline runs of a recorded run: the last `count` nightly runs of the same experiment and
--- sweep on the same GPU model and driver, complete, not excluded, recorded before it.
+-- sweep on the same GPU model and driver, complete, not excluded, recorded before it and not in
+-- its night (a re-measure's baseline is that of its night, not the night itself).
 function M.baseline_ids(db, run_id, count)
   local run = db:rows("SELECT * FROM runs WHERE id = ?", run_id)[1]
   if not run then return {} end
   local rows = db:rows([[SELECT id FROM runs WHERE experiment = ? AND sweep = ? AND gpu_name IS ? AND
-    driver_version IS ? AND kind = 'nightly' AND complete = 1 AND excluded = 0 AND id < ? ORDER BY id DESC LIMIT ?]],
-    run.experiment, run.sweep, run.gpu_name, run.driver_version, run_id, count)
+    driver_version IS ? AND kind = 'nightly' AND complete = 1 AND excluded = 0 AND id < ? AND (? IS NULL OR nightly IS NOT ?)
+    ORDER BY id DESC LIMIT ?]],
+    run.experiment, run.sweep, run.gpu_name, run.driver_version, run_id, run.nightly, run.nightly, count)
   local ids = {}
   for i = #rows, 1, -1 do ids[#ids + 1] = rows[i].id end -- oldest first
   return ids
