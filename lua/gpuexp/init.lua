@@ -40,8 +40,9 @@ function gpuexp.diagnose(kernel, spec)
   if findings then findings.text = diagnose.format(findings) end
   return findings, why
 end
--- After a timed launch: gpuexp diagnose SCRIPT diagnoses it, gpuexp --counters (nightly) collects
--- the fixed counter set (api/counters.lua); the sweep puts the point's last of each in its row.
+-- After a timed launch: gpuexp diagnose SCRIPT diagnoses it; gpuexp --counters (nightly) remembers
+-- it, and the sweep collects the fixed counter set of the point's last one when the point ends
+-- (api/counters.lua). The sweep puts both in the point's row.
 local function after_timed(kernel, spec)
   local options = gpuexp.run_options
   if not options or gpuexp.plan or gpuexp._calibrating then return end
@@ -54,10 +55,7 @@ local function after_timed(kernel, spec)
       io.stderr:write("gpuexp diagnose: no counters for " .. kernel.name .. ": " .. tostring(why) .. "\n")
     end
   end
-  if options.counters then
-    local fields, why = require("gpuexp.api.counters")[spec and "kernel" or "sequence"](kernel, spec)
-    gpuexp._last_counters = fields or {ctr_note = "no counters: " .. tostring(why)}
-  end
+  if options.counters then require("gpuexp.api.counters").remember(kernel, spec) end
 end
 local time_launch = gpuexp._kernel_methods.time
 gpuexp._kernel_methods.time = function(kernel, spec)

@@ -1,5 +1,6 @@
 -- A run's counters (gpuexp --counters, which gpuexp nightly passes): a small fixed set of hardware
--- counters for the last timed launch of every point, as ctr_* columns of its row, so a night that
+-- counters for the last timed launch of every point, collected once when the point ends (however
+-- often it timed), as ctr_* columns of its row, so a night that
 -- got slower can say what changed as the hardware sees it (judge/explain.lua reads them).
 -- Three replay passes on GH100: the work (instructions), the traffic (DRAM and L2 bytes, L2 hit
 -- rate), the warps (achieved occupancy) and the dominant stall among the seven reasons that fit in
@@ -74,5 +75,30 @@ function M.sequence(sequence)
   fields.ctr_seconds = gpuexp.clock() - started
   return fields
 end
+
+-- The launch a point timed last (kernel:measure, kernel:time, sequence:measure), remembered by
+-- M.remember and collected by M.take when the point ends: its fields, or {ctr_note = why}; nil
+-- when the point timed nothing.
+local pending
+
+function M.remember(target, spec)
+  local launch
+  if spec then
+    launch = {}
+    for _, key in ipairs({"grid", "block", "shared", "args"}) do launch[key] = spec[key] end
+  end
+  pending = {target = target, launch = launch}
+end
+
+function M.take()
+  local p = pending
+  pending = nil
+  if not p then return nil end
+  local fields, why
+  if p.launch then fields, why = M.kernel(p.target, p.launch) else fields, why = M.sequence(p.target) end
+  return fields or {ctr_note = "no counters: " .. tostring(why)}
+end
+
+function M.forget() pending = nil end
 
 return M

@@ -1,6 +1,7 @@
 -- Sweeps: named axes whose cartesian product is known before anything runs, a filter, a run
 -- function per point; each row written and flushed as soon as it exists.
 local csv = require("gpuexp.store.csv")
+local counters = require("gpuexp.api.counters")
 local meta = require("gpuexp.store.meta")
 local ledger = require("gpuexp.engine.ledger")
 
@@ -261,7 +262,7 @@ function M.run(spec)
   local columns = spec.columns
   if columns and gpuexp.run_options and gpuexp.run_options.counters and not gpuexp.plan then
     columns = {table.unpack(columns)} -- gpuexp --counters: the counters' columns, and why a point has none
-    for _, column in ipairs(require("gpuexp.api.counters").COLUMNS) do columns[#columns + 1] = column end
+    for _, column in ipairs(counters.COLUMNS) do columns[#columns + 1] = column end
     columns[#columns + 1] = "ctr_note"
   end
   local client = gpuexp._worker and remote_client(gpuexp._worker) or local_client()
@@ -294,10 +295,17 @@ function M.run(spec)
     local point = points[index]
     local copy = {}
     for k, v in pairs(point) do copy[k] = v end
-    gpuexp._last_diagnosis, gpuexp._last_counters = nil, nil
+    gpuexp._last_diagnosis = nil
+    counters.forget()
     local ok, result = pcall(spec.run, copy)
     if ok and type(result) ~= "table" then
       ok, result = false, "run returned " .. type(result) .. ", not a row table"
+    end
+    -- gpuexp --counters: the point's last timed launch, collected once (a failure is said in ctr_note)
+    local point_counters = nil
+    if ok then
+      local collected, fields = pcall(counters.take)
+      if collected then point_counters = fields else point_counters = {ctr_note = "no counters: " .. error_text(fields)} end
     end
     -- work the point left queued on the GPU is charged to it, not to the next one
     local failure = not gpuexp.offline_arch and gpuexp._synchronize_devices() or nil
@@ -316,7 +324,7 @@ function M.run(spec)
     if diagnosis and row.diagnosis == nil then
       row.diagnosis, row.diagnosis_evidence = diagnosis.verdict, table.concat(diagnosis.evidence, "; ")
     end
-    for column, value in pairs(gpuexp._last_counters or {}) do -- gpuexp --counters
+    for column, value in pairs(point_counters or {}) do
       if row[column] == nil then row[column] = value end
     end
     row.status = ok and (row.status or "ok") or "error"
