@@ -36,6 +36,8 @@
 ---@field stop_reason "noise"|"timeout"|"max_samples"
 ---@field sm_clock_mhz number
 ---@field clock_throttled boolean
+---@field throttled_samples integer  samples dropped: their batch ran below throttle_pct of the highest clock
+---@field median_cycles number  median of each sample's time x its batch's SM clock
 ---@field launches_per_sample integer
 ---@field batches integer
 
@@ -201,7 +203,7 @@ function Kernel:launch(spec) end
 ---@return gpuexp.Timing
 function Kernel:time(spec) end
 ---The measurement policy: samples until the noise target, a minimum time, or a timeout.
----@param spec gpuexp.LaunchSpec|{mode?: string, warmup?: integer, min_samples?: integer, min_time_ms?: number, max_noise_pct?: number, timeout_s?: number}
+---@param spec gpuexp.LaunchSpec|{mode?: string, warmup?: integer, min_samples?: integer, min_time_ms?: number, max_noise_pct?: number, timeout_s?: number, throttle_pct?: number, recovery_ms?: number}
 ---@return gpuexp.Measurement
 function Kernel:measure(spec) end
 ---A launch with its configuration and arguments bound: the fast path for launch loops.
@@ -279,7 +281,7 @@ function Sequence:run() end
 ---@return gpuexp.Timing
 function Sequence:time(options) end
 ---The measurement policy over whole runs (graph mode captures a run into a CUDA graph).
----@param spec? {mode?: string, warmup?: integer, min_samples?: integer, min_time_ms?: number, max_noise_pct?: number, timeout_s?: number, graph_launches?: integer}
+---@param spec? {mode?: string, warmup?: integer, min_samples?: integer, min_time_ms?: number, max_noise_pct?: number, timeout_s?: number, graph_launches?: integer, throttle_pct?: number, recovery_ms?: number}
 ---@return gpuexp.Measurement
 function Sequence:measure(spec) end
 ---Counters of every kernel of one run and their total (counts summed, the rest weighted by duration); info.kernels holds each kernel's values.
@@ -435,6 +437,9 @@ function gpuexp.hash(text) end
 ---Seconds (monotonic).
 ---@return number
 function gpuexp.clock() end
+---Waits this many seconds (the measurement policy's recovery after a throttled batch).
+---@param seconds number
+function gpuexp.sleep(seconds) end
 ---gpuexp, CUDA, driver, NVRTC and CUPTI versions (what is found; loaded_only: NVRTC and CUPTI only
 ---when this process has loaded them already, which costs nothing).
 ---@param loaded_only? boolean

@@ -63,6 +63,18 @@ static int gpuexp_clock(lua_State *L)
     return 1;
 }
 
+/* gpuexp.sleep(seconds): waits (the measurement policy's recovery from a throttled batch). */
+static int gpuexp_sleep(lua_State *L)
+{
+    double seconds = luaL_checknumber(L, 1);
+    if (seconds > 0) {
+        struct timespec wait = {(time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9)};
+        while (nanosleep(&wait, &wait) != 0 && errno == EINTR) {
+        }
+    }
+    return 0;
+}
+
 /* gpuexp.versions([loaded_only]) -> {gpuexp, built_with_cuda, driver_cuda, nvrtc, cupti_api, lua,
    sqlite}; the CUDA pieces not found are absent. loaded_only: NVRTC and CUPTI only when this
    process has loaded them already (a run's metadata: loading them costs ~10 ms and ~35 MB). */
@@ -189,7 +201,7 @@ static int embedded_searcher(lua_State *L)
 void l_open_gpuexp(lua_State *L)
 {
     static const luaL_Reg functions[] = {{"stats", gpuexp_stats},       {"hash", gpuexp_hash},
-                                         {"clock", gpuexp_clock},       {"versions", gpuexp_versions},
+                                         {"clock", gpuexp_clock},       {"versions", gpuexp_versions}, {"sleep", gpuexp_sleep},
                                          {"error", gpuexp_error},       {"mkdir", gpuexp_mkdir},
                                          {"cache_directory", gpuexp_cache_directory},
                                          {"_is_directory", gpuexp_is_directory}, {"_truncate", gpuexp_truncate},

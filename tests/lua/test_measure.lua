@@ -27,7 +27,39 @@ T.eq(measure.stop_reason(many, 24, 1, limits), "max_samples", "the sample cap")
 -- p10/p90 by linear interpolation
 local q = gpuexp.stats({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, "_ms")
 T.near(q.p10_ms, 1.9, 1e-12, "p10"); T.near(q.p90_ms, 9.1, 1e-12, "p90")
-T.eq(table.concat(gpuexp.measure_columns, ","), "mode,samples,noise_pct,sm_clock_mhz,clock_throttled,stop_reason", "CSV columns")
+T.eq(table.concat(gpuexp.measure_columns, ","),
+  "mode,samples,noise_pct,sm_clock_mhz,clock_throttled,throttled_samples,median_cycles,stop_reason", "CSV columns")
+
+-- throttled batches: a timer whose batches run at the clocks given, each sample 1 ms at 1980 MHz
+-- (slower in proportion below it). The batch at 1500 MHz (under 90% of the highest clock) is
+-- dropped and counted, and the next batch waits recovery_ms; the batch at 1800 (91%) is kept.
+local function clocked_timer(clocks)
+  local n = 0
+  return {time = function(_, o)
+    if not o.clock then return {median_ms = 1, samples_ms = {1, 1, 1}} end
+    n = n + 1
+    local clock = clocks[math.min(n, #clocks)]
+    local samples = {}
+    for i = 1, o.reps do samples[i] = 1980 / clock * (1 + (i % 2) * 0.001) end
+    return {samples_ms = samples, sm_clock_mhz = clock}
+  end}
+end
+local policy = {warmup = 0, min_samples = 10, min_time_ms = 40, max_noise_pct = 50, timeout_s = 5, max_samples = 100000}
+local started = gpuexp.clock()
+local r = measure.run_policy(clocked_timer({1980, 1500, 1800, 1980, 1980, 1980}), policy, "hot")
+T.eq(r.throttled_samples, 30, "the throttled batch's 30 samples dropped")
+T.ok(gpuexp.clock() - started >= 0.05, "and the next batch waited 50 ms")
+T.eq(r.batches, 3, "batches until 40 ms of kept samples")
+T.ok(r.max_ms < 1980 / 1800 + 0.01, "no sample of the 1500 MHz batch is kept: " .. r.max_ms)
+T.near(r.median_cycles, 1980e3, 2.5e3, "cycles (1980 MHz x 1 ms, and 1800 MHz x 1.1 ms): a sample's time times its batch's clock")
+-- a clock that rises later: the earlier, slower batches fall under the threshold and are dropped
+r = measure.run_policy(clocked_timer({1500, 1980, 1980, 1980, 1980}), policy, "hot")
+T.eq(r.throttled_samples, 10, "a batch below 90% of a clock seen later is dropped too")
+T.near(r.median_ms, 1.0, 0.002, "the median of the kept samples")
+-- throttle_pct = 0 keeps every batch
+r = measure.run_policy(clocked_timer({1980, 1500, 1980, 1980, 1980}), {warmup = 0, min_samples = 10, min_time_ms = 40,
+  max_noise_pct = 50, timeout_s = 5, max_samples = 100000, throttle_pct = 0}, "hot")
+T.eq(r.throttled_samples, 0, "throttle_pct = 0: nothing dropped")
 -- a study's lesson: every failed expectation is reported; the report says whether it held
 local lesson = gpuexp.lesson()
 lesson:expect(true, "never shown")

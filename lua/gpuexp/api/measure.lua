@@ -1,7 +1,11 @@
 -- The measurement policy: warm-up, then batches of event-timed samples until the relative noise is
 -- under a target (after a minimum count and a minimum of GPU time) or a timeout; hot, cold (L2
 -- flushed before every sample) or graph (many launches per sample, for kernels of a few µs); the
--- SM clock probed after every batch, and batches run below 90% of the maximum clock flagged.
+-- SM clock probed after every batch. A batch whose clock is below throttle_pct of the highest
+-- batch clock of the measurement is throttled: its samples are dropped (counted in
+-- throttled_samples) and the next batch waits recovery_ms first, as NVBench does. Cycles beside
+-- times: each sample times its batch's clock (median_cycles), for comparisons that survive a
+-- clock that differs between runs.
 local M = {}
 
 -- Documented defaults (NVBench's: 10 samples, 0.5% noise, 0.5 s, 15 s timeout); change per call
@@ -15,6 +19,8 @@ M.defaults = {
   timeout_s = 15,         -- wall time after which it stops whatever the noise
   max_samples = 100000,
   graph_launches = nil,   -- launches per graph sample; default: enough for about 50 µs
+  throttle_pct = 90,      -- a batch below this % of the highest batch clock is dropped (0: keep all)
+  recovery_ms = 50,       -- the wait after a throttled batch (NVBench: 50 ms)
 }
 
 -- the policy's options (graph_launches has no default, so it is named here), and a launch's
@@ -68,25 +74,53 @@ local function run_policy(timer, spec, mode)
   end
   local min_samples, min_time_ms = option(spec, "min_samples"), option(spec, "min_time_ms")
   local max_noise, timeout_s, max_samples = option(spec, "max_noise_pct"), option(spec, "timeout_s"), option(spec, "max_samples")
-  local samples, clocks = {}, {}
-  local started, total_ms = gpuexp.clock(), 0
+  local throttle_pct, recovery_ms = option(spec, "throttle_pct"), option(spec, "recovery_ms")
+  local batches, samples, clocks = {}, {}, {}
+  local started, total_ms, reference = gpuexp.clock(), 0, 0
   local stop_reason
   local batch = min_samples
+  -- the samples of the batches at or above the threshold of the highest clock seen so far
+  local function keep()
+    samples, total_ms = {}, 0
+    local threshold = reference * throttle_pct / 100
+    for _, b in ipairs(batches) do
+      b.kept = not b.clock or b.clock >= threshold
+      if b.kept then
+        for _, ms in ipairs(b.samples) do samples[#samples + 1] = ms; total_ms = total_ms + ms end
+      end
+    end
+  end
   while true do
     local t = timer:time{warmup = 0, reps = batch, cold = mode == "cold", graph = graph > 0 and graph or nil, clock = true}
-    for _, ms in ipairs(t.samples_ms) do
-      samples[#samples + 1] = ms
-      total_ms = total_ms + ms
+    local clock = t.sm_clock_mhz
+    batches[#batches + 1] = {samples = t.samples_ms, clock = clock}
+    clocks[#clocks + 1] = clock
+    local throttled = clock and clock < reference * throttle_pct / 100
+    if clock and clock > reference then
+      reference = clock
+      keep() -- a higher clock: earlier batches may now be below the threshold
+    elseif throttled then
+      batches[#batches].kept = false
+    else
+      for _, ms in ipairs(t.samples_ms) do samples[#samples + 1] = ms; total_ms = total_ms + ms end
     end
-    clocks[#clocks + 1] = t.sm_clock_mhz
-    local stats = gpuexp.stats(samples, "_ms")
-    stop_reason = M.stop_reason(stats, total_ms, gpuexp.clock() - started,
+    local stats = gpuexp.stats(#samples > 0 and samples or t.samples_ms, "_ms")
+    stop_reason = M.stop_reason(stats, #samples > 0 and total_ms or 0, gpuexp.clock() - started,
       {min_samples = min_samples, min_time_ms = min_time_ms, max_noise_pct = max_noise, timeout_s = timeout_s,
        max_samples = max_samples})
     if stop_reason then break end
+    if throttled and recovery_ms > 0 then gpuexp.sleep(recovery_ms / 1000) end
     -- the next batch: enough for the remaining minimum time, within bounds
     local mean = math.max(stats.mean_ms, 1e-4)
     batch = math.max(10, math.min(2000, math.ceil((min_time_ms - total_ms) / mean), max_samples - #samples))
+  end
+  local dropped = 0
+  for _, b in ipairs(batches) do if b.kept == false then dropped = dropped + #b.samples end end
+  local cycles = {}
+  for _, b in ipairs(batches) do
+    if b.kept and b.clock then
+      for _, ms in ipairs(b.samples) do cycles[#cycles + 1] = ms * b.clock * 1e3 end
+    end
   end
   local result = gpuexp.stats(samples, "_ms")
   local clock_stats = gpuexp.stats(clocks)
@@ -97,15 +131,19 @@ local function run_policy(timer, spec, mode)
   result.stop_reason = stop_reason
   result.sm_clock_mhz = clock_stats.median
   result.sm_clock_min_mhz = clock_stats.min
+  result.throttled_samples = dropped
+  result.median_cycles = #cycles > 0 and gpuexp.stats(cycles).median or nil
   result.warmup = warmup
   result.timer = "cuda_events"
   return result
 end
 
+M.run_policy = run_policy -- (tests drive it with a timer of known samples and clocks)
+
 -- kernel:measure{grid=, block=, shared=, args=, <policy options>} -> statistics (median_ms, min_ms,
 -- mean_ms, stddev_ms, noise_pct, p10_ms, p90_ms, samples) and mode, launches_per_sample, batches,
 -- stop_reason ("noise", "timeout", "max_samples"), sm_clock_mhz (median of the batches),
--- sm_clock_min_mhz, clock_throttled, samples_ms. In an offline plan: {samples = 0, mode = ...}.
+-- sm_clock_min_mhz, clock_throttled, throttled_samples (dropped), median_cycles, samples_ms. In an offline plan: {samples = 0, mode = ...}.
 function M.measure(kernel, spec)
   local mode = check_policy(spec, known, "measure")
   local bound = kernel:bind{grid = spec.grid, block = spec.block, shared = spec.shared, args = spec.args}
@@ -138,6 +176,7 @@ function M.flag_clock(result, device)
 end
 
 -- The CSV columns every measured row should carry.
-M.columns = {"mode", "samples", "noise_pct", "sm_clock_mhz", "clock_throttled", "stop_reason"}
+M.columns = {"mode", "samples", "noise_pct", "sm_clock_mhz", "clock_throttled", "throttled_samples", "median_cycles",
+  "stop_reason"}
 
 return M
