@@ -60,7 +60,7 @@ gpuexp.sweep{
   name = "nightly_kernels",
   axes = {{"case", {"triad_dram", "triad_l2", "fma", "block_sum"}}, {"block_size", {128, 256, 512}}},
   columns = {"kernel", "grid", "median_ms", "min_ms", "noise_pct", "samples", "mode", "stop_reason", "sm_clock_mhz",
-    "clock_throttled", "gbps", "gflops", "verified"},
+    "clock_throttled", "throttled_samples", "median_cycles", "gbps", "gflops", "verified"},
   run = function(p)
     local case = cases[p.case]
     local grid = case.n and math.min((case.n + p.block_size - 1) // p.block_size, sms * 32) or sms * 8 * 512 // p.block_size
@@ -78,7 +78,8 @@ gpuexp.sweep{
     return {
       kernel = case.kernel, grid = grid, median_ms = t.median_ms, min_ms = t.min_ms, noise_pct = t.noise_pct,
       samples = t.samples, mode = t.mode, stop_reason = t.stop_reason, sm_clock_mhz = t.sm_clock_mhz,
-      clock_throttled = t.clock_throttled, samples_ms = t.samples_ms,
+      clock_throttled = t.clock_throttled, throttled_samples = t.throttled_samples, median_cycles = t.median_cycles,
+      samples_ms = t.samples_ms,
       gbps = case.bytes and t.median_ms and case.bytes / (t.median_ms * 1e-3) / 1e9,
       gflops = case.flops and t.median_ms and case.flops * threads / (t.median_ms * 1e-3) / 1e9,
       verified = verified, status = verified == false and "wrong" or "ok",

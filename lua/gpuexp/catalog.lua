@@ -232,6 +232,8 @@ M.commands = {
       {"--threshold PCT", "the smallest change called a regression (default 2)"},
       {"--no-confirm", "do not re-measure suspects"},
       {"--no-counters", "do not collect counters (a regression is then not explained)"},
+      {"--metric COL[:lower|higher]", "the column judged (default median_ms, else the first *_ms column);\n" ..
+        "median_cycles judges in cycles, which a clock that differs between nights does not move"},
       {"--on-regression CMD", "when the night is not clean (exit 1, 5 or 6), run CMD REPORT.md through the\n" ..
         "shell, with GPUEXP_REPORT (the Markdown), GPUEXP_REPORT_HTML and\n" ..
         "GPUEXP_NIGHTLY_EXIT set"},

@@ -30,6 +30,11 @@ local listed = 0
 for _ in stdout:gmatch("nightly%s+fake") do listed = listed + 1 end
 T.eq(listed, 4, "four nightly runs listed")
 
+-- --metric: the column judged (a direction it cannot guess must be said)
+T.eq(night(41, nil, "--metric noise_pct"), 2, "--metric with no known direction: a usage error")
+code, stdout = night(42, nil, "--metric median_ms:lower")
+T.eq(code, 0, "--metric median_ms:lower: " .. stdout)
+
 -- 2. b 5% slower, in the first measurement and the re-measure: a regression, exit 1
 write("hook.sh", "echo \"$GPUEXP_NIGHTLY_EXIT $1 $GPUEXP_REPORT_HTML\" > " .. work .. "/hook.txt\n")
 code, stdout = night(5, "FAKE_SLOW=b=5", "--on-regression 'sh " .. work .. "/hook.sh'")

@@ -119,6 +119,10 @@ local function parse(args)
       if not o.floor_pct or o.floor_pct < 0 then error({usage = "--threshold takes a percentage >= 0"}) end
     elseif a == "--no-confirm" then o.confirm = false
     elseif a == "--no-counters" then o.counters = false
+    elseif a == "--metric" then
+      local metric, why = compare.parse_metric(value(a))
+      if not metric then error({usage = why}) end
+      o.metric = metric
     elseif a == "--on-regression" then o.on_regression = value(a)
     elseif a == "-q" or a == "--quiet" then o.quiet = true
     elseif a == "-d" or a == "--device" or a == "--devices" or a == "--point-timeout" then
@@ -301,8 +305,8 @@ local function judge_stage(night, run_id, experiment, several)
   local bases = {}
   for i, id in ipairs(baseline_ids) do bases[i] = history.load_run(db, id) end
   local result = {name = name, run_id = run_id, run = new, bases = bases}
-  local metric = compare.default_metric(new)
-  local metrics = {{name = metric, direction = "lower"}}
+  local metric = o.metric and o.metric.name or compare.default_metric(new)
+  local metrics = {o.metric or {name = metric, direction = "lower"}}
   if not metric then
     -- no time to compare, but a point that fails is still news: judged on its status alone
     result.note = "no time column (*_ms): points judged on their status only"
