@@ -53,6 +53,8 @@ M.commands = {
       {"--counters", "a row's counters: instructions, DRAM and L2 bytes, L2 hit rate, achieved occupancy,\n" ..
         "the dominant stall, registers, spills, shared memory of the point's last timed launch\n" ..
         "(ctr_* columns, 3 replay passes; gpuexp nightly collects them to explain a regression)"},
+      {"--telemetry", "every measurement reads NVML: mean power (power_w), energy per launch (energy_j),\n" ..
+        "temperature_c and the throttle reasons seen; columns of every sweep (telemetry_note: why not)"},
       {"--history PATH", "record the run (facts, rows, samples) in this SQLite history file"},
       {"--record", "the same, in the default file (gpuexp history --help says where)"},
       {"--night ID", "record the run as part of gpuexp nightly's night ID (set by gpuexp nightly,\n" ..

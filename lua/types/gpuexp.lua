@@ -106,6 +106,12 @@ function Device:synchronize() end
 ---The SM clock in MHz, measured now by a probe kernel.
 ---@return number
 function Device:sm_clock() end
+---What NVML reads of this GPU now: energy_j (total since the driver loaded), power_w,
+---temperature_c, throttle_reasons (names), throttle_mask, sm_clock_mhz, applications_clock_mhz,
+---power_limit_w; nil and why without NVML. gpuexp never changes a setting.
+---@return {energy_j?: number, power_w?: number, temperature_c?: integer, throttle_reasons?: string, throttle_mask?: integer, sm_clock_mhz?: integer, applications_clock_mhz?: integer, power_limit_w?: number}|nil
+---@return string? why
+function Device:telemetry() end
 ---Enqueues an L2 eviction (a read of twice the L2).
 function Device:flush_l2() end
 

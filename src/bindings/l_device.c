@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gx_nvml.h"
 #include "gx_profiler.h"
 #include "gx_driver.h"
 #include "gx_tools.h"
@@ -215,6 +216,41 @@ static int device_index(lua_State *L)
     return 1;
 }
 
+/* dev:telemetry() -> {energy_j (total since the driver loaded), power_w, temperature_c, throttle_reasons
+   (names), throttle_mask, sm_clock_mhz, applications_clock_mhz, power_limit_w} as NVML reads them
+   (a value NVML cannot give is absent), or nil and why (no NVML, or it does not know this GPU). */
+static int device_telemetry(lua_State *L)
+{
+    l_device *device = l_check_device(L, 1);
+    gx_telemetry t;
+    gx_error error;
+    if (gx_nvml_read(device->device.uuid, &t, &error)) {
+        lua_pushnil(L);
+        lua_pushstring(L, error.message);
+        return 2;
+    }
+    lua_createtable(L, 0, 8);
+    if (t.has_energy)
+        l_set_number(L, "energy_j", (double)t.energy_mj / 1000.0);
+    if (t.has_power)
+        l_set_number(L, "power_w", t.power_w);
+    if (t.has_temperature)
+        l_set_integer(L, "temperature_c", t.temperature_c);
+    if (t.has_reasons) {
+        char names[256];
+        gx_nvml_reason_names(t.reasons, names, sizeof names);
+        l_set_string(L, "throttle_reasons", names);
+        l_set_integer(L, "throttle_mask", (lua_Integer)t.reasons);
+    }
+    if (t.has_sm_clock)
+        l_set_integer(L, "sm_clock_mhz", t.sm_clock_mhz);
+    if (t.has_app_clock)
+        l_set_integer(L, "applications_clock_mhz", t.app_clock_mhz);
+    if (t.has_power_limit)
+        l_set_number(L, "power_limit_w", t.power_limit_w);
+    return 1;
+}
+
 static int device_synchronize(lua_State *L)
 {
     l_device *device = l_check_device(L, 1);
@@ -310,6 +346,7 @@ void l_open_device(lua_State *L)
     static const luaL_Reg methods[] = {
         {"attribute", device_attribute}, {"attributes", device_attributes},
         {"synchronize", device_synchronize}, {"memory_info", device_memory_info}, {"sm_clock", device_sm_clock},
+        {"telemetry", device_telemetry},
         {"flush_l2", device_flush_l2}, {NULL, NULL}};
     static const luaL_Reg metamethods[] = {
         {"__index", device_index}, {"__gc", device_gc}, {"__tostring", device_tostring}, {NULL, NULL}};

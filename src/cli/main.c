@@ -105,6 +105,7 @@ struct options {
     const char *trace;   /* record a timeline (Chrome trace JSON) here */
     int diagnose;        /* diagnose every timed launch (gpuexp diagnose SCRIPT) */
     int counters;        /* the fixed counter set of every point's last timed launch (ctr_* columns) */
+    int telemetry;       /* power, energy, temperature of every measurement (NVML) */
 };
 
 /* The field of an option that takes a text, or NULL. */
@@ -148,6 +149,8 @@ static void push_run_options(lua_State *L, int argc, char **argv, const struct o
     lua_setfield(L, -2, "diagnose");
     lua_pushboolean(L, o->counters);
     lua_setfield(L, -2, "counters");
+    lua_pushboolean(L, o->telemetry);
+    lua_setfield(L, -2, "telemetry");
     const char *strings[][2] = {{"devices", o->devices}, {"shard", o->shard}, {"point_timeout", o->point_timeout},
                                 {"plan_arch", o->arch}, {"history", o->history}, {"only", o->only},
                                 {"night", o->night}, {"night_kind", o->night_kind}, {"night_suite", o->night_suite},
@@ -415,6 +418,8 @@ int main(int argc, char **argv)
             options.diagnose = 1;
         } else if (strcmp(a, "--counters") == 0) {
             options.counters = 1;
+        } else if (strcmp(a, "--telemetry") == 0) {
+            options.telemetry = 1;
         } else if (strcmp(a, "-V") == 0 || strcmp(a, "--version") == 0) {
             /* gpuexp, Lua, SQLite and the CUDA pieces found: gpuexp doctor --version */
             char *version_argv[] = {argv[0], "doctor", "--version", NULL};

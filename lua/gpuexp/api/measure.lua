@@ -21,6 +21,7 @@ M.defaults = {
   graph_launches = nil,   -- launches per graph sample; default: enough for about 50 µs
   throttle_pct = 90,      -- a batch below this % of the highest batch clock is dropped (0: keep all)
   recovery_ms = 50,       -- the wait after a throttled batch (NVBench: 50 ms)
+  telemetry = false,      -- power, energy, temperature and throttle reasons through NVML (or --telemetry)
 }
 
 -- the policy's options (graph_launches has no default, so it is named here), and a launch's
@@ -33,6 +34,8 @@ local function option(spec, key)
   if spec[key] ~= nil then return spec[key] end
   local global = gpuexp.measure_defaults and gpuexp.measure_defaults[key]
   if global ~= nil then return global end
+  -- gpuexp --telemetry: every measurement reads power, energy and temperature
+  if key == "telemetry" and gpuexp.run_options and gpuexp.run_options.telemetry then return true end
   return M.defaults[key]
 end
 
@@ -62,7 +65,45 @@ local function check_policy(spec, known_keys, what)
 end
 
 -- The policy over anything with :time{warmup, reps, cold, graph, clock} (a bound launch, a sequence).
-local function run_policy(timer, spec, mode)
+-- Telemetry over the sampling (NVML): the energy counter before and after gives the mean power and
+-- the energy per launch; the throttle reasons are those seen after any batch (an idle GPU between
+-- batches is not a reason). Without NVML the fields are absent and telemetry_note says why.
+local function telemetry_start(device)
+  local before, why = device:telemetry()
+  if not before then return {note = why} end
+  return {before = before, started = gpuexp.clock(), reasons = {}}
+end
+
+local function telemetry_batch(device, state)
+  if not state.before then return end
+  local now = device:telemetry()
+  for name in ((now and now.throttle_reasons) or ""):gmatch("[^,]+") do
+    if name ~= "gpu_idle" then state.reasons[name] = true end
+  end
+  state.temperature_c = now and now.temperature_c or state.temperature_c
+end
+
+M.TELEMETRY_COLUMNS = {"power_w", "energy_j", "temperature_c", "throttle_reasons", "telemetry_note"}
+
+local function telemetry_finish(device, state, result, launches)
+  if not state.before then result.telemetry_note = state.note return end
+  local after, seconds = device:telemetry(), gpuexp.clock() - state.started
+  local names = {}
+  for name in pairs(state.reasons) do names[#names + 1] = name end
+  table.sort(names)
+  result.throttle_reasons = table.concat(names, ",")
+  result.temperature_c = state.temperature_c
+  if after and after.energy_j and state.before.energy_j and seconds > 0 then
+    local joules = after.energy_j - state.before.energy_j
+    result.power_w = joules / seconds
+    result.energy_j = launches > 0 and joules / launches or nil
+  else
+    result.power_w = after and after.power_w -- no energy counter (before Volta): the board's reading
+    result.telemetry_note = "no total energy counter: power is NVML's reading at the end, energy not known"
+  end
+end
+
+local function run_policy(timer, spec, mode, device)
   local warmup = option(spec, "warmup")
   -- a first look decides auto mode and the graph size
   local probe = timer:time{warmup = warmup, reps = 3}
@@ -76,6 +117,7 @@ local function run_policy(timer, spec, mode)
   local max_noise, timeout_s, max_samples = option(spec, "max_noise_pct"), option(spec, "timeout_s"), option(spec, "max_samples")
   local throttle_pct, recovery_ms = option(spec, "throttle_pct"), option(spec, "recovery_ms")
   local batches, samples, clocks = {}, {}, {}
+  local telemetry = device and option(spec, "telemetry") and telemetry_start(device)
   local started, total_ms, reference = gpuexp.clock(), 0, 0
   local stop_reason
   local batch = min_samples
@@ -94,6 +136,7 @@ local function run_policy(timer, spec, mode)
     local t = timer:time{warmup = 0, reps = batch, cold = mode == "cold", graph = graph > 0 and graph or nil, clock = true}
     local clock = t.sm_clock_mhz
     batches[#batches + 1] = {samples = t.samples_ms, clock = clock}
+    if telemetry then telemetry_batch(device, telemetry) end
     clocks[#clocks + 1] = clock
     local throttled = clock and clock < reference * throttle_pct / 100
     if clock and clock > reference then
@@ -114,8 +157,11 @@ local function run_policy(timer, spec, mode)
     local mean = math.max(stats.mean_ms, 1e-4)
     batch = math.max(10, math.min(2000, math.ceil((min_time_ms - total_ms) / mean), max_samples - #samples))
   end
-  local dropped = 0
-  for _, b in ipairs(batches) do if b.kept == false then dropped = dropped + #b.samples end end
+  local dropped, measured = 0, 0
+  for _, b in ipairs(batches) do
+    measured = measured + #b.samples
+    if b.kept == false then dropped = dropped + #b.samples end
+  end
   local cycles = {}
   for _, b in ipairs(batches) do
     if b.kept and b.clock then
@@ -133,6 +179,11 @@ local function run_policy(timer, spec, mode)
   result.sm_clock_min_mhz = clock_stats.min
   result.throttled_samples = dropped
   result.median_cycles = #cycles > 0 and gpuexp.stats(cycles).median or nil
+  if telemetry then
+    telemetry_finish(device, telemetry, result, measured * result.launches_per_sample)
+    M.last_telemetry = {} -- a sweep with --telemetry puts the point's last one in its row
+    for _, column in ipairs(M.TELEMETRY_COLUMNS) do M.last_telemetry[column] = result[column] end
+  end
   result.warmup = warmup
   result.timer = "cuda_events"
   return result
@@ -143,14 +194,16 @@ M.run_policy = run_policy -- (tests drive it with a timer of known samples and c
 -- kernel:measure{grid=, block=, shared=, args=, <policy options>} -> statistics (median_ms, min_ms,
 -- mean_ms, stddev_ms, noise_pct, p10_ms, p90_ms, samples) and mode, launches_per_sample, batches,
 -- stop_reason ("noise", "timeout", "max_samples"), sm_clock_mhz (median of the batches),
--- sm_clock_min_mhz, clock_throttled, throttled_samples (dropped), median_cycles, samples_ms. In an offline plan: {samples = 0, mode = ...}.
+-- sm_clock_min_mhz, clock_throttled, throttled_samples (dropped), median_cycles, samples_ms; with
+-- telemetry = true: power_w (mean), energy_j (per launch), temperature_c, throttle_reasons, or
+-- telemetry_note saying why they are absent. In an offline plan: {samples = 0, mode = ...}.
 function M.measure(kernel, spec)
   local mode = check_policy(spec, known, "measure")
   local bound = kernel:bind{grid = spec.grid, block = spec.block, shared = spec.shared, args = spec.args}
   if gpuexp.plan then
     return {samples = 0, mode = mode == "auto" and "hot" or mode, timer = "none (offline plan)"}
   end
-  return run_policy(bound, spec, mode)
+  return run_policy(bound, spec, mode, gpuexp.device())
 end
 
 -- sequence:measure{<policy options>}: the same policy over one run of the sequence; graph mode
@@ -161,7 +214,7 @@ function M.measure_sequence(sequence, spec)
     sequence:run()
     return {samples = 0, mode = mode == "auto" and "hot" or mode, timer = "none (offline plan)"}
   end
-  local result = run_policy(sequence, spec or {}, mode)
+  local result = run_policy(sequence, spec or {}, mode, sequence.device)
   result.kernels = sequence.kernels
   return result
 end

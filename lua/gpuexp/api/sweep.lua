@@ -2,6 +2,7 @@
 -- function per point; each row written and flushed as soon as it exists.
 local csv = require("gpuexp.store.csv")
 local counters = require("gpuexp.api.counters")
+local measure = require("gpuexp.api.measure")
 local meta = require("gpuexp.store.meta")
 local ledger = require("gpuexp.engine.ledger")
 
@@ -260,10 +261,16 @@ function M.run(spec)
     cells[i] = c
   end
   local columns = spec.columns
-  if columns and gpuexp.run_options and gpuexp.run_options.counters and not gpuexp.plan then
-    columns = {table.unpack(columns)} -- gpuexp --counters: the counters' columns, and why a point has none
-    for _, column in ipairs(counters.COLUMNS) do columns[#columns + 1] = column end
-    columns[#columns + 1] = "ctr_note"
+  local options = gpuexp.run_options or {}
+  if columns and not gpuexp.plan and (options.counters or options.telemetry) then
+    columns = {table.unpack(columns)} -- the columns --counters and --telemetry add (and why a point has none)
+    if options.telemetry then
+      for _, column in ipairs(measure.TELEMETRY_COLUMNS) do columns[#columns + 1] = column end
+    end
+    if options.counters then
+      for _, column in ipairs(counters.COLUMNS) do columns[#columns + 1] = column end
+      columns[#columns + 1] = "ctr_note"
+    end
   end
   local client = gpuexp._worker and remote_client(gpuexp._worker) or local_client()
   local registration = client:register{name = name, out = path, axes = axes_meta, points = cells,
@@ -295,7 +302,7 @@ function M.run(spec)
     local point = points[index]
     local copy = {}
     for k, v in pairs(point) do copy[k] = v end
-    gpuexp._last_diagnosis = nil
+    gpuexp._last_diagnosis, measure.last_telemetry = nil, nil
     counters.forget()
     local ok, result = pcall(spec.run, copy)
     if ok and type(result) ~= "table" then
@@ -323,6 +330,9 @@ function M.run(spec)
     local diagnosis = gpuexp._last_diagnosis -- gpuexp diagnose: the point's last timed launch
     if diagnosis and row.diagnosis == nil then
       row.diagnosis, row.diagnosis_evidence = diagnosis.verdict, table.concat(diagnosis.evidence, "; ")
+    end
+    for column, value in pairs(measure.last_telemetry or {}) do -- --telemetry: the point's last measurement
+      if row[column] == nil then row[column] = value end
     end
     for column, value in pairs(point_counters or {}) do
       if row[column] == nil then row[column] = value end

@@ -56,6 +56,13 @@ function M.collect(device)
       l2_bytes = facts.l2_bytes, peak_dram_gbps = facts.peak_dram_gbps, peak_fp32_gflops = facts.peak_fp32_gflops,
       ecc_enabled = device:attribute("ecc_enabled") == 1,
     }
+    -- what NVML says of the GPU's settings (gpuexp only reads them): the applications clock a
+    -- machine's owner may have set, the enforced power limit, what held the clocks at the start
+    local telemetry = device.telemetry and device:telemetry()
+    if telemetry then
+      info.gpu.applications_clock_mhz, info.gpu.power_limit_w = telemetry.applications_clock_mhz, telemetry.power_limit_w
+      info.gpu.throttle_reasons_at_start, info.gpu.temperature_c_at_start = telemetry.throttle_reasons, telemetry.temperature_c
+    end
   end
   return info
 end
