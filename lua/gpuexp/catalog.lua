@@ -53,6 +53,8 @@ M.commands = {
       {"--counters", "a row's counters: instructions, DRAM and L2 bytes, L2 hit rate, achieved occupancy,\n" ..
         "the dominant stall, registers, spills, shared memory of the point's last timed launch\n" ..
         "(ctr_* columns, 3 replay passes; gpuexp nightly collects them to explain a regression)"},
+      {"--profile", "each measured launch once, between cuProfilerStart and cuProfilerStop, in this\n" ..
+        "process (gpuexp profile --help)"},
       {"--telemetry", "every measurement reads NVML: mean power (power_w), energy per launch (energy_j),\n" ..
         "temperature_c and the throttle reasons seen; columns of every sweep (telemetry_note: why not)"},
       {"--history PATH", "record the run (facts, rows, samples) in this SQLite history file"},
@@ -77,6 +79,18 @@ M.commands = {
       "compute-bound, latency-bound, contended atomics, ...) with its evidence, printed and added to\n" ..
       "the point's row (diagnosis, diagnosis_evidence). --only A=V picks the points. Every option of a\n" ..
       "run applies (gpuexp --help). From a script: gpuexp.diagnose(kernel, launch).",
+    exits = run_exits},
+  {name = "profile", run_option = "--profile", summary = "hand a point to ncu or nsys: its launch once, in a capture range",
+    usage = "gpuexp profile [--only 'A=V,...'] [options] SCRIPT.lua [script arguments...]   (or gpuexp --profile ...)",
+    about = "Runs the script in this process (no worker) with every measured launch (kernel:measure,\n" ..
+      "kernel:time, sequence:measure) made once after its warm-up, between cuProfilerStart and\n" ..
+      "cuProfilerStop, so a profiler that waits for that range captures exactly the chosen points'\n" ..
+      "launches. Each point runs inside an NVTX range named sweep/point (every run has them). It\n" ..
+      "prints the command for each profiler:\n" ..
+      "  ncu --profile-from-start off -o point gpuexp profile --only 'A=V' SCRIPT.lua\n" ..
+      "  nsys profile --capture-range=cudaProfilerApi -o point gpuexp profile --only 'A=V' SCRIPT.lua\n" ..
+      "The rows hold that one launch's time (samples 1, stop_reason profile). gpuexp changes no GPU\n" ..
+      "setting.",
     exits = run_exits},
   {name = "info", native = true, summary = "every GPU's facts",
     usage = "gpuexp info [--device N]",

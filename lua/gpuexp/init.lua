@@ -59,6 +59,14 @@ local function after_timed(kernel, spec)
 end
 local time_launch = gpuexp._kernel_methods.time
 gpuexp._kernel_methods.time = function(kernel, spec)
+  if measure.profiling() then -- gpuexp profile: once, inside the capture range
+    local launch = {}
+    for k, v in pairs(spec) do if k ~= "reps" and k ~= "warmup" and k ~= "cold" then launch[k] = v end end
+    return measure.profile_once(function(warmup, reps)
+      launch.warmup, launch.reps = warmup, reps
+      return time_launch(kernel, launch)
+    end, spec.warmup or 3, spec.cold, gpuexp.device())
+  end
   local result = time_launch(kernel, spec)
   after_timed(kernel, spec)
   return result

@@ -10,6 +10,7 @@
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
+#include <nvtx3/nvToolsExt.h>
 
 #include "gx_cache.h"
 #include "gx_driver.h"
@@ -72,6 +73,33 @@ static int gpuexp_sleep(lua_State *L)
         while (nanosleep(&wait, &wait) != 0 && errno == EINTR) {
         }
     }
+    return 0;
+}
+
+/* gpuexp._profiler_start() / _profiler_stop(): cuProfilerStart and cuProfilerStop, the range
+   `ncu --profile-from-start off` and `nsys --capture-range=cudaProfilerApi` capture (gpuexp profile). */
+static int profiler_call(lua_State *L, int start)
+{
+    gx_error error;
+    const gx_driver *d = gx_driver_get(&error);
+    if (!d || GX_CU(&error, start ? d->cuProfilerStart() : d->cuProfilerStop()))
+        return l_raise(L, &error);
+    return 0;
+}
+static int gpuexp_profiler_start(lua_State *L) { return profiler_call(L, 1); }
+static int gpuexp_profiler_stop(lua_State *L) { return profiler_call(L, 0); }
+
+/* gpuexp._range_push(name) / _range_pop(): an NVTX range (named in a profiler's timeline); NVTX's
+   header-only API costs a test of a pointer when no tool is attached. */
+static int gpuexp_range_push(lua_State *L)
+{
+    nvtxRangePushA(luaL_checkstring(L, 1));
+    return 0;
+}
+static int gpuexp_range_pop(lua_State *L)
+{
+    (void)L;
+    nvtxRangePop();
     return 0;
 }
 
@@ -202,6 +230,8 @@ void l_open_gpuexp(lua_State *L)
 {
     static const luaL_Reg functions[] = {{"stats", gpuexp_stats},       {"hash", gpuexp_hash},
                                          {"clock", gpuexp_clock},       {"versions", gpuexp_versions}, {"sleep", gpuexp_sleep},
+                                         {"_profiler_start", gpuexp_profiler_start}, {"_profiler_stop", gpuexp_profiler_stop},
+                                         {"_range_push", gpuexp_range_push}, {"_range_pop", gpuexp_range_pop},
                                          {"error", gpuexp_error},       {"mkdir", gpuexp_mkdir},
                                          {"cache_directory", gpuexp_cache_directory},
                                          {"_is_directory", gpuexp_is_directory}, {"_truncate", gpuexp_truncate},

@@ -106,6 +106,7 @@ struct options {
     int diagnose;        /* diagnose every timed launch (gpuexp diagnose SCRIPT) */
     int counters;        /* the fixed counter set of every point's last timed launch (ctr_* columns) */
     int telemetry;       /* power, energy, temperature of every measurement (NVML) */
+    int profile;         /* gpuexp profile: each measured launch once, inside cuProfilerStart/Stop */
 };
 
 /* The field of an option that takes a text, or NULL. */
@@ -151,6 +152,8 @@ static void push_run_options(lua_State *L, int argc, char **argv, const struct o
     lua_setfield(L, -2, "counters");
     lua_pushboolean(L, o->telemetry);
     lua_setfield(L, -2, "telemetry");
+    lua_pushboolean(L, o->profile);
+    lua_setfield(L, -2, "profile");
     const char *strings[][2] = {{"devices", o->devices}, {"shard", o->shard}, {"point_timeout", o->point_timeout},
                                 {"plan_arch", o->arch}, {"history", o->history}, {"only", o->only},
                                 {"night", o->night}, {"night_kind", o->night_kind}, {"night_suite", o->night_suite},
@@ -413,13 +416,16 @@ int main(int argc, char **argv)
             i++;
             break;
         } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            return l_catalog_help(options.diagnose ? "diagnose" : "run", stdout) == 0 ? GX_EXIT_OK : GX_EXIT_USAGE;
+            return l_catalog_help(options.diagnose ? "diagnose" : options.profile ? "profile" : "run", stdout) == 0 ? GX_EXIT_OK : GX_EXIT_USAGE;
         } else if (strcmp(a, "--diagnose") == 0) {
             options.diagnose = 1;
         } else if (strcmp(a, "--counters") == 0) {
             options.counters = 1;
         } else if (strcmp(a, "--telemetry") == 0) {
             options.telemetry = 1;
+        } else if (strcmp(a, "--profile") == 0) {
+            options.profile = 1;
+            options.inline_run = 1; /* in this process, the one the profiler started */
         } else if (strcmp(a, "-V") == 0 || strcmp(a, "--version") == 0) {
             /* gpuexp, Lua, SQLite and the CUDA pieces found: gpuexp doctor --version */
             char *version_argv[] = {argv[0], "doctor", "--version", NULL};

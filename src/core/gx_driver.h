@@ -2,6 +2,7 @@
 #ifndef GX_DRIVER_H
 #define GX_DRIVER_H
 
+#include <cudaProfilerTypedefs.h>
 #include <cudaTypedefs.h>
 
 #include "gx_error.h"
@@ -68,7 +69,9 @@
     X(cuGraphInstantiateWithFlags, 11040)                                                          \
     X(cuGraphLaunch, 10000)                                                                        \
     X(cuGraphExecDestroy, 10000)                                                                   \
-    X(cuGraphDestroy, 10000)
+    X(cuGraphDestroy, 10000)                                                                       \
+    X(cuProfilerStart, 4000)                                                                       \
+    X(cuProfilerStop, 4000)
 
 #define GX_DRIVER_POINTER(name, version) PFN_##name##_v##version name;
 typedef struct gx_driver {

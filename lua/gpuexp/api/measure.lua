@@ -191,6 +191,39 @@ end
 
 M.run_policy = run_policy -- (tests drive it with a timer of known samples and clocks)
 
+-- gpuexp profile: the commands that capture the run's launches, said once.
+local told = false
+local function tell_profilers()
+  if told then return end
+  told = true
+  local o = gpuexp.run_options or {}
+  local command = "gpuexp profile " .. (o.only and ("--only '" .. o.only .. "' ") or "") .. tostring(gpuexp.script)
+  for _, a in ipairs(gpuexp.args or {}) do command = command .. " " .. a end
+  io.stderr:write("gpuexp profile: every measured launch runs once between cuProfilerStart and cuProfilerStop; to " ..
+    "capture exactly those launches:\n  ncu --profile-from-start off -o gpuexp-profile " .. command ..
+    "\n  nsys profile --capture-range=cudaProfilerApi -o gpuexp-profile " .. command .. "\n")
+end
+
+-- True in gpuexp profile.
+function M.profiling() return gpuexp.run_options and gpuexp.run_options.profile and not gpuexp.plan end
+
+-- gpuexp profile: a warm-up, the L2 flushed for a cold measurement, then the launch once inside
+-- the profiler's capture range (nothing else of gpuexp's is launched inside it). run(reps) times.
+function M.profile_once(run, warmup, cold, device)
+  tell_profilers()
+  run(warmup, 1)
+  if cold then device:flush_l2() end
+  device:synchronize()
+  gpuexp._profiler_start()
+  local ok, t = pcall(run, 0, 1)
+  gpuexp._profiler_stop()
+  if not ok then error(t, 0) end
+  local result = gpuexp.stats(t.samples_ms, "_ms")
+  result.samples_ms, result.mode, result.stop_reason, result.launches_per_sample = t.samples_ms, cold and "cold" or "hot",
+    "profile", 1
+  return result
+end
+
 -- kernel:measure{grid=, block=, shared=, args=, <policy options>} -> statistics (median_ms, min_ms,
 -- mean_ms, stddev_ms, noise_pct, p10_ms, p90_ms, samples) and mode, launches_per_sample, batches,
 -- stop_reason ("noise", "timeout", "max_samples"), sm_clock_mhz (median of the batches),
@@ -203,6 +236,10 @@ function M.measure(kernel, spec)
   if gpuexp.plan then
     return {samples = 0, mode = mode == "auto" and "hot" or mode, timer = "none (offline plan)"}
   end
+  if M.profiling() then
+    return M.profile_once(function(warmup, reps) return bound:time{warmup = warmup, reps = reps} end,
+      option(spec, "warmup"), mode == "cold", gpuexp.device())
+  end
   return run_policy(bound, spec, mode, gpuexp.device())
 end
 
@@ -214,7 +251,13 @@ function M.measure_sequence(sequence, spec)
     sequence:run()
     return {samples = 0, mode = mode == "auto" and "hot" or mode, timer = "none (offline plan)"}
   end
-  local result = run_policy(sequence, spec or {}, mode, sequence.device)
+  local result
+  if M.profiling() then
+    result = M.profile_once(function(warmup, reps) return sequence:time{warmup = warmup, reps = reps} end,
+      option(spec or {}, "warmup"), mode == "cold", sequence.device)
+  else
+    result = run_policy(sequence, spec or {}, mode, sequence.device)
+  end
   result.kernels = sequence.kernels
   return result
 end

@@ -304,7 +304,12 @@ function M.run(spec)
     for k, v in pairs(point) do copy[k] = v end
     gpuexp._last_diagnosis, measure.last_telemetry = nil, nil
     counters.forget()
+    -- an NVTX range per point, named sweep/point, for a profiler's timeline (ncu --nvtx-include)
+    local label = {}
+    for j, axis in ipairs(axes) do label[j] = axis.name .. "=" .. cells[index][j] end
+    gpuexp._range_push(name .. "/" .. table.concat(label, " "))
     local ok, result = pcall(spec.run, copy)
+    gpuexp._range_pop()
     if ok and type(result) ~= "table" then
       ok, result = false, "run returned " .. type(result) .. ", not a row table"
     end
