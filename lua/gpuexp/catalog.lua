@@ -179,14 +179,18 @@ M.commands = {
       "  1 or 2 baselines:    threshold = max(--threshold, 2 x the larger within-run noise (noise_pct))\n" ..
       "  and never below 3 standard errors of the new median (noise_pct and samples columns).\n" ..
       "--rule nvbench applies NVBench's rule instead (nvbench_compare.py: same when the change is within\n" ..
-      "the smaller of the two runs' noise, against the last baseline), for comparison.",
+      "the smaller of the two runs' noise, against the last baseline), for comparison. --rule mannwhitney\n" ..
+      "decides as asv does: slower when the Mann-Whitney U test on the samples (samples_ms, kept beside\n" ..
+      "every measured row) gives p < 0.05 against the last baseline run and the change is past\n" ..
+      "--threshold. Whatever the rule, when both runs have samples the basis gives the p-value and a\n" ..
+      "bootstrap 95% interval of the ratio of the medians.",
     options = {
       {"--metric COL[:lower|:higher]", "column to judge (repeatable); default the time column (median_ms,\n" ..
         "else the first *_ms column). Which way is better is known for\n" ..
         "*_ms/*_us/*_s/time (lower) and gbps/gflops/*_per_s (higher); say it\n" ..
         "for other columns"},
       {"--threshold PCT", "the smallest change ever called a regression (default 2)"},
-      {"--rule gpuexp|nvbench", "(default gpuexp)"},
+      {"--rule gpuexp|nvbench|mannwhitney", "(default gpuexp)"},
       {"--markdown", "Markdown instead of an aligned table"},
       {"--json", "JSON"},
       {"--junit", "JUnit XML (a test case per point and metric)"},

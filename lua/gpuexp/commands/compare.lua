@@ -18,7 +18,7 @@ end
 
 function M.main(args)
   local paths, metrics, format, output, axes = {}, {}, "table", nil, nil
-  local options = {floor_pct = rule.FLOOR_PCT, rule = "gpuexp"}
+  local options = {floor_pct = rule.FLOOR_PCT, rule = "gpuexp", significance = true}
   local allow_different = false
   local i = 1
   while i <= #args do
@@ -39,7 +39,9 @@ function M.main(args)
         if not options.floor_pct or options.floor_pct < 0 then error({usage = "--threshold takes a percentage >= 0"}) end
       elseif a == "--rule" then
         options.rule = value()
-        if options.rule ~= "gpuexp" and options.rule ~= "nvbench" then error({usage = "--rule is gpuexp or nvbench"}) end
+        if options.rule ~= "gpuexp" and options.rule ~= "nvbench" and options.rule ~= "mannwhitney" then
+          error({usage = "--rule is gpuexp, nvbench or mannwhitney"})
+        end
       elseif a == "--markdown" or a == "--json" or a == "--junit" then format = a:sub(3)
       elseif a == "-o" or a == "--output" then output = value()
       elseif a == "--axes" then

@@ -3,6 +3,7 @@
 -- gpuexp compare (CSV files) and gpuexp nightly (baselines from the history); judge/printers.lua
 -- renders the verdicts.
 local rule = require("gpuexp.judge.rule")
+local stats = require("gpuexp.judge.stats")
 
 local M = {}
 
@@ -82,12 +83,55 @@ setmetatable(entry_kinds, {__mode = "k"})
 
 local function ok_row(row) return row and (row.status == nil or row.status == "ok") end
 
+M.ALPHA = 0.05 -- --rule mannwhitney: the p-value under which two runs' samples differ
+
+-- Significance from the samples (a metric median_X has its samples in samples_X): the Mann-Whitney
+-- p-value of the new run's samples against the last baseline run that has them, the bootstrap 95%
+-- interval of the ratio of their medians (as a change in percent), and that run's value.
+local function significance(entry, bases, new, key, metric)
+  local suffix = metric.name:match("^median_(.+)$")
+  local new_samples = suffix and new:samples(key, "samples_" .. suffix)
+  if not new_samples then return end
+  for b = #bases, 1, -1 do
+    local base_samples = bases[b]:samples(key, "samples_" .. suffix)
+    local base_value = base_samples and tonumber(bases[b]:value(key, metric.name))
+    if base_value and base_value > 0 then
+      entry.p_value = stats.mann_whitney(base_samples, new_samples)
+      local low, high = stats.bootstrap_ratio(base_samples, new_samples)
+      entry.ci_low_pct, entry.ci_high_pct = (low - 1) * 100, (high - 1) * 100
+      entry.significance_base = base_value
+      entry.basis = (entry.basis or "") .. string.format("; Mann-Whitney p=%.2g, 95%% CI of the median ratio [%+.2f%%, %+.2f%%]",
+        entry.p_value, entry.ci_low_pct, entry.ci_high_pct)
+      return
+    end
+  end
+end
+
+-- --rule mannwhitney (as asv decides): slower (faster) when the samples differ, p under ALPHA, and
+-- the change against the last baseline run with samples is past the floor; without samples the
+-- default rule decides, and the basis says so.
+local function mann_whitney_verdict(entry, value, direction, floor)
+  if not entry.p_value then
+    entry.basis = entry.basis .. "; no samples on both sides: decided by gpuexp's rule"
+    return
+  end
+  local change = (value - entry.significance_base) / entry.significance_base * 100
+  local worse = direction == "higher" and -change or change
+  entry.base, entry.change_pct, entry.threshold_pct = entry.significance_base, change, floor
+  entry.verdict = "same"
+  if entry.p_value < M.ALPHA and worse > floor then entry.verdict = "slower"
+  elseif entry.p_value < M.ALPHA and worse < -floor then entry.verdict = "faster" end
+  entry.basis = string.format("mannwhitney: p %s %.2g, change against the last baseline run, floor %.2f%%",
+    entry.p_value < M.ALPHA and "<" or ">=", M.ALPHA, floor) .. entry.basis:match(";.*$")
+end
+
 -- A value a change can be computed against: a finite positive number (times and rates).
 local function usable(value) return type(value) == "number" and value > 0 and value < math.huge end
 
 -- M.compare(bases, new, options) -> {points = {...}, counts}; options: metrics ({name, direction}
 -- list; {name = "status", status_only = true} judges only whether each point still succeeds),
--- floor_pct, rule. Each entry: key, point (text), cells, metric, verdict, base (centre), new,
+-- floor_pct, rule ("gpuexp", "nvbench", "mannwhitney"), significance (p-values and intervals from
+-- the samples, when both runs have them). Each entry: key, point (text), cells, metric, verdict, base (centre), new,
 -- change_pct, threshold_pct, basis, baseline (values), throttled.
 function M.compare(bases, new, options)
   local entries = {}
@@ -146,6 +190,10 @@ function M.compare(bases, new, options)
           rule = options.rule, floor_pct = options.floor_pct}
         entry.verdict, entry.base, entry.new = judged.verdict, judged.center, value
         entry.change_pct, entry.threshold_pct, entry.basis = judged.change_pct, judged.threshold_pct, judged.basis
+        if options.significance or options.rule == "mannwhitney" then significance(entry, bases, new, key, metric) end
+        if options.rule == "mannwhitney" then
+          mann_whitney_verdict(entry, value, metric.direction, options.floor_pct or rule.FLOOR_PCT)
+        end
         if new_row.clock_throttled == true then
           entry.throttled = true
           entry.basis = entry.basis .. "; clock throttled during the new run"

@@ -83,7 +83,8 @@ function M.format_json(result, file, header)
   for i, e in ipairs(result.points) do
     points[i] = {point = e.point, cells = e.cells, metric = e.metric, direction = e.direction, verdict = e.verdict,
       base = plain(e.base), new = plain(e.new), change_pct = plain(e.change_pct), threshold_pct = plain(e.threshold_pct),
-      basis = e.basis, baseline_values = e.baseline, throttled = e.throttled}
+      basis = e.basis, baseline_values = e.baseline, throttled = e.throttled, p_value = plain(e.p_value),
+      ci_low_pct = plain(e.ci_low_pct), ci_high_pct = plain(e.ci_high_pct)}
   end
   local document = {points = points, counts = result.counts}
   for k, v in pairs(header or {}) do document[k] = v end

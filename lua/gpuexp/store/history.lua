@@ -287,6 +287,9 @@ function M.load_run(db, id)
   for _, row in ipairs(db:rows("SELECT cells FROM rows WHERE run_id = ? ORDER BY position", id)) do
     loaded:add(decode(row.cells) or {})
   end
+  for _, s in ipairs(db:rows("SELECT key, field, samples FROM samples WHERE run_id = ?", id)) do
+    loaded:add_samples(s.key, s.field, s.samples)
+  end
   return loaded
 end
 

@@ -69,6 +69,24 @@ function Result:row(key)
   return row
 end
 
+-- A point's samples of a field (samples_ms), as numbers, or nil when the run kept none. The texts
+-- come from the .samples.csv beside a CSV (read on first use) or the history's samples table.
+function Result:samples(key, field)
+  if self.sample_texts == nil and self.load_samples then self.sample_texts = self.load_samples() or false end
+  local text = self.sample_texts and self.sample_texts[key] and self.sample_texts[key][field]
+  if not text then return nil end
+  local values = {}
+  for word in text:gmatch("%S+") do values[#values + 1] = tonumber(word) end
+  return #values > 0 and values or nil
+end
+
+-- Adds a point's samples text (space-separated numbers) for a field.
+function Result:add_samples(key, field, text)
+  self.sample_texts = self.sample_texts or {}
+  self.sample_texts[key] = self.sample_texts[key] or {}
+  self.sample_texts[key][field] = text
+end
+
 -- One column's value of a point's row.
 function Result:value(key, column)
   local cells, c = self.records[key], self.column_index[column]
@@ -132,6 +150,25 @@ function M.read(path, axes)
   for r, cells in ipairs(records) do
     local added, why = result:add(cells, lines[r])
     if not added then return nil, why end
+  end
+  -- the samples file beside it (path.samples.csv: the axes, field, values), read when first asked
+  result.load_samples = function()
+    local samples_path = path:gsub("%.csv$", "") .. ".samples.csv"
+    local file = io.open(samples_path, "r")
+    if not file then return nil end
+    file:close()
+    local read, sample_columns, sample_records = pcall(csv.read_cells, samples_path)
+    if not read then return nil end
+    local index = {}
+    for c, name in ipairs(sample_columns) do index[name] = c end
+    if not index.field or not index.values then return nil end
+    result.sample_texts = {}
+    for _, cells in ipairs(sample_records) do
+      local parts = {}
+      for i, axis in ipairs(axes) do parts[i] = index[axis] and cells[index[axis]] or "" end
+      result:add_samples(M.key(parts), cells[index.field], cells[index.values])
+    end
+    return result.sample_texts
   end
   return result
 end
