@@ -63,8 +63,11 @@ if not by.triad.energy_j then
 end
 local lesson = gpuexp.lesson()
 local fma, mma = by.fp32_fma.j_per_unit, by.fp16_tensor.j_per_unit
-lesson:claim(mma and fma and mma * 3 < fma, string.format("the tensor cores spend %.0f J per FP16 TFLOP, the CUDA cores " ..
-  "%.0f J per FP32 TFLOP: %.1fx less per FLOP", mma or 0, fma or 0, (fma or 0) / math.max(mma or 1, 1e-9)))
+-- J per TFLOP is pJ per FLOP
+lesson:claim(mma and fma and mma * 3 < fma, string.format("the tensor cores spend %.2f pJ per FP16 FLOP, the CUDA cores " ..
+  "%.2f pJ per FP32 FLOP: %.1fx less per FLOP", mma or 0, fma or 0, (fma or 0) / math.max(mma or 1, 1e-9)))
+print(string.format("the DRAM triad: %.3f J per GB moved at %.0f W; FP32 FMA %.0f W; FP16 tensor %.0f W", by.triad.j_per_unit,
+  by.triad.power_w, by.fp32_fma.power_w, by.fp16_tensor.power_w))
 for _, row in ipairs(rows) do
   lesson:claim(row.energy_j and row.power_x_time_j and math.abs(row.energy_j / row.power_x_time_j - 1) < 0.15,
     string.format("%s: energy per launch %.4g J is its mean power %.0f W x its median time %.4g ms (%.4g J)", row.kernel,

@@ -15,7 +15,7 @@ T.ok(now.energy_j and now.energy_j > 0, "the total energy counter")
 T.ok(now.power_limit_w and now.power_limit_w > 100, "the enforced power limit")
 
 local program = gpuexp.compile{source = [[
-extern "C" __global__ void fma(float *out, int n, float a, float b)
+extern "C" __global__ void chain(float *out, int n, float a, float b)
 {
     float x = threadIdx.x;
     for (int i = 0; i < n; i++) x = x * a + b;
@@ -24,7 +24,7 @@ extern "C" __global__ void fma(float *out, int n, float a, float b)
 local out = dev:alloc("f32", dev.sm_count * 8 * 256)
 local spec = {grid = dev.sm_count * 8, block = 256, args = {out, gpuexp.i32(100000), gpuexp.f32(0.999), gpuexp.f32(0.001)},
   min_time_ms = 1000, timeout_s = 3, telemetry = true}
-local t = program:kernel("fma"):measure(spec)
+local t = program:kernel("chain"):measure(spec)
 print(string.format("measure: %.4f ms, %.1f W, %.4f J a launch, %s C, reasons '%s', %d dropped, %.0f cycles at %.0f MHz",
   t.median_ms, t.power_w or -1, t.energy_j or -1, tostring(t.temperature_c), tostring(t.throttle_reasons),
   t.throttled_samples, t.median_cycles or -1, t.sm_clock_mhz))
