@@ -36,14 +36,15 @@ local cases = {
 local rows = gpuexp.sweep{
   name = "energy",
   axes = {{"kernel", {"triad", "fp32_fma", "fp16_tensor"}}},
-  columns = {"unit", "median_ms", "noise_pct", "power_w", "energy_j", "j_per_unit", "power_x_time_j", "temperature_c",
+  columns = {"unit", "median_ms", "noise_pct", "power_w", "energy_j", "j_per_unit", "power_x_time_j", "gpu_busy_pct",
+    "temperature_c",
     "throttle_reasons", "sm_clock_mhz", "throttled_samples", "telemetry_note"},
   run = function(p)
     local case = cases[p.kernel]
     local t = case.kernel:measure{grid = case.grid, block = BLOCK, args = case.args, mode = "hot", min_time_ms = 2000,
       max_noise_pct = 0.5, timeout_s = 6, telemetry = true}
     local row = {unit = case.unit, median_ms = t.median_ms, noise_pct = t.noise_pct, power_w = t.power_w,
-      energy_j = t.energy_j, temperature_c = t.temperature_c, throttle_reasons = t.throttle_reasons,
+      energy_j = t.energy_j, gpu_busy_pct = t.gpu_busy_pct, temperature_c = t.temperature_c, throttle_reasons = t.throttle_reasons,
       sm_clock_mhz = t.sm_clock_mhz, throttled_samples = t.throttled_samples, telemetry_note = t.telemetry_note,
       samples_ms = t.samples_ms}
     if t.energy_j then row.j_per_unit = t.energy_j / case.work end
@@ -52,7 +53,7 @@ local rows = gpuexp.sweep{
   end,
 }
 gpuexp.print_table(rows, {"kernel", "unit", "median_ms", "power_w", "energy_j", "j_per_unit", "power_x_time_j",
-  "temperature_c", "throttle_reasons", "telemetry_note"})
+  "gpu_busy_pct", "temperature_c", "throttle_reasons", "telemetry_note"})
 if plan then print("OFFLINE PLAN: the kernels compiled; power and energy need the GPU") return end
 
 local by = {}

@@ -69,6 +69,7 @@ end
 -- the energy per launch; the throttle reasons are those seen after any batch (an idle GPU between
 -- batches is not a reason). Without NVML the fields are absent and telemetry_note says why.
 local function telemetry_start(device)
+  device:telemetry() -- every NVML query made once before the window opens
   local before, why = device:telemetry()
   if not before then return {note = why} end
   return {before = before, started = gpuexp.clock(), reasons = {}}
@@ -83,9 +84,11 @@ local function telemetry_batch(device, state)
   state.temperature_c = now and now.temperature_c or state.temperature_c
 end
 
-M.TELEMETRY_COLUMNS = {"power_w", "energy_j", "temperature_c", "throttle_reasons", "telemetry_note"}
+M.TELEMETRY_COLUMNS = {"power_w", "energy_j", "gpu_busy_pct", "temperature_c", "throttle_reasons", "telemetry_note"}
 
-local function telemetry_finish(device, state, result, launches)
+-- busy_ms: the GPU time of the samples in the window (idle gaps between batches draw power too,
+-- and land in energy_j: gpu_busy_pct says how much of the window was the kernel)
+local function telemetry_finish(device, state, result, launches, busy_ms)
   if not state.before then result.telemetry_note = state.note return end
   local after, seconds = device:telemetry(), gpuexp.clock() - state.started
   local names = {}
@@ -97,6 +100,11 @@ local function telemetry_finish(device, state, result, launches)
     local joules = after.energy_j - state.before.energy_j
     result.power_w = joules / seconds
     result.energy_j = launches > 0 and joules / launches or nil
+    result.gpu_busy_pct = 100 * busy_ms / 1000 / seconds
+    if result.gpu_busy_pct < 90 then
+      result.telemetry_note = string.format("the GPU ran the kernel %.0f%% of the measured window: power_w is diluted and " ..
+        "energy_j includes idle time", result.gpu_busy_pct)
+    end
   else
     result.power_w = after and after.power_w -- no energy counter (before Volta): the board's reading
     result.telemetry_note = "no total energy counter: power is NVML's reading at the end, energy not known"
@@ -106,7 +114,9 @@ end
 local function run_policy(timer, spec, mode, device)
   local warmup = option(spec, "warmup")
   -- a first look decides auto mode and the graph size
-  local probe = timer:time{warmup = warmup, reps = 3}
+  local telemetry_on = device and option(spec, "telemetry")
+  -- with telemetry, the probe loads the clock probe too, so no one-time work falls in the window
+  local probe = timer:time{warmup = warmup, reps = 3, clock = telemetry_on or nil}
   local single_ms = probe.median_ms
   local graph = 0
   if mode == "auto" then mode = single_ms < 0.010 and "graph" or "hot" end
@@ -117,7 +127,7 @@ local function run_policy(timer, spec, mode, device)
   local max_noise, timeout_s, max_samples = option(spec, "max_noise_pct"), option(spec, "timeout_s"), option(spec, "max_samples")
   local throttle_pct, recovery_ms = option(spec, "throttle_pct"), option(spec, "recovery_ms")
   local batches, samples, clocks = {}, {}, {}
-  local telemetry = device and option(spec, "telemetry") and telemetry_start(device)
+  local telemetry = telemetry_on and telemetry_start(device)
   local started, total_ms, reference = gpuexp.clock(), 0, 0
   local stop_reason
   local batch = min_samples
@@ -157,9 +167,10 @@ local function run_policy(timer, spec, mode, device)
     local mean = math.max(stats.mean_ms, 1e-4)
     batch = math.max(10, math.min(2000, math.ceil((min_time_ms - total_ms) / mean), max_samples - #samples))
   end
-  local dropped, measured = 0, 0
+  local dropped, measured, busy_ms = 0, 0, 0
   for _, b in ipairs(batches) do
     measured = measured + #b.samples
+    for _, ms in ipairs(b.samples) do busy_ms = busy_ms + ms end
     if b.kept == false then dropped = dropped + #b.samples end
   end
   local cycles = {}
@@ -180,7 +191,7 @@ local function run_policy(timer, spec, mode, device)
   result.throttled_samples = dropped
   result.median_cycles = #cycles > 0 and gpuexp.stats(cycles).median or nil
   if telemetry then
-    telemetry_finish(device, telemetry, result, measured * result.launches_per_sample)
+    telemetry_finish(device, telemetry, result, measured * result.launches_per_sample, busy_ms)
     M.last_telemetry = {} -- a sweep with --telemetry puts the point's last one in its row
     for _, column in ipairs(M.TELEMETRY_COLUMNS) do M.last_telemetry[column] = result[column] end
   end
