@@ -38,14 +38,20 @@ local rows = gpuexp.sweep{
   axes = {{"kernel", {"triad", "fp32_fma", "fp16_tensor"}}},
   columns = {"unit", "median_ms", "noise_pct", "power_w", "energy_j", "j_per_unit", "power_x_time_j", "gpu_busy_pct",
     "temperature_c",
-    "throttle_reasons", "sm_clock_mhz", "throttled_samples", "telemetry_note"},
+    "throttle_reasons", "sm_clock_mhz", "throttled_samples", "attempts", "telemetry_note"},
   run = function(p)
     local case = cases[p.kernel]
-    local t = case.kernel:measure{grid = case.grid, block = BLOCK, args = case.args, mode = "hot", min_time_ms = 2000,
-      max_noise_pct = 0.5, timeout_s = 6, telemetry = true}
+    local spec = {grid = case.grid, block = BLOCK, args = case.args, mode = "hot", min_time_ms = 2000, max_noise_pct = 0.5,
+      timeout_s = 6, telemetry = true}
+    local t = case.kernel:measure(spec)
+    -- a window the GPU was not busy through (an H200 once ran the first kernel 52% of it) holds idle
+    -- power: measured again, once
+    local attempts = 1
+    if t.gpu_busy_pct and t.gpu_busy_pct < 90 then t, attempts = case.kernel:measure(spec), 2 end
     local row = {unit = case.unit, median_ms = t.median_ms, noise_pct = t.noise_pct, power_w = t.power_w,
       energy_j = t.energy_j, gpu_busy_pct = t.gpu_busy_pct, temperature_c = t.temperature_c, throttle_reasons = t.throttle_reasons,
       sm_clock_mhz = t.sm_clock_mhz, throttled_samples = t.throttled_samples, telemetry_note = t.telemetry_note,
+      attempts = attempts,
       samples_ms = t.samples_ms}
     if t.energy_j then row.j_per_unit = t.energy_j / case.work end
     if t.power_w and t.median_ms then row.power_x_time_j = t.power_w * t.median_ms / 1000 end
