@@ -54,6 +54,7 @@ if ncu then
   T.eq(kernels[1], "fma_chain", "and it is the point's kernel")
 end
 
+if not nsys then print("nsys is not installed here: its capture was not tried") end
 if nsys then
   code, stdout, stderr = ws.run(string.format("profile --quiet --only '%s' -o nsys.csv %s", point, experiment),
     string.format("%s profile --capture-range=cudaProfilerApi -o %s/capture --force-overwrite true", nsys, ws.dir) .. " ")
