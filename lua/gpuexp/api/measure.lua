@@ -64,7 +64,6 @@ local function check_policy(spec, known_keys, what)
   return mode
 end
 
--- The policy over anything with :time{warmup, reps, cold, graph, clock} (a bound launch, a sequence).
 -- Telemetry over the sampling (NVML): the energy counter before and after gives the mean power and
 -- the energy per launch; the throttle reasons are those seen after any batch (an idle GPU between
 -- batches is not a reason). Without NVML the fields are absent and telemetry_note says why.
@@ -111,6 +110,7 @@ local function telemetry_finish(device, state, result, launches, busy_ms)
   end
 end
 
+-- The policy over anything with :time{warmup, reps, cold, graph, clock} (a bound launch, a sequence).
 local function run_policy(timer, spec, mode, device)
   local warmup = option(spec, "warmup")
   -- a first look decides auto mode and the graph size
@@ -191,7 +191,8 @@ local function run_policy(timer, spec, mode, device)
   result.throttled_samples = dropped
   result.median_cycles = #cycles > 0 and gpuexp.stats(cycles).median or nil
   if telemetry then
-    telemetry_finish(device, telemetry, result, measured * result.launches_per_sample, busy_ms)
+    -- (a graph sample is one launch's share of N: the GPU ran N of them)
+    telemetry_finish(device, telemetry, result, measured * result.launches_per_sample, busy_ms * result.launches_per_sample)
     M.last_telemetry = {} -- a sweep with --telemetry puts the point's last one in its row
     for _, column in ipairs(M.TELEMETRY_COLUMNS) do M.last_telemetry[column] = result[column] end
   end
