@@ -138,22 +138,16 @@ static int is_script(const struct options *options, const char *path)
 static void push_run_options(lua_State *L, int argc, char **argv, const struct options *o)
 {
     lua_createtable(L, 0, 12);
-    lua_pushboolean(L, o->resume);
-    lua_setfield(L, -2, "resume");
-    lua_pushboolean(L, o->allow_changed);
-    lua_setfield(L, -2, "allow_changed");
-    lua_pushboolean(L, o->allow_mixed);
-    lua_setfield(L, -2, "allow_mixed");
-    lua_pushboolean(L, o->no_plan);
-    lua_setfield(L, -2, "no_plan");
-    lua_pushboolean(L, o->diagnose);
-    lua_setfield(L, -2, "diagnose");
-    lua_pushboolean(L, o->counters);
-    lua_setfield(L, -2, "counters");
-    lua_pushboolean(L, o->telemetry);
-    lua_setfield(L, -2, "telemetry");
-    lua_pushboolean(L, o->profile);
-    lua_setfield(L, -2, "profile");
+    const struct {
+        const char *name;
+        int value;
+    } flags[] = {{"resume", o->resume},     {"allow_changed", o->allow_changed}, {"allow_mixed", o->allow_mixed},
+                 {"no_plan", o->no_plan},   {"diagnose", o->diagnose},           {"counters", o->counters},
+                 {"telemetry", o->telemetry}, {"profile", o->profile}};
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
+        lua_pushboolean(L, flags[i].value);
+        lua_setfield(L, -2, flags[i].name);
+    }
     const char *strings[][2] = {{"devices", o->devices}, {"shard", o->shard}, {"point_timeout", o->point_timeout},
                                 {"plan_arch", o->arch}, {"history", o->history}, {"only", o->only},
                                 {"night", o->night}, {"night_kind", o->night_kind}, {"night_suite", o->night_suite},
