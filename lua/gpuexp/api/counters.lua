@@ -54,37 +54,16 @@ function M.fields(values, resources, dynamic_shared)
   return row
 end
 
--- The counters of one launch (grid, block, shared, args of spec): the fields, or nil and why.
-function M.kernel(kernel, spec)
-  local started = gpuexp.clock()
-  local launch = {metrics = M.names}
-  for _, key in ipairs({"grid", "block", "shared", "args"}) do launch[key] = spec[key] end
-  local values, why = kernel:collect(launch)
-  if not values then return nil, why end
-  local fields = M.fields(values, kernel:resources(), spec.shared)
-  fields.ctr_seconds = gpuexp.clock() - started
-  return fields
-end
-
--- The counters of one run of a sequence (counts summed, the rest weighted by each kernel's time).
-function M.sequence(sequence)
-  local started = gpuexp.clock()
-  local values, why = sequence:metrics{metrics = M.names}
-  if not values then return nil, why end
-  local fields = M.fields(values)
-  fields.ctr_seconds = gpuexp.clock() - started
-  return fields
-end
-
 -- The launch a point timed last (kernel:measure, kernel:time, sequence:measure), remembered by
--- M.remember and collected by M.take when the point ends: its fields, or {ctr_note = why}; nil
--- when the point timed nothing.
+-- M.remember and collected by M.take when the point ends: its fields (with what collecting them
+-- cost), or {ctr_note = why}; nil when the point timed nothing. A sequence's counts are summed
+-- over its kernels and the rest weighted by each kernel's time; it has no one kernel's resources.
 local pending
 
 function M.remember(target, spec)
   local launch
   if spec then
-    launch = {}
+    launch = {metrics = M.names}
     for _, key in ipairs({"grid", "block", "shared", "args"}) do launch[key] = spec[key] end
   end
   pending = {target = target, launch = launch}
@@ -94,9 +73,13 @@ function M.take()
   local p = pending
   pending = nil
   if not p then return nil end
-  local fields, why
-  if p.launch then fields, why = M.kernel(p.target, p.launch) else fields, why = M.sequence(p.target) end
-  return fields or {ctr_note = "no counters: " .. tostring(why)}
+  local started = gpuexp.clock()
+  local values, why
+  if p.launch then values, why = p.target:collect(p.launch) else values, why = p.target:metrics{metrics = M.names} end
+  if not values then return {ctr_note = "no counters: " .. tostring(why)} end
+  local fields = M.fields(values, p.launch and p.target:resources(), p.launch and p.launch.shared)
+  fields.ctr_seconds = gpuexp.clock() - started
+  return fields
 end
 
 function M.forget() pending = nil end
