@@ -87,7 +87,8 @@ M.ALPHA = 0.05 -- --rule mannwhitney: the p-value under which two runs' samples 
 
 -- Significance from the samples (a metric median_X has its samples in samples_X): the Mann-Whitney
 -- p-value of the new run's samples against the last baseline run that has them, the bootstrap 95%
--- interval of the ratio of their medians (as a change in percent), and that run's value.
+-- interval of the ratio of their medians (as a change in percent), and that run's value. Returns
+-- their text for the basis, or nil when one side has no samples.
 local function significance(entry, bases, new, key, metric)
   local suffix = metric.name:match("^median_(.+)$")
   local new_samples = suffix and new:samples(key, "samples_" .. suffix)
@@ -100,9 +101,8 @@ local function significance(entry, bases, new, key, metric)
       local low, high = stats.bootstrap_ratio(base_samples, new_samples)
       entry.ci_low_pct, entry.ci_high_pct = (low - 1) * 100, (high - 1) * 100
       entry.significance_base = base_value
-      entry.basis = (entry.basis or "") .. string.format("; Mann-Whitney p=%.2g, 95%% CI of the median ratio [%+.2f%%, %+.2f%%]",
-        entry.p_value, entry.ci_low_pct, entry.ci_high_pct)
-      return
+      return string.format("Mann-Whitney p=%.2g, 95%% CI of the median ratio [%+.2f%%, %+.2f%%]", entry.p_value,
+        entry.ci_low_pct, entry.ci_high_pct)
     end
   end
 end
@@ -110,8 +110,8 @@ end
 -- --rule mannwhitney (as asv decides): slower (faster) when the samples differ, p under ALPHA, and
 -- the change against the last baseline run with samples is past the floor; without samples the
 -- default rule decides, and the basis says so.
-local function mann_whitney_verdict(entry, value, direction, floor)
-  if not entry.p_value then
+local function mann_whitney_verdict(entry, value, direction, floor, significance_text)
+  if not significance_text then
     entry.basis = entry.basis .. "; no samples on both sides: decided by gpuexp's rule"
     return
   end
@@ -121,8 +121,8 @@ local function mann_whitney_verdict(entry, value, direction, floor)
   entry.verdict = "same"
   if entry.p_value < M.ALPHA and worse > floor then entry.verdict = "slower"
   elseif entry.p_value < M.ALPHA and worse < -floor then entry.verdict = "faster" end
-  entry.basis = string.format("mannwhitney: p %s %.2g, change against the last baseline run, floor %.2f%%",
-    entry.p_value < M.ALPHA and "<" or ">=", M.ALPHA, floor) .. entry.basis:match(";.*$")
+  entry.basis = string.format("mannwhitney: p %s %.2g, change against the last baseline run, floor %.2f%%; %s",
+    entry.p_value < M.ALPHA and "<" or ">=", M.ALPHA, floor, significance_text)
 end
 
 -- A value a change can be computed against: a finite positive number (times and rates).
@@ -190,9 +190,12 @@ function M.compare(bases, new, options)
           rule = options.rule, floor_pct = options.floor_pct}
         entry.verdict, entry.base, entry.new = judged.verdict, judged.center, value
         entry.change_pct, entry.threshold_pct, entry.basis = judged.change_pct, judged.threshold_pct, judged.basis
-        if options.significance or options.rule == "mannwhitney" then significance(entry, bases, new, key, metric) end
+        local significance_text = (options.significance or options.rule == "mannwhitney")
+          and significance(entry, bases, new, key, metric)
         if options.rule == "mannwhitney" then
-          mann_whitney_verdict(entry, value, metric.direction, options.floor_pct or rule.FLOOR_PCT)
+          mann_whitney_verdict(entry, value, metric.direction, options.floor_pct or rule.FLOOR_PCT, significance_text)
+        elseif significance_text then
+          entry.basis = entry.basis .. "; " .. significance_text
         end
         if new_row.clock_throttled == true then
           entry.throttled = true
