@@ -287,13 +287,6 @@ function M.load_run(db, id)
   for _, row in ipairs(db:rows("SELECT cells FROM rows WHERE run_id = ? ORDER BY position", id)) do
     loaded:add(decode(row.cells) or {})
   end
-  -- its samples, read when compare first asks (the site and the explainer never do)
-  loaded.load_samples = function()
-    for _, s in ipairs(db:rows("SELECT key, field, samples FROM samples WHERE run_id = ?", id)) do
-      loaded:add_samples(s.key, s.field, s.samples)
-    end
-    return loaded.sample_texts
-  end
   return loaded
 end
 

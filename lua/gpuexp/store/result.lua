@@ -70,7 +70,7 @@ function Result:row(key)
 end
 
 -- A point's samples of a field (samples_ms), as numbers, or nil when the run kept none. The texts
--- come from the .samples.csv beside a CSV (read on first use) or the history's samples table.
+-- come from the .samples.csv beside a CSV, read on first use (gpuexp compare's significance).
 function Result:samples(key, field)
   if self.sample_texts == nil and self.load_samples then self.sample_texts = self.load_samples() or false end
   local text = self.sample_texts and self.sample_texts[key] and self.sample_texts[key][field]
