@@ -35,7 +35,9 @@ local function parse(text)
   local class, doc, params, returns = nil, {}, {}, {}
   local function reset() doc, params, returns = {}, {}, {} end
   for line in (text .. "\n"):gmatch("([^\n]*)\n") do
-    local name, parent, about = line:match("^%-%-%-@class ([%w_.]+)%s*:?%s*([%w_.]*)%s*(.*)$")
+    local name, rest = line:match("^%-%-%-@class ([%w_.]+)(.*)$")
+    local parent, about = (rest or ""):match("^%s*:%s*([%w_.]+)%s*(.*)$")
+    if not parent then parent, about = "", (rest or ""):match("^%s*(.-)%s*$") end
     local alias_name, alias_type = line:match("^%-%-%-@alias ([%w_.]+) (.+)$")
     if name then
       class = {name = name, parent = parent ~= "" and parent or nil, about = about, fields = {}, functions = {}}
