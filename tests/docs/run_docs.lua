@@ -13,8 +13,10 @@
 --                 compared with what the block printed on stdout (numbers may differ, whitespace
 --                 runs are one space, a line `...` stands for any number of lines); otherwise shown
 --   json          parsed as JSON
---   file=NAME     (a flag of lua, lua gpu, sh) the block is also written as NAME into the folder of
---                 every later block of the same page, so a page can run a script it showed
+--   cuda file=PATH  a kernel source (or header) for the page's later blocks, which compile it
+--   file=PATH     (a flag of lua, lua gpu, sh, and cuda's one) the block is also written as PATH
+--                 (folders made) into the folder of every later block of the same page, so a page
+--                 can run a script and compile a kernel it showed
 -- Any other tag, an empty one included, fails: nothing escapes silently.
 local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
 local cjson = require("cjson")
@@ -128,12 +130,16 @@ local function anchors_of(text)
   return anchors
 end
 
-local failures, counts = {}, {run = 0, compared = 0, excerpt = 0, setup = 0, skipped_gpu = 0, links = 0}
+local failures, counts = {}, {run = 0, compared = 0, excerpt = 0, setup = 0, skipped_gpu = 0, links = 0, sources = 0}
 local function fail(where, what) failures[#failures + 1] = where .. ": " .. what end
 
 local function run_block(page, block, files)
   local dir = T.temporary_directory()
-  for name, body in pairs(files) do write(dir .. "/" .. name, body) end
+  for name, body in pairs(files) do
+    local folder = name:match("^(.*)/[^/]*$")
+    if folder then gpuexp.mkdir(dir .. "/" .. folder) end
+    write(dir .. "/" .. name, body)
+  end
   local body = table.concat(block.body, "\n") .. "\n"
   local command
   if block.language == "sh" then
@@ -162,7 +168,8 @@ for _, page in ipairs(pages) do
     for index, block in ipairs(blocks_of(text)) do
       local where = page .. ":" .. block.line
       local language, flags = block.language, block.flags
-      local known = {sh = {gpu = true, setup = true}, lua = {gpu = true, excerpt = true}, text = {}, json = {}}
+      local known = {sh = {gpu = true, setup = true}, lua = {gpu = true, excerpt = true}, text = {}, json = {},
+                     cuda = {}}
       local allowed = known[language]
       local unknown
       for flag in pairs(flags) do
@@ -170,9 +177,12 @@ for _, page in ipairs(pages) do
       end
       if block.unclosed then
         fail(where, "the block is never closed")
-      elseif not allowed or unknown or (block.file and language == "text") then
+      elseif not allowed or unknown or (block.file and (language == "text" or language == "json")) or
+        (language == "cuda" and not block.file) then
         fail(where, "unknown block tag '```" .. block.info .. "' (sh, sh gpu, sh setup, lua, lua gpu, " ..
-          "lua excerpt, text, json; file=NAME on a run block)")
+          "lua excerpt, text, json, cuda file=PATH; file=PATH on a run block)")
+      elseif language == "cuda" then
+        counts.sources = counts.sources + 1
       elseif language == "text" then
         local output = block.follows and outputs[block.follows]
         if output then
@@ -206,7 +216,7 @@ for _, page in ipairs(pages) do
         end
         outputs[index] = stdout
       end
-      if block.file and (language == "lua" or language == "sh") then
+      if block.file and (language == "lua" or language == "sh" or language == "cuda") then
         files[block.file] = table.concat(block.body, "\n") .. "\n"
       end
     end
@@ -231,9 +241,9 @@ for _, page in ipairs(pages) do
   end
 end
 
-print(string.format("%d pages: %d blocks run, %d outputs compared, %d excerpts compiled, %d set-up blocks skipped, " ..
-  "%d GPU blocks left for the gpu label, %d links checked", #pages, counts.run, counts.compared, counts.excerpt,
-  counts.setup, counts.skipped_gpu, counts.links))
+print(string.format("%d pages: %d blocks run, %d outputs compared, %d kernel sources written, %d excerpts compiled, " ..
+  "%d set-up blocks skipped, %d GPU blocks left for the gpu label, %d links checked", #pages, counts.run,
+  counts.compared, counts.sources, counts.excerpt, counts.setup, counts.skipped_gpu, counts.links))
 if #failures > 0 then
   io.stderr:write(table.concat(failures, "\n\n") .. "\n")
   io.stderr:write(#failures .. " failure(s)\n")
