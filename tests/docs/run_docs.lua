@@ -3,7 +3,8 @@
 -- (the files default to README.md and every docs/**/*.md).
 --
 -- Tags (the first word is the language, the rest are flags; docs/README.md says the same to writers):
---   sh            bash -e, in a fresh temporary folder, offline: gpuexp on PATH, $GPUEXP_SRC = the
+--   sh            bash -e, in a fresh temporary folder, offline (GX_LIBCUDA names no driver, so even
+--                 on a GPU machine nothing runs on the GPU): gpuexp on PATH, $GPUEXP_SRC = the
 --                 repository root, HOME inside the folder (nothing is written outside it)
 --   lua           a complete script, run as `gpuexp --arch sm_90 FILE.lua` in such a folder
 --   sh gpu, lua gpu   the same, only with a GPU (the `gpu` mode; lua runs without --arch)
@@ -151,10 +152,12 @@ local function run_block(page, block, files)
     command = "gpuexp " .. (block.flags.gpu and "" or "--arch sm_90 ") .. shell_quote(name)
   end
   gpuexp.mkdir(dir .. "/.home")
+  -- an offline block is offline on a GPU machine too: the driver is not found there
+  local offline = block.flags.gpu and "" or "GX_LIBCUDA=" .. shell_quote(dir .. "/.no-driver/libcuda.so.1")
   local _, _, code = os.execute(string.format(
     "cd %s && env PATH=%s:\"$PATH\" GPUEXP_SRC=%s HOME=%s/.home XDG_DATA_HOME= XDG_CACHE_HOME= XDG_CONFIG_HOME= " ..
-    "GPUEXP_HISTORY= timeout 300 %s > .stdout 2> .stderr < /dev/null",
-    shell_quote(dir), shell_quote(binary_dir), shell_quote(root), shell_quote(dir), command))
+    "GPUEXP_HISTORY= %s timeout 300 %s > .stdout 2> .stderr < /dev/null",
+    shell_quote(dir), shell_quote(binary_dir), shell_quote(root), shell_quote(dir), offline, command))
   counts.run = counts.run + 1
   return code, read(dir .. "/.stdout") or "", read(dir .. "/.stderr") or ""
 end
