@@ -8,6 +8,8 @@
 --                 repository root, HOME inside the folder (nothing is written outside it)
 --   lua           a complete script, run as `gpuexp --arch sm_90 FILE.lua` in such a folder
 --   sh gpu, lua gpu   the same, only with a GPU (the `gpu` mode; lua runs without --arch)
+--   lua both      a script with a plan branch and a GPU branch: run as `lua` offline, and in the
+--                 `gpu` mode run on the GPU too (its output is compared in the offline run only)
 --   sh setup      the set-up commands (apt-get, cmake): the one tag that is skipped, said in a line
 --   lua excerpt   a piece of a script (not complete): compiled by Lua to check its syntax, not run
 --   text          output: when it follows a run block with nothing but blank lines between, it is
@@ -149,11 +151,11 @@ local function run_block(page, block, files)
   else
     local name = block.file or ".block.lua"
     write(dir .. "/" .. name, body)
-    command = "gpuexp " .. (block.flags.gpu and "" or "--arch sm_90 ") .. shell_quote(name)
+    command = "gpuexp " .. ((block.flags.gpu or mode == "gpu") and "" or "--arch sm_90 ") .. shell_quote(name)
   end
   gpuexp.mkdir(dir .. "/.home")
   -- an offline block is offline on a GPU machine too: the driver is not found there
-  local offline = block.flags.gpu and "" or "GX_LIBCUDA=" .. shell_quote(dir .. "/.no-driver/libcuda.so.1")
+  local offline = mode == "gpu" and "" or "GX_LIBCUDA=" .. shell_quote(dir .. "/.no-driver/libcuda.so.1")
   local _, _, code = os.execute(string.format(
     "cd %s && env PATH=%s:\"$PATH\" GPUEXP_SRC=%s HOME=%s/.home XDG_DATA_HOME= XDG_CACHE_HOME= XDG_CONFIG_HOME= " ..
     "GPUEXP_HISTORY= %s timeout 300 %s > .stdout 2> .stderr < /dev/null",
@@ -171,7 +173,7 @@ for _, page in ipairs(pages) do
     for index, block in ipairs(blocks_of(text)) do
       local where = page .. ":" .. block.line
       local language, flags = block.language, block.flags
-      local known = {sh = {gpu = true, setup = true}, lua = {gpu = true, excerpt = true}, text = {}, json = {},
+      local known = {sh = {gpu = true, setup = true}, lua = {gpu = true, excerpt = true, both = true}, text = {}, json = {},
                      cuda = {}}
       local allowed = known[language]
       local unknown
@@ -183,7 +185,7 @@ for _, page in ipairs(pages) do
       elseif not allowed or unknown or (block.file and (language == "text" or language == "json")) or
         (language == "cuda" and not block.file) then
         fail(where, "unknown block tag '```" .. block.info .. "' (sh, sh gpu, sh setup, lua, lua gpu, " ..
-          "lua excerpt, text, json, cuda file=PATH; file=PATH on a run block)")
+          "lua both, lua excerpt, text, json, cuda file=PATH; file=PATH on a run block)")
       elseif language == "cuda" then
         counts.sources = counts.sources + 1
       elseif language == "text" then
@@ -207,7 +209,7 @@ for _, page in ipairs(pages) do
       elseif flags.setup then
         print("skipped " .. where .. " (sh setup: the set-up commands install packages and build)")
         counts.setup = counts.setup + 1
-      elseif (flags.gpu and true or false) ~= (mode == "gpu") then
+      elseif not flags.both and (flags.gpu and true or false) ~= (mode == "gpu") then
         if flags.gpu then counts.skipped_gpu = counts.skipped_gpu + 1 end
       else
         local code, stdout, stderr = run_block(page, block, files)
@@ -217,7 +219,7 @@ for _, page in ipairs(pages) do
         else
           print("ok " .. where .. " " .. block.info)
         end
-        outputs[index] = stdout
+        if mode == "offline" or not flags.both then outputs[index] = stdout end
       end
       if block.file and (language == "lua" or language == "sh" or language == "cuda") then
         files[block.file] = table.concat(block.body, "\n") .. "\n"
