@@ -8,8 +8,12 @@ local M = {}
 -- that command). C has the same numbers in src/cli/gx_cli.h (checked by the test).
 M.EXIT = {
   OK = 0, FAILED = 1, USAGE = 2, GPU = 3, COMPILE = 4, INCOMPLETE = 5, HISTORY = 6, WRITE = 7,
-  BUSY = 75, HANGUP = 129, INTERRUPTED = 130, TERMINATED = 143,
+  INTERNAL = 70, BUSY = 75, HANGUP = 129, INTERRUPTED = 130, TERMINATED = 143,
 }
+
+-- A failure inside gpuexp itself (a bug: a Lua error in a command, not in the user's script): never
+-- 0 (it did not work) and never 1 (that means "a regression" or "the script failed").
+local internal_exit = {70, "internal error in gpuexp (a bug: the message and traceback say where; please report it)"}
 
 local run_exits = {
   {0, "ok"},
@@ -207,7 +211,7 @@ M.commands = {
         "baseline too is not)"},
       {2, "usage or unreadable input (also a NEW.csv with no rows)"},
       {3, "refused: the runs come from different GPUs, drivers or clock settings"},
-      {7, "the output file could not be written"}}},
+      {7, "the output file could not be written"}, internal_exit}},
   {name = "history", module = "gpuexp.commands.history", summary = "the recorded runs (SQLite)",
     usage = "gpuexp history [--history PATH] COMMAND",
     options_title = "commands",
@@ -230,7 +234,7 @@ M.commands = {
       "(~/.local/share/gpuexp/history.sqlite). `gpuexp --history PATH SCRIPT.lua` (or --record, for the\n" ..
       "default file) records a run; `gpuexp nightly` records every night.",
     exits = {{0, "ok"}, {2, "usage or unknown run"}, {6, "the history cannot be read or written"},
-      {7, "an export could not be written"}}},
+      {7, "an export could not be written"}, internal_exit}},
   {name = "nightly", module = "gpuexp.commands.nightly", summary = "a regression suite: run, record, compare, report",
     usage = "gpuexp nightly SUITE [options]",
     about = "SUITE is a folder of experiment files (every *.lua in it, in name order) or a suite file: one\n" ..
@@ -268,7 +272,7 @@ M.commands = {
       {5, "no regression, but the night was incomplete (an experiment failed, or points failed that failed\n" ..
         "before too)"},
       {6, "the history cannot be written"}, {75, "another nightly holds the GPU (try later)"},
-      {130, "interrupted (143: SIGTERM); the running experiment is ended and waited for"}}},
+      {130, "interrupted (143: SIGTERM); the running experiment is ended and waited for"}, internal_exit}},
   {name = "bisect", module = "gpuexp.commands.bisect", summary = "the commit that made a point slower",
     usage = "gpuexp bisect --good REV --bad REV --point 'A=V,B=W' [options] SCRIPT.lua [script arguments...]\n" ..
       "gpuexp bisect --run ID [--history PATH] --point 'A=V,B=W' [options]",
@@ -297,7 +301,7 @@ M.commands = {
       {1, "the good commit gives no value for the point"}, {2, "usage"},
       {5, "no regression between good and bad, or the first bad commit is among commits that could not be\n" ..
         "measured (they are listed)"},
-      {130, "interrupted (143: SIGTERM); the worktrees are removed"}}},
+      {130, "interrupted (143: SIGTERM); the worktrees are removed"}, internal_exit}},
   {name = "doctor", module = "gpuexp.commands.doctor", summary = "check this machine and say what to fix",
     usage = "gpuexp doctor",
     about = "Checks this machine: the NVIDIA driver, the GPUs, NVRTC (by compiling a kernel), the CUDA\n" ..

@@ -164,6 +164,7 @@ local function site(db, args)
   local model = pages.model(db, limit)
   for _, page in ipairs(pages.files(model)) do
     local written, problem = pcall(csv.write_printed, dir .. "/" .. page[1], page[2])
+    if not written and not csv.is_write_error(problem) then error(problem, 0) end -- a bug: exit 70
     if not written then return fail(EXIT.WRITE, message_of(problem)) end
   end
   print(string.format("wrote %s/index.html: %d series", dir, #model.series))
@@ -210,6 +211,8 @@ function M.main(args)
   if not db then return fail(EXIT.HISTORY, why) end
   local ok, code = pcall(commands[command], db, rest)
   db:close()
+  -- the history's own failures are error values; anything else is a bug of gpuexp (exit 70)
+  if not ok and type(code) ~= "table" then error(code, 0) end
   if not ok then return fail(EXIT.HISTORY, message_of(code)) end
   return code
 end

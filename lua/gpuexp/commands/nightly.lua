@@ -445,6 +445,8 @@ function M.night(args)
   night.db:close()
   if not written then
     say("the report could not be written: " .. tostring(type(model) == "table" and model.message or model))
+    -- a failed write keeps the night's verdict; a bug in a printer is gpuexp's failure, never a clean night
+    if not csv.is_write_error(model) then exit_code = EXIT.INTERNAL end
     model = model_of()
   end
   report.summary(model, io.stdout)

@@ -91,28 +91,54 @@ M.ALPHA = 0.05 -- --rule mannwhitney: the p-value under which two runs' samples 
 -- their text for the basis, or nil when one side has no samples.
 local function significance(entry, bases, new, key, metric)
   local suffix = metric.name:match("^median_(.+)$")
-  local new_samples = suffix and new:samples(key, "samples_" .. suffix)
-  if not new_samples then return end
+  if not suffix then return end
+  local new_samples, new_dropped = new:samples(key, "samples_" .. suffix)
+  local dropped = new_dropped
+  local function with_dropped(text)
+    return dropped and (text .. "; samples left out (not finite numbers): " .. dropped) or text
+  end
+  if not new_samples then return dropped and with_dropped("no usable samples in the new run") end
   for b = #bases, 1, -1 do
-    local base_samples = bases[b]:samples(key, "samples_" .. suffix)
+    local base_samples, base_dropped = bases[b]:samples(key, "samples_" .. suffix)
     local base_value = base_samples and tonumber(bases[b]:value(key, metric.name))
     if base_value and base_value > 0 then
+      if base_dropped then dropped = base_dropped .. (dropped and ("; " .. dropped) or "") end
       entry.p_value = stats.mann_whitney(base_samples, new_samples)
+      entry.samples_sizes = {#base_samples, #new_samples}
       local low, high = stats.bootstrap_ratio(base_samples, new_samples)
       entry.ci_low_pct, entry.ci_high_pct = (low - 1) * 100, (high - 1) * 100
       entry.significance_base = base_value
-      return string.format("Mann-Whitney p=%.2g, 95%% CI of the median ratio [%+.2f%%, %+.2f%%]", entry.p_value,
-        entry.ci_low_pct, entry.ci_high_pct)
+      return with_dropped(string.format("Mann-Whitney p=%.2g, 95%% CI of the median ratio [%+.2f%%, %+.2f%%]",
+        entry.p_value, entry.ci_low_pct, entry.ci_high_pct))
     end
   end
+  return dropped and with_dropped("no baseline run with usable samples")
+end
+
+-- The smallest two-sided p-value the exact Mann-Whitney test can give with n and m samples a side:
+-- the most extreme of the C(n+m, n) equally likely rank orders, at either end, 2 / C(n+m, n). With
+-- 3 a side that is 2/20 = 0.1: p < 0.05 cannot be reached, whatever the change.
+function M.smallest_p(n, m)
+  local orders = 1
+  for i = 1, math.min(n, m) do orders = orders * (n + m - i + 1) / i end
+  return math.min(1, 2 / orders)
 end
 
 -- --rule mannwhitney (as asv decides): slower (faster) when the samples differ, p under ALPHA, and
 -- the change against the last baseline run with samples is past the floor; without samples the
 -- default rule decides, and the basis says so.
 local function mann_whitney_verdict(entry, value, direction, floor, significance_text)
-  if not significance_text then
-    entry.basis = entry.basis .. "; no samples on both sides: decided by gpuexp's rule"
+  if not entry.p_value then
+    entry.basis = entry.basis .. "; no samples on both sides: decided by gpuexp's rule" ..
+      (significance_text and ("; " .. significance_text) or "")
+    return
+  end
+  local n, m = entry.samples_sizes[1], entry.samples_sizes[2]
+  if M.smallest_p(n, m) >= M.ALPHA then
+    -- too few samples for the test ever to say "different": the default rule decides
+    entry.basis = string.format("%s; mannwhitney: %d and %d samples a side cannot reach p < %.2g (the exact " ..
+      "test's smallest p is %.2g): decided by gpuexp's rule; %s", entry.basis, n, m, M.ALPHA, M.smallest_p(n, m),
+      significance_text)
     return
   end
   local change = (value - entry.significance_base) / entry.significance_base * 100
