@@ -157,7 +157,9 @@ local function usable(value) return type(value) == "number" and value > 0 and va
 -- M.compare(bases, new, options) -> {points = {...}, counts}; options: metrics ({name, direction}
 -- list; {name = "status", status_only = true} judges only whether each point still succeeds),
 -- floor_pct, rule ("gpuexp", "nvbench", "mannwhitney"), significance (p-values and intervals from
--- the samples, when both runs have them). Each entry: key, point (text), cells, metric, verdict, base (centre), new,
+-- the samples, when both runs have them), bases_for (function(key, metric name) -> the baseline
+-- runs of that point, when points have baselines of their own: judge/verdict.lua's regression
+-- state; default: bases). Each entry: key, point (text), cells, metric, verdict, base (centre), new,
 -- change_pct, threshold_pct, basis, baseline (values), throttled.
 function M.compare(bases, new, options)
   local entries = {}
@@ -175,7 +177,8 @@ function M.compare(bases, new, options)
       local new_row = fields(new, key, metric.name)
       local entry = setmetatable({key = key}, entry_kind(labelled, metric))
       local baseline, unusable = {}, {}
-      for _, base in ipairs(bases) do
+      local point_bases = options.bases_for and options.bases_for(key, metric.name) or bases
+      for _, base in ipairs(point_bases) do
         local row = fields(base, key, metric.name)
         if ok_row(row) and (metric.status_only or type(row.value) == "number") then
           local value = metric.status_only and 1 or row.value
@@ -217,7 +220,7 @@ function M.compare(bases, new, options)
         entry.verdict, entry.base, entry.new = judged.verdict, judged.center, value
         entry.change_pct, entry.threshold_pct, entry.basis = judged.change_pct, judged.threshold_pct, judged.basis
         local significance_text = (options.significance or options.rule == "mannwhitney")
-          and significance(entry, bases, new, key, metric)
+          and significance(entry, point_bases, new, key, metric)
         if options.rule == "mannwhitney" then
           mann_whitney_verdict(entry, value, metric.direction, options.floor_pct or rule.FLOOR_PCT, significance_text)
         elseif significance_text then
@@ -247,9 +250,10 @@ end
 -- reads it), as nightly does the same night: a point stays slower only when its re-measured value
 -- is slower too against the same baseline; otherwise it is same, marked unconfirmed. A suspect the
 -- re-measure has no value for keeps its verdict. The counts are counted again from the verdicts.
+-- options.skip(entry): true for a suspect judged otherwise (judge/verdict.lua: a creep).
 function M.confirm(comparison, remeasure, options)
   for _, e in ipairs(comparison.points) do
-    if e.verdict == "slower" then
+    if e.verdict == "slower" and not (options.skip and options.skip(e)) then
       local row = remeasure and remeasure:row(e.key)
       local value = ok_row(row) and row[e.metric]
       if type(value) == "number" and usable(value) then
