@@ -327,16 +327,22 @@ function M.replay(db, run_id, through)
 end
 
 -- M.night(db, run_id) -> a recorded night's judgement ({id, run, comparison, options}), as the
--- nightly gave it (its re-measure applied, its states set), or nil and why.
+-- nightly gave it (its re-measure applied, its states set), and the series' state after it; or nil
+-- and why. A night's re-measure (a confirm run) stands for its night.
 function M.night(db, run_id)
-  local record = db:rows("SELECT kind, excluded FROM runs WHERE id = ?", run_id)[1]
+  local record = db:rows("SELECT * FROM runs WHERE id = ?", run_id)[1]
   if not record then return nil, "no run " .. tostring(run_id) .. " in the history" end
+  if record.kind == "confirm" and record.nightly then -- a night's re-measure: that night
+    local nightly = db:rows([[SELECT * FROM runs WHERE kind = 'nightly' AND nightly = ? AND experiment = ? AND sweep = ?
+      ORDER BY id DESC LIMIT 1]], record.nightly, record.experiment, record.sweep)[1]
+    if nightly then record, run_id = nightly, nightly.id end
+  end
   if record.kind ~= "nightly" then return nil, string.format("run %d is a %s run, not a night of gpuexp nightly",
     run_id, record.kind) end
   if record.excluded == 1 then return nil, string.format("run %d is excluded (gpuexp history include %d)", run_id,
     run_id) end
-  local _, nights = M.replay(db, run_id, true)
-  return nights[#nights]
+  local state, nights = M.replay(db, run_id, true)
+  return nights[#nights], state
 end
 
 -- The state of every point of a judged night in a few words ("1 open, 1 fixed"), "" when none.
