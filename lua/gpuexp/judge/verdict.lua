@@ -86,20 +86,17 @@ local function against_open(p, e)
     open.threshold)
 end
 
--- The accepted level of a point: the median of its first nights since the series began or the
--- level was accepted (as many as the night's --baseline).
-local function level_of(p)
-  if #p.level_values == 0 then return nil end
-  return rule.median(p.level_values)
-end
-
--- A creep: worse than the accepted level by more than the night's threshold, with an upward step
--- in the nights since the level was set (the night itself the last of them).
-local function check_creep(state, p, e, id)
-  local level = level_of(p)
-  if not level or #p.series < 2 then return end
-  local worse = worse_of(e.new, level, e.direction)
-  if worse <= e.threshold_pct then return end
+-- A creep: slower than the accepted level (its first nights since the series began or the level
+-- was accepted, as many as the night's --baseline, judged by the rule of compare: their median,
+-- their spread), with an upward step in the nights since the level was set (the night itself the
+-- last of them).
+local function check_creep(state, p, e, new, options)
+  if #p.level_values == 0 or #p.series < 2 then return end
+  local judged = rule.judge{value = e.new, noise_pct = tonumber(new:value(e.key, "noise_pct")),
+    samples = tonumber(new:value(e.key, "samples")), baseline = p.level_values, direction = e.direction,
+    floor_pct = options.floor_pct}
+  if judged.verdict ~= "slower" then return end
+  local level, id = judged.center, new.record.id
   local sign = e.direction == "higher" and -1 or 1 -- the fit reads lower as better
   local y = {}
   for i, night in ipairs(p.series) do y[i] = sign * night.value end
@@ -108,13 +105,13 @@ local function check_creep(state, p, e, id)
   if not found then return end
   -- the onset: past the level's own night-to-night deviation (3x, at least 0.1% of the level)
   local deviation = 0
-  for _, v in ipairs(p.level_values) do deviation = deviation + math.abs(v - level) end
+  for _, v in ipairs(p.level_values) do deviation = deviation + math.abs(v.value - level) end
   deviation = deviation / #p.level_values
   local onset = steps.onset(y, sign * level, math.max(3 * deviation, 0.001 * level), found.steps[1].after or #y)
   local since = onset <= #p.series and p.series[onset].id or id
   local _, change = worse_of(e.new, level, e.direction)
-  e.creep = {since = since, nights = #y - onset + 1, level = level}
-  e.verdict, e.base, e.change_pct = "slower", level, change
+  e.creep = {since = since, nights = #y - onset + 1, level = level, threshold = judged.threshold_pct}
+  e.verdict, e.base, e.change_pct, e.threshold_pct = "slower", level, change, judged.threshold_pct
   e.basis = string.format("creep: %+.2f%% against the accepted level %.5g over %d night(s) since %s (a step found " ..
     "by asv's L1 step detection), threshold %.2f%%; against the recent nights: %s", change, level, e.creep.nights,
     night_text(state, since), e.threshold_pct, e.basis or "")
@@ -148,7 +145,7 @@ function M.judge(state, new, options)
     local p = state.points[point_id(e.key, e.metric)]
     if p and not metric.status_only and usable(e.new) and e.verdict ~= "error" and e.verdict ~= "missing" then
       if p.open then against_open(p, e)
-      elseif e.verdict ~= "slower" and e.threshold_pct then check_creep(state, p, e, new.record.id) end
+      elseif e.verdict ~= "slower" then check_creep(state, p, e, new, options) end
     end
   end
   comparison.counts = compare.count(comparison.points)
@@ -176,7 +173,7 @@ function M.confirm(comparison, remeasure, options)
       if usable(value) then
         local worse, change = worse_of(value, e.creep.level, e.direction)
         e.confirm_value, e.confirmed_change = value, change
-        if worse <= e.threshold_pct then
+        if worse <= e.creep.threshold then
           e.verdict, e.unconfirmed, e.creep = "same", true, nil
           e.basis = e.basis .. string.format("; suspect, not confirmed: re-measured %+.2f%%", change)
         end
@@ -191,11 +188,11 @@ local function new_point()
   return {base = {}, series = {}, level_values = {}}
 end
 
-local function add_night(p, id, value, count)
+local function add_night(p, id, value, count, noise_pct)
   p.base[#p.base + 1] = id
   if usable(value) then
     p.series[#p.series + 1] = {id = id, value = value}
-    if #p.level_values < count then p.level_values[#p.level_values + 1] = value end
+    if #p.level_values < count then p.level_values[#p.level_values + 1] = {value = value, noise_pct = noise_pct} end
   end
 end
 
@@ -237,7 +234,7 @@ function M.settle(state, comparison, new, options, accepted)
         e.state = {name = "fixed", since = open.since, nights = open.nights - 1, level = open.level,
           change_pct = e.change_pct}
         p.open = nil
-        if complete then add_night(p, id, e.new, count) end
+        if complete then add_night(p, id, e.new, count, tonumber(new:value(e.key, "noise_pct"))) end
       end
     elseif e.verdict == "slower" then
       local since, nights, level = id, 1, e.base
@@ -257,7 +254,7 @@ function M.settle(state, comparison, new, options, accepted)
       p.open = {since = since, nights = nights, level = level, threshold = e.threshold_pct, runs = runs}
       e.state = {name = "open", since = since, nights = nights, level = level, change_pct = e.change_pct, opened = true}
     elseif complete and e.verdict ~= "error" and e.verdict ~= "missing" then
-      add_night(p, id, e.new, count)
+      add_night(p, id, e.new, count, tonumber(new:value(e.key, "noise_pct")))
     end
   end
   -- the acceptances of this night: its level is intended from now on
@@ -270,7 +267,7 @@ function M.settle(state, comparison, new, options, accepted)
         p.base, p.series, p.level_values, p.open = {}, {}, {}, nil
         for _, night in ipairs(nights) do
           local run = load(state, night)
-          add_night(p, night, run:value(e.key, e.metric), count)
+          add_night(p, night, run:value(e.key, e.metric), count, tonumber(run:value(e.key, "noise_pct")))
         end
         if open then
           e.state = {name = "accepted", at = id, since = open.since, nights = open.nights, level = open.level,
