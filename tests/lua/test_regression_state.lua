@@ -87,7 +87,14 @@ T.eq(night(h, "FAKE_SLOW=b=100"), 0, "after accepting b, clean")
 T.eq(run("history --history " .. h .. " accept " .. id .. " --point case=z"), 2, "no such point")
 T.eq(run("history --history " .. h .. " accept " .. id .. " --point nosuch=b"), 2, "no such axis")
 T.eq(run("history --history " .. h .. " accept 99999"), 2, "no such run")
-T.eq(run("history --history " .. h .. " accept " .. (first_bad + 1)), 2, "a re-measure (the first slow night's) sets no level")
+code, stdout = run("history --history " .. h .. " unaccept " .. (first_bad + 1))
+T.eq(code, 2, "a re-measure stands for its night, which has no acceptance: " .. stdout)
+T.ok(stdout:find("run " .. (first_bad + 1) .. " is a re-measure of run " .. first_bad, 1, true), stdout)
+write("plain.csv", "case,median_ms\nx,1\n")
+write("plain.meta.json", '{"sweep": {"name": "s", "axes": [{"name": "case", "values": ["x"]}]}}\n')
+code, stdout = run("history --history " .. h .. " record plain.csv")
+code, stdout = run("history --history " .. h .. " accept " .. stdout:match("as run (%d+)"))
+T.eq(code, 2, "a plain run sets no level")
 
 -- 2. a revert closes it
 local r = work .. "/revert.sqlite"

@@ -212,11 +212,14 @@ local function accept(db, args, undo)
     else return fail(EXIT.USAGE, string.format("%s: unknown argument '%s'", undo and "unaccept" or "accept", args[i])) end
   end
   if not id then return fail(EXIT.USAGE, (undo and "unaccept" or "accept") .. ": which run? (gpuexp history list)") end
-  local record = db:rows("SELECT kind FROM runs WHERE id = ?", id)[1]
+  local record = verdict.night_record(db, id) -- a night's re-measure stands for its night
   if not record then return fail(EXIT.USAGE, "no run " .. id .. " in the history") end
   if record.kind ~= "nightly" then
-    return fail(EXIT.USAGE, string.format("run %d is a %s run: only a nightly run sets a level", id, record.kind))
+    return fail(EXIT.USAGE, string.format("run %d is a %s run: only a night of gpuexp nightly sets a level", id,
+      record.kind))
   end
+  if record.id ~= id then print(string.format("run %d is a re-measure of run %d: taken as that night", id, record.id)) end
+  id = record.id
   local keys
   if point then
     local why

@@ -323,17 +323,25 @@ function M.replay(db, run_id, through)
   return state, nights
 end
 
+-- The record of a run, a night's re-measure (a confirm run) standing for its night's nightly run;
+-- nil when there is no such run.
+function M.night_record(db, run_id)
+  local record = db:rows("SELECT * FROM runs WHERE id = ?", run_id)[1]
+  if record and record.kind == "confirm" and record.nightly then
+    local nightly = db:rows([[SELECT * FROM runs WHERE kind = 'nightly' AND nightly = ? AND experiment = ? AND sweep = ?
+      ORDER BY id DESC LIMIT 1]], record.nightly, record.experiment, record.sweep)[1]
+    if nightly then return nightly end
+  end
+  return record
+end
+
 -- M.night(db, run_id) -> a recorded night's judgement ({id, run, comparison, options}), as the
 -- nightly gave it (its re-measure applied, its states set), and the series' state after it; or nil
 -- and why. A night's re-measure (a confirm run) stands for its night.
 function M.night(db, run_id)
-  local record = db:rows("SELECT * FROM runs WHERE id = ?", run_id)[1]
+  local record = M.night_record(db, run_id)
   if not record then return nil, "no run " .. tostring(run_id) .. " in the history" end
-  if record.kind == "confirm" and record.nightly then -- a night's re-measure: that night
-    local nightly = db:rows([[SELECT * FROM runs WHERE kind = 'nightly' AND nightly = ? AND experiment = ? AND sweep = ?
-      ORDER BY id DESC LIMIT 1]], record.nightly, record.experiment, record.sweep)[1]
-    if nightly then record, run_id = nightly, nightly.id end
-  end
+  run_id = record.id
   if record.kind ~= "nightly" then return nil, string.format("run %d is a %s run, not a night of gpuexp nightly",
     run_id, record.kind) end
   if record.excluded == 1 then return nil, string.format("run %d is excluded (gpuexp history include %d)", run_id,
