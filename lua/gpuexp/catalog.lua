@@ -280,7 +280,7 @@ M.commands = {
     exits = {{0, "clean"}, {1, "regression found, or one still open (not fixed, not accepted)"}, {2, "usage or a bad suite"}, {3, "no GPU"},
       {5, "no regression, but the night was incomplete (an experiment failed, or points failed that failed\n" ..
         "before too)"},
-      {6, "the history cannot be written"}, {75, "another nightly holds the GPU (try later)"},
+      {6, "the history cannot be written, or read to judge the night"}, {75, "another nightly holds the GPU (try later)"},
       {130, "interrupted (143: SIGTERM); the running experiment is ended and waited for"}, internal_exit}},
   {name = "bisect", module = "gpuexp.commands.bisect", summary = "the commit that made a point slower",
     usage = "gpuexp bisect --good REV --bad REV --point 'A=V,B=W' [options] SCRIPT.lua [script arguments...]\n" ..

@@ -433,9 +433,21 @@ function M.night(args)
     end
     -- an experiment of several sweeps: each is judged and reported, none replaces another
     for _, run_id in ipairs(ids) do
-      local result = judge_stage(night, run_id, experiment.name, #ids > 1)
-      result.failure = failure
-      interrupted = confirm_stage(night, experiment, result)
+      -- the history read to judge (error values: a database that fails) is exit 6; a bug is 70
+      local judged, result = pcall(judge_stage, night, run_id, experiment.name, #ids > 1)
+      local confirmed, stop = judged, nil
+      if judged then
+        result.failure = failure
+        confirmed, stop = pcall(confirm_stage, night, experiment, result)
+      end
+      if not judged or not confirmed then
+        local problem = judged and stop or result
+        if type(problem) ~= "table" then error(problem, 0) end
+        say("the history could not be read to judge " .. experiment.name .. ": " .. tostring(problem.message))
+        night.db:close()
+        return EXIT.HISTORY
+      end
+      interrupted = stop
       classify(result)
       night.results[#night.results + 1] = result
       if interrupted then break end
