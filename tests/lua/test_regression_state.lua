@@ -84,6 +84,11 @@ code, stdout = run("history --history " .. h .. " accept " .. id .. " --point ca
 T.eq(code, 0, "accept by point: " .. stdout)
 T.ok(stdout:find("case=b: ACCEPTED at run " .. id, 1, true), stdout)
 T.eq(night(h, "FAKE_SLOW=b=100"), 0, "after accepting b, clean")
+-- an acceptance travels with its run when histories are merged
+code, stdout = run("history merge " .. work .. "/merged.sqlite " .. h)
+T.eq(code, 0, "merged: " .. stdout)
+code, stdout = run("history --history " .. work .. "/merged.sqlite list --limit 3")
+T.ok(stdout:find("1 accepted", 1, true), "the merged history has the acceptance: " .. stdout)
 T.eq(run("history --history " .. h .. " accept " .. id .. " --point case=z"), 2, "no such point")
 T.eq(run("history --history " .. h .. " accept " .. id .. " --point nosuch=b"), 2, "no such axis")
 T.eq(run("history --history " .. h .. " accept 99999"), 2, "no such run")
