@@ -158,7 +158,7 @@ local function run_block(page, block, files)
   local offline = mode == "gpu" and "" or "GX_LIBCUDA=" .. shell_quote(dir .. "/.no-driver/libcuda.so.1")
   local _, _, code = os.execute(string.format(
     "cd %s && env PATH=%s:\"$PATH\" GPUEXP_SRC=%s HOME=%s/.home XDG_DATA_HOME= XDG_CACHE_HOME= XDG_CONFIG_HOME= " ..
-    "GPUEXP_HISTORY= %s timeout 300 %s > .stdout 2> .stderr < /dev/null",
+    "GPUEXP_HISTORY= %s timeout 180 %s > .stdout 2> .stderr < /dev/null",
     shell_quote(dir), shell_quote(binary_dir), shell_quote(root), shell_quote(dir), offline, command))
   counts.run = counts.run + 1
   return code, read(dir .. "/.stdout") or "", read(dir .. "/.stderr") or ""
