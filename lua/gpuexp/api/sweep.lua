@@ -77,14 +77,23 @@ local function output_for(spec, name)
     gpuexp.error("usage", string.format("sweep '%s': %s is written by sweep '%s' of this script already; give each " ..
       "sweep its own name or out", name, path, taken[path]))
   end
-  -- never over the script itself (gpuexp -o k.lua k.lua)
+  -- a CSV and its companions (X.meta.json, X.samples.csv) by name: never a kernel's source
+  -- (-o kernels/a.cu) or anything else that is not a .csv
+  if not path:match("[^/]%.csv$") then
+    gpuexp.error("usage", string.format("sweep '%s': its output %s does not end in .csv; gpuexp writes it and " ..
+      "%s.meta.json and %s.samples.csv beside it, so it must name a .csv file", name, path, path, path))
+  end
+  -- never over the script itself (gpuexp -o k.lua k.lua, or a script named X.meta.json)
   local script = gpuexp.script and gpuexp._realpath(gpuexp.script)
-  local target = gpuexp._realpath(path)
-  if script and target == script then
-    gpuexp.error("usage", string.format("sweep '%s': its output %s is the script itself; give another --out", name, path))
+  local stem = path:sub(1, -5)
+  for _, written in ipairs({path, stem .. ".meta.json", stem .. ".samples.csv"}) do
+    if script and gpuexp._realpath(written) == script then
+      gpuexp.error("usage", string.format("sweep '%s': its output %s is the script itself; give another --out", name,
+        written))
+    end
   end
   taken[path] = name
-  return path
+  return path, not explicit and not gpuexp.out
 end
 
 local function progress(state, done, total)
@@ -241,7 +250,7 @@ function M.run(spec)
   if #points == 0 then gpuexp.error("usage", "sweep: the filter ('where') left no point to run") end
   local name = spec.name or "sweep"
   if type(name) ~= "string" or name == "" then gpuexp.error("usage", "sweep: 'name' must be a non-empty string") end
-  local path = output_for(spec, name)
+  local path, default_folder = output_for(spec, name)
   -- the device recorded in the metadata: given, else the default one when there is a GPU;
   -- device = false for sweeps that use none
   local device = spec.device
@@ -273,7 +282,7 @@ function M.run(spec)
     end
   end
   local client = gpuexp._worker and remote_client(gpuexp._worker) or local_client()
-  local registration = client:register{name = name, out = path, axes = axes_meta, points = cells,
+  local registration = client:register{name = name, out = path, make_folder = default_folder, axes = axes_meta, points = cells,
     columns = columns, info = info, timeout_s = spec.timeout_s,
     mode = gpuexp.offline_arch and "plan" or "measured", offline_arch = gpuexp.offline_arch}
   if registration.error then gpuexp.error(registration.kind or "usage", "sweep '" .. name .. "': " .. registration.error) end

@@ -159,7 +159,10 @@ local function site(db, args)
     else return fail(EXIT.USAGE, "site: unknown argument '" .. args[i] .. "'") end
   end
   if not dir then return fail(EXIT.USAGE, "site: which folder? (gpuexp history site DIR)") end
+  if dir == "" then return fail(EXIT.USAGE, "site: the folder's name is empty") end
   if not limit or limit < 2 then return fail(EXIT.USAGE, "--limit takes a whole number of nights >= 2") end
+  local made, why = gpuexp._output_folder(dir)
+  if not made then return fail(EXIT.WRITE, why) end
   local pages = require("gpuexp.judge.site")
   local model = pages.model(db, limit)
   for _, page in ipairs(pages.files(model)) do

@@ -256,11 +256,13 @@ local function set_up(o)
     end
   end
   night.out_dir = o.out or ("gpuexp-nightly/" .. os.date("!%Y%m%d-%H%M%S"))
-  local made, problem = pcall(gpuexp.mkdir, night.out_dir)
+  -- the default folder is made with its parents; one named by --out must go in a folder that exists
+  local made, problem
+  if o.out then made, problem = gpuexp._output_folder(o.out) else made, problem = pcall(gpuexp.mkdir, night.out_dir) end
   -- an absolute path in the history's metadata: the site links each night's report from anywhere
   night.out_dir = made and gpuexp._realpath(night.out_dir) or night.out_dir
   if not made then
-    say("cannot make " .. night.out_dir .. ": " .. tostring(type(problem) == "table" and problem.message or problem))
+    say(tostring(type(problem) == "table" and problem.message or problem))
     if night.db then night.db:close() end
     return nil, EXIT.USAGE
   end
@@ -284,6 +286,13 @@ local function run_stage(night, experiment, kind, out, only)
   if o.arch then arguments[#arguments + 1] = "--arch"; arguments[#arguments + 1] = o.arch end
   for _, a in ipairs(o.pass) do arguments[#arguments + 1] = a end
   for _, a in ipairs({"--out", out}) do arguments[#arguments + 1] = a end
+  -- the night's folder is the nightly's own: its subfolders (confirm/) are made here, as an
+  -- experiment's --out must name a folder that exists
+  local made, problem = pcall(gpuexp.mkdir, out:match("^(.*)/[^/]*$"))
+  if not made then
+    io.stderr:write("gpuexp nightly: " .. tostring(type(problem) == "table" and problem.message or problem) .. "\n")
+    return EXIT.WRITE, {}
+  end
   if only then arguments[#arguments + 1] = "--only"; arguments[#arguments + 1] = only end
   arguments[#arguments + 1] = "--"
   arguments[#arguments + 1] = experiment.path

@@ -53,26 +53,12 @@ function M.close(file, path)
   if not ok then write_failed(path, "close", message) end
 end
 
--- M.write_file(path, text): the whole file through PATH.tmp and a rename, so a reader, a kill or a
--- full disk never sees half of it where a good one was. The temporary file is removed on failure.
+-- M.write_file(path, text): the whole file, as gx_output.h writes outputs: a unique temporary
+-- beside it and a rename (a reader, a kill or a full disk never sees half of it where a good one
+-- was), a device or a FIFO written in place, a link of another user refused, no folder created.
 function M.write_file(path, text)
-  local dir = path:match("^(.*)/[^/]*$")
-  if dir and dir ~= "" then gpuexp.mkdir(dir) end
-  local temporary = path .. ".tmp"
-  local file, message = io.open(temporary, "wb")
-  if not file then write_failed(path, "write", message) end
-  local ok, why = file:write(text)
-  if ok then ok, why = file:flush() end
-  local closed, close_why = file:close()
-  if not ok or not closed then
-    os.remove(temporary)
-    write_failed(path, "write", why or close_why)
-  end
-  local renamed, rename_why = os.rename(temporary, path)
-  if not renamed then
-    os.remove(temporary)
-    write_failed(path, "replace", rename_why)
-  end
+  local ok, message = gpuexp._write_file(path, text)
+  if not ok then gpuexp.error("write", message, 2) end
 end
 
 -- M.write_printed(path, print): print(file) writes into memory (file:write, as io's), then the
@@ -89,10 +75,8 @@ Writer.__index = Writer
 -- M.open(path): a writer whose header() and row() each write one line and flush it, so an
 -- interrupted run keeps every row it finished; every write is checked.
 function M.open(path)
-  local dir = path:match("^(.*)/[^/]*$")
-  if dir and dir ~= "" then gpuexp.mkdir(dir) end
-  local file, message = io.open(path, "w")
-  if not file then write_failed(path, "write", message) end
+  local file, message = gpuexp._open_output(path)
+  if not file then gpuexp.error("write", message, 2) end
   return setmetatable({file = file, path = path}, Writer)
 end
 
