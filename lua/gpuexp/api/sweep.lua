@@ -79,16 +79,18 @@ local function output_for(spec, name)
   end
   -- a CSV and its companions (X.meta.json, X.samples.csv) by name: never a kernel's source
   -- (-o kernels/a.cu) or anything else that is not a .csv
+  -- (a bad --out is a usage error, exit 2; a bad out in the script is the script's, exit 1)
+  local kind = not explicit and gpuexp.out and "option" or "usage"
   if not path:match("[^/]%.csv$") then
-    gpuexp.error("usage", string.format("sweep '%s': its output %s does not end in .csv; gpuexp writes it and " ..
-      "%s.meta.json and %s.samples.csv beside it, so it must name a .csv file", name, path, path, path))
+    gpuexp.error(kind, string.format("sweep '%s': its output %s does not end in .csv (gpuexp writes X.csv, " ..
+      "X.meta.json and X.samples.csv: give --out or out a .csv file)", name, path))
   end
   -- never over the script itself (gpuexp -o k.lua k.lua, or a script named X.meta.json)
   local script = gpuexp.script and gpuexp._realpath(gpuexp.script)
   local stem = path:sub(1, -5)
   for _, written in ipairs({path, stem .. ".meta.json", stem .. ".samples.csv"}) do
     if script and gpuexp._realpath(written) == script then
-      gpuexp.error("usage", string.format("sweep '%s': its output %s is the script itself; give another --out", name,
+      gpuexp.error(kind, string.format("sweep '%s': its output %s is the script itself; give another --out", name,
         written))
     end
   end

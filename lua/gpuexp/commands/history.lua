@@ -82,7 +82,12 @@ local function export(db, args)
   local ok, problem
   if output then
     ok, problem = pcall(csv.write_file, output, text)
-    if ok and samples then ok, problem = pcall(csv.write_file, (output:gsub("%.csv$", "")) .. ".samples.csv", samples) end
+    -- the samples beside a .csv only: never a name made up beside a device (-o /dev/null)
+    if ok and samples and output:match("[^/]%.csv$") then
+      ok, problem = pcall(csv.write_file, output:sub(1, -5) .. ".samples.csv", samples)
+    elseif ok and samples then
+      io.stderr:write("gpuexp history: " .. output .. " does not end in .csv: the samples were not written\n")
+    end
   else
     ok, problem = io.stdout:write(text)
     if ok then ok, problem = io.stdout:flush() end

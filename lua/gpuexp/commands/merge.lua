@@ -44,6 +44,8 @@ function M.main(args)
   end
   if #paths < 2 then return fail("needs OUT.csv and at least one PART.csv (see gpuexp merge --help)") end
   local out = table.remove(paths, 1)
+  -- OUT.meta.json goes beside it: OUT names a CSV file, never a device or a kernel
+  if not out:match("[^/]%.csv$") then return fail(out .. " does not end in .csv (gpuexp merge OUT.csv PART.csv...)") end
   for _, path in ipairs(paths) do
     if path == out then return fail(out .. " is both the output and a part") end
   end

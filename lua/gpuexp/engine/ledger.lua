@@ -197,6 +197,9 @@ function Ledger:register(msg)
     local made, problem = pcall(gpuexp.mkdir, dir)
     if not made then return nil, type(problem) == "table" and problem.message or tostring(problem) end
   end
+  if dir and dir ~= "" and not gpuexp._is_directory(dir) then
+    return nil, string.format("cannot write %s: the folder %s does not exist (it is not created)", out, dir), "write"
+  end
   local locked, note, kind = gpuexp._process.lock(out .. ".lock")
   if not locked and kind == "busy" then
     return nil, string.format("%s: another run is writing it (%s); try later", out, note), kind
