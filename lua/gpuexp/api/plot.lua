@@ -2,15 +2,20 @@
 -- group, and roofline plots (log-log, memory and compute roofs, one point per row). PNG or SVG by
 -- the output's extension.
 local csv = require("gpuexp.store.csv")
+local text = require("gpuexp.store.text")
 local M = {}
 
+-- Every text from data (titles, group names, labels) reaches gnuplot only as a quoted string
+-- constant (text.gnuplot); the data itself only in files; enhanced text (markup in strings) off.
+local quote = text.gnuplot
+
 local function terminal(out)
-  if out:match("%.svg$") then return "set terminal svg size 1000,650 dynamic background rgb 'white'" end
+  if out:find("[%c\127]") then gpuexp.error("usage", "plot: the output's name holds a control character", 3) end
+  if out:match("%.svg$") then return "set terminal svg size 1000,650 dynamic noenhanced background rgb 'white'" end
   if out:match("%.png$") then return "set terminal pngcairo size 1000,650 noenhanced" end
   gpuexp.error("usage", "plot: the output must end in .png or .svg, got " .. out, 3)
 end
 
-local function quote(text) return "'" .. tostring(text):gsub("'", "''") .. "'" end
 
 -- Runs a gnuplot script; raises with gnuplot's message when it fails or writes nothing.
 local function render(lines, out)

@@ -227,18 +227,21 @@ function M.read(path)
   return rows, columns
 end
 
+local terminal_text = require("gpuexp.store.text").terminal
+
 -- M.print_table(rows, columns [, file]): aligned columns for a terminal.
 function M.print_table(rows, columns, file)
   file = file or io.stdout
   local widths, cells = {}, {}
-  for c, name in ipairs(columns) do widths[c] = #name end
+  for c, name in ipairs(columns) do widths[c] = #terminal_text(name) end
   for r, row in ipairs(rows) do
     cells[r] = {}
     for c, name in ipairs(columns) do
       local value = row[name]
       local text = type(value) == "number" and math.type(value) == "float" and string.format("%.4g", value)
         or format_value(value)
-      if #text > 48 then text = text:sub(1, 45) .. "..." end
+      text = terminal_text(text) -- a name from data never moves the cursor or forges a line
+      if utf8.len(text) > 48 then text = text:sub(1, utf8.offset(text, 46) - 1) .. "..." end
       cells[r][c] = text
       if #text > widths[c] then widths[c] = #text end
     end
@@ -248,7 +251,9 @@ function M.print_table(rows, columns, file)
     for c, text in ipairs(values) do parts[c] = string.format("%" .. widths[c] .. "s", text) end
     file:write(table.concat(parts, "  "), "\n")
   end
-  line(columns)
+  local header = {}
+  for c, name in ipairs(columns) do header[c] = terminal_text(name) end
+  line(header)
   for _, row in ipairs(cells) do line(row) end
 end
 
