@@ -50,19 +50,16 @@ function M.format_table(result, file)
   local widths = {}
   for c, name in ipairs(COLUMNS) do widths[c] = #name end
   for _, e in ipairs(result.points) do
-    for c, cell in ipairs(terminal_row(e)) do if #cell > widths[c] then widths[c] = #cell end end
+    for c, cell in ipairs(terminal_row(e)) do widths[c] = math.max(widths[c], text.width(cell)) end
   end
-  local formats = {}
-  for c = 1, #COLUMNS do formats[c] = c == #COLUMNS and "%s" or ((c <= 2 and "%-" or "%") .. widths[c] .. "s") end
   local function line(cells)
-    for c, cell in ipairs(cells) do cells[c] = string.format(formats[c], cell) end
+    for c, cell in ipairs(cells) do cells[c] = c == #COLUMNS and cell or text.pad(cell, widths[c], c <= 2) end
     file:write(table.concat(cells, "  "), "\n")
   end
   line({table.unpack(COLUMNS)})
   for _, e in ipairs(result.points) do line(terminal_row(e)) end
   file:write(M.summary_line(result.counts), "\n")
 end
-
 
 function M.format_markdown(result, file)
   file:write("| ", table.concat(COLUMNS, " | "), " |\n|")

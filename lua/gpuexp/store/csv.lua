@@ -1,6 +1,9 @@
 -- CSV: checked writing (one flushed row at a time, or a whole file through a temporary file and
 -- a rename), strict reading (a UTF-8 BOM and CRLF accepted; an unclosed quote or a ragged row is an
 -- error naming the file and line), and a plain-text table for the terminal.
+local text_formats = require("gpuexp.store.text")
+local terminal_text = text_formats.terminal
+
 local M = {}
 
 local function format_value(value)
@@ -227,13 +230,11 @@ function M.read(path)
   return rows, columns
 end
 
-local terminal_text = require("gpuexp.store.text").terminal
-
 -- M.print_table(rows, columns [, file]): aligned columns for a terminal.
 function M.print_table(rows, columns, file)
   file = file or io.stdout
   local widths, cells = {}, {}
-  for c, name in ipairs(columns) do widths[c] = #terminal_text(name) end
+  for c, name in ipairs(columns) do widths[c] = text_formats.width(terminal_text(name)) end
   for r, row in ipairs(rows) do
     cells[r] = {}
     for c, name in ipairs(columns) do
@@ -243,12 +244,12 @@ function M.print_table(rows, columns, file)
       text = terminal_text(text) -- a name from data never moves the cursor or forges a line
       if utf8.len(text) > 48 then text = text:sub(1, utf8.offset(text, 46) - 1) .. "..." end
       cells[r][c] = text
-      if #text > widths[c] then widths[c] = #text end
+      widths[c] = math.max(widths[c], text_formats.width(text))
     end
   end
   local function line(values)
     local parts = {}
-    for c, text in ipairs(values) do parts[c] = string.format("%" .. widths[c] .. "s", text) end
+    for c, text in ipairs(values) do parts[c] = text_formats.pad(text, widths[c]) end
     file:write(table.concat(parts, "  "), "\n")
   end
   local header = {}

@@ -26,6 +26,16 @@ function M.terminal(value)
   return (text:gsub("\194([\128-\159])", function(c) return string.format("\\u%04x", c:byte()) end))
 end
 
+-- M.width(text): the columns a terminal text takes (its UTF-8 characters).
+function M.width(value) return utf8.len(value) or #value end
+
+-- M.pad(text, width, left): text padded with spaces to width columns, on the right when left
+-- (string.format's %-Ns takes no width past 99: a 300-character name would raise).
+function M.pad(value, width, left)
+  local room = string.rep(" ", math.max(0, width - M.width(value)))
+  return left and (value .. room) or (room .. value)
+end
+
 -- HTML character data or an attribute value (either quote).
 function M.html(value)
   return (without_controls(valid_utf8(tostring(value)), ""):gsub("[&<>\"']", {["&"] = "&amp;", ["<"] = "&lt;",
