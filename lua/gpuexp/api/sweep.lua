@@ -13,6 +13,10 @@ local known_options = {
   out = true, device = true, meta = true, quiet = true, timeout_s = true,
 }
 
+-- The columns gpuexp adds to every row: no axis may take their names.
+local RESERVED = {status = "ok, error, crashed or timeout", error = "a failed point's message",
+  device = "the GPU that measured the row, under --devices"}
+
 -- Axes are a list of {name, values} pairs, in order: the last one varies fastest.
 local function normalize_axes(axes)
   if type(axes) ~= "table" or #axes == 0 then
@@ -24,7 +28,21 @@ local function normalize_axes(axes)
       gpuexp.error("usage", string.format("sweep: axes[%d] must be {name, {values...}} with at least one value", i))
     end
     if seen[axis[1]] then gpuexp.error("usage", "sweep: axis '" .. axis[1] .. "' appears twice") end
+    if RESERVED[axis[1]] then
+      gpuexp.error("usage", string.format("sweep: an axis cannot be named '%s': gpuexp writes a column of that " ..
+        "name in every row (%s); rename the axis", axis[1], RESERVED[axis[1]]))
+    end
     seen[axis[1]] = true
+    -- a value twice would be two rows for one point (the CSV's rows are keyed by their cells)
+    local texts = {}
+    for j, value in ipairs(axis[2]) do
+      local text = csv.format_value(value)
+      if texts[text] then
+        gpuexp.error("usage", string.format("sweep: axis '%s' has the value %s twice (values %d and %d); each value " ..
+          "once", axis[1], text, texts[text], j))
+      end
+      texts[text] = j
+    end
     result[i] = {name = axis[1], values = axis[2]}
   end
   return result

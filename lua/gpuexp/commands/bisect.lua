@@ -249,6 +249,11 @@ function M.main(args)
   local good, bad = git(o.repo, "rev-parse --verify " .. quote(o.good .. "^{commit}")),
     git(o.repo, "rev-parse --verify " .. quote(o.bad .. "^{commit}"))
   if not good or not bad then say("unknown commit: " .. (good and o.bad or o.good)); return EXIT.USAGE end
+  if good == bad then
+    say(string.format("--good %s and --bad %s are the same commit (%s): there is nothing between them to search; " ..
+      "give --good a commit before the regression", o.good, o.bad, good:sub(1, 12)))
+    return EXIT.USAGE
+  end
   local list = git(o.repo, string.format("rev-list --reverse --first-parent %s..%s", good, bad))
   local commits = {}
   for commit in (list or ""):gmatch("%x+") do commits[#commits + 1] = commit end

@@ -178,12 +178,18 @@ local function site(db, args)
   return 0
 end
 
+local merged_runs = 0 -- by merge: an OUT it made is removed again when nothing went into it
+
 -- gpuexp history merge OUT.db IN.db...: another host's runs joined into OUT (made if need be).
 local function merge(db, args)
   if #args == 0 then return fail(EXIT.USAGE, "merge: which histories? (gpuexp history merge OUT.db IN.db...)") end
   for _, path in ipairs(args) do
     local added, present = history.merge(db, path)
-    if not added then return fail(EXIT.HISTORY, path .. ": " .. tostring(present)) end
+    if not added then
+      local why = tostring(present)
+      return fail(EXIT.HISTORY, why:sub(1, #path) == path and why or (path .. ": " .. why))
+    end
+    merged_runs = merged_runs + added
     print(string.format("%s: %d run(s) added, %d already there", path, added, present))
   end
   return 0
@@ -214,10 +220,15 @@ function M.main(args)
   if not commands[command] then return fail(EXIT.USAGE, "unknown command '" .. command .. "' (gpuexp history --help)") end
   path = path or history.default_path()
   local reading = command == "list" or command == "show" or command == "export" or command == "site"
+  local existed = io.open(path, "rb")
+  if existed then existed:close() end
   local db, why = history.open(path, reading)
   if not db then return fail(EXIT.HISTORY, why) end
   local ok, code = pcall(commands[command], db, rest)
   db:close()
+  if command == "merge" and not existed and merged_runs == 0 then -- nothing merged: no OUT made
+    for _, suffix in ipairs({"", "-wal", "-shm"}) do os.remove(path .. suffix) end
+  end
   if not ok then return fail(EXIT.HISTORY, message_of(code)) end
   return code
 end

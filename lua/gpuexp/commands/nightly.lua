@@ -398,6 +398,15 @@ function M.night(args)
   local ok, o = pcall(parse, args)
   if not ok then say(type(o) == "table" and o.usage or tostring(o)); return EXIT.USAGE end
   if o.help then io.write(catalog.help("nightly")) return EXIT.OK end
+  -- its experiments would take a job array's share of every sweep from the environment, and a
+  -- night of 2 points in 8 would be recorded as complete: a nightly is one whole job
+  for _, name in ipairs({"JOB_COMPLETION_INDEX", "SLURM_ARRAY_TASK_ID"}) do
+    if os.getenv(name) and os.getenv(name) ~= "" then
+      say(string.format("%s is set: a nightly runs every point of every experiment, so it does not run as one share " ..
+        "of a job array or Indexed Job (run it as a single job, or unset %s)", name, name))
+      return EXIT.USAGE
+    end
+  end
   gpuexp._process.init() -- a stop signal is taken while an experiment runs, and passed on to it
   local night, refused = set_up(o)
   if not night then return refused end
