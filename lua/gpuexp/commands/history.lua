@@ -227,7 +227,7 @@ function M.main(args)
   local ok, code = pcall(commands[command], db, rest)
   db:close()
   if command == "merge" and not existed and merged_runs == 0 then -- nothing merged: no OUT made
-    for _, suffix in ipairs({"", "-wal", "-shm"}) do os.remove(path .. suffix) end
+    history.remove(path)
   end
   if not ok then return fail(EXIT.HISTORY, message_of(code)) end
   return code

@@ -96,6 +96,11 @@ local function message_of(problem)
   return type(problem) == "table" and problem.message or tostring(problem)
 end
 
+-- M.remove(path): a history file gone, with SQLite's write-ahead log and shared memory beside it.
+function M.remove(path)
+  for _, suffix in ipairs({"", "-wal", "-shm"}) do os.remove(path .. suffix) end
+end
+
 -- M.open(path [, readonly]) -> db, or nil and why (the folder is made; the schema created or
 -- checked). readonly: for reading only (list, show, export), which works on a history this user
 -- cannot write (another user's, a read-only disk).
