@@ -305,11 +305,12 @@ static int run_script(int argc, char **argv, const struct options *options)
             int wanted = options->trace && !options->arch;
             if (options->trace && options->arch && !options->worker)
                 fprintf(stderr, "gpuexp: --trace: an offline plan runs nothing on a GPU; no trace is written\n");
-            int tracing = wanted && start_trace(options) == GX_OK;
-            if (wanted && !tracing) {
-                lua_close(L);
-                return GX_EXIT_GPU;
+            int trace_status = wanted ? start_trace(options) : GX_OK;
+            if (trace_status != GX_OK) {
+                lua_close(L); /* a bad --trace (2), a trace file that cannot be written (7), no CUPTI (3) */
+                return trace_status == GX_ERR_USAGE ? GX_EXIT_USAGE : trace_status == GX_ERR_SYSTEM ? GX_EXIT_WRITE : GX_EXIT_GPU;
             }
+            int tracing = wanted;
             for (int i = options->script_index + 1; i < argc; i++)
                 lua_pushstring(L, argv[i]);
             status = lua_pcall(L, argc - options->script_index - 1, 0, handler);
