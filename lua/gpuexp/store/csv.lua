@@ -43,6 +43,10 @@ local function write_failed(path, what, message)
 end
 M.write_failed = write_failed
 
+-- Whether an error value is a failed write (a full disk, a folder that cannot be made), as
+-- opposed to a bug in what was being printed.
+function M.is_write_error(problem) return type(problem) == "table" and problem.kind == "write" end
+
 -- M.write(file, path, ...) writes the strings and flushes, raising a write error on any failure
 -- (a full disk shows at the flush): a row is either whole on disk or the run stops.
 function M.write(file, path, ...)
@@ -229,6 +233,10 @@ function M.read(path)
   end
   return rows, columns
 end
+
+-- M.pad(text, width [, left]): text padded with spaces to width columns (on the right when left);
+-- string.format's widths stop at 99 (store/text.lua's, which counts UTF-8 characters).
+M.pad = text_formats.pad
 
 -- M.print_table(rows, columns [, file]): aligned columns for a terminal.
 function M.print_table(rows, columns, file)
