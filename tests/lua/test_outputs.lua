@@ -76,6 +76,14 @@ T.eq(run("--arch sm_90 --quiet -o exported.csv k.lua"), 0, "a run beside a plant
 T.eq(run("history --history h.sqlite site site"), 0, "the site beside a planted link")
 T.eq(read("victim.txt"), "precious\n", "no planted link was written through")
 
+-- a planted lock file link: refused (exit 7), its target never truncated or written
+os.execute(string.format("ln -s %s/victim.txt %s/locked.csv.lock", work, work))
+code, _, stderr = run("--arch sm_90 --quiet -o locked.csv k.lua")
+T.ok(code == 7 and stderr:find("locked.csv.lock: it is a symbolic link (not followed)", 1, true), "a planted lock: " ..
+  stderr)
+T.eq(read("victim.txt"), "precious\n", "the planted lock link's target untouched")
+T.eq(kind_of(work .. "/locked.csv.lock"), "link", "and the link left where it was")
+
 -- ---- a link named as OUT: followed when it is this user's (or root's), refused when another's ----
 os.execute(string.format("ln -s victim.txt %s/mine.txt", work))
 T.eq(run("compare --axes p -o mine.txt base.csv new.csv"), 0, "a link of this user's")
