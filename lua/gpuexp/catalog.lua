@@ -159,7 +159,7 @@ M.commands = {
       {"--time-ms COL", "the time column (roofline)"}, {"--peak-gflops G", "the compute roof"},
       {"--peak-gbps B", "the memory roof"}, {"-h, --help", "this text"},
     },
-    exits = {{0, "ok"}, {2, "usage"}, {3, "gnuplot failed"}}},
+    exits = {{0, "ok"}, {2, "usage"}, {3, "gnuplot failed"}, {7, "the image could not be written"}}},
   {name = "merge", module = "gpuexp.commands.merge", summary = "join the shards of a sweep",
     usage = "gpuexp merge [--allow-mixed] OUT.csv PART.csv...",
     about = "Joins the CSVs written by `gpuexp --shard I/N` (one per share of the points) into OUT.csv in\n" ..

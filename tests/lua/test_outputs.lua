@@ -101,6 +101,23 @@ code, _, stderr = run("compare --axes p -o dangling.txt base.csv new.csv")
 T.ok(code == 7 and stderr:find("symbolic link to a file that does not exist; not followed", 1, true), stderr)
 T.ok(not exists(work .. "/nowhere.txt"), "nothing made where a dangling link points")
 
+-- ---- gpuexp plot's image: gnuplot draws into a temporary of gpuexp's, the image goes out as
+-- every output does ----
+if os.execute("command -v gnuplot > /dev/null") then
+  write("xy.csv", "x,y\n1,1\n2,4\n")
+  os.execute(string.format("mkfifo %s/pipe.svg && (cat %s/pipe.svg > %s/piped.svg &)", work, work, work))
+  code, _, stderr = run("plot xy.csv --x x --y y -o pipe.svg")
+  T.eq(code, 0, "plot -o a FIFO: " .. stderr)
+  os.execute("sleep 0.2")
+  T.eq(kind_of(work .. "/pipe.svg"), "fifo", "the FIFO is still a FIFO")
+  T.ok((read("piped.svg") or ""):find("<svg", 1, true), "its reader got the image")
+  os.execute(string.format("ln -s %s/victim.txt %s/plot.png.tmp", work, work))
+  T.eq(run("plot xy.csv --x x --y y -o plot.png"), 0, "plot beside a planted link")
+  T.eq(read("victim.txt"), "precious\n", "the planted link's target untouched")
+  code, _, stderr = run("plot xy.csv --x x --y y -o no/such/p.png")
+  T.ok(code == 7 and stderr:find("does not exist (it is not created)", 1, true), "plot into a missing folder: " .. stderr)
+end
+
 -- ---- nothing outside what the user named is created ----
 code, _, stderr = run("compare --axes p -o no/such/dir/r.txt base.csv new.csv")
 T.ok(code == 7 and stderr:find("the folder no/such/dir does not exist (it is not created)", 1, true), stderr)
