@@ -82,6 +82,14 @@ int gx_db_open(const char *path, int readonly, gx_db **out, gx_error *error)
         gx_db_close(db);
         return GX_ERR_SYSTEM;
     }
+    /* SQLite opens a file it cannot write read-only without a word: say so before a write fails */
+    if (!readonly && sqlite3_db_readonly(db->handle, "main") == 1) {
+        gx_fail(error, GX_ERR_SYSTEM, "the history %s cannot be written by this user (a read-only file, folder or disk); "
+                                      "give another --history",
+                path);
+        gx_db_close(db);
+        return GX_ERR_SYSTEM;
+    }
     if (check_is_history(db, error)) {
         gx_db_close(db);
         return GX_ERR_SYSTEM;

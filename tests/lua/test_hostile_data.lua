@@ -87,6 +87,27 @@ end
 T.eq(read("corrupt.db"), corrupt, "the corrupt file is as it was")
 if foreign then T.eq(read("foreign.db"), foreign, "the foreign database is as it was (no table, no journal mode)") end
 T.ok(not exists("out.db"), "merge OUT not created when nothing was merged")
+T.eq(run("history --history h1.db record r.csv"), 0, "a history to merge")
+
+-- a history on a read-only disk (where this machine lets the test mount one): a clear message
+local disk = work .. "/rodisk"
+gpuexp.mkdir(disk)
+if os.execute(string.format("mount -t tmpfs -o size=1m tmpfs %s 2>/dev/null", disk)) then
+  local ok, problem = pcall(function()
+    T.eq(run("history --history rodisk/h.db record r.csv"), 0, "a history on the disk")
+    os.execute("mount -o remount,ro " .. disk)
+    for _, command in ipairs({"history --history rodisk/h.db record r.csv", "history merge rodisk/h.db h1.db",
+      "--arch sm_90 --quiet --history rodisk/h.db -o r3.csv k.lua"}) do
+      code, _, stderr = run(command)
+      T.ok(code == 6, command .. ": exit " .. tostring(code))
+      T.ok(stderr:find("the history rodisk/h.db cannot be written by this user (a read-only file, folder or disk)", 1,
+        true) and not stderr:find("sqlite3_", 1, true), command .. ": " .. stderr)
+    end
+    T.eq(run("history --history rodisk/h.db list"), 0, "and it is read all the same")
+  end)
+  os.execute("umount " .. disk .. " 2>/dev/null")
+  if not ok then error(problem, 0) end
+end
 
 -- ---- sites of one history written at once: every one finishes, the site whole ----
 for n = 1, 2 do
