@@ -91,6 +91,13 @@ local seen = {}
 for _, point in ipairs(decoded.points) do seen[point.cells and point.cells[1] or point.point] = true end
 for _, name in ipairs(HOSTILE) do T.ok(seen[json.valid_utf8(name)], "JSON keeps the name " .. text.terminal(name)) end
 
+-- an error message naming a point: no control character reaches the terminal
+write("twice.csv", csv.line({"p", "median_ms"}) .. "\n" .. csv.line({HOSTILE[8], "1"}) .. "\n" ..
+  csv.line({HOSTILE[8], "2"}) .. "\n")
+code, _, stderr = run("compare --axes p twice.csv twice.csv")
+T.ok(code == 2 and stderr:find("a second row for the point", 1, true), "a point twice: " .. stderr)
+T.ok(no_controls(stderr, "\n") and stderr:find("\\x1b", 1, true), "the message shows the escape as \\x1b: " .. stderr)
+
 -- ---- gpuexp plot --by: the names reach gnuplot as titles, never as commands ----
 if os.execute("command -v gnuplot > /dev/null") then
   local rows = {csv.line({"x", "y", "g"})}

@@ -5,6 +5,7 @@
 -- close to the threshold is measured again before it decides. Prints every step and the first bad
 -- commit.
 local csv = require("gpuexp.store.csv")
+local text = require("gpuexp.store.text")
 local history = require("gpuexp.store.history")
 local json = require("gpuexp.store.json")
 local rule = require("gpuexp.judge.rule")
@@ -17,7 +18,7 @@ local M = {}
 
 M.MAX_MEASUREMENTS = 3 -- of one commit, while its change stays close to the threshold
 
-local function say(message) io.stderr:write("gpuexp bisect: " .. message .. "\n") end
+local function say(message) io.stderr:write("gpuexp bisect: " .. text.message(message) .. "\n") end
 
 local function quote(text) return "'" .. tostring(text):gsub("'", "'\\''") .. "'" end
 

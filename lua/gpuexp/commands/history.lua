@@ -1,6 +1,7 @@
 -- gpuexp history [--history PATH] COMMAND: lists, shows, exports, records, excludes and prunes the
 -- runs of the history (store/history.lua).
 local csv = require("gpuexp.store.csv")
+local text = require("gpuexp.store.text")
 local history = require("gpuexp.store.history")
 local result = require("gpuexp.store.result")
 local verdict = require("gpuexp.judge.verdict")
@@ -13,7 +14,7 @@ local M = {}
 local function message_of(problem) return type(problem) == "table" and problem.message or tostring(problem) end
 
 local function fail(code, message)
-  io.stderr:write("gpuexp history: " .. message .. "\n")
+  io.stderr:write("gpuexp history: " .. text.message(message) .. "\n")
   return code
 end
 

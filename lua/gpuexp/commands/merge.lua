@@ -4,6 +4,7 @@
 -- Memory grows with the rows, not with rows times parts: each part's metadata describes only its
 -- own share of the points.
 local csv = require("gpuexp.store.csv")
+local text = require("gpuexp.store.text")
 local meta = require("gpuexp.store.meta")
 local result = require("gpuexp.store.result")
 local catalog = require("gpuexp.catalog")
@@ -12,7 +13,7 @@ local EXIT = require("gpuexp.catalog").EXIT
 local M = {}
 
 local function fail(message)
-  io.stderr:write("gpuexp merge: " .. message .. "\n")
+  io.stderr:write("gpuexp merge: " .. text.message(message) .. "\n")
   return EXIT.USAGE
 end
 

@@ -4,6 +4,7 @@
 -- a regression, prints a one-screen summary, writes a Markdown and an HTML report and exits with
 -- a code a scheduler understands.
 local csv = require("gpuexp.store.csv")
+local text = require("gpuexp.store.text")
 local history = require("gpuexp.store.history")
 local compare = require("gpuexp.judge.compare")
 local explain = require("gpuexp.judge.explain")
@@ -15,7 +16,7 @@ local catalog = require("gpuexp.catalog")
 local EXIT = catalog.EXIT
 local M = {}
 
-local function say(message) io.stderr:write("gpuexp nightly: " .. message .. "\n") end
+local function say(message) io.stderr:write("gpuexp nightly: " .. text.message(message) .. "\n") end
 local release_locks
 
 local function shell_quote(text)

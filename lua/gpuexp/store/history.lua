@@ -128,7 +128,9 @@ function M.open(path, readonly)
   local ok, db = pcall(gpuexp._db.open, path, readonly)
   if not ok then return nil, message_of(db) end
   local done, problem = pcall(function()
-    if not readonly then db:exec(SCHEMA) end
+    -- all of the schema or none of it: a writer killed while it makes a new history leaves an
+    -- empty file, never a history with half its tables
+    if not readonly then db:exec("BEGIN IMMEDIATE;\n" .. SCHEMA .. "\nCOMMIT;") end
     local versions = db:rows("SELECT version FROM gpuexp_schema")
     local found = versions[1] and versions[1].version
     if #versions == 0 and not readonly then

@@ -26,6 +26,13 @@ function M.terminal(value)
   return (text:gsub("\194([\128-\159])", function(c) return string.format("\\u%04x", c:byte()) end))
 end
 
+-- A message for standard error (several lines may be): as terminal text, with its new lines and
+-- tabs kept.
+function M.message(value)
+  local text = valid_utf8(tostring(value)):gsub("[\0-\8\11-\31\127]", function(c) return string.format("\\x%02x", c:byte()) end)
+  return (text:gsub("\194([\128-\159])", function(c) return string.format("\\u%04x", c:byte()) end))
+end
+
 -- M.width(text): the columns a terminal text takes (its UTF-8 characters).
 function M.width(value) return utf8.len(value) or #value end
 
