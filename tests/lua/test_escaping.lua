@@ -98,6 +98,11 @@ code, _, stderr = run("compare --axes p twice.csv twice.csv")
 T.ok(code == 2 and stderr:find("a second row for the point", 1, true), "a point twice: " .. stderr)
 T.ok(no_controls(stderr, "\n") and stderr:find("\\x1b", 1, true), "the message shows the escape as \\x1b: " .. stderr)
 
+write("raises.lua", 'gpuexp.error("usage", "bad point " .. "a\\27[2Jb")')
+code, _, stderr = run("--arch sm_90 --quiet raises.lua")
+T.ok(code ~= 0 and stderr:find("bad point a\\x1b[2Jb", 1, true) and no_controls(stderr, "[\n\t]"),
+  "a script's error shows the escape as \\x1b: " .. stderr)
+
 -- ---- gpuexp plot --by: the names reach gnuplot as titles, never as commands ----
 if os.execute("command -v gnuplot > /dev/null") then
   local rows = {csv.line({"x", "y", "g"})}

@@ -65,9 +65,12 @@ T.ok(stderr:find("status.lua:1: sweep: an axis cannot be named 'status'", 1, tru
 T.eq(run("--arch sm_90 --quiet -o r.csv k.lua"), 0, "a run to record")
 local corrupt = string.rep("\0\1garbage", 600)
 write("corrupt.db", corrupt)
-T.ok(os.execute("sqlite3 -version > /dev/null 2>&1") or true, "")
-local made_foreign = os.execute(string.format("cd %s && python3 -c \"import sqlite3; c = sqlite3.connect('foreign.db'); " ..
-  "c.execute('create table notes(text)'); c.execute(\\\"insert into notes values ('mine')\\\"); c.commit()\"", work))
+do -- another program's database, made with SQLite (linked into gpuexp)
+  local other = gpuexp._db.open(work .. "/foreign.db")
+  other:exec("CREATE TABLE notes(text); INSERT INTO notes VALUES ('mine');")
+  other:close()
+end
+local made_foreign = true
 local foreign = made_foreign and read("foreign.db")
 for _, case in ipairs({
   {"history --history corrupt.db record r.csv", "corrupt.db is not a gpuexp history: SQLite cannot read it"},
