@@ -113,7 +113,9 @@ local function output_for(spec, name)
     end
   end
   taken[path] = name
-  return path, not explicit and not gpuexp.out
+  -- results/ is gpuexp's own folder (the default's): made for results/X.csv however it was named;
+  -- any other folder the user names must exist
+  return path, (not explicit and not gpuexp.out) or path:match("^results/[^/]+$") ~= nil
 end
 
 local function progress(state, done, total)
