@@ -274,7 +274,10 @@ end
 local function run_stage(night, experiment, kind, out, only)
   local o = night.options
   local arguments = {}
-  if night.db then
+  -- a diagnosis (gpuexp --diagnose on the confirmed regressions nothing accounts for) is read from
+  -- its CSV, not recorded: its replayed launches are no night's times
+  if kind == "diagnose" then arguments[#arguments + 1] = "--diagnose" end
+  if night.db and kind ~= "diagnose" then
     for _, a in ipairs({"--history", night.history, "--night", night.id, "--night-kind", kind, "--night-suite",
       night.suite.name, "--night-experiment", experiment.name}) do arguments[#arguments + 1] = a end
   end
@@ -291,6 +294,7 @@ local function run_stage(night, experiment, kind, out, only)
   local code, stop = run_gpuexp(arguments)
   if stop ~= 0 then return nil, 128 + stop end
   if stopped_by_signal(code) then return nil, code end
+  if kind == "diagnose" then return code, {} end
   return code, night.db and history.runs_of_night(night.db, night.id, experiment.name, kind) or {}
 end
 
@@ -346,12 +350,45 @@ local function classify(result)
   result.regressions = {}
   for _, e in ipairs(result.comparison.points) do
     if compare.is_regression(e) then
-      if e.verdict == "slower" then e.explanation = explain.entry(e, result.bases, result.run) end
+      if e.verdict == "slower" then e.explanation, e.accounted = explain.entry(e, result.bases, result.run) end
       result.regressions[#result.regressions + 1] = e
     elseif e.verdict == "error" then
       result.failure = result.failure or "points failed (they had no ok baseline either)"
     end
   end
+end
+
+-- The confirm stage's last step: the confirmed regressions that nothing in the counter set
+-- accounts for get gpuexp diagnose's verdict and evidence for their point, measured now (one
+-- re-run of those points with --diagnose), appended to their explanation. Returns the stop code, if any.
+local function diagnose_stage(night, experiment, result)
+  local o = night.options
+  local unexplained = {}
+  for _, e in ipairs(result.regressions or {}) do
+    if e.explanation and e.accounted == false then unexplained[#unexplained + 1] = e end
+  end
+  if #unexplained == 0 or not o.confirm or not o.counters then return nil end
+  local only = only_spec(result.run, unexplained)
+  if not only then return nil end
+  if not o.quiet then say(string.format("diagnosing %d regression(s) of %s that no counter accounts for", #unexplained,
+    result.name)) end
+  local path = night.out_dir .. "/confirm/" .. experiment.name .. ".diagnose.csv"
+  local code, stop = run_stage(night, experiment, "diagnose", path, only)
+  if not code then return stop end
+  local readable, rows = pcall(csv.read, path)
+  for _, e in ipairs(unexplained) do
+    local text
+    for _, row in ipairs(readable and rows or {}) do
+      local same = true
+      for a, axis in ipairs(result.run.axes) do
+        same = same and tostring(csv.format_value(row[axis])) == tostring(result.run:axis_cells(e.key)[a])
+      end
+      if same then text = explain.diagnosis_text(row) end
+    end
+    e.explanation = e.explanation .. "; " .. (text or string.format("gpuexp diagnose gave no verdict (exit %d; see %s)",
+      code, path))
+  end
+  return nil
 end
 
 -- The report files: a history plot per regressed point, then every printer over one model.
@@ -414,6 +451,7 @@ function M.night(args)
       result.failure = failure
       interrupted = confirm_stage(night, experiment, result)
       classify(result)
+      interrupted = interrupted or diagnose_stage(night, experiment, result)
       night.results[#night.results + 1] = result
       if interrupted then break end
     end
