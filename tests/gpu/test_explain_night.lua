@@ -29,7 +29,7 @@ local out = keep or ws.dir
 if keep then gpuexp.mkdir(keep) end
 
 gpuexp.mkdir(ws.dir .. "/suite")
-ws.write("suite/explain.cu", [[
+ws.write("suite/explain.cu", [==[
 extern "C" __global__ void copy(float *y, const float *x, const float *w, long long n)
 {
     long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
@@ -172,8 +172,8 @@ extern "C" __global__ void matmul(float *out, const float *A, int iterations)
     out[blockIdx.x * blockDim.x + threadIdx.x] = s;
 }
 #endif
-]])
-ws.write("suite/explain.lua", [[
+]==])
+ws.write("suite/explain.lua", [==[
 local variant = os.getenv("EXPLAIN_VARIANT") or ""
 local dev = gpuexp.device()
 local flags = {traffic = "EXTRA_READ", instructions = "FMA_EXTRA", divergence = "DIVERGE", sleep = "SLEEP",
@@ -211,7 +211,7 @@ gpuexp.sweep{
       samples_ms = t.samples_ms}
   end,
 }
-]])
+]==])
 
 local history = out .. "/history.sqlite"
 local nights = {{variant = ""}, {variant = ""}, {variant = ""}}
