@@ -344,13 +344,28 @@ local function confirm_stage(night, experiment, result)
   return nil
 end
 
+M.NOISE_NIGHTS = 20 -- the nights whose counters tell the explainer their noise (the baseline's among them)
+
 -- The result's regressions (slower, or ok in the baseline and failing now), each slower one with
 -- what its counters say changed, and a failure when points fail that had no ok baseline either.
-local function classify(result)
+-- The counters' noise is taken from the last NOISE_NIGHTS nights (five nights alone cannot bound
+-- it: docs/explain-counters.md), loaded only when a point is slower.
+local function classify(night, result)
   result.regressions = {}
+  local noise_runs
   for _, e in ipairs(result.comparison.points) do
     if compare.is_regression(e) then
-      if e.verdict == "slower" then e.explanation, e.accounted = explain.entry(e, result.bases, result.run) end
+      if e.verdict == "slower" then
+        if not noise_runs then
+          noise_runs = {}
+          if night.db and result.run_id then
+            for i, id in ipairs(history.baseline_ids(night.db, result.run_id, M.NOISE_NIGHTS)) do
+              noise_runs[i] = history.load_run(night.db, id)
+            end
+          end
+        end
+        e.explanation, e.accounted = explain.entry(e, result.bases, result.run, noise_runs)
+      end
       result.regressions[#result.regressions + 1] = e
     elseif e.verdict == "error" then
       result.failure = result.failure or "points failed (they had no ok baseline either)"
@@ -450,7 +465,7 @@ function M.night(args)
       local result = judge_stage(night, run_id, experiment.name, #ids > 1)
       result.failure = failure
       interrupted = confirm_stage(night, experiment, result)
-      classify(result)
+      classify(night, result)
       interrupted = interrupted or diagnose_stage(night, experiment, result)
       night.results[#night.results + 1] = result
       if interrupted then break end

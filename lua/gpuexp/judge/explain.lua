@@ -140,28 +140,32 @@ local function effects(b, n, moved, change_pct)
   return effect
 end
 
--- explain(base_rows, new_row, change_pct) -> the findings (strings, most telling first) and whether
--- a named change accounts for change_pct, or nil when the point has no counters. Order: the
+-- explain(base_rows, new_row, change_pct, noise_rows) -> the findings (strings, most telling
+-- first) and whether a named change accounts for change_pct, or nil when the point has no
+-- counters. The level is the median of base_rows; the noise (spread and range) is that of
+-- noise_rows (the point's longer history, base_rows included; base_rows when none). Order: the
 -- changes that account, by rank (spills; registers or shared memory that moved occupancy; bank
 -- conflicts, coalescing, divergence, the tensor pipe; then the work and the traffic, bytes first for a
 -- kernel waiting on memory, instructions first for the rest; occupancy and the clock); then the
 -- dominant stall; then the changes that do not account, marked.
-function M.explain(base_rows, new_row, change_pct)
+function M.explain(base_rows, new_row, change_pct, noise_rows)
+  noise_rows = noise_rows or base_rows
   local found, present, unchanged, moved = {}, false, 0, {}
   local stall, usual = new_row[M.STALL], usual_text(base_rows, M.STALL)
   local memory_bound = MEMORY_STALLS[type(stall) == "string" and stall or ""] or MEMORY_STALLS[usual or ""]
   local b, n = {}, {}
   for _, counter in ipairs(M.COUNTERS) do
     local new = new_row[counter.column]
-    local values = numbers_of(base_rows, counter.column)
-    local base = rule.median(values)
+    local base = rule.median(numbers_of(base_rows, counter.column))
+    local values = numbers_of(noise_rows, counter.column)
+    if #values == 0 then values = numbers_of(base_rows, counter.column) end
     if type(new) == "number" and base then
       b[counter.column], n[counter.column] = base, new
       present = true
       local delta, text = new - base, nil
       -- the noise guard: a counter may move by its floor each night, so two nights can differ by
       -- twice it; past that, by three times the spread its baseline nights showed
-      local noise = math.max(2 * counter.floor, M.NOISE_SPREADS * spread_of(counter, values, base))
+      local noise = math.max(2 * counter.floor, M.NOISE_SPREADS * spread_of(counter, values, rule.median(values)))
       -- and past every baseline night by the floor: a new value inside what the baseline already
       -- did is no change, however tight its other nights were
       local low, high = math.min(table.unpack(values)), math.max(table.unpack(values))
@@ -263,18 +267,23 @@ function M.diagnosis_text(row)
 end
 
 -- The explanation of a regressed entry of a comparison, as one line, and whether a change it names
--- accounts for the time, or nil: base_runs and new_run are results (store/result.lua) holding the
--- point's rows.
-function M.entry(e, base_runs, new_run)
+-- accounts for the time, or nil: base_runs, new_run and noise_runs (the point's longer history,
+-- optional) are results (store/result.lua) holding the point's rows.
+function M.entry(e, base_runs, new_run, noise_runs)
   local new_row = new_run:row(e.key)
   if not new_row then return nil end
-  local base_rows = {}
-  for _, run in ipairs(base_runs) do
-    local row = run:row(e.key)
-    if row and (row.status == nil or row.status == "ok") then base_rows[#base_rows + 1] = row end
+  local function ok_rows(runs)
+    local rows = {}
+    for _, run in ipairs(runs or {}) do
+      local row = run:row(e.key)
+      if row and (row.status == nil or row.status == "ok") then rows[#rows + 1] = row end
+    end
+    return rows
   end
+  local base_rows = ok_rows(base_runs)
   if #base_rows == 0 then return nil end
-  local findings, accounted = M.explain(base_rows, new_row, e.change_pct)
+  local noise_rows = ok_rows(noise_runs)
+  local findings, accounted = M.explain(base_rows, new_row, e.change_pct, #noise_rows > #base_rows and noise_rows or nil)
   if not findings then return nil end
   return table.concat(findings, "; "), accounted
 end
