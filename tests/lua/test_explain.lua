@@ -103,6 +103,15 @@ findings = explain.explain(base, night({ctr_instructions = 1.236e7, ctr_register
 T.eq(table.concat(findings, "; "), "nothing the counters see accounts for +40.0%; registers 32 -> 33 (does not explain it)",
   "+3% cannot account for +40%")
 
+-- A history holding an earlier regression of the same size (a night with shared memory that cost
+-- the same occupancy, reverted since) is not the counter's noise: the next one is still named
+local nights = {}
+for n = 1, 20 do nights[n] = night({ctr_registers = 8, ctr_occupancy_pct = 95.0 + (n % 3) * 0.5}) end
+nights[15].ctr_shared_bytes, nights[15].ctr_occupancy_pct = 102400, 24.6
+findings = explain.explain({nights[16], nights[17], nights[18], nights[19], nights[20]},
+  night({ctr_registers = 128, ctr_occupancy_pct = 24.8}), 180, nights)
+T.eq(findings[1], "registers 8 -> 128: achieved occupancy 95.5% -> 24.8%", "an earlier regression in the noise history")
+
 -- the diagnosis the nightly attaches when nothing accounts (a row of gpuexp --diagnose)
 T.eq(explain.diagnosis_text({diagnosis = "latency-bound", diagnosis_evidence = "SoL compute 3%, memory 1% (DRAM 0%)"}),
   "gpuexp diagnose says LATENCY-BOUND: SoL compute 3%, memory 1% (DRAM 0%)", "a diagnosis attached")

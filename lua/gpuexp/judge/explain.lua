@@ -79,6 +79,24 @@ local function spread_of(counter, values, base)
   return deviations[#deviations] or 0
 end
 
+-- The values that are the counter's noise: those within six median absolute deviations (and four times
+-- the floor) of their median. A night of a regression, or of a change since accepted, is not the
+-- counter's noise: with it, the spread and the range would hide the next change of its size.
+local function noise_values(counter, values)
+  local center = rule.median(values)
+  if not center then return values end
+  local function deviation(v)
+    if counter.kind == "relative" then return center ~= 0 and math.abs(v - center) / math.abs(center) * 100 or math.abs(v) end
+    return math.abs(v - center)
+  end
+  local deviations = {}
+  for i, v in ipairs(values) do deviations[i] = deviation(v) end
+  local limit = math.max(4 * counter.floor, 6 * rule.median(deviations))
+  local kept = {}
+  for _, v in ipairs(values) do if deviation(v) <= limit then kept[#kept + 1] = v end end
+  return kept
+end
+
 local function number(value, unit)
   local text = math.type(value) == "integer" and tostring(value)
     or string.format(unit == "%" and "%.1f" or "%.4g", value)
@@ -159,6 +177,7 @@ function M.explain(base_rows, new_row, change_pct, noise_rows)
     local base = rule.median(numbers_of(base_rows, counter.column))
     local values = numbers_of(noise_rows, counter.column)
     if #values == 0 then values = numbers_of(base_rows, counter.column) end
+    values = noise_values(counter, values)
     if type(new) == "number" and base then
       b[counter.column], n[counter.column] = base, new
       present = true
