@@ -384,7 +384,12 @@ local function diagnose_stage(night, experiment, result)
   end
   if #unexplained == 0 or not o.confirm or not o.counters then return nil end
   local only = only_spec(result.run, unexplained)
-  if not only then return nil end
+  if not only then
+    for _, e in ipairs(unexplained) do
+      e.explanation = e.explanation .. "; gpuexp diagnose not run (an axis value holds , ; or =, which --only cannot name)"
+    end
+    return nil
+  end
   if not o.quiet then say(string.format("diagnosing %d regression(s) of %s that no counter accounts for", #unexplained,
     result.name)) end
   local path = night.out_dir .. "/confirm/" .. experiment.name .. ".diagnose.csv"

@@ -183,10 +183,10 @@ function M.explain(base_rows, new_row, change_pct, noise_rows)
       present = true
       local delta, text = new - base, nil
       -- the noise guard: a counter may move by its floor each night, so two nights can differ by
-      -- twice it; past that, by three times the spread its baseline nights showed
+      -- twice it; past that, by three times the spread its recent nights showed
       local noise = math.max(2 * counter.floor, M.NOISE_SPREADS * spread_of(counter, values, rule.median(values)))
-      -- and past every baseline night by the floor: a new value inside what the baseline already
-      -- did is no change, however tight its other nights were
+      -- and past every one of those nights by the floor: a new value inside what they already did
+      -- is no change, however tight the others were
       local low, high = math.min(table.unpack(values)), math.max(table.unpack(values))
       local margin = counter.kind == "relative" and math.abs(base) * counter.floor / 100 or counter.floor
       local outside = counter.kind == "count" or new >= high + margin or new <= low - margin
