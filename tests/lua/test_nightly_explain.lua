@@ -2,7 +2,7 @@
 -- test sets): a regression that its counters account for is explained by them and diagnoses
 -- nothing; one that no counter accounts for says so and carries gpuexp diagnose's verdict and
 -- evidence, from a --diagnose re-run of that point alone in the confirm stage, which the history
--- does not record; --no-confirm skips it.
+-- does not record; the nights it stays open do not run it again; --no-confirm skips it.
 local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
 local binary = assert(arg[1], "the gpuexp binary is the first argument")
 local ws = T.workspace(binary)
@@ -30,6 +30,8 @@ T.ok(stdout:find("fake case=b: instructions +5.0% (the time moved +5.", 1, true)
 T.ok(not stdout:find("diagnose says", 1, true), "no diagnosis when a counter accounts: " .. stdout)
 T.eq(read("night5/confirm/fake.diagnose.csv"), nil, "no diagnose run")
 
+T.eq(night(51), 0, "the change reverted: the regression is fixed")
+
 -- nothing accounts: the time +20%, the instructions unchanged
 local before = runs_recorded()
 code, stdout, stderr = night(6, "FAKE_UNEXPLAINED=b=20")
@@ -44,6 +46,14 @@ T.eq(runs_recorded() - before, 2, "the night and its re-measure are recorded, th
 T.ok(read("night6/report.md"):find("gpuexp diagnose says LATENCY-BOUND", 1, true), "in the report")
 local json = require("cjson").decode(read("night6/report.json"))
 T.ok(json.regressions[1].explanation:find("gpuexp diagnose says LATENCY-BOUND", 1, true), "in the JSON")
+
+-- the next night, still open: not diagnosed again
+code, stdout = night(61, "FAKE_UNEXPLAINED=b=20")
+T.eq(code, 1, "still a regression")
+T.ok(stdout:find("(open since an earlier night: gpuexp diagnose runs on the night a regression is confirmed)", 1, true),
+  "said why there is no diagnosis: " .. stdout)
+T.eq(read("night61/confirm/fake.diagnose.csv"), nil, "no diagnose run for an open regression")
+T.eq(night(62), 0, "reverted: fixed")
 
 -- --no-confirm: no confirm stage, so no diagnosis
 code, stdout = night(7, "FAKE_UNEXPLAINED=b=20", "--no-confirm")
