@@ -245,8 +245,11 @@ for n, night in ipairs(nights) do
   local started = gpuexp.clock()
   local code, stdout, stderr = ws.run(string.format("nightly suite --quiet --history %s --out %s/night%02d", history, out, n),
     string.format("GPUEXP_LOCK_DIR=%s EXPLAIN_VARIANT=%s", ws.dir, night.variant))
+  -- the explanations are the lines under the regressions' table, before the regression states
+  -- (whose lines, "explain case=x: OPEN since ..." or "FIXED ...", name points the same way)
   local explained = {}
-  for point, line in stdout:gmatch("explain (case=%w+): ([^\n]+)") do explained[point] = line end
+  local regressions = stdout:match("REGRESSIONS %(%d+%):(.-)\nREGRESSION STATES:") or stdout:match("REGRESSIONS %(%d+%):(.*)$")
+  for point, line in (regressions or ""):gmatch("explain (case=%w+): ([^\n]+)") do explained[point] = line end
   local got = {}
   for point, line in pairs(explained) do got[#got + 1] = point .. ": " .. line end
   table.sort(got)
