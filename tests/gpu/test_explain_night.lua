@@ -18,8 +18,8 @@
 -- night must be clean (0 regressions, so 0 explanations, right or wrong). Then what the counter set
 -- costs a night: the shipped nightly suite, two nights with counters and two without.
 -- usage: gpuexp test_explain_night.lua GPUEXP [KEEP_DIR]: with KEEP_DIR, the history, the nights'
--- reports, explain_table.md (expected against got) and counters_cost.txt are left there (copy them
--- to bench/h200/explain/).
+-- reports, explain_table.md (expected against got), counters_by_night.csv (every night's counters)
+-- and counters_cost.txt are left there (copy the last three to bench/h200/explain/).
 local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
 T.require_gpu()
 local binary = assert(arg[1], "the gpuexp binary is the first argument")
@@ -240,6 +240,11 @@ local function matches(line, expect)
   return false
 end
 local table_rows = {"| night | change | expected | exit | got |", "| --- | --- | --- | --- | --- |"}
+-- every night's counters, for bench/: the no-change nights are the counters' recorded noise
+-- (tests/lua/test_explain.lua draws its no-change nights from them when the file is there)
+local COUNTER_COLUMNS = {"median_ms", "sm_clock_mhz"}
+for _, column in ipairs(require("gpuexp.api.counters").COLUMNS) do COUNTER_COLUMNS[#COUNTER_COLUMNS + 1] = column end
+local by_night = {gpuexp.csv.line({"night", "variant", "case", table.unpack(COUNTER_COLUMNS)})}
 local wrong, right_first, changed, clean_nights, clean_explained = {}, 0, 0, 0, 0
 for n, night in ipairs(nights) do
   local started = gpuexp.clock()
@@ -259,6 +264,12 @@ for n, night in ipairs(nights) do
     expected, code, #got > 0 and table.concat(got, "; "):gsub("|", "\\|") or "(none)")
   print(string.format("night %d (%s): exit %d in %.1f s", n, night.variant == "" and "no change" or night.variant, code,
     gpuexp.clock() - started))
+  local readable, night_rows = pcall(gpuexp.csv.read, string.format("%s/night%02d/explain.csv", out, n))
+  for _, row in ipairs(readable and night_rows or {}) do
+    local cells = {tostring(n), night.variant, row.case}
+    for _, column in ipairs(COUNTER_COLUMNS) do cells[#cells + 1] = gpuexp.csv.format_value(row[column]) end
+    by_night[#by_night + 1] = gpuexp.csv.line(cells)
+  end
   if night.point then
     changed = changed + 1
     local line = explained[night.point]
@@ -339,10 +350,14 @@ if keep then
   local file = assert(io.open(keep .. "/explain_table.md", "w"))
   file:write(table.concat(table_rows, "\n"), "\n")
   file:close()
+  file = assert(io.open(keep .. "/counters_by_night.csv", "w"))
+  file:write(table.concat(by_night, "\n"), "\n")
+  file:close()
   file = assert(io.open(keep .. "/counters_cost.txt", "w"))
   file:write(table.concat(cost_lines, "\n"), "\n")
   file:close()
 end
+T.eq(#by_night, 1 + 7 * #nights, "every night's counters")
 T.ok(collecting[1] and collecting[2], "the nights say what the counters cost")
 T.ok(counted_s / with_s <= 0.10, string.format("the counters cost %.1f%% of a night (at most 10%%)", counted_s / with_s * 100))
 T.eq(#wrong, 0, "nights explained wrongly or flagged wrongly:\n" .. table.concat(wrong, "\n"))

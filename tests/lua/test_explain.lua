@@ -148,6 +148,51 @@ T.eq(first, "spilled bytes 0 -> 876", "spills first")
 --   instructions 1%: identical on every recorded night (the floor);
 --   rates and occupancy 5 points, ratios 5%: under the floors on every recorded night (the floors).
 local NOISE = {ctr_l2_bytes = 0.033, ctr_dram_bytes = 0.033, ctr_instructions = 0.01, ratio = 0.05, points = 5}
+-- and wider where the nights tests/gpu/test_explain_night.lua records show more: each counter's
+-- largest move from its median over a point's no-change nights (relative for counts and ratios,
+-- points for rates), from bench/h200/explain/counters_by_night.csv when it is there
+local KIND = {ctr_instructions = "ctr_instructions", ctr_dram_bytes = "ctr_dram_bytes", ctr_l2_bytes = "ctr_l2_bytes",
+  ctr_lanes_per_instruction = "ratio", ctr_load_sectors_per_request = "ratio", ctr_store_sectors_per_request = "ratio",
+  ctr_shared_wavefronts_per_request = "ratio", ctr_l2_hit_pct = "points", ctr_l1_hit_pct = "points",
+  ctr_occupancy_pct = "points", ctr_tensor_pct = "points"}
+local function recorded_noise(path)
+  local readable, rows = pcall(gpuexp.csv.read, path)
+  if not readable then return nil end
+  local by_case = {}
+  for _, row in ipairs(rows) do
+    if (row.variant == nil or row.variant == "") and row.case then
+      by_case[row.case] = by_case[row.case] or {}
+      table.insert(by_case[row.case], row)
+    end
+  end
+  local widths = {}
+  for _, case_rows in pairs(by_case) do
+    for column, kind in pairs(KIND) do
+      local values = {}
+      for _, row in ipairs(case_rows) do
+        if type(row[column]) == "number" then values[#values + 1] = row[column] end
+      end
+      local center = require("gpuexp.judge.rule").median(values)
+      for _, v in ipairs(values) do
+        local width = kind == "points" and math.abs(v - center) or (center ~= 0 and math.abs(v - center) / center or 0)
+        widths[kind] = math.max(widths[kind] or 0, width)
+      end
+    end
+  end
+  return widths
+end
+-- (the reader itself, on nights whose noise is known)
+local sample = T.temporary_directory() .. "/nights.csv"
+local file = assert(io.open(sample, "w"))
+file:write("night,variant,case,ctr_l2_bytes,ctr_occupancy_pct\n1,,copy,100,90\n2,,copy,105,91\n3,,copy,99,89\n" ..
+  "4,bank,copy,500,40\n5,,copy,100,96\n")
+file:close()
+local sample_widths = recorded_noise(sample)
+T.eq(string.format("%.3f %.1f", sample_widths.ctr_l2_bytes, sample_widths.points), "0.050 5.5", "noise read from recorded nights (the bank night left out)")
+local recorded = recorded_noise(gpuexp.script_dir .. "/../../bench/h200/explain/counters_by_night.csv")
+for kind, width in pairs(recorded or {}) do NOISE[kind] = math.max(NOISE[kind], width) end
+print("no-change noise: " .. (recorded and "the floors, 3.3% on bytes, and bench/h200/explain/counters_by_night.csv"
+  or "the floors and 3.3% on bytes (no bench/h200/explain/counters_by_night.csv yet)"))
 local function noisy(kind)
   local width = NOISE[kind]
   local u = math.random() * 2 - 1
