@@ -47,6 +47,14 @@ T.ok(read("night6/report.md"):find("gpuexp diagnose says LATENCY-BOUND", 1, true
 local json = require("cjson").decode(read("night6/report.json"))
 T.ok(json.regressions[1].explanation:find("gpuexp diagnose says LATENCY-BOUND", 1, true), "in the JSON")
 
+-- the site explains the night as the nightly did, the diagnosis from the night's folder included
+code, stdout, stderr = run("history --history " .. history .. " site site")
+T.eq(code, 0, "site: " .. stderr)
+local page = read("site/series-1.html")
+T.ok(page:find("counters unchanged (2 compared): the time moved +20.", 1, true) and
+  page:find("gpuexp diagnose says LATENCY-BOUND: fake evidence for case b", 1, true), "the site's explanation: " .. page)
+T.ok(page:find("instructions +5.0% (the time moved +5.", 1, true), "and night 5's")
+
 -- the next night, still open: not diagnosed again
 code, stdout = night(61, "FAKE_UNEXPLAINED=b=20")
 T.eq(code, 1, "still a regression")

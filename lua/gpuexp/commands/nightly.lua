@@ -359,26 +359,17 @@ local function confirm_stage(night, experiment, result)
   return nil
 end
 
-M.NOISE_NIGHTS = 20 -- the nights whose counters tell the explainer their noise (the baseline's among them)
-
 -- The result's regressions (slower, or ok in the baseline and failing now), each slower one with
 -- what its counters say changed, and a failure when points fail that had no ok baseline either.
--- The counters' noise is taken from the last NOISE_NIGHTS nights (five nights alone cannot bound
--- it: docs/explain-counters.md), loaded only when a point is slower.
+-- The counters' noise is read from the sweep's recent nights (explain.noise_runs), loaded only when
+-- a point is slower.
 local function classify(night, result)
   result.regressions = {}
   local noise_runs
   for _, e in ipairs(result.comparison.points) do
     if compare.is_regression(e) then
       if e.verdict == "slower" then
-        if not noise_runs then
-          noise_runs = {}
-          if night.db and result.run_id then
-            for i, id in ipairs(history.baseline_ids(night.db, result.run_id, M.NOISE_NIGHTS)) do
-              noise_runs[i] = history.load_run(night.db, id)
-            end
-          end
-        end
+        noise_runs = noise_runs or explain.noise_runs(night.db, result.run_id)
         e.explanation, e.accounted = explain.entry(e, e.base_runs or {}, result.run, noise_runs)
       end
       result.regressions[#result.regressions + 1] = e
@@ -398,8 +389,7 @@ local function diagnose_stage(night, experiment, result)
     -- newly confirmed only: a regression open since an earlier night was diagnosed that night
     if e.explanation and e.accounted == false then
       if e.open then
-        e.explanation = e.explanation .. "; (open since an earlier night: gpuexp diagnose runs on the night a regression " ..
-          "is confirmed)"
+        e.explanation = explain.with_diagnosis(e, result.run, e.explanation, false)
       else
         unexplained[#unexplained + 1] = e
       end
@@ -415,21 +405,13 @@ local function diagnose_stage(night, experiment, result)
   end
   if not o.quiet then say(string.format("diagnosing %d regression(s) of %s that no counter accounts for", #unexplained,
     result.name)) end
-  local path = night.out_dir .. "/confirm/" .. experiment.name .. ".diagnose.csv"
+  local path = explain.diagnoses_path(night.out_dir, experiment.name)
   local code, stop = run_stage(night, experiment, "diagnose", path, only)
   if not code then return stop end
   local readable, rows = pcall(csv.read, path)
   for _, e in ipairs(unexplained) do
-    local text
-    for _, row in ipairs(readable and rows or {}) do
-      local same = true
-      for a, axis in ipairs(result.run.axes) do
-        same = same and tostring(csv.format_value(row[axis])) == tostring(result.run:axis_cells(e.key)[a])
-      end
-      if same then text = explain.diagnosis_text(row) end
-    end
-    e.explanation = e.explanation .. "; " .. (text or string.format("gpuexp diagnose gave no verdict (exit %d; see %s)",
-      code, path))
+    local text, found = explain.with_diagnosis(e, result.run, e.explanation, false, readable and rows or nil)
+    e.explanation = found and text or string.format("%s; gpuexp diagnose gave no verdict (exit %d; see %s)", text, code, path)
   end
   return nil
 end

@@ -23,9 +23,13 @@
 -- "(does not explain it)"; when none accounts, the explanation says so first (the nightly then
 -- attaches gpuexp diagnose's verdict, taken in its confirm stage). Counters that did not move are
 -- said too: then the time moved alone, and the clock or the machine is where to look.
+local csv = require("gpuexp.store.csv")
+local history = require("gpuexp.store.history")
 local rule = require("gpuexp.judge.rule")
 
 local M = {}
+
+M.NOISE_NIGHTS = 20 -- the nights whose counters tell the explainer their noise (the baseline's among them)
 
 M.ACCOUNT_SHARE = 0.5
 M.NOISE_SPREADS = 3 -- a change is past the noise at this many baseline spreads
@@ -276,6 +280,21 @@ function M.explain(base_rows, new_row, change_pct, noise_rows)
   return findings, accounting
 end
 
+-- The runs whose counters tell the points of run_id their noise: its sweep's last NOISE_NIGHTS
+-- nights (five nights alone cannot bound it: docs/explain-counters.md). The nightly and the site
+-- read the same.
+function M.noise_runs(db, run_id)
+  local runs = {}
+  for i, id in ipairs(history.baseline_ids(db, run_id, M.NOISE_NIGHTS)) do runs[i] = history.load_run(db, id) end
+  return runs
+end
+
+-- Where a night's confirm stage writes the diagnoses of an experiment's regressions that nothing
+-- accounts for (gpuexp --diagnose's CSV; not recorded in the history), under the night's folder.
+function M.diagnoses_path(night_dir, experiment)
+  return string.format("%s/confirm/%s.diagnose.csv", night_dir, experiment)
+end
+
 -- The text of a diagnosis (a row's diagnosis and diagnosis_evidence columns, as gpuexp --diagnose
 -- writes them), attached to an explanation that nothing accounts for, or nil.
 function M.diagnosis_text(row)
@@ -283,6 +302,26 @@ function M.diagnosis_text(row)
   local evidence = type(row.diagnosis_evidence) == "string" and row.diagnosis_evidence ~= "" and
     (": " .. row.diagnosis_evidence) or ""
   return "gpuexp diagnose says " .. row.diagnosis:upper() .. evidence
+end
+
+M.OPEN_NOTE = "(open since an earlier night: gpuexp diagnose runs on the night a regression is confirmed)"
+
+-- An explanation (text, and whether a change accounts for the time) of a regressed entry e of run,
+-- with the diagnosis of e's point among rows (a diagnose CSV) when nothing accounts, or the note
+-- that an open regression was diagnosed on the night it was confirmed. The text, and whether the
+-- diagnosis was found.
+function M.with_diagnosis(e, run, text, accounted, rows)
+  if not text or accounted ~= false then return text, false end
+  if e.open then return text .. "; " .. M.OPEN_NOTE, false end
+  for _, row in ipairs(rows or {}) do
+    local same = true
+    for a, axis in ipairs(run.axes) do
+      same = same and csv.format_value(row[axis]) == tostring(run:axis_cells(e.key)[a])
+    end
+    local diagnosis = same and M.diagnosis_text(row)
+    if diagnosis then return text .. "; " .. diagnosis, true end
+  end
+  return text, false
 end
 
 -- The explanation of a regressed entry of a comparison, as one line, and whether a change it names
@@ -305,6 +344,21 @@ function M.entry(e, base_runs, new_run, noise_runs)
   local findings, accounted = M.explain(base_rows, new_row, e.change_pct, #noise_rows > #base_rows and noise_rows or nil)
   if not findings then return nil end
   return table.concat(findings, "; "), accounted
+end
+
+-- The explanation of a slower regression e of a recorded night (run, from db) as its nightly gave
+-- it: the counters against e's baselines with the noise of the sweep's recent nights, and when
+-- nothing accounts, the diagnosis its confirm stage wrote in the night's folder. read: a table
+-- kept for the night's other points (what was loaded once).
+function M.recorded(db, e, run, read)
+  read.noise = read.noise or M.noise_runs(db, run.record.id)
+  local text, accounted = M.entry(e, e.base_runs or {}, run, read.noise)
+  local output = run.info and run.info.sweep and run.info.sweep.output
+  if read.diagnoses == nil and accounted == false and output then
+    local readable, rows = pcall(csv.read, M.diagnoses_path(output:match("^(.*)/[^/]*$") or ".", run.record.experiment))
+    read.diagnoses = readable and rows or false
+  end
+  return (M.with_diagnosis(e, run, text, accounted, read.diagnoses or nil))
 end
 
 return M
