@@ -403,8 +403,9 @@ local function diagnose_stage(night, experiment, result)
     end
     return nil
   end
-  if not o.quiet then say(string.format("diagnosing %d regression(s) of %s that no counter accounts for", #unexplained,
-    result.name)) end
+  if not o.quiet then
+    say(string.format("diagnosing %d regression(s) of %s that no counter accounts for", #unexplained, result.name))
+  end
   local path = explain.diagnoses_path(night.out_dir, experiment.name)
   local code, stop = run_stage(night, experiment, "diagnose", path, only)
   if not code then return stop end
