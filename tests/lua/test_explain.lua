@@ -96,6 +96,10 @@ T.eq(table.concat(findings, "; "), "shared wavefronts per request 1 -> 32.4 (ban
   "(does not explain it); shared memory bytes 4224 -> 4096 (does not explain it)", "the bank-conflict night explained")
 T.eq(accounted, true, "bank conflicts account for +89%")
 T.eq(explain.explain(base, {median_ms = 1}, 5), nil, "no counters: no explanation")
+-- a NaN or an infinity (a broken collection) is not compared, on either side
+local broken = {night({ctr_dram_bytes = 0 / 0}), night({ctr_dram_bytes = math.huge}), night(), night(), night()}
+findings = explain.explain(broken, night({ctr_dram_bytes = 0 / 0, ctr_instructions = 1.344e7}), 11.0)
+T.eq(table.concat(findings, "; "), "instructions +12.0% (the time moved +11.0%)", "NaN and infinity left out")
 
 -- a measured change too small to account for the time: +3% instructions for a +40% night is not
 -- offered at all (a build's fact, registers, is named and marked)

@@ -64,10 +64,13 @@ M.STALL = "ctr_stall" -- the dominant stall reason (text)
 -- stalls of warps waiting on memory: then a change of bytes explains more than one of instructions
 local MEMORY_STALLS = {long_scoreboard = true, lg_throttle = true, drain = true, imc_miss = true}
 
+-- a counter's value that can be compared (a NaN or an infinity from a broken collection cannot)
+local function finite(value) return type(value) == "number" and value == value and math.abs(value) ~= math.huge end
+
 local function numbers_of(rows, column)
   local values = {}
   for _, row in ipairs(rows) do
-    if type(row[column]) == "number" then values[#values + 1] = row[column] end
+    if finite(row[column]) then values[#values + 1] = row[column] end
   end
   return values
 end
@@ -182,7 +185,7 @@ function M.explain(base_rows, new_row, change_pct, noise_rows)
     local values = numbers_of(noise_rows, counter.column)
     if #values == 0 then values = numbers_of(base_rows, counter.column) end
     values = noise_values(counter, values)
-    if type(new) == "number" and base then
+    if finite(new) and base then
       b[counter.column], n[counter.column] = base, new
       present = true
       local delta, text = new - base, nil
