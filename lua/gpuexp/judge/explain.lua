@@ -259,9 +259,7 @@ function M.explain(base_rows, new_row, change_pct, noise_rows)
     if not f.symptom and f.rank then
       f.accounts = (effect[f.column] or 0) >= needed and (effect[f.column] or 0) > 0
       accounting = accounting or f.accounts
-      -- a measured counter that cannot account is not named (within a night's noise it would be
-      -- a guess); the kernel's resources are facts of its build: named, and marked
-      if not f.accounts and kind_of[f.column] ~= "count" then f.rank = nil end
+
     end
   end
   local function key(f) return (f.symptom or f.accounts) and 0 or 1 end
