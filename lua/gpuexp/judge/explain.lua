@@ -1,8 +1,9 @@
 -- What changed, as the hardware sees it, when a point got slower: its counters against its
 -- baseline nights'. The counters are columns of the point's row (ctr_* below, and the SM clock);
 -- a run that has none gets no explanation. Each counter is compared with the median of the
--- baseline rows; a change is named when it is past the counter's own noise (three times the
--- baseline's spread) and its floor.
+-- baseline rows; a change is named when it is past the counter's noise: twice its floor, three
+-- times the spread of the point's recent nights (noise_runs: 20 nights, earlier regressions left
+-- out) and every one of those nights by the floor.
 --
 -- A named change must account for the time that moved. The accounting model: each counter
 -- stands for a resource, and its effect is the change of the time if the kernel's time were
@@ -32,7 +33,7 @@ local M = {}
 M.NOISE_NIGHTS = 20 -- the nights whose counters tell the explainer their noise (the baseline's among them)
 
 M.ACCOUNT_SHARE = 0.5
-M.NOISE_SPREADS = 3 -- a change is past the noise at this many baseline spreads
+M.NOISE_SPREADS = 3 -- a change is past the noise at this many spreads of the recent nights
 M.INCIDENTAL = " (does not explain it)"
 
 -- The counters. floor: the smallest relative change (percent) or absolute change (points, for
