@@ -25,8 +25,11 @@ T.require_gpu()
 local binary = assert(arg[1], "the gpuexp binary is the first argument")
 local keep = arg[2]
 local ws = T.workspace(binary)
+if keep then
+  gpuexp.mkdir(keep)
+  keep = gpuexp._realpath(keep) -- the nights run in the workspace: the folder by its absolute path
+end
 local out = keep or ws.dir
-if keep then gpuexp.mkdir(keep) end
 
 gpuexp.mkdir(ws.dir .. "/suite")
 ws.write("suite/explain.cu", [==[
