@@ -107,6 +107,8 @@ typedef struct l_scalar {
         uint64_t u64;
         uint8_t u8;
         int8_t i8;
+        int16_t i16;
+        uint16_t u16;
     } value;
 } l_scalar;
 

@@ -8,6 +8,7 @@
 #include "gx_stats.h"
 #include "gx_timing.h"
 #include "gx_tools.h"
+#include "gx_narrow.h"
 #include "l_gpuexp.h"
 
 l_kernel *l_check_kernel(lua_State *L, int index)
@@ -99,11 +100,16 @@ static void read_dim3(lua_State *L, int table, const char *key, unsigned out[3],
 }
 
 /* Does a scalar of gx type `type` fit the parameter? A parameter known only by its size (a
-   binary's) takes any scalar of that size. */
+   binary's) takes any scalar of that size; __half, __nv_bfloat16 and the fp8 types are structs
+   (PTX ".align 2 .b8 p[2]"), so an f16, bf16 or fp8 scalar fits any parameter of its size. */
 static int scalar_matches(int type, const gx_param *param)
 {
     int size = (int)gx_type_size((gx_type)type);
-    if (param->type_class == GX_PARAM_BYTES || param->size_bytes != size)
+    if (param->size_bytes != size)
+        return 0;
+    if (gx_type_is_narrow_float((gx_type)type))
+        return 1;
+    if (param->type_class == GX_PARAM_BYTES)
         return 0;
     return param->type_class == GX_PARAM_SIZED || (param->type_class == GX_PARAM_FLOAT) == gx_type_is_float((gx_type)type);
 }
