@@ -3,7 +3,7 @@
 -- extension). Installed as share/gpuexp/luals/gpuexp.lua; point "workspace.library" at that folder.
 -- tests/lua/test_luals.lua fails when a function of the binary is missing here, or the other way round.
 
----@alias gpuexp.ElementType "f32"|"f64"|"i32"|"u32"|"i64"|"u64"|"u8"|"i8"
+---@alias gpuexp.ElementType "f32"|"f64"|"i32"|"u32"|"i64"|"u64"|"u8"|"i8"|"i16"|"u16"|"f16"|"bf16"|"fp8_e4m3"|"fp8_e5m2"
 ---@alias gpuexp.Arg gpuexp.Buffer|gpuexp.Scalar
 ---@alias gpuexp.Dim integer|integer[]
 
@@ -73,6 +73,9 @@ function Lesson:claim(condition, statement) end
 function Lesson:report(held) end
 
 ---@class gpuexp.Scalar  a value with its C type, from gpuexp.f32(x) and friends
+---@field type gpuexp.ElementType
+---@field value number  the value as stored (f16, bf16 and fp8 rounded to nearest even)
+---@field bits integer  the bit pattern
 
 ---@class gpuexp.Device
 ---@field name string
@@ -148,9 +151,12 @@ function Buffer:copy_from(source, options) end
 ---@param count? integer
 ---@return number[]
 function Buffer:to_table(first, count) end
----ok when every |self - expected| <= atol + rtol |expected|.
+---ok when every |self - expected| <= atol + rtol |expected|, or (ulps given) self is within ulps units in
+---the last place of its type from expected. Defaults: f32/f64 rtol 1e-5, atol 1e-8; f16, bf16, fp8 rtol =
+---the type's epsilon, ulps = 1. info: mismatches, first_mismatch, first_value, first_expected, first_ulps,
+---max_abs_error, max_rel_error, max_ulp_error, epsilon, type.
 ---@param expected gpuexp.Buffer
----@param tolerance? {rtol?: number, atol?: number}
+---@param tolerance? {rtol?: number, atol?: number, ulps?: number}
 ---@return boolean ok, table info
 function Buffer:compare(expected, tolerance) end
 ---Times a copy into this buffer: median_ms, gbps, ...
@@ -408,6 +414,33 @@ function gpuexp.i8(n) end
 ---@param n integer
 ---@return gpuexp.Scalar
 function gpuexp.u8(n) end
+---@param n integer
+---@return gpuexp.Scalar
+function gpuexp.i16(n) end
+---@param n integer
+---@return gpuexp.Scalar
+function gpuexp.u16(n) end
+---A __half: x rounded to nearest even (overflow to infinity), as __double2half.
+---@param x number
+---@return gpuexp.Scalar
+function gpuexp.f16(x) end
+---A __nv_bfloat16: x rounded to nearest even, as __double2bfloat16.
+---@param x number
+---@return gpuexp.Scalar
+function gpuexp.bf16(x) end
+---A __nv_fp8_e4m3: x rounded to nearest even, saturating to +-448 (__NV_SATFINITE).
+---@param x number
+---@return gpuexp.Scalar
+function gpuexp.fp8_e4m3(x) end
+---A __nv_fp8_e5m2: x rounded to nearest even, saturating to +-57344 (__NV_SATFINITE).
+---@param x number
+---@return gpuexp.Scalar
+function gpuexp.fp8_e5m2(x) end
+---A scalar given by its bit pattern: gpuexp.from_bits("f16", 0x3c00).value == 1.
+---@param type gpuexp.ElementType
+---@param bits integer
+---@return gpuexp.Scalar
+function gpuexp.from_bits(type, bits) end
 ---Runs every point of a sweep (supervised: crashes and hangs become rows) and writes its CSV.
 ---@param spec {name?: string, axes: table, where?: fun(p: table): boolean, setup?: fun(), run: fun(p: table): table, columns?: string[], out?: string, meta?: table, device?: gpuexp.Device|false, quiet?: boolean, timeout_s?: number}
 ---@return table[] rows, string path, string[] columns

@@ -3,7 +3,8 @@
 -- Kernels compile for the architecture, launches are checked but not run, and timings are empty.
 local M = {}
 
-local element_bytes = {f32 = 4, f64 = 8, i32 = 4, u32 = 4, i64 = 8, u64 = 8, u8 = 1, i8 = 1}
+local element_bytes = {f32 = 4, f64 = 8, i32 = 4, u32 = 4, i64 = 8, u64 = 8, u8 = 1, i8 = 1, i16 = 2, u16 = 2,
+  f16 = 2, bf16 = 2, fp8_e4m3 = 1, fp8_e5m2 = 1}
 
 local Planned = {}
 local function no_data()
