@@ -239,7 +239,7 @@ static int gpuexp_compile(lua_State *L)
         .system_directory_count = system_count,
         .toolkit_stamp = toolkit->stamp,
         .name_expressions = names,
-        .name_expression_count = use_nvcc ? 0 : name_count,
+        .name_expression_count = name_count,
         .cache_directory = use_cache ? cache_dir : NULL,
     };
     l_program *program = l_push_program(L, device_index, source_name, use_nvcc ? "nvcc" : "nvrtc");

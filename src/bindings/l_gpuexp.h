@@ -68,6 +68,7 @@ typedef struct l_program {
     gx_module modules[GX_MAX_IMAGES]; /* loaded on first use of a kernel: one per fat binary */
     int module_count;
     int loaded;
+    gx_image_kernels offline_kernels; /* a binary in an offline plan: its kernels, read without the driver */
 } l_program;
 
 typedef struct l_kernel {

@@ -13,6 +13,7 @@
 
 #include "gx_cache.h"
 #include "gx_symbols.h"
+#include "gx_cxxname.h"
 #include "l_gpuexp.h"
 
 #define COMPILED_SOURCES "gpuexp.compiled_sources"
@@ -66,6 +67,7 @@ static int program_gc(lua_State *L)
     gx_compile_result_free(&program->compiled);
     free(program->image);
     program->image = NULL;
+    gx_image_kernels_free(&program->offline_kernels);
     return 0;
 }
 
@@ -156,10 +158,11 @@ static int gpuexp_load(lua_State *L)
         program->compiled.log = strdup("");
         if (!program->compiled.ptx || !program->compiled.log)
             return l_raisef(L, GX_ERR_SYSTEM, "out of memory");
-    } else if (!device_index) {
-        return l_raisef(L, GX_ERR_USAGE, "load: %s is a %s, which only the driver can read: an offline plan (%s) "
-                        "cannot open it; run on a GPU, or load PTX", path, gx_image_kind_name(program->image_kind),
-                        l_offline_arch(L));
+    } else if (!device_index) { /* an offline plan: the kernels and their parameter sizes from the ELF */
+        if (gx_image_list_kernels(data, size, &program->offline_kernels, &error)) {
+            gx_error_append(&error, " (%s, in an offline plan for %s)", path, l_offline_arch(L));
+            return l_raise(L, &error);
+        }
     }
     XXH128_hash_t hash = XXH3_128bits(data, size);
     char key[33];
@@ -280,6 +283,9 @@ static const char **kernel_symbols(lua_State *L, int program_index, int *count)
         for (char *saveptr = NULL, *token = strtok_r(entries, ", ", &saveptr); token; token = strtok_r(NULL, ", ", &saveptr))
             ADD_SYMBOL(token, 0);
         free(entries);
+    } else if (program->offline_kernels.count) {
+        for (int i = 0; i < program->offline_kernels.count; i++)
+            ADD_SYMBOL(program->offline_kernels.kernels[i].symbol, 0);
     } else {
         int modules = load_modules(L, program_index);
         for (int m = 0; m < modules; m++) {
@@ -318,6 +324,44 @@ static void describe_symbols(const char *const *symbols, int count, char *out, s
         snprintf(out, size, "(no kernels)");
 }
 
+/* A miss: the nearest names first, a hint where the name gives enumerators and the program only
+   records enum values, then the kernels it has. */
+static int raise_not_found(lua_State *L, const l_program *program, const char *const *symbols, int count,
+                           const char *name)
+{
+    luaL_Buffer message;
+    luaL_buffinit(L, &message);
+    char line[1024], kernel_name[512];
+    int nearest[3];
+    int near_count = gx_symbol_nearest(symbols, count, name, nearest, 3);
+    if (near_count) {
+        luaL_addstring(&message, "; nearest: ");
+        for (int i = 0; i < near_count; i++) {
+            gx_symbol_name(symbols[nearest[i]], kernel_name, sizeof kernel_name);
+            snprintf(line, sizeof line, "%s%s", i ? ", " : "", kernel_name);
+            luaL_addstring(&message, line);
+        }
+    }
+    int enum_match = gx_symbol_enumerator_match(symbols, count, name);
+    if (enum_match >= 0) {
+        gx_symbol_name(symbols[enum_match], kernel_name, sizeof kernel_name);
+        int has_source = strcmp(program->compiler, "binary") != 0;
+        snprintf(line, sizeof line,
+                 ". It has %s, whose enum arguments are recorded as values, not enumerator names: %s", kernel_name,
+                 has_source ? "give the name to compile{names = {...}} (gpuexp then asks the compiler for its exact "
+                              "symbol), or write the enum argument as (Enum)value"
+                            : "a binary does not say which enumerator has which value, so write the enum argument as "
+                              "(Enum)value, as in that name");
+        luaL_addstring(&message, line);
+    }
+    char list[4096];
+    describe_symbols(symbols, count, list, sizeof list);
+    luaL_addstring(&message, ". It has: ");
+    luaL_addstring(&message, list);
+    luaL_pushresult(&message);
+    return l_raisef(L, GX_ERR_USAGE, "no kernel '%s' in %s%s", name, program->source_name, lua_tostring(L, -1));
+}
+
 /* program:kernel(name): an extern "C" name, a C++ name ("ns::k<float, 128>", with or without its
    parameter list), a name expression given at compile, or the mangled name. Works offline for
    programs with PTX: the resources then come from the ptxas report alone. */
@@ -341,11 +385,8 @@ static int program_kernel(lua_State *L)
                             "arguments or the parameter list (\"%s(...)\"), or the mangled name (%s)", name,
                             program->source_name, a, b, name, symbols[first]);
         }
-        if (found < 0) {
-            char list[4096];
-            describe_symbols(symbols, count, list, sizeof list);
-            return l_raisef(L, GX_ERR_USAGE, "no kernel '%s' in %s; it has: %s", name, program->source_name, list);
-        }
+        if (found < 0)
+            return raise_not_found(L, program, symbols, count, name);
         symbol = symbols[first];
     }
     lua_getfield(L, 3, symbol);
@@ -359,6 +400,18 @@ static int program_kernel(lua_State *L)
         kernel->param_count = gx_ptx_params(program->compiled.ptx, symbol, kernel->params, GX_MAX_PARAMS);
         if (kernel->param_count < 0)
             kernel->param_count = 0;
+    }
+    for (int i = 0; i < program->offline_kernels.count; i++) { /* a binary in a plan: sizes from its ELF */
+        const gx_image_kernel *k = &program->offline_kernels.kernels[i];
+        if (strcmp(k->symbol, symbol) != 0)
+            continue;
+        kernel->param_count = k->param_count;
+        for (int p = 0; p < k->param_count; p++) {
+            gx_param *param = &kernel->params[p];
+            param->type_class = GX_PARAM_SIZED;
+            param->size_bytes = k->param_sizes[p];
+            snprintf(param->ptx_type, sizeof param->ptx_type, "%d bytes", param->size_bytes);
+        }
     }
     int modules = load_modules(L, 1);
     kernel->has_ptxas = program->compiled.log && gx_ptxas_find(program->compiled.log, symbol, &kernel->ptxas) == 0;
@@ -381,18 +434,89 @@ static int program_kernel(lua_State *L)
     return 1;
 }
 
-/* program:kernels() -> the kernels' names as C++ writes them */
+/* {name, symbol, base, template_args = {...}, params = {...}} of one kernel, from its demangled
+   signature as the demangler writes it ("void ns::k<float, 128u>(float*, int)"). */
+static void push_kernel_details(lua_State *L, const char *symbol)
+{
+    char name[512];
+    gx_symbol_name(symbol, name, sizeof name);
+    lua_createtable(L, 0, 5);
+    l_set_string(L, "name", name);
+    l_set_string(L, "symbol", symbol);
+    enum { MAX_ITEMS = 64 };
+    char *items[MAX_ITEMS];
+    /* the template list: the '<' of the last component, at the top level */
+    const char *list = NULL;
+    int depth = 0;
+    for (const char *p = name; *p; p++) {
+        if (*p == '<' || *p == '(') {
+            if (depth == 0 && *p == '<')
+                list = p;
+            depth++;
+        } else if ((*p == '>' || *p == ')') && depth > 0)
+            depth--;
+        else if (depth == 0 && p[0] == ':' && p[1] == ':')
+            list = NULL;
+    }
+    lua_pushlstring(L, name, list ? (size_t)(list - name) : strlen(name));
+    lua_setfield(L, -2, "base");
+    int n = list ? gx_cxx_list(list, items, MAX_ITEMS, NULL) : 0;
+    lua_createtable(L, n > 0 ? n : 0, 0);
+    for (int i = 0; i < n; i++) {
+        lua_pushstring(L, items[i]);
+        lua_rawseti(L, -2, i + 1);
+        free(items[i]);
+    }
+    lua_setfield(L, -2, "template_args");
+    char *signature = gx_demangle(symbol);
+    const char *params = NULL;
+    if (signature) { /* the parameter list: the bracket matching the last ')' */
+        size_t length = strlen(signature);
+        depth = 0;
+        for (size_t i = length; i-- > 0;) {
+            if (signature[i] == ')')
+                depth++;
+            else if (signature[i] == '(' && --depth == 0) {
+                params = signature + i;
+                break;
+            }
+        }
+    }
+    n = params ? gx_cxx_list(params, items, MAX_ITEMS, NULL) : 0;
+    lua_createtable(L, n > 0 ? n : 0, 0);
+    for (int i = 0; i < n; i++) {
+        lua_pushstring(L, items[i]);
+        lua_rawseti(L, -2, i + 1);
+        free(items[i]);
+    }
+    lua_setfield(L, -2, "params"); /* extern "C" kernels: no types in the symbol, an empty list */
+    free(signature);
+}
+
+/* program:kernels([{details = true}]) -> the kernels' names as C++ writes them, or with details a
+   table per kernel: name, symbol, base, template_args, params */
 static int program_kernels(lua_State *L)
 {
     l_check_program(L, 1);
+    int details = 0;
+    if (!lua_isnoneornil(L, 2)) {
+        static const char *const allowed[] = {"details", NULL};
+        l_check_options(L, 2, "kernels", allowed);
+        lua_getfield(L, 2, "details");
+        details = lua_toboolean(L, -1);
+    }
     lua_settop(L, 1);
     int count;
     const char **symbols = kernel_symbols(L, 1, &count);
     lua_createtable(L, count, 0);
     for (int i = 0; i < count; i++) {
-        char name[512];
-        gx_symbol_name(symbols[i], name, sizeof name);
-        lua_pushstring(L, name);
+        if (details) {
+            push_kernel_details(L, symbols[i]);
+        } else {
+            char name[512];
+            gx_symbol_name(symbols[i], name, sizeof name);
+            lua_pushstring(L, name);
+        }
         lua_rawseti(L, -2, i + 1);
     }
     return 1;
