@@ -208,7 +208,8 @@ typedef struct l_timed_work {
 } l_timed_work;
 /* Times work with CUDA events, the options table at `options` (0: none) giving warmup (default
    5), reps (100), cold (flush the L2 before each sample, outside its events), graph = N (each
-   sample one CUDA graph of N runs, divided by N) and clock (probe the SM clock after). Pushes the
+   sample one CUDA graph of N runs, divided by N), batch = N (N runs back to back between the
+   events, divided by N) and clock (probe the SM clock after). Pushes the
    statistics table (l_timing.c). */
 int l_time_work(lua_State *L, const l_timed_work *work, int options);
 struct gx_arch_limits;
