@@ -32,7 +32,10 @@
 ---@field timer string
 
 ---@class gpuexp.Measurement: gpuexp.Timing
----@field mode "hot"|"cold"|"graph"
+---@field mode "hot"|"cold"|"graph"|"batch"  auto: back to back ("graph", else "batch") when per-run events read the host's enqueue
+---@field per_run_ms? number  auto: what per-run events read in the probe
+---@field back_to_back_ms? number  auto: what back-to-back runs read in the probe
+---@field host_share_pct? number  auto: (per_run - back_to_back) / per_run x 100
 ---@field stop_reason "noise"|"timeout"|"max_samples"
 ---@field sm_clock_mhz number
 ---@field clock_throttled boolean
@@ -210,12 +213,12 @@ local Kernel = {}
 ---Enqueues one launch.
 ---@param spec gpuexp.LaunchSpec
 function Kernel:launch(spec) end
----Event-timed samples: warmup (5), reps (100), cold, graph, clock.
----@param spec gpuexp.LaunchSpec|{warmup?: integer, reps?: integer, cold?: boolean, graph?: integer, clock?: boolean}
+---Event-timed samples: warmup (5), reps (100), cold, graph (runs per captured graph), batch (runs back to back between two events), clock.
+---@param spec gpuexp.LaunchSpec|{warmup?: integer, reps?: integer, cold?: boolean, graph?: integer, batch?: integer, clock?: boolean}
 ---@return gpuexp.Timing
 function Kernel:time(spec) end
 ---The measurement policy: samples until the noise target, a minimum time, or a timeout.
----@param spec gpuexp.LaunchSpec|{mode?: string, warmup?: integer, min_samples?: integer, min_time_ms?: number, max_noise_pct?: number, timeout_s?: number, throttle_pct?: number, recovery_ms?: number}
+---@param spec gpuexp.LaunchSpec|{mode?: string, warmup?: integer, min_samples?: integer, min_time_ms?: number, max_noise_pct?: number, timeout_s?: number, graph_launches?: integer, host_share_pct?: number, throttle_pct?: number, recovery_ms?: number}
 ---@return gpuexp.Measurement
 function Kernel:measure(spec) end
 ---A launch with its configuration and arguments bound: the fast path for launch loops.
@@ -243,7 +246,7 @@ local Launch = {}
 ---Enqueues the bound launch.
 function Launch:launch() end
 ---Times the bound launch.
----@param options? {warmup?: integer, reps?: integer, cold?: boolean, graph?: integer, clock?: boolean}
+---@param options? {warmup?: integer, reps?: integer, cold?: boolean, graph?: integer, batch?: integer, clock?: boolean}
 ---@return gpuexp.Timing
 function Launch:time(options) end
 
@@ -288,12 +291,12 @@ function Event:destroy() end
 local Sequence = {}
 ---Runs the function once and waits for the GPU (in an offline plan: checks its launches).
 function Sequence:run() end
----Event-timed samples of whole runs: warmup (5), reps (100), cold, graph (runs per captured graph), clock.
----@param options? {warmup?: integer, reps?: integer, cold?: boolean, graph?: integer, clock?: boolean}
+---Event-timed samples of whole runs: warmup (5), reps (100), cold, graph (runs per captured graph), batch (runs back to back between two events), clock.
+---@param options? {warmup?: integer, reps?: integer, cold?: boolean, graph?: integer, batch?: integer, clock?: boolean}
 ---@return gpuexp.Timing
 function Sequence:time(options) end
 ---The measurement policy over whole runs (graph mode captures a run into a CUDA graph).
----@param spec? {mode?: string, warmup?: integer, min_samples?: integer, min_time_ms?: number, max_noise_pct?: number, timeout_s?: number, graph_launches?: integer, throttle_pct?: number, recovery_ms?: number}
+---@param spec? {mode?: string, warmup?: integer, min_samples?: integer, min_time_ms?: number, max_noise_pct?: number, timeout_s?: number, graph_launches?: integer, host_share_pct?: number, throttle_pct?: number, recovery_ms?: number}
 ---@return gpuexp.Measurement
 function Sequence:measure(spec) end
 ---Counters of every kernel of one run and their total (counts summed, the rest weighted by duration); info.kernels holds each kernel's values.

@@ -159,10 +159,9 @@ static int gpuexp_load(lua_State *L)
         if (!program->compiled.ptx || !program->compiled.log)
             return l_raisef(L, GX_ERR_SYSTEM, "out of memory");
     } else if (!device_index) { /* an offline plan: the kernels and their parameter sizes from the ELF */
-        if (gx_image_list_kernels(data, size, &program->offline_kernels, &error)) {
-            gx_error_append(&error, " (%s, in an offline plan for %s)", path, l_offline_arch(L));
-            return l_raise(L, &error);
-        }
+        if (gx_image_list_kernels(data, size, &program->offline_kernels, &error))
+            return l_raisef(L, error.kind, "load: %s: %s (an offline plan for %s reads its kernels from the file)", path,
+                            error.message, l_offline_arch(L));
     }
     XXH128_hash_t hash = XXH3_128bits(data, size);
     char key[33];
