@@ -189,7 +189,20 @@ static int buffer_copy_from(lua_State *L)
     if (offset < 0 || source_offset < 0)
         return l_raisef(L, GX_ERR_USAGE, "copy_from: offsets must be >= 0");
     gx_error error;
-    if (lua_type(L, 2) == LUA_TTABLE) {
+    if (l_is_planned_buffer(L, 2)) { /* from a plan's buffer: checked, no data to copy */
+        lua_getfield(L, 2, "count");
+        size_t source_count = (size_t)lua_tointeger(L, -1);
+        lua_getfield(L, 2, "type");
+        const char *source_type = lua_tostring(L, -1);
+        if (!source_type || strcmp(source_type, gx_type_name(b->buffer.type)) != 0)
+            return l_raisef(L, GX_ERR_USAGE, "copy_from: cannot copy %s elements into a %s buffer",
+                            source_type ? source_type : "?", gx_type_name(b->buffer.type));
+        lua_pop(L, 2);
+        size_t n = count >= 0 ? (size_t)count : ((size_t)source_offset <= source_count ? source_count - (size_t)source_offset : 0);
+        if ((size_t)source_offset + n > source_count || (size_t)offset > b->buffer.count || n > b->buffer.count - (size_t)offset)
+            return l_raisef(L, GX_ERR_USAGE, "copy_from: %zu elements at %lld from a buffer of %zu do not fit in %zu at %lld",
+                            n, (long long)source_offset, source_count, b->buffer.count, (long long)offset);
+    } else if (lua_type(L, 2) == LUA_TTABLE) {
         size_t n = (size_t)lua_rawlen(L, 2);
         if (count >= 0 && (size_t)count < n)
             n = (size_t)count;

@@ -148,6 +148,8 @@ l_kernel *l_push_kernel(lua_State *L, int program_index);
    has none; raises for a destroyed stream or one of another GPU than device (when given). */
 const gx_stream *l_opt_stream(lua_State *L, int index, const char *what, const gx_device *device);
 const char *l_offline_arch(lua_State *L); /* NULL when a GPU is used */
+/* 1 for a buffer of an offline plan: a table with kind = "planned" (made by the Lua library). */
+int l_is_planned_buffer(lua_State *L, int index);
 
 void l_open_error(lua_State *L);
 void l_open_device(lua_State *L);

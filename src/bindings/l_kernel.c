@@ -143,17 +143,6 @@ static const char *suggestion(const gx_param *param)
                                     : "gpuexp.bytes(...)";
 }
 
-/* A buffer of an offline plan: a table with kind = "planned" (made by the Lua library). */
-static int is_planned_buffer(lua_State *L, int index)
-{
-    if (!l_offline_arch(L) || !lua_istable(L, index))
-        return 0;
-    lua_getfield(L, index, "kind");
-    int planned = lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), "planned") == 0;
-    lua_pop(L, 1);
-    return planned;
-}
-
 /* Reads one argument (at the top of the stack) for parameter i into launch. */
 static void read_argument(lua_State *L, l_kernel *k, l_launch *launch, int i, int keep)
 {
@@ -190,7 +179,7 @@ static void read_argument(lua_State *L, l_kernel *k, l_launch *launch, int i, in
                      "aligned to %d: check the struct's fields against the C declaration", i + 1, k->kernel.name,
                      bytes->align, param->align_bytes);
         launch->pointers[i] = bytes->data; /* alive while the argument table (or the bound launch) is */
-    } else if (is_planned_buffer(L, -1)) { /* offline: checked like a pointer, never passed */
+    } else if (l_is_planned_buffer(L, -1)) { /* offline: checked like a pointer, never passed */
         if (!is_pointer_param(param))
             l_raisef(L, GX_ERR_USAGE, "argument %d of '%s' is a buffer (a pointer), but the kernel expects .%s", i + 1,
                      k->kernel.name, param->ptx_type);

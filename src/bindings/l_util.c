@@ -243,3 +243,13 @@ void l_check_element_spec(lua_State *L, int index, int *type, size_t *count)
         l_raisef(L, GX_ERR_USAGE, "element count must be >= 0, got %lld", (long long)n);
     *count = (size_t)n;
 }
+
+int l_is_planned_buffer(lua_State *L, int index)
+{
+    if (!l_offline_arch(L) || !lua_istable(L, index))
+        return 0;
+    lua_getfield(L, index, "kind");
+    int planned = lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), "planned") == 0;
+    lua_pop(L, 1);
+    return planned;
+}

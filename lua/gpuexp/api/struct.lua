@@ -86,6 +86,9 @@ local function flatten(t, value, out, keep, where)
     elseif type(value) == "userdata" and value.address then
       out[#out + 1] = value.address
       keep[#keep + 1] = value
+    elseif type(value) == "table" and rawget(value, "kind") == "planned" then
+      out[#out + 1] = 0 -- a plan's buffer has no address: the struct is laid out and checked, never read
+      keep[#keep + 1] = value
     elseif math.type(value) == "integer" then
       out[#out + 1] = value
     else
