@@ -24,7 +24,7 @@ static void enqueue(const launch *launches, int count)
 {
     for (int i = 0; i < count; i++)
         bench_check(GX_CU(&error, d->cuLaunchKernel(launches[i].function, grid, 1, 1, 256, 1, 1, 0, NULL,
-                                                     (void **)launches[i].params, NULL)),
+                                                    (void **)launches[i].params, NULL)),
                     &error);
 }
 

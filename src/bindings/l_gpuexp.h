@@ -71,6 +71,13 @@ typedef struct l_program {
     gx_image_kernels offline_kernels; /* a binary in an offline plan: its kernels, read without the driver */
 } l_program;
 
+/* A lookup of name that found nothing among a program's symbols: raises a usage error naming the
+   nearest kernels, an enumerator hint when one applies, and the kernels it has (l_kernel_names.c). */
+int l_raise_kernel_not_found(lua_State *L, const l_program *program, const char *const *symbols, int count,
+                             const char *name);
+/* Pushes {name, symbol, base, template_args, params} of a kernel symbol (l_kernel_names.c). */
+void l_push_kernel_details(lua_State *L, const char *symbol);
+
 typedef struct l_kernel {
     gx_kernel kernel; /* function NULL in offline mode; kernel.name is the name as C++ writes it */
     char symbol[512]; /* the mangled name the module has */

@@ -12,8 +12,14 @@ typedef struct token_list {
     char text[MAX_TOKENS][TOKEN_BYTES];
 } token_list;
 
-static int is_word_start(int c) { return isalpha(c) || c == '_'; }
-static int is_word(const char *t) { return is_word_start((unsigned char)t[0]) || isdigit((unsigned char)t[0]); }
+static int is_word_start(int c)
+{
+    return isalpha(c) || c == '_';
+}
+static int is_word(const char *t)
+{
+    return is_word_start((unsigned char)t[0]) || isdigit((unsigned char)t[0]);
+}
 
 static int push_token(token_list *list, const char *text, size_t length)
 {
@@ -95,9 +101,9 @@ static int insert_token(token_list *list, int i, const char *text)
 
 static int is_builtin(const char *t)
 {
-    static const char *const builtins[] = {"unsigned", "signed", "short", "long", "int", "char", "float", "double",
-                                           "bool", "void", "wchar_t", "char8_t", "char16_t", "char32_t", "__int128",
-                                           NULL};
+    static const char *const builtins[] = {"unsigned", "signed",   "short",    "long", "int",     "char",
+                                           "float",    "double",   "bool",     "void", "wchar_t", "char8_t",
+                                           "char16_t", "char32_t", "__int128", NULL};
     for (int i = 0; builtins[i]; i++)
         if (strcmp(t, builtins[i]) == 0)
             return 1;
@@ -150,7 +156,8 @@ static int type_name_end(const token_list *list, int i)
                 }
             }
         }
-        if (j + 1 < list->count && strcmp(list->text[j], "::") == 0 && is_word_start((unsigned char)list->text[j + 1][0]))
+        if (j + 1 < list->count && strcmp(list->text[j], "::") == 0 &&
+            is_word_start((unsigned char)list->text[j + 1][0]))
             j++;
         else
             return j;
@@ -173,11 +180,12 @@ static int canonicalize(token_list *list)
             remove_token(list, i); /* the namespace and its "::" */
             remove_token(list, i);
             i--;
-        } else if ((strcmp(t, "struct") == 0 || strcmp(t, "class") == 0 || strcmp(t, "union") == 0
-                    || strcmp(t, "enum") == 0) && next_is_word) {
+        } else if ((strcmp(t, "struct") == 0 || strcmp(t, "class") == 0 || strcmp(t, "union") == 0 ||
+                    strcmp(t, "enum") == 0) &&
+                   next_is_word) {
             remove_token(list, i--);
-        } else if (strcmp(t, "(") == 0 && i + 2 < list->count && strcmp(list->text[i + 1], "void") == 0
-                   && strcmp(list->text[i + 2], ")") == 0) {
+        } else if (strcmp(t, "(") == 0 && i + 2 < list->count && strcmp(list->text[i + 1], "void") == 0 &&
+                   strcmp(list->text[i + 2], ")") == 0) {
             remove_token(list, i + 1); /* (void) -> () */
         }
     }
@@ -198,7 +206,8 @@ static int canonicalize(token_list *list)
             is_unsigned |= strcmp(w, "unsigned") == 0;
         }
         for (int k = i; k < end; k++) /* "long int" -> "long"; "signed int" -> "int" */
-            if ((strcmp(list->text[k], "int") == 0 && has_size) || (strcmp(list->text[k], "signed") == 0 && !has_char)) {
+            if ((strcmp(list->text[k], "int") == 0 && has_size) ||
+                (strcmp(list->text[k], "signed") == 0 && !has_char)) {
                 remove_token(list, k--);
                 end--;
             }

@@ -8,12 +8,12 @@
 #include "gx_symbols.h"
 
 static int failures;
-#define CHECK(condition)                                                                           \
-    do {                                                                                           \
-        if (!(condition)) {                                                                        \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #condition);        \
-            failures++;                                                                            \
-        }                                                                                          \
+#define CHECK(condition)                                                                                               \
+    do {                                                                                                               \
+        if (!(condition)) {                                                                                            \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #condition);                              \
+            failures++;                                                                                                \
+        }                                                                                                              \
     } while (0)
 
 static void expect_form(const char *name, const char *expected)
@@ -57,8 +57,8 @@ int main(void)
 
     char *items[8];
     const char *end;
-    CHECK(gx_cxx_list("<float, a<b, c>, (E)0>(x)", items, 8, &end) == 3 && strcmp(items[1], "a<b, c>") == 0
-          && strcmp(items[2], "(E)0") == 0 && strcmp(end, "(x)") == 0);
+    CHECK(gx_cxx_list("<float, a<b, c>, (E)0>(x)", items, 8, &end) == 3 && strcmp(items[1], "a<b, c>") == 0 &&
+          strcmp(items[2], "(E)0") == 0 && strcmp(end, "(x)") == 0);
     for (int i = 0; i < 3; i++)
         free(items[i]);
     CHECK(gx_cxx_list("()", items, 8, NULL) == 0);
@@ -71,8 +71,9 @@ int main(void)
         "_Z7reduce6IiLj256ELb1EEvPT_S1_j",                 /* void reduce6<int, 256u, true>(int*, int*, unsigned int) */
         "_Z7reduce6IiLj128ELb1EEvPT_S1_j",                 /* reduce6<int, 128u, true> */
         "_Z20multi_warp_cg_reduceIfLm256ELm128EEvPT_S1_j", /* multi_warp_cg_reduce<float, 256ul, 128ul> */
-        "_Z4scanILN3cub17CUB_300001_SM_90018BlockScanAlgorithmE0EEvPKf", /* scan<(cub::CUB_..::BlockScanAlgorithm)0>(float const*) */
-        "_ZN2ns5applyEPKfPf",                              /* ns::apply(float const*, float*) */
+        "_Z4scanILN3cub17CUB_300001_SM_90018BlockScanAlgorithmE0EEvPKf", /* scan<(cub::CUB_..::BlockScanAlgorithm)0>(float
+                                                                            const*) */
+        "_ZN2ns5applyEPKfPf",                                            /* ns::apply(float const*, float*) */
     };
     int count = 5, first, second;
     CHECK(gx_symbol_find(symbols, count, "reduce6<int, 256, true>", &first, &second) == 0);
@@ -82,7 +83,8 @@ int main(void)
     CHECK(gx_symbol_find(symbols, count, "reduce6", &first, &second) == -2 && first == 0 && second == 1);
     CHECK(gx_symbol_find(symbols, count, "multi_warp_cg_reduce<float, 256, 128>", &first, &second) == 2);
     CHECK(gx_symbol_find(symbols, count, "scan<(cub::BlockScanAlgorithm)0>", &first, &second) == 3);
-    CHECK(gx_symbol_find(symbols, count, "scan<(cub::CUB_300001_SM_800_900::BlockScanAlgorithm)0>", &first, &second) == 3);
+    CHECK(gx_symbol_find(symbols, count, "scan<(cub::CUB_300001_SM_800_900::BlockScanAlgorithm)0>", &first, &second) ==
+          3);
     CHECK(gx_symbol_find(symbols, count, "scan<(cub::BlockScanAlgorithm)0>(const float*)", &first, &second) == 3);
     CHECK(gx_symbol_find(symbols, count, "ns::apply(const float *, float *)", &first, &second) == 4);
     CHECK(gx_symbol_find(symbols, count, "apply", &first, &second) == 4);
