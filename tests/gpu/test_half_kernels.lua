@@ -35,6 +35,9 @@ local conversions = gpuexp.compile{source = [[
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>
+extern "C" __global__ void fill(__half *h, __half v, __nv_bfloat16 *b, __nv_bfloat16 w, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) { h[i] = __hadd(v, __int2half_rn(i)); b[i] = w; }
+}
 extern "C" __global__ void decode(const unsigned short *bits, float *out, int type, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= n) return;
   unsigned short b = bits[i];
@@ -59,6 +62,13 @@ extern "C" __global__ void encode_double(const double *in, unsigned short *out, 
 ]]}
 local decode, encode_float, encode_double = conversions:kernel("decode"), conversions:kernel("encode_float"),
   conversions:kernel("encode_double")
+
+-- scalars by value: __half and __nv_bfloat16 parameters
+local fill_h, fill_b = dev:alloc("f16", 64), dev:alloc("bf16", 64)
+conversions:kernel("fill"):launch{grid = 1, block = 64, args = {fill_h, gpuexp.f16(0.1), fill_b, gpuexp.bf16(3.14159), gpuexp.i32(64)}}
+local fills = fill_h:to_table()
+for i = 1, 64 do T.eq(fills[i], gpuexp.f16(gpuexp.f16(0.1).value + (i - 1)).value, "f16 scalar + " .. (i - 1)) end
+T.eq(fill_b[64], 3.140625, "bf16 scalar")
 
 local function launch(kernel, input, output, type_index, count)
   kernel:launch{grid = (count + 255) // 256, block = 256, args = {input, output, gpuexp.i32(type_index), gpuexp.i32(count)}}

@@ -36,6 +36,14 @@ sequence:run()
 local m = sequence:measure{}
 print("sequence", m.samples, m.median_ms)
 print("priorities", gpuexp.stream_priorities())
+local half = gpuexp.compile{source = [==[
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+extern "C" __global__ void fill(__half *out, __half v, __nv_bfloat16 w, short s, int n) {}
+]==]}
+half:kernel("fill"):launch{grid = 1, block = 32, args = {dev:alloc("f16", 32), gpuexp.f16(1.5), gpuexp.bf16(2), gpuexp.i16(-3),
+  gpuexp.i32(32)}}
+print("half scalars: launched")
 ]])
 local code, out, err = ws.run("--arch sm_90 script.lua")
 T.eq(code, 0, "the plan runs through: " .. err)
@@ -43,6 +51,7 @@ T.ok(out:find("struct with plan buffers: launched", 1, true), "a struct holding 
 T.ok(out:find("upload\t48\t48", 1, true), "layout:upload gives a plan buffer of the rows' bytes: " .. out)
 T.ok(out:find("stream\t-1\ttrue\ttrue\tnil", 1, true), "streams and events run through, no invented time: " .. out)
 T.ok(out:find("sequence\t0\tnil", 1, true), "a sequence on a stream is checked, not timed: " .. out)
+T.ok(out:find("half scalars: launched", 1, true), "f16, bf16 and i16 scalars fit __half, __nv_bfloat16 and short parameters")
 
 -- mistakes are the script's, at its line
 local cases = {
@@ -58,6 +67,9 @@ local cases = {
   {"local p = gpuexp.compile{source = 'extern \"C\" __global__ void k(float *x) {}'}\n" ..
    "p:kernel('k'):launch{grid = 1, block = 32, args = {gpuexp.device():alloc('f32', 1)}, stream = 7}",
     "script.lua:2: launch: 'stream' must be a gpuexp.stream{}, got number"},
+  {"local p = gpuexp.compile{source = '#include <cuda_fp16.h>\\nextern \"C\" __global__ void k(__half h) {}'}\n" ..
+   "p:kernel('k'):launch{grid = 1, block = 1, args = {gpuexp.f32(1)}}",
+    "script.lua:2: argument 1 of 'k' is f32, but the kernel expects"},
   {"local y = gpuexp.device():alloc('f32', 4)\ny:write(string.rep('x', 20))",
     "script.lua:2: write: 20 bytes at offset 0 do not fit in 16 bytes"},
 }
