@@ -71,6 +71,8 @@ typedef struct l_program {
     gx_image_kernels offline_kernels; /* a binary in an offline plan: its kernels, read without the driver */
 } l_program;
 
+/* gpuexp.compile{...} (l_compile.c); the Program keeps a copy of the spec as its uservalue 2. */
+int l_compile(lua_State *L);
 /* A lookup of name that found nothing among a program's symbols: raises a usage error naming the
    nearest kernels, an enumerator hint when one applies, and the kernels it has (l_kernel_names.c). */
 int l_raise_kernel_not_found(lua_State *L, const l_program *program, const char *const *symbols, int count,

@@ -73,7 +73,7 @@ static int program_gc(lua_State *L)
 /* A new Program userdata on the stack, with the device at device_index (0: none yet) as its uservalue. */
 l_program *l_push_program(lua_State *L, int device_index, const char *source_name, const char *compiler)
 {
-    l_program *program = lua_newuserdatauv(L, sizeof *program, 1);
+    l_program *program = lua_newuserdatauv(L, sizeof *program, 2); /* 1: the device, 2: the compile spec */
     memset(program, 0, sizeof *program);
     luaL_setmetatable(L, GX_PROGRAM_TYPE);
     snprintf(program->source_name, sizeof program->source_name, "%s", source_name);
@@ -309,6 +309,41 @@ static const char **kernel_symbols(lua_State *L, int program_index, int *count)
     return list;
 }
 
+/* A name with template arguments that no canonical form matched (an enumerator, say): where the
+   program has its source, the compiler lowers it exactly, as compile{names = {name}} would (the
+   program's compile spec again with the name added; cached like any compile). The symbol is used
+   when this program has it. 1 and symbol set when found. */
+static int lower_from_source(lua_State *L, int program_index, int symbol_table, const char *name, char *symbol,
+                             size_t size)
+{
+    if (!strchr(name, '<') || lua_getiuservalue(L, program_index, 2) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        return 0;
+    }
+    int spec = lua_gettop(L);
+    lua_pushcfunction(L, l_compile);
+    lua_newtable(L);
+    for (lua_pushnil(L); lua_next(L, spec);) {
+        lua_pushvalue(L, -2);
+        lua_insert(L, -2);
+        lua_settable(L, -4);
+    }
+    lua_createtable(L, 1, 0);
+    lua_pushstring(L, name);
+    lua_rawseti(L, -2, 1);
+    lua_setfield(L, -2, "names");
+    int found = 0;
+    if (lua_pcall(L, 1, 1, 0) == LUA_OK) {
+        l_program *lowered = luaL_testudata(L, -1, GX_PROGRAM_TYPE);
+        if (lowered && gx_compile_lowered_name(&lowered->compiled, name, symbol, size)) {
+            found = lua_getfield(L, symbol_table, symbol) != LUA_TNIL;
+            lua_pop(L, 1);
+        }
+    }
+    lua_settop(L, spec - 1);
+    return found;
+}
+
 /* program:kernel(name): an extern "C" name, a C++ name ("ns::k<float, 128>", with or without its
    parameter list), a name expression given at compile, or the mangled name. Works offline for
    programs with PTX: the resources then come from the ptxas report alone. */
@@ -332,9 +367,12 @@ static int program_kernel(lua_State *L)
                             "arguments or the parameter list (\"%s(...)\"), or the mangled name (%s)", name,
                             program->source_name, a, b, name, symbols[first]);
         }
-        if (found < 0)
+        if (found < 0 && lower_from_source(L, 1, 3, name, lowered, sizeof lowered))
+            symbol = lowered;
+        else if (found < 0)
             return l_raise_kernel_not_found(L, program, symbols, count, name);
-        symbol = symbols[first];
+        else
+            symbol = symbols[first];
     }
     lua_getfield(L, 3, symbol);
     int module_index = (int)lua_tointeger(L, -1);

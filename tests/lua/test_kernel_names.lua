@@ -55,6 +55,19 @@ T.eq(#nvcc:kernels(), 12, "nvcc: the host code's 12 instantiations")
 T.raises(function() gpuexp.compile{file = own .. "names_main.cu", arch = "sm_90", compiler = "nvcc", names = {"own::nothing<3>"}} end,
   "nvcc could not resolve the names given to compile{names=...}", "nvcc: a name that names nothing")
 
+-- without names: a name with enumerators is lowered by the compiler on first use (the program's
+-- own compile with the name added), for both compilers
+local plain = gpuexp.compile{file = own .. "names_main.cu", arch = "sm_90", compiler = "nvcc"}
+T.eq(plain:kernel("own::prefix_sum<4, own::SCAN_WARP_SCANS, own::Mode::Scaled>").symbol, prefix_scaled,
+  "nvcc without names: enumerators lowered on demand")
+T.eq(plain:kernel("own::prefix_sum<4,own::SCAN_RAKING,own::Mode::Plain>").symbol,
+  "_ZN3own10prefix_sumILi4ELNS_13ScanAlgorithmE0ELNS_4ModeE0EEEvPKiPi", "nvcc without names: the other enumerators")
+local header_only = gpuexp.compile{file = own .. "names_kernels.cuh", arch = "sm_90",
+  names = {"own::prefix_sum<4, own::SCAN_WARP_SCANS, own::Mode::Scaled>"}}
+T.eq(header_only:kernel("own::prefix_sum<4, (own::ScanAlgorithm)1, (own::Mode)3>").symbol, prefix_scaled, "nvrtc: enum casts")
+T.raises(function() header_only:kernel("own::prefix_sum<4, own::SCAN_RAKING, own::Mode::Plain>") end,
+  "give the name to compile{names = {...}}", "nvrtc: an instantiation the program does not have")
+
 -- a cubin (sm_90) and a fat binary (sm_80 and sm_90) from the project's build, read without a driver
 local dir = T.temporary_directory()
 local function nvcc_build(args, out)
