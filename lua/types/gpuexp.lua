@@ -194,13 +194,14 @@ function Buffer:read(offset_bytes, bytes) end
 ---@field compile_seconds number
 ---@field cubin_bytes integer
 local Program = {}
----A kernel by its C++ name ("ns::k<float, 128>", with or without namespaces, template arguments or parameter list), extern "C" name, name expression or mangled name.
+---A kernel by its C++ name ("ns::k<float, 128>", with or without namespaces, template arguments or parameter list), extern "C" name, name expression or mangled name; compared in canonical form (spaces, 256/256u/256ul, true/1, const on either side, CCCL's ABI inline namespaces do not matter). A name with enumerators is lowered by the compiler where the program has its source. A miss names the nearest kernels.
 ---@param name string
 ---@return gpuexp.Kernel
 function Program:kernel(name) end
----The kernels' names.
----@return string[]
-function Program:kernels() end
+---The kernels' names; with {details = true} a table per kernel: name, symbol, base, template_args, params.
+---@param options? {details?: boolean}
+---@return string[]|{name: string, symbol: string, base: string, template_args: string[], params: string[]}[]
+function Program:kernels(options) end
 ---Registers, shared memory, stack, spills and barriers from the ptxas report (no GPU needed).
 ---@param name string
 ---@return table
@@ -348,14 +349,14 @@ function gpuexp.device_count() end
 ---@param spec {file?: string, source?: string, name?: string, arch?: string, options?: string[], defines?: table, include?: string[], names?: string[], device?: gpuexp.Device, cache?: boolean, compiler?: "nvrtc"|"nvcc"}
 ---@return gpuexp.Program
 function gpuexp.compile(spec) end
----Loads another compiler's binary: a cubin, a fat binary, PTX, or an object, library or executable with GPU code.
+---Loads another compiler's binary: a cubin, a fat binary, PTX, or an object, library or executable with GPU code. In an offline plan, its kernels and parameter sizes are read from the file.
 ---@param spec {file: string, name?: string, device?: gpuexp.Device}
 ---@return gpuexp.Program
 function gpuexp.load(spec) end
 ---The CUDA toolkit found: root, include, cccl, nvcc, found_by, cuda_version, cccl_version, missing headers and the packages with them.
 ---@return table
 function gpuexp.toolkit() end
----A stream (priority: lower is more urgent; blocking: orders with the legacy default stream, the default).
+---A stream (priority: lower is more urgent; blocking: orders with the legacy default stream, the default). In an offline plan, a planned stream: work on it is checked, nothing runs.
 ---@param spec? {device?: gpuexp.Device, priority?: integer, blocking?: boolean}
 ---@return gpuexp.Stream
 function gpuexp.stream(spec) end
@@ -363,7 +364,7 @@ function gpuexp.stream(spec) end
 ---@param device? gpuexp.Device
 ---@return integer least, integer greatest
 function gpuexp.stream_priorities(device) end
----An event (timing = true by default).
+---An event (timing = true by default). In an offline plan, a planned event: elapsed_ms is nil.
 ---@param spec? {device?: gpuexp.Device, timing?: boolean}
 ---@return gpuexp.Event
 function gpuexp.event(spec) end
