@@ -309,10 +309,11 @@ static const char **kernel_symbols(lua_State *L, int program_index, int *count)
     return list;
 }
 
-/* A name with template arguments that no canonical form matched (an enumerator, say): where the
-   program has its source, the compiler lowers it exactly, as compile{names = {name}} would (the
-   program's compile spec again with the name added; cached like any compile). The symbol is used
-   when this program has it. 1 and symbol set when found. */
+/* A name with template arguments that no canonical form matched (an enumerator, or an
+   instantiation a header-only program lacks): where the program has its source, the compiler
+   lowers it exactly, as compile{names = {name}} would (the program's compile spec again with the
+   name added; cached like any compile). Returns 1 when this program has the symbol (symbol set),
+   2 when only the new compile has it (that Program left on the stack), else 0. */
 static int lower_from_source(lua_State *L, int program_index, int symbol_table, const char *name, char *symbol,
                              size_t size)
 {
@@ -336,11 +337,16 @@ static int lower_from_source(lua_State *L, int program_index, int symbol_table, 
     if (lua_pcall(L, 1, 1, 0) == LUA_OK) {
         l_program *lowered = luaL_testudata(L, -1, GX_PROGRAM_TYPE);
         if (lowered && gx_compile_lowered_name(&lowered->compiled, name, symbol, size)) {
-            found = lua_getfield(L, symbol_table, symbol) != LUA_TNIL;
+            found = lua_getfield(L, symbol_table, symbol) != LUA_TNIL ? 1 : 2;
             lua_pop(L, 1);
         }
     }
-    lua_settop(L, spec - 1);
+    if (found == 2) { /* keep the new program */
+        lua_replace(L, spec);
+        lua_settop(L, spec);
+    } else {
+        lua_settop(L, spec - 1);
+    }
     return found;
 }
 
@@ -367,7 +373,14 @@ static int program_kernel(lua_State *L)
                             "arguments or the parameter list (\"%s(...)\"), or the mangled name (%s)", name,
                             program->source_name, a, b, name, symbols[first]);
         }
-        if (found < 0 && lower_from_source(L, 1, 3, name, lowered, sizeof lowered))
+        int lowered_in = found < 0 ? lower_from_source(L, 1, 3, name, lowered, sizeof lowered) : 0;
+        if (lowered_in == 2) { /* the kernel of the compile that instantiated it */
+            lua_replace(L, 1);
+            lua_settop(L, 1);
+            lua_pushstring(L, lowered);
+            return program_kernel(L);
+        }
+        if (lowered_in == 1)
             symbol = lowered;
         else if (found < 0)
             return l_raise_kernel_not_found(L, program, symbols, count, name);

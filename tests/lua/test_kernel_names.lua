@@ -65,8 +65,14 @@ T.eq(plain:kernel("own::prefix_sum<4,own::SCAN_RAKING,own::Mode::Plain>").symbol
 local header_only = gpuexp.compile{file = own .. "names_kernels.cuh", arch = "sm_90",
   names = {"own::prefix_sum<4, own::SCAN_WARP_SCANS, own::Mode::Scaled>"}}
 T.eq(header_only:kernel("own::prefix_sum<4, (own::ScanAlgorithm)1, (own::Mode)3>").symbol, prefix_scaled, "nvrtc: enum casts")
-T.raises(function() header_only:kernel("own::prefix_sum<4, own::SCAN_RAKING, own::Mode::Plain>") end,
-  "give the name to compile{names = {...}}", "nvrtc: an instantiation the program does not have")
+-- an instantiation the program does not have: the compile that lowered the name instantiated it
+local raking = header_only:kernel("own::prefix_sum<4, own::SCAN_RAKING, own::Mode::Plain>")
+T.eq(raking.symbol, "_ZN3own10prefix_sumILi4ELNS_13ScanAlgorithmE0ELNS_4ModeE0EEEvPKiPi", "nvrtc: instantiated on demand")
+T.eq(#raking:resources().params, 2, "its parameters from the new compile's PTX")
+T.eq(header_only:kernel("own::reduce<float, 64, false>").name, "own::reduce<float, 64u, false>", "nvrtc: any instantiation")
+local bad = T.raises(function() header_only:kernel("own::reduce<float, 64, false, 3>") end, "no kernel 'own::reduce<float, 64, false, 3>'",
+  "a name the compiler cannot lower")
+T.ok(bad.message:find("nearest: own::scale_half, own::prefix_sum<4, (own::ScanAlgorithm)1, (own::Mode)3>", 1, true), "with the nearest names: " .. bad.message)
 
 -- a cubin (sm_90) and a fat binary (sm_80 and sm_90) from the project's build, read without a driver
 local dir = T.temporary_directory()
