@@ -107,70 +107,10 @@ int gx_cupti_fail(gx_error *error, const char *call, CUptiResult result)
     return kind;
 }
 
-int gx_cupti_host_open(gx_metric_host **out, const char *chip, const uint8_t *availability, gx_error *error)
-{
-    *out = NULL;
-    if (gx_cupti_get(error))
-        return error->kind;
-    gx_metric_host *host = calloc(1, sizeof *host);
-    if (!host)
-        return gx_fail(error, GX_ERR_SYSTEM, "out of memory");
-    snprintf(host->chip, sizeof host->chip, "%s", chip);
-    CUpti_Profiler_Host_Initialize_Params p = {.structSize = CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
-    p.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
-    p.pChipName = host->chip;
-    p.pCounterAvailabilityImage = availability;
-    CUptiResult result = gx_cupti.cuptiProfilerHostInitialize(&p);
-    if (result != CUPTI_SUCCESS) {
-        free(host);
-        gx_cupti_fail(error, "cuptiProfilerHostInitialize", result);
-        if (result == CUPTI_ERROR_INVALID_CHIP_NAME || result == CUPTI_ERROR_INVALID_PARAMETER) {
-            char chips[2048];
-            gx_error ignored;
-            if (gx_metric_chips(chips, sizeof chips, &ignored) == GX_OK)
-                gx_error_append(error, ": unknown chip '%s' (known: %s)", chip, chips);
-        }
-        return error->kind;
-    }
-    host->object = p.pHostObject;
-    *out = host;
-    return GX_OK;
-}
-
-
 int gx_cupti_version(unsigned *version, gx_error *error)
 {
     if (gx_cupti_get(error))
         return error->kind;
     CUptiResult result = gx_cupti.cuptiGetVersion(version);
     return result == CUPTI_SUCCESS ? GX_OK : gx_cupti_fail(error, "cuptiGetVersion", result);
-}
-
-/* Builds the config image (the pass schedule) for names. */
-int gx_cupti_config_image(gx_metric_host *host, const char *const *names, int count, uint8_t **image, size_t *size,
-                        gx_error *error)
-{
-    CUpti_Profiler_Host_ConfigAddMetrics_Params add = {.structSize = CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
-    add.pHostObject = host->object;
-    add.ppMetricNames = (const char **)names;
-    add.numMetrics = (size_t)count;
-    CUPTI_CHECK(error, cuptiProfilerHostConfigAddMetrics, &add);
-    CUpti_Profiler_Host_GetConfigImageSize_Params s = {.structSize = CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
-    s.pHostObject = host->object;
-    CUPTI_CHECK(error, cuptiProfilerHostGetConfigImageSize, &s);
-    *image = malloc(s.configImageSize);
-    if (!*image)
-        return gx_fail(error, GX_ERR_SYSTEM, "out of memory");
-    CUpti_Profiler_Host_GetConfigImage_Params g = {.structSize = CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
-    g.pHostObject = host->object;
-    g.configImageSize = s.configImageSize;
-    g.pConfigImage = *image;
-    CUptiResult result = gx_cupti.cuptiProfilerHostGetConfigImage(&g);
-    if (result != CUPTI_SUCCESS) {
-        free(*image);
-        *image = NULL;
-        return gx_cupti_fail(error, "cuptiProfilerHostGetConfigImage", result);
-    }
-    *size = s.configImageSize;
-    return GX_OK;
 }

@@ -1,5 +1,5 @@
-/* Shared by the CUPTI code (gx_cupti.c: loading and errors; gx_metric.c: metric names and pass
-   counts without a GPU; gx_profiler.c: the range profiler on a device; gx_trace.c: the timeline).
+/* Shared by the CUPTI code (gx_cupti.c: loading and errors; gx_metric.c: the host object's whole life,
+   metric names and pass counts without a GPU; gx_profiler.c: the range profiler on a device; gx_trace.c: the timeline).
    Not a public header. */
 #ifndef GX_CUPTI_INTERNAL_H
 #define GX_CUPTI_INTERNAL_H
@@ -52,11 +52,13 @@ struct gx_metric_host {
 int gx_cupti_get(gx_error *error);
 /* "cuptiX failed: CUPTI_ERROR_Y (text)" plus what the user can do about the common ones. */
 int gx_cupti_fail(gx_error *error, const char *call, CUptiResult result);
-/* A host object for chip (with the device's counter availability, or NULL). */
-int gx_cupti_host_open(gx_metric_host **out, const char *chip, const uint8_t *availability, gx_error *error);
+/* A host object for chip (with the device's counter availability, or NULL); gx_metric.c owns its
+   whole life (open, config image, close). */
+int gx_metric_host_open_for_device(gx_metric_host **out, const char *chip, const uint8_t *availability,
+                                   gx_error *error);
 /* The config image (the pass schedule) for names. */
-int gx_cupti_config_image(gx_metric_host *host, const char *const *names, int count, uint8_t **image, size_t *size,
-                 gx_error *error);
+int gx_metric_host_config_image(gx_metric_host *host, const char *const *names, int count, uint8_t **image,
+                                size_t *size, gx_error *error);
 
 /* Calls a CUPTI function once and returns its failure as a gx error. */
 #define CUPTI_CHECK(error, call, params)                                                           \

@@ -1,5 +1,6 @@
-/* CUPTI's metric tables on the host, from a chip name (no GPU needed): names, types, checks with
-   suggestions, listing and pass counts. */
+/* The CUPTI host object for one chip, its whole life here (open, config image, close), and CUPTI's
+   metric tables read through it without a GPU: names, types, checks with suggestions, listing and
+   pass counts. */
 #include "gx_metric.h"
 #include "gx_cupti_internal.h"
 
@@ -19,9 +20,42 @@ int gx_metric_is_ncu_only(const char *name)
     return 0;
 }
 
+/* A host object for chip, with a device's counter availability image or NULL: opened here and closed by
+   gx_metric_host_close, so its whole life is in this file. */
+int gx_metric_host_open_for_device(gx_metric_host **out, const char *chip, const uint8_t *availability,
+                                   gx_error *error)
+{
+    *out = NULL;
+    if (gx_cupti_get(error))
+        return error->kind;
+    gx_metric_host *host = calloc(1, sizeof *host);
+    if (!host)
+        return gx_fail(error, GX_ERR_SYSTEM, "out of memory");
+    snprintf(host->chip, sizeof host->chip, "%s", chip);
+    CUpti_Profiler_Host_Initialize_Params p = {.structSize = CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
+    p.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+    p.pChipName = host->chip;
+    p.pCounterAvailabilityImage = availability;
+    CUptiResult result = gx_cupti.cuptiProfilerHostInitialize(&p);
+    if (result != CUPTI_SUCCESS) {
+        free(host);
+        gx_cupti_fail(error, "cuptiProfilerHostInitialize", result);
+        if (result == CUPTI_ERROR_INVALID_CHIP_NAME || result == CUPTI_ERROR_INVALID_PARAMETER) {
+            char chips[2048];
+            gx_error ignored;
+            if (gx_metric_chips(chips, sizeof chips, &ignored) == GX_OK)
+                gx_error_append(error, ": unknown chip '%s' (known: %s)", chip, chips);
+        }
+        return error->kind;
+    }
+    host->object = p.pHostObject;
+    *out = host;
+    return GX_OK;
+}
+
 int gx_metric_host_open(gx_metric_host **out, const char *chip, gx_error *error)
 {
-    return gx_cupti_host_open(out, chip, NULL, error);
+    return gx_metric_host_open_for_device(out, chip, NULL, error);
 }
 
 void gx_metric_host_close(gx_metric_host *host)
@@ -38,6 +72,35 @@ void gx_metric_host_close(gx_metric_host *host)
     free(host->base_names);
     free(host->base_types);
     free(host);
+}
+
+/* Builds the config image (the pass schedule) for names. */
+int gx_metric_host_config_image(gx_metric_host *host, const char *const *names, int count, uint8_t **image,
+                                size_t *size, gx_error *error)
+{
+    CUpti_Profiler_Host_ConfigAddMetrics_Params add = {.structSize = CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
+    add.pHostObject = host->object;
+    add.ppMetricNames = (const char **)names;
+    add.numMetrics = (size_t)count;
+    CUPTI_CHECK(error, cuptiProfilerHostConfigAddMetrics, &add);
+    CUpti_Profiler_Host_GetConfigImageSize_Params s = {.structSize = CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
+    s.pHostObject = host->object;
+    CUPTI_CHECK(error, cuptiProfilerHostGetConfigImageSize, &s);
+    *image = malloc(s.configImageSize);
+    if (!*image)
+        return gx_fail(error, GX_ERR_SYSTEM, "out of memory");
+    CUpti_Profiler_Host_GetConfigImage_Params g = {.structSize = CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
+    g.pHostObject = host->object;
+    g.configImageSize = s.configImageSize;
+    g.pConfigImage = *image;
+    CUptiResult result = gx_cupti.cuptiProfilerHostGetConfigImage(&g);
+    if (result != CUPTI_SUCCESS) {
+        free(*image);
+        *image = NULL;
+        return gx_cupti_fail(error, "cuptiProfilerHostGetConfigImage", result);
+    }
+    *size = s.configImageSize;
+    return GX_OK;
 }
 
 const char *gx_metric_host_chip(const gx_metric_host *host) { return host->chip; }
@@ -213,7 +276,7 @@ int gx_metric_passes(gx_metric_host *host, const char *const *names, int count, 
         return error->kind;
     uint8_t *image;
     size_t size;
-    int status = gx_cupti_config_image(scratch, names, count, &image, &size, error);
+    int status = gx_metric_host_config_image(scratch, names, count, &image, &size, error);
     if (status == GX_OK) {
         CUpti_Profiler_Host_GetNumOfPasses_Params p = {.structSize = CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE};
         p.configImageSize = size;

@@ -152,7 +152,7 @@ int gx_profiler_open(gx_profiler **out, const gx_device *device, gx_error *error
         gx_profiler_close(p);
         return error->kind;
     }
-    if (gx_cupti_host_open(&p->validator, p->chip, p->availability, error)) {
+    if (gx_metric_host_open_for_device(&p->validator, p->chip, p->availability, error)) {
         gx_profiler_close(p);
         return error->kind;
     }
@@ -253,8 +253,8 @@ static int prepare_images(gx_profiler *p, const char *const *names, int count, i
     p->key = NULL;
     p->config = p->counter_data = NULL;
     p->config_host = NULL;
-    if (gx_cupti_host_open(&p->config_host, p->chip, p->availability, error)
-        || gx_cupti_config_image(p->config_host, names, count, &p->config, &p->config_size, error)) {
+    if (gx_metric_host_open_for_device(&p->config_host, p->chip, p->availability, error)
+        || gx_metric_host_config_image(p->config_host, names, count, &p->config, &p->config_size, error)) {
         free(key);
         return error->kind;
     }

@@ -1,7 +1,8 @@
 -- The house's layers, read from the sources: src/ reads cli -> bindings -> core (core never
 -- includes lua.h nor a binding's header, bindings never a cli header), and lua/gpuexp/ reads
 -- commands -> api -> engine -> store, with judge (compare and its rule) beside the engine over
--- the store; catalog.lua (commands, options, exit codes: plain data) is read by all. A require or #include that points back up fails here, naming the file and line.
+-- the store; catalog.lua (commands, options, exit codes: plain data) is read by all. A require or #include that points back up fails here, naming the file and line,
+-- and so does a circle inside one layer (binding files, core files or Lua modules that need each other), naming each step.
 local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
 local root = gpuexp.script_dir .. "/../.."
 
@@ -75,38 +76,78 @@ for _, folder in ipairs({"core", "bindings", "cli"}) do
   end
 end
 
+-- Which functions each C file defines and calls, by a prefix (l_ for the bindings, gx_ for the core).
+local function call_graph(paths, prefix, shared)
+  local defined, calls = {}, {}
+  for _, path in ipairs(paths) do
+    local text = "\n" .. table.concat(lines(path), "\n")
+    for name in text:gmatch("\n[%a_][%w_ %*]-%f[%w_](" .. prefix .. "[%w_]+)%s*%b()%s*\n?{") do defined[name] = path end
+    calls[path] = {}
+    for name in text:gmatch("%f[%w_](" .. prefix .. "[%w_]+)%s*%(") do calls[path][name] = true end
+  end
+  T.ok(next(defined) ~= nil, "the functions named " .. prefix .. "* were found")
+  local edges = {}
+  for path, called in pairs(calls) do
+    edges[path] = {}
+    for name in pairs(called) do
+      local owner = defined[name]
+      if owner and owner ~= path and not (shared and shared(owner)) then edges[path][owner] = name end
+    end
+  end
+  return edges
+end
+
+-- Fails on the first circle in edges (file -> {file -> why}), naming every step of it.
+local function no_circle(edges, what)
+  local state, stack = {}, {}
+  local function visit(from)
+    state[from] = "open"
+    stack[#stack + 1] = from
+    local targets = {}
+    for target in pairs(edges[from] or {}) do targets[#targets + 1] = target end
+    table.sort(targets)
+    for _, target in ipairs(targets) do
+      if state[target] == "open" then
+        local steps, inside = {}, false
+        for _, file in ipairs(stack) do
+          inside = inside or file == target
+          if inside then steps[#steps + 1] = file end
+        end
+        steps[#steps + 1] = target
+        local text = {}
+        for i = 1, #steps - 1 do text[i] = string.format("%s -> %s (%s)", steps[i], steps[i + 1], edges[steps[i]][steps[i + 1]]) end
+        T.ok(false, string.format("no circle %s: %s", what, table.concat(text, ", ")))
+      elseif not state[target] then
+        visit(target)
+      end
+    end
+    stack[#stack] = nil
+    state[from] = "done"
+  end
+  local sources = {}
+  for from in pairs(edges) do sources[#sources + 1] = from end
+  table.sort(sources)
+  for _, from in ipairs(sources) do if not state[from] then visit(from) end end
+end
+
 -- the binding files call each other in one direction only (l_util.c's helpers and l_gpuexp.c,
 -- which opens every type, aside): no circle such as buffer -> device -> buffer
-local defined, calls = {}, {}
-local binding_files = files("src/bindings", "l_*.c")
-for _, path in ipairs(binding_files) do
-  local text = table.concat(lines(path), "\n")
-  for name in text:gmatch("\n[%a_][%w_ %*]-%f[%w_](l_[%w_]+)%s*%b()%s*\n?{") do defined[name] = path end
-  calls[path] = {}
-  for name in text:gmatch("%f[%w_](l_[%w_]+)%s*%(") do calls[path][name] = true end
-end
-local edges = {}
-for path, called in pairs(calls) do
-  edges[path] = {}
-  for name in pairs(called) do
-    local owner = defined[name]
-    if owner and owner ~= path and not owner:match("l_util%.c$") and not owner:match("l_gpuexp%.c$") then
-      edges[path][owner] = name
+no_circle(call_graph(files("src/bindings", "l_*.c"), "l_",
+  function(owner) return owner:match("l_util%.c$") or owner:match("l_gpuexp%.c$") end), "between the binding files")
+
+-- the core's files call each other in one direction only: no circle such as cupti -> metric -> cupti
+no_circle(call_graph(files("src/core", "gx_*.c"), "gx_"), "between the core's files")
+
+-- nor do the Lua modules require each other in a circle, even lazily inside a function
+local requires = {}
+for _, path in ipairs(files("lua/gpuexp", "*.lua")) do
+  requires[path] = {}
+  for n, line in ipairs(lines(path)) do
+    for module in line:gmatch('require%("(gpuexp%.[%w_%.]+)"%)') do
+      local target = "lua/" .. module:gsub("%.", "/") .. ".lua"
+      if target ~= path then requires[path][target] = string.format("%s:%d", path, n) end
     end
   end
 end
-local function reaches(from, to, seen)
-  if from == to then return true end
-  seen[from] = true
-  for next_file in pairs(edges[from] or {}) do
-    if not seen[next_file] and reaches(next_file, to, seen) then return true end
-  end
-  return false
-end
-for path, targets in pairs(edges) do
-  for target, name in pairs(targets) do
-    T.ok(not reaches(target, path, {}), string.format("%s calls %s of %s, which leads back to it", path, name, target))
-  end
-end
-T.ok(next(defined) ~= nil, "the bindings' functions were found")
+no_circle(requires, "between the Lua modules")
 T.done()
