@@ -5,6 +5,7 @@
 local csv = require("gpuexp.store.csv")
 local meta = require("gpuexp.store.meta")
 local result = require("gpuexp.store.result")
+local samples = require("gpuexp.store.samples")
 
 local M = {}
 local Ledger = {}
@@ -20,12 +21,6 @@ function M.new(options)
 end
 
 local function now_utc() return os.date("!%Y-%m-%dT%H:%M:%SZ") end
-
-local function file_exists(path)
-  local file = io.open(path, "r")
-  if file then file:close() end
-  return file ~= nil
-end
 
 local function shard_path(path, shard)
   if not shard then return path end
@@ -209,7 +204,7 @@ function Ledger:register(msg)
   if note then io.stderr:write("gpuexp: " .. note .. "\n") end
   sweep.lock_path = out .. ".lock"
   sweep.meta_path = meta.path_for(out)
-  sweep.samples_path = (out:gsub("%.csv$", "")) .. ".samples.csv"
+  sweep.samples_path = samples.path_for(out)
   local info = sweep.info
   -- a shard's (or --only's) points only: N shards together describe the sweep once, not N times;
   -- a whole sweep's points are its CSV's rows, in point order
@@ -462,47 +457,14 @@ function Sweep:finish_point(index, row, arrays)
   totals[key] = totals[key] + 1
 end
 
--- The per-sample values of a point, appended to X.samples.csv; checked and cut back like the CSV.
+-- The per-sample values of a point, appended to X.samples.csv (store/samples.lua).
 function Sweep:write_samples(index, arrays)
-  if not self.samples_file then
-    local fresh = not file_exists(self.samples_path)
-    local file, why = gpuexp._open_output(self.samples_path, true)
-    if not file then gpuexp.error("write", why) end
-    self.samples_file, self.samples_bytes = file, file:seek("end")
-    if fresh then
-      local header = {}
-      for _, axis in ipairs(self.axes) do header[#header + 1] = axis.name end
-      header[#header + 1] = "field"
-      header[#header + 1] = "values"
-      self:append_samples(csv.line(header) .. "\n")
-    end
+  if not self.samples then
+    local names = {}
+    for a, axis in ipairs(self.axes) do names[a] = axis.name end
+    self.samples = samples.appender(self.samples_path, names)
   end
-  local names = {}
-  for name in pairs(arrays) do names[#names + 1] = name end
-  table.sort(names)
-  local lines = {}
-  for _, name in ipairs(names) do
-    local cells = {}
-    for i = 1, #self.axes do cells[i] = self.points[index][i] end
-    local values = {}
-    for i, v in ipairs(arrays[name]) do values[i] = string.format("%.9g", v) end
-    cells[#cells + 1] = name
-    cells[#cells + 1] = table.concat(values, " ")
-    lines[#lines + 1] = csv.line(cells)
-  end
-  self:append_samples(table.concat(lines, "\n") .. "\n")
-end
-
-function Sweep:append_samples(text)
-  local ok, why = self.samples_file:write(text)
-  if ok then ok, why = self.samples_file:flush() end
-  if not ok then
-    self.samples_file:close()
-    self.samples_file = nil
-    gpuexp._truncate(self.samples_path, self.samples_bytes)
-    csv.write_failed(self.samples_path, "write", why)
-  end
-  self.samples_bytes = self.samples_bytes + #text
+  self.samples:write(self.points[index], arrays)
 end
 
 -- Every point of this share has a row (counted as they come: no scan of the points).
@@ -551,7 +513,7 @@ function Sweep:close(ended)
     self:append(table.concat(lines, "\n") .. "\n")
   end
   if self.file and complete and not self.in_order then self:rewrite() end
-  if self.samples_file then csv.close(self.samples_file, self.samples_path); self.samples_file = nil end
+  if self.samples then self.samples:close() end
   if self.file then csv.close(self.file, self.out); self.file = nil end
   gpuexp._process.unlock(self.lock_path)
   local info = self.info

@@ -5,6 +5,7 @@
 local csv = require("gpuexp.store.csv")
 local meta = require("gpuexp.store.meta")
 local result = require("gpuexp.store.result")
+local samples = require("gpuexp.store.samples")
 
 local M = {}
 
@@ -199,20 +200,8 @@ function M.record(db, run, extra)
   if type(info.sweep) ~= "table" then return nil, csv_path .. ": no readable " .. meta.path_for(csv_path) end
   local axes, columns = run.axes, run.columns
   local index_of = run.column_index
-  local samples = {}
-  local samples_path = (csv_path:gsub("%.csv$", "")) .. ".samples.csv"
-  local sample_file = io.open(samples_path, "r")
-  if sample_file then
-    sample_file:close()
-    local read, sample_columns, sample_records = pcall(csv.read_cells, samples_path)
-    if not read then return nil, message_of(sample_columns) end
-    local field_at, values_at = #sample_columns - 1, #sample_columns
-    for _, cells in ipairs(sample_records) do
-      local parts = {}
-      for i = 1, #axes do parts[i] = cells[i] end
-      samples[#samples + 1] = {key = result.key(parts), field = cells[field_at], values = cells[values_at]}
-    end
-  end
+  local sample_entries, damaged = samples.read(samples.path_for(csv_path), axes)
+  if damaged then return nil, damaged end
   local failed, throttled = 0, 0
   local status_at, throttled_at = index_of.status, index_of.clock_throttled
   local records = {}
@@ -249,9 +238,9 @@ function M.record(db, run, extra)
       db:run("INSERT OR REPLACE INTO rows(run_id, position, key, status, cells) VALUES (?,?,?,?,?)", run_id, position,
         run:key_of(cells), status_at and cells[status_at] or nil, json_text(full))
     end
-    for _, s in ipairs(samples) do
-      db:run("INSERT OR REPLACE INTO samples(run_id, key, field, samples) VALUES (?,?,?,?)", run_id, s.key, s.field,
-        s.values)
+    for _, s in ipairs(sample_entries or {}) do
+      db:run("INSERT OR REPLACE INTO samples(run_id, key, field, samples) VALUES (?,?,?,?)", run_id,
+        result.key(s.cells), s.field, s.values)
     end
     return run_id
   end)
@@ -366,20 +355,10 @@ function M.export(db, id)
   for _, row in ipairs(db:rows("SELECT cells FROM rows WHERE run_id = ? ORDER BY position", id)) do
     lines[#lines + 1] = csv.line(decode(row.cells) or {})
   end
-  local samples = db:rows("SELECT key, field, samples FROM samples WHERE run_id = ? ORDER BY rowid", id)
-  local sample_lines = nil
-  if #samples > 0 then
-    local header = {}
-    for n, axis in ipairs(decode(record.axes) or {}) do header[n] = axis end
-    header[#header + 1], header[#header + 2] = "field", "values"
-    sample_lines = {csv.line(header)}
-    for _, s in ipairs(samples) do
-      local cells = result.split(s.key)
-      cells[#cells + 1], cells[#cells + 2] = s.field, s.samples
-      sample_lines[#sample_lines + 1] = csv.line(cells)
-    end
-  end
-  return table.concat(lines, "\n") .. "\n", sample_lines and (table.concat(sample_lines, "\n") .. "\n")
+  local stored = db:rows("SELECT key, field, samples FROM samples WHERE run_id = ? ORDER BY rowid", id)
+  local entries = {}
+  for n, s in ipairs(stored) do entries[n] = {cells = result.split(s.key), field = s.field, values = s.samples} end
+  return table.concat(lines, "\n") .. "\n", #entries > 0 and samples.text(decode(record.axes) or {}, entries) or nil
 end
 
 -- M.merge(db, path) -> runs added, runs already there; or nil and why. Copies every run of the

@@ -4,6 +4,7 @@
 -- kept as the cells' text and converted when read, so a large run costs its text, not twice that.
 local csv = require("gpuexp.store.csv")
 local meta = require("gpuexp.store.meta")
+local samples = require("gpuexp.store.samples")
 
 local M = {}
 
@@ -171,24 +172,13 @@ function M.read(path, axes)
     local added, why = result:add(cells, lines[r])
     if not added then return nil, why end
   end
-  -- the samples file beside it (path.samples.csv: the axes, field, values), read when first asked
+  -- the samples file beside it (store/samples.lua), read when first asked; a run that kept none, or
+  -- a damaged file, gives no samples (compare then judges without its significance test)
   result.load_samples = function()
-    local samples_path = path:gsub("%.csv$", "") .. ".samples.csv"
-    local file = io.open(samples_path, "r")
-    if not file then return nil end
-    file:close()
-    local read, sample_columns, sample_records, sample_lines = pcall(csv.read_cells, samples_path)
-    if not read then return nil end
-    local index = {}
-    for c, name in ipairs(sample_columns) do index[name] = c end
-    if not index.field or not index.values then return nil end
+    local entries = samples.read(samples.path_for(path), axes)
+    if not entries then return nil end
     result.sample_texts = {}
-    for r, cells in ipairs(sample_records) do
-      local parts = {}
-      for i, axis in ipairs(axes) do parts[i] = index[axis] and cells[index[axis]] or "" end
-      result:add_samples(M.key(parts), cells[index.field], cells[index.values],
-        string.format("%s:%d", samples_path, sample_lines[r]))
-    end
+    for _, entry in ipairs(entries) do result:add_samples(M.key(entry.cells), entry.field, entry.values, entry.where) end
     return result.sample_texts
   end
   return result
