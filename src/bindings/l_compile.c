@@ -8,7 +8,6 @@
 
 #include "gx_cache.h"
 #include "gx_nvcc.h"
-#include "gx_options.h"
 #include "gx_toolkit.h"
 #include "l_gpuexp.h"
 
@@ -131,23 +130,10 @@ int l_compile(lua_State *L)
     gx_error error;
     if (gx_options_translate(options, option_count, use_nvcc, &translated, &error))
         return l_raise(L, &error);
-    char arch[24], notes[2048];
-    snprintf(notes, sizeof notes, "%s", translated.notes);
-    int status = GX_OK;
-    if (arch_option) {
-        snprintf(arch, sizeof arch, "%s", arch_option);
-        if (translated.target_count)
-            snprintf(notes + strlen(notes), sizeof notes - strlen(notes), "%sarch = %s given: the options' "
-                     "architectures are not used", notes[0] ? "; " : "", arch_option);
-    } else {
-        char own[24];
+    char arch[24], notes[2048], own[24] = "";
+    if (!arch_option)
         l_device_arch(L, device_index, own, sizeof own);
-        status = gx_options_pick_arch(&translated, own, arch, sizeof arch, &error);
-        if (status == GX_OK && strcmp(arch, own) != 0)
-            snprintf(notes + strlen(notes), sizeof notes - strlen(notes), "%scompiled for %s, the build of the "
-                     "options that %s would run%s", notes[0] ? "; " : "", arch, own,
-                     strncmp(arch, "compute_", 8) == 0 ? " (its PTX, compiled by the driver at load)" : "");
-    }
+    int status = gx_compile_choose_arch(&translated, arch_option, own, arch, sizeof arch, notes, sizeof notes, &error);
     const char **translated_options = anchored_list(L, anchor, use_nvcc ? translated.nvcc : translated.nvrtc,
                                                     use_nvcc ? translated.nvcc_count : translated.nvrtc_count);
     int translated_count = use_nvcc ? translated.nvcc_count : translated.nvrtc_count;
@@ -156,10 +142,8 @@ int l_compile(lua_State *L)
     gx_options_free(&translated);
     if (status)
         return l_raise(L, &error);
-    if (strncmp(arch, "sm_", 3) != 0 && strncmp(arch, "compute_", 8) != 0)
-        return l_raisef(L, GX_ERR_USAGE, "compile: arch must look like 'sm_90', got '%s'", arch);
 
-    /* defines become -D options after the others, sorted so the cache key does not depend on table order */
+    /* defines become -D options after the others, sorted by gx_compile_sort_options */
     lua_newtable(L);
     int define_table = lua_gettop(L), define_count = 0;
     int defines_type = lua_getfield(L, 1, "defines");
@@ -195,13 +179,7 @@ int l_compile(lua_State *L)
         all_options[n++] = lua_tostring(L, -1); /* anchored in the table */
         lua_pop(L, 1);
     }
-    for (int i = translated_count; i < n; i++)
-        for (int j = i + 1; j < n; j++)
-            if (strcmp(all_options[j], all_options[i]) < 0) {
-                const char *t = all_options[i];
-                all_options[i] = all_options[j];
-                all_options[j] = t;
-            }
+    gx_compile_sort_options(all_options + translated_count, define_count);
     /* include folders: the user's, then those of the options, each found as the script finds files */
     const char **resolved_includes = lua_newuserdatauv(L, sizeof(char *) * (size_t)(include_count + option_include_count + 1), 0);
     lua_rawseti(L, anchor, (lua_Integer)lua_rawlen(L, anchor) + 1);
@@ -214,13 +192,8 @@ int l_compile(lua_State *L)
     if (lua_getfield(L, 1, "cache") != LUA_TNIL)
         use_cache = lua_toboolean(L, -1);
     lua_pop(L, 1);
-    const char *no_cache = getenv("GPUEXP_NO_CACHE");
-    if (no_cache && *no_cache && strcmp(no_cache, "0") != 0)
-        use_cache = 0;
     char cache_dir[PATH_MAX];
-    gx_cache_directory(cache_dir, sizeof cache_dir);
-    if (use_cache && cache_dir[0])
-        strncat(cache_dir, "/cubin", sizeof cache_dir - strlen(cache_dir) - 1);
+    gx_compile_cache_directory(use_cache, cache_dir, sizeof cache_dir);
 
     const gx_toolkit *toolkit = gx_toolkit_get();
     const char *system_dirs[2];
@@ -240,7 +213,7 @@ int l_compile(lua_State *L)
         .toolkit_stamp = toolkit->stamp,
         .name_expressions = names,
         .name_expression_count = name_count,
-        .cache_directory = use_cache ? cache_dir : NULL,
+        .cache_directory = cache_dir,
     };
     l_program *program = l_push_program(L, device_index, source_name, use_nvcc ? "nvcc" : "nvrtc");
     snprintf(program->arch, sizeof program->arch, "%s", arch);

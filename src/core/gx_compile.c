@@ -243,3 +243,47 @@ const char *gx_compile_lowered_name(const gx_compile_result *result, const char 
     }
     return NULL;
 }
+
+int gx_compile_choose_arch(const gx_options *options, const char *given, const char *device_arch, char *arch,
+                           size_t arch_size, char *notes, size_t notes_size, gx_error *error)
+{
+    snprintf(notes, notes_size, "%s", options->notes);
+    if (given) {
+        snprintf(arch, arch_size, "%s", given);
+        if (options->target_count)
+            snprintf(notes + strlen(notes), notes_size - strlen(notes), "%sarch = %s given: the options' "
+                     "architectures are not used", notes[0] ? "; " : "", given);
+    } else {
+        if (gx_options_pick_arch(options, device_arch, arch, arch_size, error))
+            return error->kind;
+        if (strcmp(arch, device_arch) != 0)
+            snprintf(notes + strlen(notes), notes_size - strlen(notes), "%scompiled for %s, the build of the "
+                     "options that %s would run%s", notes[0] ? "; " : "", arch, device_arch,
+                     strncmp(arch, "compute_", 8) == 0 ? " (its PTX, compiled by the driver at load)" : "");
+    }
+    if (strncmp(arch, "sm_", 3) != 0 && strncmp(arch, "compute_", 8) != 0)
+        return gx_fail(error, GX_ERR_USAGE, "compile: arch must look like 'sm_90', got '%s'", arch);
+    return GX_OK;
+}
+
+void gx_compile_sort_options(const char **options, int count)
+{
+    for (int i = 0; i < count; i++)
+        for (int j = i + 1; j < count; j++)
+            if (strcmp(options[j], options[i]) < 0) {
+                const char *t = options[i];
+                options[i] = options[j];
+                options[j] = t;
+            }
+}
+
+void gx_compile_cache_directory(int wanted, char *out, size_t size)
+{
+    const char *no_cache = getenv("GPUEXP_NO_CACHE");
+    out[0] = 0;
+    if (!wanted || (no_cache && *no_cache && strcmp(no_cache, "0") != 0))
+        return;
+    gx_cache_directory(out, size);
+    if (out[0])
+        strncat(out, "/cubin", size - strlen(out) - 1);
+}

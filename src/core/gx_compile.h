@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "gx_error.h"
+#include "gx_options.h"
 
 typedef struct gx_compile_request {
     const char *source;
@@ -49,6 +50,20 @@ int gx_compile_cache_load(const gx_compile_request *request, gx_compile_result *
 /* Best effort: a failed write costs a compile later. */
 void gx_compile_cache_store(const gx_compile_request *request, gx_compile_result *result);
 void gx_compile_result_free(gx_compile_result *result);
+/* The compile policy, in the core so that no binding decides it:
+   The architecture to compile for: `given` (arch = ...) when there is one, else the build of the
+   options' targets that a GPU of device_arch would run (gx_options_pick_arch). notes: the
+   options' own notes, then why the architecture is not the device's or the options' own.
+   GX_ERR_USAGE when no build could run there, or when the result is not sm_XY or compute_XY. */
+int gx_compile_choose_arch(const gx_options *options, const char *given, const char *device_arch, char *arch,
+                           size_t arch_size, char *notes, size_t notes_size, gx_error *error);
+/* Sorts options (the -D of a script's defines) in place, so the cache key does not depend on the
+   order a Lua table gives them in. */
+void gx_compile_sort_options(const char **options, int count);
+/* The cubin cache's folder: the cache folder (gx_cache_directory) + "/cubin"; "" (no cache) when
+   wanted is 0 (cache = false), when GPUEXP_NO_CACHE is set to anything but "" or "0", or when
+   there is no cache folder. */
+void gx_compile_cache_directory(int wanted, char *out, size_t size);
 /* The lowered (mangled) name of a name expression, or NULL. */
 const char *gx_compile_lowered_name(const gx_compile_result *result, const char *expression, char *buffer,
                                     size_t size);
