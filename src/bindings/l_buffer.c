@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "gx_timing.h"
-#include "gx_tools.h"
+#include "gx_helper_kernels.h"
 #include "gx_narrow.h"
 #include "l_gpuexp.h"
 
@@ -161,8 +161,8 @@ static int buffer_random(lua_State *L)
         && lua_getiuservalue(L, 1, 1) == LUA_TUSERDATA) {
         /* on the GPU: the same values as the host's generator, without the upload (768 MB took
            seconds through the host) */
-        struct gx_tools *tools = l_device_tools(L, l_check_device(L, -1));
-        if (gx_tools_random(tools, &b->buffer, (uint64_t)seed, low, high, &error))
+        struct gx_helper_kernels *helper_kernels = l_device_helper_kernels(L, l_check_device(L, -1));
+        if (gx_helper_kernels_random(helper_kernels, &b->buffer, (uint64_t)seed, low, high, &error))
             return l_raise(L, &error);
     } else if (gx_buffer_random(&b->buffer, (uint64_t)seed, low, high, &error)) {
         return l_raise(L, &error);

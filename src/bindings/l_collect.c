@@ -5,7 +5,7 @@
 
 #include "gx_metric.h"
 #include "gx_profiler.h"
-#include "gx_tools.h"
+#include "gx_helper_kernels.h"
 #include "l_gpuexp.h"
 
 /* {setup_s, prepare_s, start_s, launch_s, stop_s, decode_s, evaluate_s}: where a collect's time went */
@@ -132,7 +132,7 @@ struct collect_state {
     l_launch *launch;
     gx_profiler *profiler;
     struct written written;
-    gx_tools *tools; /* set when the L2 is flushed before each pass */
+    gx_helper_kernels *helper_kernels; /* set when the L2 is flushed before each pass */
     int restore, flush;
 };
 
@@ -149,7 +149,7 @@ static int collect_prepare(void *user, int pass, gx_error *error)
     }
     if (state->restore && restore_written(&state->written, pass, error))
         return error->kind;
-    return state->tools ? gx_tools_flush_l2(state->tools, error) : GX_OK;
+    return state->helper_kernels ? gx_helper_kernels_flush_l2(state->helper_kernels, error) : GX_OK;
 }
 
 static int collect_launch(void *user, int pass, gx_error *error)
@@ -183,7 +183,7 @@ int l_kernel_collect(lua_State *L)
     l_device *device = l_kernel_device(L, 1);
     gx_error error;
     if (state->flush)
-        state->tools = l_device_tools(L, device);
+        state->helper_kernels = l_device_helper_kernels(L, device);
     if (l_device_profiler(device, &error))
         return unavailable(L, &error);
     state->profiler = device->profiler;
@@ -221,7 +221,7 @@ struct batch_launch {
 
 struct batch_state {
     struct batch_launch *launches;
-    gx_tools *tools;
+    gx_helper_kernels *helper_kernels;
     int restore;
 };
 
@@ -232,7 +232,7 @@ static int batch_prepare(void *user, int pass, int index, gx_error *error)
     struct batch_state *state = user;
     if (state->restore && restore_written(&state->launches[index].written, pass, error))
         return error->kind;
-    return state->tools ? gx_tools_flush_l2(state->tools, error) : GX_OK;
+    return state->helper_kernels ? gx_helper_kernels_flush_l2(state->helper_kernels, error) : GX_OK;
 }
 
 static int batch_launch_one(void *user, int pass, int index, gx_error *error)
@@ -284,7 +284,7 @@ static int collect_batch(lua_State *L)
         lua_pop(L, 1);
     }
     gx_error error;
-    struct batch_state state = {list, flush ? l_device_tools(L, device) : NULL, restore};
+    struct batch_state state = {list, flush ? l_device_helper_kernels(L, device) : NULL, restore};
     if (l_device_profiler(device, &error))
         return unavailable(L, &error);
     if (restore) { /* one snapshot per written buffer per launch: launches may share buffers */
@@ -314,7 +314,7 @@ struct sequence_state {
     lua_State *L;
     gx_profiler *profiler;
     struct written written;
-    gx_tools *tools;
+    gx_helper_kernels *helper_kernels;
 };
 
 /* Before each pass, outside the range: the restore buffers as they were, and a cold L2. */
@@ -329,7 +329,7 @@ static int sequence_prepare(void *user, int pass, gx_error *error)
     }
     if (state->written.count && restore_written(&state->written, pass, error))
         return error->kind;
-    return state->tools ? gx_tools_flush_l2(state->tools, error) : GX_OK;
+    return state->helper_kernels ? gx_helper_kernels_flush_l2(state->helper_kernels, error) : GX_OK;
 }
 
 static int sequence_pass(void *user, int pass, gx_error *error)
@@ -362,7 +362,7 @@ static int collect_sequence(lua_State *L)
     read_buffers(L, &state->written);
     lua_pop(L, 1);
     if (flush)
-        state->tools = l_device_tools(L, device);
+        state->helper_kernels = l_device_helper_kernels(L, device);
     enum { MAX_KERNELS = 4096 };
     char (*kernel_names)[128] = lua_newuserdatauv(L, sizeof(char[128]) * MAX_KERNELS, 0);
     int kernels = 0;

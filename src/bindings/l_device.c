@@ -5,7 +5,7 @@
 #include "gx_nvml.h"
 #include "gx_profiler.h"
 #include "gx_driver.h"
-#include "gx_tools.h"
+#include "gx_helper_kernels.h"
 #include "gx_nvrtc.h"
 #include "l_gpuexp.h"
 
@@ -59,12 +59,12 @@ l_device *l_default_device(lua_State *L, int *index_out)
     return device;
 }
 
-struct gx_tools *l_device_tools(lua_State *L, l_device *device)
+struct gx_helper_kernels *l_device_helper_kernels(lua_State *L, l_device *device)
 {
     gx_error error;
-    if (!device->tools && gx_tools_open(&device->tools, &device->device, &error))
+    if (!device->helper_kernels && gx_helper_kernels_open(&device->helper_kernels, &device->device, &error))
         l_raise(L, &error);
-    return device->tools;
+    return device->helper_kernels;
 }
 
 /* dev:sm_clock() -> the SM clock in MHz, measured by a probe kernel (cycles over globaltimer). */
@@ -73,7 +73,7 @@ static int device_sm_clock(lua_State *L)
     l_device *device = l_check_device(L, 1);
     double mhz;
     gx_error error;
-    if (gx_tools_sm_clock(l_device_tools(L, device), &mhz, &error))
+    if (gx_helper_kernels_sm_clock(l_device_helper_kernels(L, device), &mhz, &error))
         return l_raise(L, &error);
     lua_pushnumber(L, mhz);
     return 1;
@@ -95,7 +95,7 @@ static int device_flush_l2(lua_State *L)
 {
     l_device *device = l_check_device(L, 1);
     gx_error error;
-    if (gx_tools_flush_l2(l_device_tools(L, device), &error))
+    if (gx_helper_kernels_flush_l2(l_device_helper_kernels(L, device), &error))
         return l_raise(L, &error);
     return 0;
 }
@@ -105,8 +105,8 @@ static int device_gc(lua_State *L)
     l_device *device = luaL_checkudata(L, 1, GX_DEVICE_TYPE);
     gx_profiler_close(device->profiler);
     device->profiler = NULL;
-    gx_tools_close(device->tools);
-    device->tools = NULL;
+    gx_helper_kernels_close(device->helper_kernels);
+    device->helper_kernels = NULL;
     if (device->open)
         gx_device_close(&device->device);
     device->open = 0;

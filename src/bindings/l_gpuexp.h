@@ -34,20 +34,20 @@
 #define GX_REGISTRY_SCRIPT_DIR "gpuexp.script_dir"
 
 struct gx_profiler;
-struct gx_tools;
+struct gx_helper_kernels;
 
 typedef struct l_device {
     gx_device device;
     int open;
     struct gx_profiler *profiler; /* CUPTI state, opened on the first metrics call */
-    struct gx_tools *tools;       /* flush and clock-probe kernels, compiled on first need */
+    struct gx_helper_kernels *helper_kernels; /* flush and clock-probe kernels, compiled on first need */
 } l_device;
 
 /* The device's profiler, opened on first use (a rebuilt cache entry is said on stderr once);
    nonzero with *error set when it cannot be. */
 int l_device_profiler(l_device *device, gx_error *error);
 /* The device's helper kernels, opened on first use; raises on failure. */
-struct gx_tools *l_device_tools(lua_State *L, l_device *device);
+struct gx_helper_kernels *l_device_helper_kernels(lua_State *L, l_device *device);
 /* The Device userdata a kernel runs on (kernel -> program -> device), pushed; NULL offline. */
 l_device *l_kernel_device(lua_State *L, int kernel_index);
 

@@ -7,7 +7,7 @@
 #include "gx_occupancy.h"
 #include "gx_stats.h"
 #include "gx_timing.h"
-#include "gx_tools.h"
+#include "gx_helper_kernels.h"
 #include "gx_narrow.h"
 #include "l_gpuexp.h"
 

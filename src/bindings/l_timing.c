@@ -2,12 +2,12 @@
    samples, cold L2, graph mode and the SM clock probe, into one statistics table. */
 #include <string.h>
 
-#include "gx_tools.h"
+#include "gx_helper_kernels.h"
 #include "l_gpuexp.h"
 
 static int flush_before(void *user, gx_error *error)
 {
-    return gx_tools_flush_l2(user, error);
+    return gx_helper_kernels_flush_l2(user, error);
 }
 
 /* batch = N: N runs back to back between one sample's two events (no graph: for work a graph
@@ -57,9 +57,9 @@ int l_time_work(lua_State *L, const l_timed_work *work, int options)
     }
     double *samples = lua_newuserdatauv(L, sizeof(double) * (size_t)reps, 0);
     const gx_device *device = &work->device->device;
-    gx_tools *tools = cold || clock ? l_device_tools(L, work->device) : NULL;
+    gx_helper_kernels *helper_kernels = cold || clock ? l_device_helper_kernels(L, work->device) : NULL;
     gx_timing_request request = {.work = work->work, .user = work->user, .warmup = (int)warmup, .samples = (size_t)reps,
-                                 .before_each = cold ? flush_before : NULL, .before_user = tools};
+                                 .before_each = cold ? flush_before : NULL, .before_user = helper_kernels};
     gx_error error;
     gx_graph captured;
     memset(&captured, 0, sizeof captured);
@@ -82,7 +82,7 @@ int l_time_work(lua_State *L, const l_timed_work *work, int options)
     for (lua_Integer i = 0; runs > 1 && i < reps; i++)
         samples[i] /= (double)runs;
     double clock_mhz = 0;
-    if (clock && gx_tools_sm_clock(tools, &clock_mhz, &error))
+    if (clock && gx_helper_kernels_sm_clock(helper_kernels, &clock_mhz, &error))
         return l_raise(L, &error);
     lua_createtable(L, (int)reps, 0);
     for (lua_Integer i = 0; i < reps; i++) {

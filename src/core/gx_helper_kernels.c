@@ -1,4 +1,4 @@
-#include "gx_tools.h"
+#include "gx_helper_kernels.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -10,7 +10,7 @@
 #include "gx_nvrtc.h"
 #include "gx_fill.h"
 
-static const char tools_source[] =
+static const char helper_kernels_source[] =
     "extern \"C\" __global__ void gx_flush_l2(const int4 *data, unsigned long long count, int *sink)\n"
     "{\n"
     "    int acc = 0;\n"
@@ -69,13 +69,13 @@ static const char tools_source[] =
     "    }\n"
     "}\n";
 
-int gx_tools_open(gx_tools **out, const gx_device *device, gx_error *error)
+int gx_helper_kernels_open(gx_helper_kernels **out, const gx_device *device, gx_error *error)
 {
     *out = NULL;
     const gx_driver *d = gx_driver_get(error);
     if (!d || gx_device_activate(device, error))
         return error->kind;
-    gx_tools *t = calloc(1, sizeof *t);
+    gx_helper_kernels *t = calloc(1, sizeof *t);
     if (!t)
         return gx_fail(error, GX_ERR_SYSTEM, "out of memory");
     t->device = device;
@@ -85,7 +85,7 @@ int gx_tools_open(gx_tools **out, const gx_device *device, gx_error *error)
     gx_cache_directory(cache, sizeof cache - 8);
     if (cache[0])
         strcat(cache, "/cubin");
-    gx_compile_request request = {.source = tools_source, .source_name = "gx_tools.cu", .arch = arch,
+    gx_compile_request request = {.source = helper_kernels_source, .source_name = "gx_helper_kernels.cu", .arch = arch,
                                   .cache_directory = cache};
     gx_compile_result compiled;
     int status = gx_nvrtc_compile(&request, &compiled, error);
@@ -98,7 +98,7 @@ int gx_tools_open(gx_tools **out, const gx_device *device, gx_error *error)
         || GX_CU(error, d->cuModuleGetFunction(&t->random, t->module.handle, "gx_random"))
         || GX_CU(error, d->cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, device->handle))
         || GX_CU(error, d->cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device->handle))) {
-        gx_tools_close(t);
+        gx_helper_kernels_close(t);
         return error->kind;
     }
     t->flush_bytes = 2 * (size_t)(l2 > 0 ? l2 : 1 << 20);
@@ -106,14 +106,14 @@ int gx_tools_open(gx_tools **out, const gx_device *device, gx_error *error)
     if (GX_CU(error, d->cuMemAlloc(&t->flush_buffer, t->flush_bytes + 64))
         || GX_CU(error, d->cuMemsetD32(t->flush_buffer, 0, (t->flush_bytes + 64) / 4))
         || GX_CU(error, d->cuMemAlloc(&t->probe_result, 16))) {
-        gx_tools_close(t);
+        gx_helper_kernels_close(t);
         return error->kind;
     }
     *out = t;
     return GX_OK;
 }
 
-void gx_tools_close(gx_tools *t)
+void gx_helper_kernels_close(gx_helper_kernels *t)
 {
     if (!t)
         return;
@@ -129,7 +129,7 @@ void gx_tools_close(gx_tools *t)
     free(t);
 }
 
-int gx_tools_flush_l2(gx_tools *t, gx_error *error)
+int gx_helper_kernels_flush_l2(gx_helper_kernels *t, gx_error *error)
 {
     const gx_driver *d = gx_driver_get(error);
     if (!d || gx_device_activate(t->device, error))
@@ -141,7 +141,7 @@ int gx_tools_flush_l2(gx_tools *t, gx_error *error)
     return GX_CU(error, d->cuLaunchKernel(t->flush, (unsigned)t->flush_blocks, 1, 1, 256, 1, 1, 0, gx_current_stream, params, NULL));
 }
 
-int gx_tools_sm_clock(gx_tools *t, double *mhz, gx_error *error)
+int gx_helper_kernels_sm_clock(gx_helper_kernels *t, double *mhz, gx_error *error)
 {
     const gx_driver *d = gx_driver_get(error);
     if (!d || gx_device_activate(t->device, error))
@@ -156,7 +156,8 @@ int gx_tools_sm_clock(gx_tools *t, double *mhz, gx_error *error)
     return GX_OK;
 }
 
-int gx_tools_random(gx_tools *t, gx_buffer *buffer, uint64_t seed, double low, double high, gx_error *error)
+int gx_helper_kernels_random(gx_helper_kernels *t, gx_buffer *buffer, uint64_t seed, double low, double high,
+                             gx_error *error)
 {
     const gx_driver *d = gx_driver_get(error);
     if (!d || gx_device_activate(t->device, error))
