@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "bench_common.h"
-#include "gx_cache.h"
+#include "gx_files.h"
 
 #define SEQUENCE_N (2u << 20)
 #define SINGLE_N (1u << 19)

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gx_cache.h"
+#include "gx_files.h"
 #include "gx_nvcc.h"
 #include "gx_toolkit.h"
 #include "l_gpuexp.h"

@@ -13,6 +13,7 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include "gx_cache.h"
+#include "gx_files.h"
 #include "gx_driver.h"
 #include "gx_embedded.h"
 #include "gx_nvrtc.h"

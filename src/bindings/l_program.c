@@ -11,7 +11,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#include "gx_cache.h"
+#include "gx_files.h"
 #include "gx_symbols.h"
 #include "l_gpuexp.h"
 

@@ -1,4 +1,4 @@
-/* Files: whole-file reads, atomic writes, and checked entries of the on-disk cache. */
+/* The on-disk cache: its folder and its checked entries. */
 #ifndef GX_CACHE_H
 #define GX_CACHE_H
 
@@ -6,12 +6,6 @@
 #include <stdint.h>
 
 #include "gx_error.h"
-
-/* Reads a whole file, NUL-terminated; *data is malloc'ed. */
-int gx_read_file(const char *path, char **data, size_t *size, gx_error *error);
-/* gx_output_write (gx_output.h: a unique temporary and a rename), failing as GX_ERR_SYSTEM. */
-int gx_write_file_atomic(const char *path, const void *data, size_t size, gx_error *error);
-int gx_make_directories(const char *path, gx_error *error);
 
 /* One checked file of the cache: a header line "gpuexp-blob SIZE XXH3-64\n", then the bytes.
    gx_blob_load: GX_OK and the bytes (malloc'ed) on a hit; -1 when there is no entry; -2 when the

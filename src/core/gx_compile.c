@@ -11,6 +11,7 @@
 #include <xxhash.h>
 
 #include "gx_cache.h"
+#include "gx_files.h"
 
 
 struct include_walk {

@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gx_cache.h"
+#include "gx_files.h"
 #include "gx_toolkit.h"
 
 extern char **environ;

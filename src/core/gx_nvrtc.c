@@ -8,7 +8,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "gx_cache.h"
 
 #define GX_NVRTC_FUNCTIONS(X)                                                                      \
     X(nvrtcVersion) X(nvrtcGetErrorString) X(nvrtcCreateProgram) X(nvrtcDestroyProgram)            \

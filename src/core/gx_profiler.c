@@ -10,6 +10,7 @@
 #include <xxhash.h>
 
 #include "gx_cache.h"
+#include "gx_files.h"
 #include "gx_cupti_internal.h"
 #include "gx_driver.h"
 

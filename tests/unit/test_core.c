@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "gx_cache.h"
+#include "gx_files.h"
 #include "gx_device.h"
 #include "gx_memory.h"
 #include "gx_occupancy.h"
