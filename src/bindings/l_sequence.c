@@ -16,7 +16,7 @@ typedef struct l_sequence {
     char name[128];
 } l_sequence;
 
-l_sequence *l_check_sequence(lua_State *L, int index)
+static l_sequence *check_sequence(lua_State *L, int index)
 {
     return luaL_checkudata(L, index, GX_SEQUENCE_TYPE);
 }
@@ -160,7 +160,7 @@ static l_device *sequence_device(lua_State *L, int index)
 /* sequence:time{warmup =, reps =, cold =, graph =, clock =} -> statistics, as kernel:time gives */
 static int sequence_time(lua_State *L)
 {
-    l_check_sequence(L, 1);
+    check_sequence(L, 1);
     static const char *const allowed[] = {"warmup", "reps", "cold", "graph", "batch", "clock", NULL};
     int options = lua_isnoneornil(L, 2) ? 0 : 2;
     if (options)
@@ -187,7 +187,7 @@ static int sequence_time(lua_State *L)
 /* sequence:run(): once, then waits for the GPU (in an offline plan its launches are checked) */
 static int sequence_run(lua_State *L)
 {
-    l_check_sequence(L, 1);
+    check_sequence(L, 1);
     l_device *device = sequence_device(L, 1);
     gx_error error;
     if (l_sequence_run(L, 1, &error))
@@ -199,7 +199,7 @@ static int sequence_run(lua_State *L)
 
 static int sequence_index(lua_State *L)
 {
-    l_sequence *sequence = l_check_sequence(L, 1);
+    l_sequence *sequence = check_sequence(L, 1);
     const char *key = luaL_checkstring(L, 2);
     luaL_getmetafield(L, 1, "methods");
     if (lua_getfield(L, -1, key) != LUA_TNIL)
@@ -219,14 +219,14 @@ static int sequence_index(lua_State *L)
 
 static int sequence_gc(lua_State *L)
 {
-    l_sequence *sequence = l_check_sequence(L, 1);
+    l_sequence *sequence = check_sequence(L, 1);
     gx_stream_destroy(&sequence->stream);
     return 0;
 }
 
 static int sequence_tostring(lua_State *L)
 {
-    lua_pushfstring(L, "gpuexp.Sequence(%s)", l_check_sequence(L, 1)->name);
+    lua_pushfstring(L, "gpuexp.Sequence(%s)", check_sequence(L, 1)->name);
     return 1;
 }
 

@@ -74,26 +74,8 @@ const gx_driver *gx_driver_get(gx_error *error)
     return &driver;
 }
 
-int gx_cuda_fail(gx_error *error, const char *call, CUresult result)
-{
-    const char *name = NULL, *text = NULL;
-    if (driver.cuGetErrorName)
-        driver.cuGetErrorName(result, &name);
-    if (driver.cuGetErrorString)
-        driver.cuGetErrorString(result, &text);
-    char number[32];
-    if (!name) {
-        snprintf(number, sizeof number, "CUDA error %d", (int)result);
-        name = number;
-    }
-    gx_fail(error, GX_ERR_DRIVER, "%s failed: %s (%s)", call, name, text ? text : "no description");
-    /* the context is gone for good: a supervised run restarts the worker after this point */
-    if (context_lost_hook && gx_cuda_error_is_sticky(result))
-        context_lost_hook(error->message);
-    return GX_ERR_DRIVER;
-}
-
-int gx_cuda_error_is_sticky(int result)
+/* CUDA errors after which the context cannot be used again (illegal address, trap, ...). */
+static int is_sticky(int result)
 {
     switch (result) {
     case CUDA_ERROR_ILLEGAL_ADDRESS:
@@ -112,6 +94,25 @@ int gx_cuda_error_is_sticky(int result)
     default:
         return 0;
     }
+}
+
+int gx_cuda_fail(gx_error *error, const char *call, CUresult result)
+{
+    const char *name = NULL, *text = NULL;
+    if (driver.cuGetErrorName)
+        driver.cuGetErrorName(result, &name);
+    if (driver.cuGetErrorString)
+        driver.cuGetErrorString(result, &text);
+    char number[32];
+    if (!name) {
+        snprintf(number, sizeof number, "CUDA error %d", (int)result);
+        name = number;
+    }
+    gx_fail(error, GX_ERR_DRIVER, "%s failed: %s (%s)", call, name, text ? text : "no description");
+    /* the context is gone for good: a supervised run restarts the worker after this point */
+    if (context_lost_hook && is_sticky(result))
+        context_lost_hook(error->message);
+    return GX_ERR_DRIVER;
 }
 
 int gx_cu_check(gx_error *error, const char *expression, CUresult result)

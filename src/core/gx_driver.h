@@ -95,7 +95,4 @@ int gx_cuda_fail(gx_error *error, const char *call, CUresult result);
 #define GX_CU(error, call_expression) gx_cu_check((error), #call_expression, (call_expression))
 int gx_cu_check(gx_error *error, const char *expression, CUresult result);
 
-/* CUDA errors after which the context cannot be used again (illegal address, trap, ...). */
-int gx_cuda_error_is_sticky(int cuda_result);
-
 #endif

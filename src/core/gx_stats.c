@@ -10,7 +10,8 @@ static int compare_doubles(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-double gx_quantile_sorted(const double *sorted, size_t count, double q)
+/* Linear-interpolated quantile of sorted samples, q in [0, 1]. */
+static double quantile_sorted(const double *sorted, size_t count, double q)
 {
     if (count == 0)
         return 0;
@@ -40,7 +41,7 @@ void gx_stats_compute(double *samples, size_t count, gx_stats *out)
     out->noise_pct = out->mean != 0 ? 100.0 * out->stddev / out->mean : 0;
     out->min = samples[0];
     out->max = samples[count - 1];
-    out->median = gx_quantile_sorted(samples, count, 0.5);
-    out->p10 = gx_quantile_sorted(samples, count, 0.1);
-    out->p90 = gx_quantile_sorted(samples, count, 0.9);
+    out->median = quantile_sorted(samples, count, 0.5);
+    out->p10 = quantile_sorted(samples, count, 0.1);
+    out->p90 = quantile_sorted(samples, count, 0.9);
 }

@@ -14,7 +14,5 @@ typedef struct gx_stats {
 
 /* Summarizes samples[0..count) (sorted in place). count 0 gives all zeros. */
 void gx_stats_compute(double *samples, size_t count, gx_stats *out);
-/* Linear-interpolated quantile of sorted samples, q in [0, 1]. */
-double gx_quantile_sorted(const double *sorted, size_t count, double q);
 
 #endif

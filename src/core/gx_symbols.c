@@ -136,7 +136,8 @@ int gx_symbol_matches(const char *symbol, const char *wanted)
     return match;
 }
 
-void gx_symbol_canonical_name(const char *symbol, char *out, size_t size)
+/* The symbol's name (gx_symbol_name) in canonical form. */
+static void canonical_name(const char *symbol, char *out, size_t size)
 {
     char name[NAME_BYTES];
     gx_symbol_name(symbol, name, sizeof name);
@@ -151,7 +152,7 @@ int gx_symbol_nearest(const char *const *symbols, int count, const char *wanted,
     if (!distances)
         return 0;
     for (int i = 0; i < count; i++) {
-        gx_symbol_canonical_name(symbols[i], name, sizeof name);
+        canonical_name(symbols[i], name, sizeof name);
         distances[i] = gx_edit_distance(want, name);
         /* a name given without its namespaces is measured against the name without them too */
         const char *last = name;
@@ -188,7 +189,7 @@ int gx_symbol_enumerator_match(const char *const *symbols, int count, const char
     char want[NAME_BYTES], name[NAME_BYTES];
     gx_cxx_normalize(wanted, want, sizeof want);
     for (int i = 0; i < count; i++) {
-        gx_symbol_canonical_name(symbols[i], name, sizeof name);
+        canonical_name(symbols[i], name, sizeof name);
         if (gx_cxx_differs_by_enumerators(want, name))
             return i;
     }

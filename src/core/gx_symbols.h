@@ -24,8 +24,6 @@ int gx_symbol_matches(const char *symbol, const char *wanted);
    do (first and second set to the first two). */
 int gx_symbol_find(const char *const *symbols, int count, const char *wanted, int *first, int *second);
 
-/* The symbol's name (gx_symbol_name) in canonical form. */
-void gx_symbol_canonical_name(const char *symbol, char *out, size_t size);
 
 /* The indices of the (at most max) symbols whose canonical names are nearest to wanted's (edit
    distance, also against the name without its namespaces), nearest first; returns how many. */

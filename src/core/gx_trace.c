@@ -24,7 +24,6 @@ static struct {
     pthread_mutex_t lock;
     int active;
     uint64_t origin; /* CUPTI timestamp at the start, ns */
-    unsigned long long events;
     long long labelled[GX_TRACE_LABELS]; /* pid * 2^32 + tid (tid -1: the process) already named */
     int labels;
     char path[4096], temporary[4100];
@@ -73,7 +72,6 @@ static void complete(const char *name, const char *category, long long pid, long
     write_string(name);
     fprintf(trace.file, ",\"cat\":\"%s\",\"pid\":%lld,\"tid\":%lld,\"ts\":%.3f,\"dur\":%.3f,\"args\":{%s}},\n", category, pid,
             tid, micros(start), end > start ? (double)(end - start) / 1000.0 : 0.0, args);
-    trace.events++;
 }
 
 static const char *memory_kind(uint8_t kind)
@@ -208,7 +206,6 @@ int gx_trace_start(const char *path, int exclusive, gx_error *error)
         close(fd);
         return gx_fail(error, GX_ERR_SYSTEM, "cannot write the trace %s: %s", path, strerror(errno));
     }
-    trace.events = 0;
     trace.labels = 0;
     fputs("[\n", trace.file);
     CUptiResult result = gx_cupti.cuptiGetTimestamp(&trace.origin);
@@ -262,5 +259,3 @@ int gx_trace_stop(gx_error *error)
         return gx_cupti_fail(error, "cuptiActivityFlushAll", result);
     return GX_OK;
 }
-
-unsigned long long gx_trace_events(void) { return trace.events; }

@@ -12,7 +12,5 @@
 int gx_trace_start(const char *path, int exclusive, gx_error *error);
 /* Flushes every record, closes the array and the file. Safe to call when not started. */
 int gx_trace_stop(gx_error *error);
-/* Events written so far. */
-unsigned long long gx_trace_events(void);
 
 #endif

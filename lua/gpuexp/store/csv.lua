@@ -168,13 +168,6 @@ function M.parse(text, name)
   return records, lines, ends
 end
 
--- M.parse_line(text) -> the cells of one CSV line (without its newline); raises when malformed.
-function M.parse_line(text)
-  local records, why = M.parse(text)
-  if not records then gpuexp.error("usage", why, 2) end
-  return records[1] or {""}
-end
-
 -- The whole file, or a usage error naming it (missing, unreadable, a folder).
 local function read_text(path)
   local file, message = io.open(path, "rb")
