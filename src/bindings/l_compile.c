@@ -75,6 +75,150 @@ static void compile_hints(gx_error *error, const char *compiler)
     }
 }
 
+/* Reads the kernel file, found as the script finds files: its path anchored at anchor[1], its text
+   (returned) at anchor[2], its folder (for its own #include "x.h") in directory. */
+static const char *read_source_file(lua_State *L, int anchor, const char *file, const char **path, char *directory,
+                                    size_t directory_size)
+{
+    l_push_script_path(L, file, "kernel file");
+    lua_rawseti(L, anchor, 1);
+    lua_rawgeti(L, anchor, 1);
+    *path = lua_tostring(L, -1);
+    lua_pop(L, 1);
+    char *text;
+    size_t size;
+    gx_error error;
+    if (gx_read_file(*path, &text, &size, &error))
+        l_raise(L, &error);
+    lua_pushlstring(L, text, size);
+    free(text);
+    const char *source = lua_tostring(L, -1);
+    lua_rawseti(L, anchor, 2);
+    snprintf(directory, directory_size, "%s", *path);
+    char *slash = strrchr(directory, '/');
+    if (slash)
+        *slash = 0;
+    return source;
+}
+
+/* What a project's nvcc options become (gx_options_translate) and the architecture they, arch = or
+   the device choose (gx_compile_choose_arch); the lists anchored at anchor. */
+struct build {
+    const char **options, **includes;
+    int option_count, include_count;
+    char arch[24], notes[2048];
+};
+
+static void translate_build(lua_State *L, int anchor, const char **options, int option_count, int use_nvcc,
+                            const char *arch_option, int device_index, struct build *out)
+{
+    gx_options translated;
+    gx_error error;
+    if (gx_options_translate(options, option_count, use_nvcc, &translated, &error))
+        l_raise(L, &error);
+    char own[24] = "";
+    if (!arch_option)
+        l_device_arch(L, device_index, own, sizeof own);
+    int status = gx_compile_choose_arch(&translated, arch_option, own, out->arch, sizeof out->arch, out->notes,
+                                        sizeof out->notes, &error);
+    out->option_count = use_nvcc ? translated.nvcc_count : translated.nvrtc_count;
+    out->options = anchored_list(L, anchor, use_nvcc ? translated.nvcc : translated.nvrtc, out->option_count);
+    out->include_count = translated.include_count;
+    out->includes = anchored_list(L, anchor, translated.includes, translated.include_count);
+    gx_options_free(&translated); /* before any raise: nothing else frees it */
+    if (status)
+        l_raise(L, &error);
+}
+
+/* The build's options, then the script's defines as -D options, sorted (gx_compile_sort_options);
+   anchored at anchor. */
+static const char **with_defines(lua_State *L, int anchor, const struct build *build, int *count)
+{
+    lua_newtable(L);
+    int define_table = lua_gettop(L), define_count = 0;
+    int defines_type = lua_getfield(L, 1, "defines");
+    if (defines_type == LUA_TTABLE) {
+        int defines = lua_gettop(L);
+        for (lua_pushnil(L); lua_next(L, defines); lua_pop(L, 1)) {
+            if (lua_type(L, -2) != LUA_TSTRING)
+                l_raisef(L, GX_ERR_USAGE, "compile: define names must be strings");
+            const char *key = lua_tostring(L, -2);
+            int type = lua_type(L, -1);
+            if (type == LUA_TBOOLEAN) {
+                if (!lua_toboolean(L, -1))
+                    continue;
+                lua_pushfstring(L, "-D%s", key);
+            } else if (type == LUA_TNUMBER || type == LUA_TSTRING) {
+                const char *value = luaL_tolstring(L, -1, NULL);
+                lua_pushfstring(L, "-D%s=%s", key, value);
+                lua_remove(L, -2);
+            } else
+                l_raisef(L, GX_ERR_USAGE, "compile: define '%s' must be a number, string or boolean", key);
+            lua_rawseti(L, define_table, ++define_count);
+        }
+    } else if (defines_type != LUA_TNIL)
+        l_raisef(L, GX_ERR_USAGE, "compile: 'defines' must be a table of NAME = value");
+    lua_pop(L, 1);
+    const char **all = lua_newuserdatauv(L, sizeof(char *) * (size_t)(build->option_count + define_count + 1), 0);
+    lua_rawseti(L, anchor, (lua_Integer)lua_rawlen(L, anchor) + 1);
+    int n = 0;
+    for (int i = 0; i < build->option_count; i++)
+        all[n++] = build->options[i];
+    for (int i = 1; i <= define_count; i++) {
+        lua_rawgeti(L, define_table, i);
+        all[n++] = lua_tostring(L, -1);
+        lua_pop(L, 1);
+    }
+    lua_rawseti(L, anchor, (lua_Integer)lua_rawlen(L, anchor) + 1); /* the defines' texts, anchored */
+    gx_compile_sort_options(all + build->option_count, define_count);
+    *count = n;
+    return all;
+}
+
+/* Include folders: the script's, then those of the options, each found as the script finds files;
+   anchored at anchor. */
+static const char **resolved_includes(lua_State *L, int anchor, const char **includes, int include_count,
+                                      const struct build *build)
+{
+    int total = include_count + build->include_count;
+    const char **resolved = lua_newuserdatauv(L, sizeof(char *) * (size_t)(total + 1), 0);
+    lua_rawseti(L, anchor, (lua_Integer)lua_rawlen(L, anchor) + 1);
+    for (int i = 0; i < total; i++) {
+        resolved[i] = l_push_script_path(L, i < include_count ? includes[i] : build->includes[i - include_count],
+                                         "include folder");
+        lua_rawseti(L, anchor, (lua_Integer)lua_rawlen(L, anchor) + 1);
+    }
+    return resolved;
+}
+
+/* A damaged cache entry is said each time; a cache that cannot be written once a process (every
+   compile of a run would say it again). */
+static void say_cache_warnings(const gx_compile_result *compiled, int failed)
+{
+    static int cache_store_warned;
+    if (compiled->cache_warning[0])
+        fprintf(stderr, "gpuexp: warning: %s\n", compiled->cache_warning);
+    if (!failed && compiled->cache_store_warning[0] && !cache_store_warned) {
+        cache_store_warned = 1;
+        fprintf(stderr, "gpuexp: warning: %s\n", compiled->cache_store_warning);
+    }
+}
+
+/* Keeps the spec (the table at index 1, with the architecture chosen) as the program's user value
+   2: names lowered later (program:kernel) are the same compile for the same architecture. */
+static void keep_spec(lua_State *L, const char *arch)
+{
+    lua_newtable(L);
+    for (lua_pushnil(L); lua_next(L, 1);) {
+        lua_pushvalue(L, -2);
+        lua_insert(L, -2);
+        lua_settable(L, -4);
+    }
+    lua_pushstring(L, arch);
+    lua_setfield(L, -2, "arch");
+    lua_setiuservalue(L, -2, 2);
+}
+
 /* gpuexp.compile{source= | file=, name=, arch=, options=, defines=, include=, names=, device=, cache=,
    compiler=} */
 int l_compile(lua_State *L)
@@ -96,26 +240,8 @@ int l_compile(lua_State *L)
     char source_dir[PATH_MAX] = "";
     const char *source_name = l_opt_string_field(L, 1, "name", file ? file : "source.cu");
     const char *source_path = NULL;
-    if (file) {
-        source_path = l_push_script_path(L, file, "kernel file");
-        lua_rawseti(L, anchor, 1);
-        lua_rawgeti(L, anchor, 1);
-        source_path = lua_tostring(L, -1);
-        lua_pop(L, 1);
-        char *text;
-        size_t size;
-        gx_error error;
-        if (gx_read_file(source_path, &text, &size, &error))
-            return l_raise(L, &error);
-        lua_pushlstring(L, text, size);
-        free(text);
-        source = lua_tostring(L, -1);
-        lua_rawseti(L, anchor, 2);
-        snprintf(source_dir, sizeof source_dir, "%s", source_path);
-        char *slash = strrchr(source_dir, '/');
-        if (slash)
-            *slash = 0;
-    }
+    if (file)
+        source = read_source_file(L, anchor, file, &source_path, source_dir, sizeof source_dir);
     const char *arch_option = l_opt_string_field(L, 1, "arch", NULL);
     /* the default device is opened now only when its architecture is needed */
     int device_index = l_device_option(L, 1, !arch_option);
@@ -124,70 +250,11 @@ int l_compile(lua_State *L)
     int option_count = string_list(L, 1, "compile", "options", &options);
     int include_count = string_list(L, 1, "compile", "include", &includes);
     int name_count = string_list(L, 1, "compile", "names", &names);
-
-    /* a project's nvcc options: NVRTC's equivalents (or nvcc's own), -I folders, the builds */
-    gx_options translated;
-    gx_error error;
-    if (gx_options_translate(options, option_count, use_nvcc, &translated, &error))
-        return l_raise(L, &error);
-    char arch[24], notes[2048], own[24] = "";
-    if (!arch_option)
-        l_device_arch(L, device_index, own, sizeof own);
-    int status = gx_compile_choose_arch(&translated, arch_option, own, arch, sizeof arch, notes, sizeof notes, &error);
-    const char **translated_options = anchored_list(L, anchor, use_nvcc ? translated.nvcc : translated.nvrtc,
-                                                    use_nvcc ? translated.nvcc_count : translated.nvrtc_count);
-    int translated_count = use_nvcc ? translated.nvcc_count : translated.nvrtc_count;
-    const char **option_includes = anchored_list(L, anchor, translated.includes, translated.include_count);
-    int option_include_count = translated.include_count;
-    gx_options_free(&translated);
-    if (status)
-        return l_raise(L, &error);
-
-    /* defines become -D options after the others, sorted by gx_compile_sort_options */
-    lua_newtable(L);
-    int define_table = lua_gettop(L), define_count = 0;
-    int defines_type = lua_getfield(L, 1, "defines");
-    if (defines_type == LUA_TTABLE) {
-        int defines = lua_gettop(L);
-        for (lua_pushnil(L); lua_next(L, defines); lua_pop(L, 1)) {
-            if (lua_type(L, -2) != LUA_TSTRING)
-                return l_raisef(L, GX_ERR_USAGE, "compile: define names must be strings");
-            const char *key = lua_tostring(L, -2);
-            int type = lua_type(L, -1);
-            if (type == LUA_TBOOLEAN) {
-                if (!lua_toboolean(L, -1))
-                    continue;
-                lua_pushfstring(L, "-D%s", key);
-            } else if (type == LUA_TNUMBER || type == LUA_TSTRING) {
-                const char *value = luaL_tolstring(L, -1, NULL);
-                lua_pushfstring(L, "-D%s=%s", key, value);
-                lua_remove(L, -2);
-            } else
-                return l_raisef(L, GX_ERR_USAGE, "compile: define '%s' must be a number, string or boolean", key);
-            lua_rawseti(L, define_table, ++define_count);
-        }
-    } else if (defines_type != LUA_TNIL)
-        return l_raisef(L, GX_ERR_USAGE, "compile: 'defines' must be a table of NAME = value");
-    lua_pop(L, 1);
-    const char **all_options = lua_newuserdatauv(L, sizeof(char *) * (size_t)(translated_count + define_count + 1), 0);
-    lua_rawseti(L, anchor, (lua_Integer)lua_rawlen(L, anchor) + 1);
-    int n = 0;
-    for (int i = 0; i < translated_count; i++)
-        all_options[n++] = translated_options[i];
-    for (int i = 1; i <= define_count; i++) {
-        lua_rawgeti(L, define_table, i);
-        all_options[n++] = lua_tostring(L, -1); /* anchored in the table */
-        lua_pop(L, 1);
-    }
-    gx_compile_sort_options(all_options + translated_count, define_count);
-    /* include folders: the user's, then those of the options, each found as the script finds files */
-    const char **resolved_includes = lua_newuserdatauv(L, sizeof(char *) * (size_t)(include_count + option_include_count + 1), 0);
-    lua_rawseti(L, anchor, (lua_Integer)lua_rawlen(L, anchor) + 1);
-    for (int i = 0; i < include_count + option_include_count; i++) {
-        resolved_includes[i] = l_push_script_path(L, i < include_count ? includes[i] : option_includes[i - include_count],
-                                                "include folder");
-        lua_rawseti(L, anchor, (lua_Integer)lua_rawlen(L, anchor) + 1);
-    }
+    struct build build;
+    translate_build(L, anchor, options, option_count, use_nvcc, arch_option, device_index, &build);
+    int all_count;
+    const char **all_options = with_defines(L, anchor, &build, &all_count);
+    const char **include_dirs = resolved_includes(L, anchor, includes, include_count, &build);
     int use_cache = 1;
     if (lua_getfield(L, 1, "cache") != LUA_TNIL)
         use_cache = lua_toboolean(L, -1);
@@ -203,11 +270,11 @@ int l_compile(lua_State *L)
         .source_name = source_name,
         .source_directory = source_dir[0] ? source_dir : NULL,
         .source_path = source_path,
-        .arch = arch,
+        .arch = build.arch,
         .options = all_options,
-        .option_count = n,
-        .include_directories = resolved_includes,
-        .include_directory_count = include_count + option_include_count,
+        .option_count = all_count,
+        .include_directories = include_dirs,
+        .include_directory_count = include_count + build.include_count,
         .system_directories = system_dirs,
         .system_directory_count = system_count,
         .toolkit_stamp = toolkit->stamp,
@@ -216,32 +283,18 @@ int l_compile(lua_State *L)
         .cache_directory = cache_dir,
     };
     l_program *program = l_push_program(L, device_index, source_name, use_nvcc ? "nvcc" : "nvrtc");
-    snprintf(program->arch, sizeof program->arch, "%s", arch);
-    snprintf(program->notes, sizeof program->notes, "%s", notes);
+    snprintf(program->arch, sizeof program->arch, "%s", build.arch);
+    snprintf(program->notes, sizeof program->notes, "%s", build.notes);
+    gx_error error;
     int failed = use_nvcc ? gx_nvcc_compile(&request, &program->compiled, &error)
                           : gx_nvrtc_compile(&request, &program->compiled, &error);
-    if (program->compiled.cache_warning[0])
-        fprintf(stderr, "gpuexp: warning: %s\n", program->compiled.cache_warning);
-    static int cache_store_warned; /* once a process: every compile of a run would say it again */
-    if (!failed && program->compiled.cache_store_warning[0] && !cache_store_warned) {
-        cache_store_warned = 1;
-        fprintf(stderr, "gpuexp: warning: %s\n", program->compiled.cache_store_warning);
-    }
+    say_cache_warnings(&program->compiled, failed);
     if (failed) {
         compile_hints(&error, program->compiler);
         return l_raise(L, &error);
     }
     l_note_source(L, source_name, program->compiled.source_key);
-    /* the spec, for names lowered later (program:kernel): the same compile for the same architecture */
-    lua_newtable(L);
-    for (lua_pushnil(L); lua_next(L, 1);) {
-        lua_pushvalue(L, -2);
-        lua_insert(L, -2);
-        lua_settable(L, -4);
-    }
-    lua_pushstring(L, program->arch);
-    lua_setfield(L, -2, "arch");
-    lua_setiuservalue(L, -2, 2);
+    keep_spec(L, program->arch);
     return 1;
 }
 
