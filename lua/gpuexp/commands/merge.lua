@@ -34,101 +34,105 @@ local function share_of(info)
   return points
 end
 
-function M.main(args)
+-- The command line: OUT.csv, the parts and --allow-mixed; or nil and the exit code (help, misuse).
+local function parse(args)
   local allow_mixed = false
   local paths = {}
   for _, a in ipairs(args) do
-    if a == "--help" or a == "-h" then io.write(catalog.help("merge")) return 0
+    if a == "--help" or a == "-h" then io.write(catalog.help("merge")) return nil, 0
     elseif a == "--allow-mixed" then allow_mixed = true
-    elseif a:sub(1, 1) == "-" then return fail("unknown option '" .. a .. "' (see gpuexp merge --help)")
+    elseif a:sub(1, 1) == "-" then return nil, fail("unknown option '" .. a .. "' (see gpuexp merge --help)")
     else paths[#paths + 1] = a end
   end
-  if #paths < 2 then return fail("needs OUT.csv and at least one PART.csv (see gpuexp merge --help)") end
+  if #paths < 2 then return nil, fail("needs OUT.csv and at least one PART.csv (see gpuexp merge --help)") end
   local out = table.remove(paths, 1)
   -- OUT.meta.json goes beside it: OUT names a CSV file, never a device or a kernel
-  if not out:match("[^/]%.csv$") then return fail(out .. " does not end in .csv (gpuexp merge OUT.csv PART.csv...)") end
-  for _, path in ipairs(paths) do
-    if path == out then return fail(out .. " is both the output and a part") end
+  if not out:match("[^/]%.csv$") then
+    return nil, fail(out .. " does not end in .csv (gpuexp merge OUT.csv PART.csv...)")
   end
-  local reference, reference_path, points, cells_of = nil, nil, 0, {}
-  local columns, seen = {}, {status = true, error = true}
-  local by_index, source, duplicates, unknown, infos = {}, {}, {}, {}, {}
   for _, path in ipairs(paths) do
-    local info, why = meta.read_json(meta.path_for(path))
-    if not info or type(info.sweep) ~= "table" or type(info.sweep.axes) ~= "table" then
-      return fail(string.format("%s: no readable %s beside it (written by gpuexp with the CSV)%s", path,
-        meta.path_for(path), why and (": " .. why) or ""))
-    end
-    local gpu = info.gpu and info.gpu.name
-    if not reference then
-      reference, reference_path = info, path
-      points = tonumber(info.sweep.points) or (info.sweep.point_cells and #info.sweep.point_cells) or 0
-      for _, axis in ipairs(info.sweep.axes) do columns[#columns + 1] = axis.name; seen[axis.name] = true end
-    else
-      if info.script_hash ~= reference.script_hash then
-        return fail(string.format("%s comes from another script (hash %s, %s has %s)", path,
-          tostring(info.script_hash):sub(1, 8), reference_path, tostring(reference.script_hash):sub(1, 8)))
-      end
-      local count = tonumber(info.sweep.points) or (info.sweep.point_cells and #info.sweep.point_cells) or 0
-      if info.sweep.name ~= reference.sweep.name or count ~= points
-        or (info.sweep.points_hash and reference.sweep.points_hash and info.sweep.points_hash ~= reference.sweep.points_hash) then
-        return fail(string.format("%s is sweep '%s' with %d points, %s is '%s' with %d%s", path, tostring(info.sweep.name),
-          count, reference_path, tostring(reference.sweep.name), points,
-          count == points and " (but other points)" or ""))
-      end
-      local reference_gpu = reference.gpu and reference.gpu.name
-      if gpu and reference_gpu and gpu ~= reference_gpu and not allow_mixed then
-        return fail(string.format("%s was measured on %s, %s on %s: their timings are not comparable (--allow-mixed " ..
-          "merges anyway)", path, gpu, reference_path, reference_gpu))
-      end
-    end
-    infos[#infos + 1] = {path = path, info = info}
-    local share = share_of(info)
-    local ok, part_columns, records, lines = pcall(csv.read_cells, path)
-    if not ok then return fail(type(part_columns) == "table" and part_columns.message or tostring(part_columns)) end
-    for _, name in ipairs(part_columns) do
-      if not seen[name] then columns[#columns + 1] = name; seen[name] = true end
-    end
-    local axis_column = {}
-    for a, axis in ipairs(reference.sweep.axes) do
-      for c, name in ipairs(part_columns) do if name == axis.name then axis_column[a] = c end end
-      if not axis_column[a] then return fail(string.format("%s has no column '%s' (an axis)", path, axis.name)) end
-    end
-    if not share then -- a whole sweep: its rows are its points, in order
-      share = {}
-      for r, record in ipairs(records) do
-        local point_cells = {}
-        for a = 1, #reference.sweep.axes do point_cells[a] = record[axis_column[a]] end
-        share[r] = point_cells
-      end
-    end
-    for index, cells in pairs(share) do cells_of[index] = cells end
-    -- the key of every point of the sweep, as the parts' shares describe them
-    local index_of = {}
-    for index, point_cells in pairs(share) do index_of[result.key(point_cells)] = index end
-    for r, record in ipairs(records) do
-      local key_cells = {}
-      for a = 1, #reference.sweep.axes do key_cells[a] = record[axis_column[a]] end
-      local index = index_of[result.key(key_cells)]
-      if not index then
-        unknown[#unknown + 1] = string.format("%s:%d: %s", path, lines[r], table.concat(key_cells, ","))
-      elseif by_index[index] then
-        duplicates[#duplicates + 1] = string.format("%s (in %s and %s:%d)", csv.line(key_cells), source[index], path, lines[r])
-      else
-        local row = {}
-        for c, name in ipairs(part_columns) do row[name] = record[c] end
-        by_index[index] = row
-        source[index] = path
-      end
-    end
+    if path == out then return nil, fail(out .. " is both the output and a part") end
   end
-  columns[#columns + 1] = "status"
-  columns[#columns + 1] = "error"
+  return {out = out, paths = paths, allow_mixed = allow_mixed}
+end
 
+local function point_count(info)
+  return tonumber(info.sweep.points) or (info.sweep.point_cells and #info.sweep.point_cells) or 0
+end
+
+-- Whether a part belongs with the first one: the same script, sweep and points, and (unless
+-- --allow-mixed) the same GPU model. nil, or why not.
+local function mismatch(merged, path, info, allow_mixed)
+  local reference, reference_path = merged.reference, merged.reference_path
+  if info.script_hash ~= reference.script_hash then
+    return string.format("%s comes from another script (hash %s, %s has %s)", path,
+      tostring(info.script_hash):sub(1, 8), reference_path, tostring(reference.script_hash):sub(1, 8))
+  end
+  local count, points = point_count(info), merged.points
+  if info.sweep.name ~= reference.sweep.name or count ~= points
+    or (info.sweep.points_hash and reference.sweep.points_hash and info.sweep.points_hash ~= reference.sweep.points_hash) then
+    return string.format("%s is sweep '%s' with %d points, %s is '%s' with %d%s", path, tostring(info.sweep.name),
+      count, reference_path, tostring(reference.sweep.name), points, count == points and " (but other points)" or "")
+  end
+  local gpu, reference_gpu = info.gpu and info.gpu.name, reference.gpu and reference.gpu.name
+  if gpu and reference_gpu and gpu ~= reference_gpu and not allow_mixed then
+    return string.format("%s was measured on %s, %s on %s: their timings are not comparable (--allow-mixed " ..
+      "merges anyway)", path, gpu, reference_path, reference_gpu)
+  end
+end
+
+-- Reads one part's rows into merged (by point index), noting unknown and duplicated points; nil,
+-- or why the part cannot be merged.
+local function add_part(merged, path, info)
+  local axes = merged.reference.sweep.axes
+  local share = share_of(info)
+  local ok, part_columns, records, lines = pcall(csv.read_cells, path)
+  if not ok then return type(part_columns) == "table" and part_columns.message or tostring(part_columns) end
+  for _, name in ipairs(part_columns) do
+    if not merged.seen[name] then merged.columns[#merged.columns + 1] = name; merged.seen[name] = true end
+  end
+  local axis_column = {}
+  for a, axis in ipairs(axes) do
+    for c, name in ipairs(part_columns) do if name == axis.name then axis_column[a] = c end end
+    if not axis_column[a] then return string.format("%s has no column '%s' (an axis)", path, axis.name) end
+  end
+  local function axis_cells(record)
+    local cells = {}
+    for a = 1, #axes do cells[a] = record[axis_column[a]] end
+    return cells
+  end
+  if not share then -- a whole sweep: its rows are its points, in order
+    share = {}
+    for r, record in ipairs(records) do share[r] = axis_cells(record) end
+  end
+  for index, cells in pairs(share) do merged.cells_of[index] = cells end
+  -- the key of every point of the sweep, as the parts' shares describe them
+  local index_of = {}
+  for index, point_cells in pairs(share) do index_of[result.key(point_cells)] = index end
+  for r, record in ipairs(records) do
+    local key_cells = axis_cells(record)
+    local index = index_of[result.key(key_cells)]
+    if not index then
+      merged.unknown[#merged.unknown + 1] = string.format("%s:%d: %s", path, lines[r], table.concat(key_cells, ","))
+    elseif merged.by_index[index] then
+      merged.duplicates[#merged.duplicates + 1] = string.format("%s (in %s and %s:%d)", csv.line(key_cells),
+        merged.source[index], path, lines[r])
+    else
+      local row = {}
+      for c, name in ipairs(part_columns) do row[name] = record[c] end
+      merged.by_index[index] = row
+      merged.source[index] = path
+    end
+  end
+end
+
+-- The merged rows in point order (OUT.csv's text), the points no part has, and the rows by status.
+local function merged_rows(merged)
+  local columns = merged.columns
   local missing, output = {}, {csv.line(columns)}
   local counts = {ok = 0, error = 0, crashed = 0, timeout = 0}
-  for i = 1, points do
-    local row = by_index[i]
+  for i = 1, merged.points do
+    local row = merged.by_index[i]
     if row then
       local cells = {}
       for c, name in ipairs(columns) do cells[c] = row[name] or "" end
@@ -136,18 +140,18 @@ function M.main(args)
       local status = counts[row.status] and row.status or "ok"
       counts[status] = counts[status] + 1
     else
-      missing[#missing + 1] = cells_of[i] and csv.line(cells_of[i]) or string.format("point %d (its share's part is missing)", i)
+      missing[#missing + 1] = merged.cells_of[i] and csv.line(merged.cells_of[i])
+        or string.format("point %d (its share's part is missing)", i)
     end
   end
-  local written, problem = pcall(csv.write_file, out, table.concat(output, "\n") .. "\n")
-  if not written then
-    io.stderr:write("gpuexp merge: " .. (type(problem) == "table" and problem.message or tostring(problem)) .. "\n")
-    return EXIT.WRITE
-  end
+  return table.concat(output, "\n") .. "\n", missing, counts
+end
 
-  -- every part's runs and GPUs, gathered before the reference (one of the parts) is rewritten
+-- OUT.meta.json's content: the first part's, with every part's runs and GPUs (gathered before the
+-- reference, one of the parts, is rewritten) and the whole sweep's points, status counts and completeness.
+local function merged_info(merged, out, missing, counts)
   local parts, gpus, merged_from, gpu_seen = {}, {}, {}, {}
-  for _, part in ipairs(infos) do
+  for _, part in ipairs(merged.infos) do
     merged_from[#merged_from + 1] = part.path
     for _, p in ipairs(part.info.parts or {}) do
       p.shard = part.info.sweep.shard
@@ -159,33 +163,74 @@ function M.main(args)
       if not gpu_seen[id] then gpu_seen[id] = true; gpus[#gpus + 1] = gpu end
     end
   end
-  local info = reference
+  local info, points = merged.reference, merged.points
   info.parts, info.gpus, info.merged_from = parts, gpus, merged_from
   local all_cells = {}
-  for i = 1, points do all_cells[i] = cells_of[i] end
+  for i = 1, points do all_cells[i] = merged.cells_of[i] end
   info.sweep.shard, info.sweep.points_in_share, info.sweep.share_indices, info.sweep.point_cells = nil, nil, nil, nil
   info.sweep.share_cells = #all_cells == points and all_cells or nil
-  info.sweep.output, info.sweep.columns = out, columns
-  info.sweep.complete = #missing == 0 and #duplicates == 0
+  info.sweep.output, info.sweep.columns = out, merged.columns
+  info.sweep.complete = #missing == 0 and #merged.duplicates == 0
   info.sweep.rows_ok, info.sweep.rows_error = counts.ok, counts.error
   info.sweep.rows_crashed, info.sweep.rows_timeout = counts.crashed, counts.timeout
-  written, problem = pcall(meta.write, meta.path_for(out), info)
-  if not written then
-    io.stderr:write("gpuexp merge: " .. (type(problem) == "table" and problem.message or tostring(problem)) .. "\n")
-    return EXIT.WRITE
-  end
+  return info
+end
 
-  print(string.format("merged %d part(s) into %s: %d of %d points", #infos, out, points - #missing, points))
-  local function list(title, items)
-    if #items == 0 then return end
-    io.stderr:write(string.format("gpuexp merge: %d %s:\n", #items, title))
-    for i = 1, math.min(#items, 20) do io.stderr:write("  " .. items[i] .. "\n") end
-    if #items > 20 then io.stderr:write(string.format("  ... and %d more\n", #items - 20)) end
+-- Writes a file through write(path, value); EXIT.WRITE and the message on failure, else nil.
+local function written(write, path, value)
+  local ok, problem = pcall(write, path, value)
+  if ok then return nil end
+  io.stderr:write("gpuexp merge: " .. (type(problem) == "table" and problem.message or tostring(problem)) .. "\n")
+  return EXIT.WRITE
+end
+
+local function list(title, items)
+  if #items == 0 then return end
+  io.stderr:write(string.format("gpuexp merge: %d %s:\n", #items, title))
+  for i = 1, math.min(#items, 20) do io.stderr:write("  " .. items[i] .. "\n") end
+  if #items > 20 then io.stderr:write(string.format("  ... and %d more\n", #items - 20)) end
+end
+
+function M.main(args)
+  local command, code = parse(args)
+  if not command then return code end
+  local merged = {columns = {}, seen = {status = true, error = true}, points = 0, cells_of = {}, by_index = {},
+    source = {}, duplicates = {}, unknown = {}, infos = {}}
+  for _, path in ipairs(command.paths) do
+    local info, why = meta.read_json(meta.path_for(path))
+    if not info or type(info.sweep) ~= "table" or type(info.sweep.axes) ~= "table" then
+      return fail(string.format("%s: no readable %s beside it (written by gpuexp with the CSV)%s", path,
+        meta.path_for(path), why and (": " .. why) or ""))
+    end
+    if not merged.reference then
+      merged.reference, merged.reference_path, merged.points = info, path, point_count(info)
+      for _, axis in ipairs(info.sweep.axes) do
+        merged.columns[#merged.columns + 1] = axis.name
+        merged.seen[axis.name] = true
+      end
+    else
+      local problem = mismatch(merged, path, info, command.allow_mixed)
+      if problem then return fail(problem) end
+    end
+    merged.infos[#merged.infos + 1] = {path = path, info = info}
+    local problem = add_part(merged, path, info)
+    if problem then return fail(problem) end
   end
+  merged.columns[#merged.columns + 1] = "status"
+  merged.columns[#merged.columns + 1] = "error"
+
+  local out = command.out
+  local text_of_rows, missing, counts = merged_rows(merged)
+  local failed = written(csv.write_file, out, text_of_rows)
+    or written(meta.write, meta.path_for(out), merged_info(merged, out, missing, counts))
+  if failed then return failed end
+
+  local points = merged.points
+  print(string.format("merged %d part(s) into %s: %d of %d points", #merged.infos, out, points - #missing, points))
   list("missing point(s)", missing)
-  list("duplicated point(s) (the first row kept)", duplicates)
-  list("row(s) for points the sweep does not have (left out)", unknown)
-  return (#missing > 0 or #duplicates > 0 or #unknown > 0) and EXIT.FAILED or EXIT.OK
+  list("duplicated point(s) (the first row kept)", merged.duplicates)
+  list("row(s) for points the sweep does not have (left out)", merged.unknown)
+  return (#missing > 0 or #merged.duplicates > 0 or #merged.unknown > 0) and EXIT.FAILED or EXIT.OK
 end
 
 return M
