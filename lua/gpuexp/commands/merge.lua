@@ -1,5 +1,5 @@
 -- gpuexp merge OUT.csv PART.csv...: joins the shards of one sweep (--shard I/N, e.g. a Slurm job
--- array) into one CSV in point order, after checking that they come from the same script, points
+-- array) into one CSV in point order (and their samples files into OUT.samples.csv), after checking that they come from the same script, points
 -- and GPU model; reports missing and duplicated points and exits 1 when the result is incomplete.
 -- Memory grows with the rows, not with rows times parts: each part's metadata describes only its
 -- own share of the points.
@@ -7,6 +7,7 @@ local csv = require("gpuexp.store.csv")
 local text = require("gpuexp.store.text")
 local meta = require("gpuexp.store.meta")
 local result = require("gpuexp.store.result")
+local samples = require("gpuexp.store.samples")
 local catalog = require("gpuexp.catalog")
 
 local EXIT = require("gpuexp.catalog").EXIT
@@ -81,6 +82,22 @@ local function mismatch(merged, path, info, allow_mixed)
   end
 end
 
+-- The part's samples (its X.samples.csv) of the points whose row was taken from it, by point index;
+-- nil, or why the file cannot be read (named by file and line).
+local function add_samples(merged, path, index_of)
+  local names = {}
+  for a, axis in ipairs(merged.reference.sweep.axes) do names[a] = axis.name end
+  local entries, damaged = samples.read(samples.path_for(path), names)
+  if damaged then return damaged end
+  for _, entry in ipairs(entries or {}) do
+    local index = index_of[result.key(entry.cells)]
+    if index and merged.source[index] == path then
+      merged.samples[index] = merged.samples[index] or {}
+      table.insert(merged.samples[index], entry)
+    end
+  end
+end
+
 -- Reads one part's rows into merged (by point index), noting unknown and duplicated points; nil,
 -- or why the part cannot be merged.
 local function add_part(merged, path, info)
@@ -124,6 +141,7 @@ local function add_part(merged, path, info)
       merged.source[index] = path
     end
   end
+  return add_samples(merged, path, index_of)
 end
 
 -- The merged rows in point order (OUT.csv's text), the points no part has, and the rows by status.
@@ -184,6 +202,23 @@ local function written(write, path, value)
   return EXIT.WRITE
 end
 
+-- OUT.samples.csv, the parts' samples in point order; none (an earlier merge's removed) when no
+-- part kept samples. EXIT.WRITE on failure, else nil.
+local function write_samples(merged, out)
+  local entries = {}
+  for i = 1, merged.points do
+    for _, entry in ipairs(merged.samples[i] or {}) do entries[#entries + 1] = entry end
+  end
+  local path = samples.path_for(out)
+  if #entries == 0 then
+    os.remove(path)
+    return nil
+  end
+  local names = {}
+  for a, axis in ipairs(merged.reference.sweep.axes) do names[a] = axis.name end
+  return written(csv.write_file, path, samples.text(names, entries))
+end
+
 local function list(title, items)
   if #items == 0 then return end
   io.stderr:write(string.format("gpuexp merge: %d %s:\n", #items, title))
@@ -195,7 +230,7 @@ function M.main(args)
   local command, code = parse(args)
   if not command then return code end
   local merged = {columns = {}, seen = {status = true, error = true}, points = 0, cells_of = {}, by_index = {},
-    source = {}, duplicates = {}, unknown = {}, infos = {}}
+    source = {}, duplicates = {}, unknown = {}, infos = {}, samples = {}}
   for _, path in ipairs(command.paths) do
     local info, why = meta.read_json(meta.path_for(path))
     if not info or type(info.sweep) ~= "table" or type(info.sweep.axes) ~= "table" then
@@ -221,7 +256,7 @@ function M.main(args)
 
   local out = command.out
   local text_of_rows, missing, counts = merged_rows(merged)
-  local failed = written(csv.write_file, out, text_of_rows)
+  local failed = written(csv.write_file, out, text_of_rows) or write_samples(merged, out)
     or written(meta.write, meta.path_for(out), merged_info(merged, out, missing, counts))
   if failed then return failed end
 
