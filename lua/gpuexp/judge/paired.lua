@@ -2,7 +2,7 @@
 -- each block gives one ratio B/A taken under the same clocks, temperature and neighbours. The
 -- verdict (docs/ab.md):
 --   effect   = the geometric mean of the block ratios (the mean of their logarithms);
---   interval = a percentile bootstrap interval of that mean at the stated confidence (99%);
+--   interval = a percentile bootstrap interval of that mean at the stated confidence (99.5%);
 --   test     = the Wilcoxon signed-rank test of the log ratios against 0 (normal approximation
 --              with the tie correction; zeros dropped);
 --   slower / faster when the test rejects at alpha = 1 - confidence AND the interval excludes 1
@@ -17,7 +17,7 @@ local rule = require("gpuexp.judge.rule")
 
 local M = {}
 
-M.CONFIDENCE = 0.99
+M.CONFIDENCE = 0.995
 M.POWER = 0.9
 M.MIN_BLOCKS = 20
 
@@ -90,7 +90,8 @@ function M.block_ratio(a_samples, b_samples)
 end
 
 -- M.summary(ratios [, options]) -> {blocks, ratio, change_pct, ci_low, ci_high, p, se, mde_pct,
--- confidence, power}: the paired statistics of the block ratios (options: confidence, power, reps).
+-- confidence, power}: the paired statistics of the block ratios (options: confidence, power, reps,
+-- seed; bootstrap = false: no interval, for the stopping rule, which reads only the spread).
 function M.summary(ratios, options)
   options = options or {}
   local confidence, power = options.confidence or M.CONFIDENCE, options.power or M.POWER
@@ -106,7 +107,7 @@ function M.summary(ratios, options)
   local result = {blocks = n, ratio = math.exp(mean), change_pct = (math.exp(mean) - 1) * 100, se = se,
     mde_pct = se < math.huge and (math.exp(z * se) - 1) * 100 or math.huge, confidence = confidence, power = power}
   result.p = M.wilcoxon(logs)
-  if n >= 2 then
+  if n >= 2 and options.bootstrap ~= false then
     local reps, random, means = options.reps or 2000, generator(options.seed), {}
     for r = 1, reps do
       local s = 0
@@ -133,7 +134,7 @@ function M.verdict(summary, threshold_pct)
   if summary.blocks >= 2 and summary.p < alpha and math.abs(summary.change_pct) >= (threshold_pct or 0) then
     if summary.ci_low > 1 then verdict = "slower" elseif summary.ci_high < 1 then verdict = "faster" end
   end
-  local basis = string.format("%d blocks, %.0f%% CI %s..%s, Wilcoxon p=%.2g; could detect %s at %.0f%% power",
+  local basis = string.format("%d blocks, %.3g%% CI %s..%s, Wilcoxon p=%.2g; could detect %s at %.0f%% power",
     summary.blocks, summary.confidence * 100,
     summary.ci_low and string.format("%+.2f%%", (summary.ci_low - 1) * 100) or "?",
     summary.ci_high and string.format("%+.2f%%", (summary.ci_high - 1) * 100) or "?", summary.p,
