@@ -8,7 +8,8 @@
 --              interval of the ratio of its median to the best's starts below 1 + tie_pct/100 (a
 --              0.2% difference that thousands of samples make "significant" is still a tie for a
 --              tuner, and a noisy best does not push its close rivals out).
--- Racing uses the same test one-sided to drop configurations shown worse early.
+-- Entries without samples (a row that kept none) are judged by their values alone: tied within
+-- tie_pct. Racing uses the same test one-sided to drop configurations shown worse early.
 local stats = require("gpuexp.judge.stats")
 
 local M = {}
@@ -82,6 +83,10 @@ function M.tie_set(entries, options)
     local e = entries[c.index]
     local verdict = {ratio = ratio_to(best_entry.value, e.value, direction), p = c.adjusted}
     local limit = 1 + tie_pct / 100
+    if not (best_entry.samples and e.samples and #best_entry.samples > 1 and #e.samples > 1) then
+      c.distinct = verdict.ratio >= limit -- no samples to test: the values alone, against tie_pct
+      verdict.p = nil
+    end
     if c.distinct and verdict.ratio < 1 + 2 * tie_pct / 100 and best_entry.samples and e.samples and #e.samples > 1 then
       local low, high = stats.bootstrap_ratio(best_entry.samples, e.samples, 200, 400)
       if direction == "max" then low, high = 1 / high, 1 / low end
