@@ -77,6 +77,13 @@ local lines = require("gpuexp.store.winners").drift_lines(history)
 T.eq(#lines, 1, "the nightly's hook lists the drift")
 T.ok(lines[1]:find("tuning drift in `toy`", 1, true) and lines[1]:find("source_hash", 1, true), lines[1])
 
+-- gpuexp tune: its options win over the script's, the run's are passed on
+code, out, err = ws.run("tune --strategy random --max-evals 5 --seed 2 --quiet --no-plan --out third.csv tune.lua")
+T.ok(code == 0 or code == 5, "gpuexp tune runs the script (" .. code .. "): " .. err)
+T.ok(out:find("'toy': random, 5 of 19 configurations measured", 1, true), "with its strategy and budget: " .. out)
+T.eq(ws.run("tune --strategy annealing tune.lua"), 2, "a bad strategy on the command line is a usage error")
+T.eq(ws.run("tune --max-evals 0 tune.lua"), 2, "as --max-evals 0 is")
+
 -- the offline plan: a few configurations compiled and checked, nothing timed, exit 0
 code, out, err = ws.run("--quiet --arch sm_90 --out plan.csv tune.lua")
 T.eq(code, 0, "the plan runs: " .. err)

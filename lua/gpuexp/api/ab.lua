@@ -155,8 +155,8 @@ function M.run(spec)
   for key, value in pairs(o) do interleave_options[key] = value end
   local result = M.interleave(interleave_options)
   result.name, result.reps_per_block, result.mde_target_pct = name, reps, o.mde_pct
-  local device = gpuexp.device()
-  result.gpu = device.facts and device.facts.name
+  local found, device = pcall(gpuexp.device)
+  result.gpu = found and device.facts and device.facts.name or nil
   if asked and asked.result then -- gpuexp ab prints it
     local keep = {}
     for k, v in pairs(result) do keep[k] = v end
