@@ -15,7 +15,8 @@ local M = {}
 M.defaults = {mde_pct = 1, budget_s = 30, min_blocks = paired.MIN_BLOCKS, max_blocks = 2000, block_ms = 20,
   warmup = 3, confidence = paired.CONFIDENCE, power = paired.POWER, threshold_pct = 0, seed = 1}
 
-local known = {name = true, variants = true, variant = true, a = true, b = true, block_reps = true, cold = true}
+local known = {name = true, variants = true, variant = true, a = true, b = true, block_reps = true, cold = true,
+  quiet = true}
 for key in pairs(M.defaults) do known[key] = true end
 
 -- What `gpuexp ab` asked for (variants and options), from the request file it names in GPUEXP_AB.
@@ -163,7 +164,7 @@ function M.run(spec)
     keep.summary = {}
     for k, v in pairs(result.summary) do keep.summary[k] = v < math.huge and v or nil end
     csv.write_file(asked.result, json.encode(keep))
-  elseif not request_path then
+  elseif not request_path and not spec.quiet then
     require("gpuexp.judge.printers").format_table(M.as_comparison({result}), io.stdout)
   end
   return result

@@ -180,7 +180,8 @@ local function sum(list)
 end
 
 -- M.run(spec) -> result: {best (a point), ties ({point, value, ratio, p, ci_low, ci_high}...),
--- strategy, evaluations, measured, cost_s, stopped_by, drift, rounds, folder}; nil in an offline
+-- evaluated ({point, value, samples}... at the final level), strategy, evaluations, measured,
+-- cost_s, stopped_by, drift, rounds, folder}; nil in an offline
 -- plan (which compiles and checks a few configurations and says what the tune would do).
 function M.run(spec)
   check(spec)
@@ -313,6 +314,11 @@ function M.run(spec)
       ci_low = verdict.ci_low, ci_high = verdict.ci_high}
   end
   result.best = result.ties[1].point
+  -- every configuration measured at the final level, with its samples (a study replays them)
+  result.evaluated = {}
+  for i, entry in ipairs(found.finalists) do
+    result.evaluated[i] = {point = points[entry.index], value = entry.value, samples = entry.samples}
+  end
   -- drift: a stored winner measured again (at the final level) that has left the tie set
   local final = {}
   for _, entry in ipairs(found.finalists) do final[entry.index] = entry end
