@@ -7,7 +7,8 @@
 --      measurement is the first samples of the long one: a simulation, said so in the table);
 --   4. drift: the winners of a racing tune stored in a history; the same tune compiled with
 --      -maxrregcount=32 starts from them and reports the stored winner that left the tie set.
--- Prints a Markdown table, and writes it to $OUT/tune_study.md when OUT is set.
+-- Prints a Markdown table, and writes it to $OUT/tune_study.md (and brute force's tie set to
+-- $OUT/tune_ties.json, for bench/kernel_tuner_study.py) when OUT is set.
 --   gpuexp bench/tune_study.lua [n]
 local search = require("gpuexp.api.search")
 local space = dofile(gpuexp.resolve("kernels/tune_matmul.lua")).new{n = tonumber(arg[1]) or 1024}
@@ -122,5 +123,11 @@ local out = os.getenv("OUT")
 if out and out ~= "" then
   local file = assert(io.open(out .. "/tune_study.md", "w"))
   file:write(table.concat(lines, "\n"), "\n")
+  file:close()
+  -- brute force's tie set, for bench/kernel_tuner_study.py
+  local points = {}
+  for i, t in ipairs(brute.ties) do points[i] = t.point end
+  file = assert(io.open(out .. "/tune_ties.json", "w"))
+  file:write(require("gpuexp.store.json").encode(points), "\n")
   file:close()
 end

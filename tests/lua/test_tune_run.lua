@@ -29,7 +29,11 @@ local r = gpuexp.tune{
   end,
   condition = "verified", strategy = "brute", timeout_s = 1, start = arg[1] == "stored" and "stored" or nil,
 }
-if r then print(string.format("BEST %d %d TIES %d DRIFT %d", r.best.a, r.best.b, #r.ties, #r.drift)) end
+if r then
+  local samples = 0
+  for _, e in ipairs(r.evaluated) do if e.point.a == r.best.a and e.point.b == r.best.b then samples = #e.samples end end
+  print(string.format("BEST %d %d TIES %d DRIFT %d SAMPLES %d", r.best.a, r.best.b, #r.ties, #r.drift, samples))
+end
 ]]
 ws.write("tune.lua", script)
 ws.write("kernel.lua", "return {a = 3, b = 2}\n")
@@ -56,6 +60,7 @@ T.eq(measured, 19, "every configuration measured once (a + b <= 8: 19 of them)")
 code, out, err = ws.run("--quiet --no-plan --resume tune.lua")
 T.ok(code == 0 or code == 5, "the resumed tune ends (" .. code .. "): " .. err)
 T.ok(out:find("BEST 3 2 TIES 1", 1, true), "the same result from the replayed round: " .. out)
+T.ok(out:find("SAMPLES 40", 1, true), "with the samples read back from the round's samples file: " .. out)
 T.eq(count_measured(), measured, "nothing measured again")
 
 -- the winners are in the history, keyed by the source hash
