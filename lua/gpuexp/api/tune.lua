@@ -319,17 +319,18 @@ function M.run(spec)
   for i, entry in ipairs(found.finalists) do
     result.evaluated[i] = {point = points[entry.index], value = entry.value, samples = entry.samples}
   end
-  -- drift: a stored winner measured again (at the final level) that has left the tie set
-  local final = {}
-  for _, entry in ipairs(found.finalists) do final[entry.index] = entry end
+  -- drift: a stored winner measured again (at any level: racing may have dropped it early) that is
+  -- not in the tie set; its ratio from its longest measurement
   for _, record in ipairs(stored) do
     local index = by_key[key_of(record.best, axes)]
-    local entry = index and final[index]
-    if entry and entry.value and not in_tie[index] then
-      local best_value = result.ties[1].value
-      local ratio = objective.goal == "max" and best_value / entry.value or entry.value / best_value
+    local levels = index and found.entries[index] or {}
+    local longest
+    for level, r in pairs(levels) do if r.value and (not longest or level > longest) then longest = level end end
+    if longest and not in_tie[index] then
+      local best_value, value = result.ties[1].value, levels[longest].value
+      local ratio = objective.goal == "max" and best_value / value or value / best_value
       result.drift[#result.drift + 1] = {point = record.best, ratio = ratio, changed = winners.differences(record, key),
-        recorded_utc = record.recorded_utc}
+        recorded_utc = record.recorded_utc, level = longest}
     end
   end
   M.print(result, axes, io.stdout)
