@@ -415,7 +415,7 @@ function gpuexp.sweep(spec) end
 ---Searches a sweep's space for the configurations that minimise or maximise an objective under a
 ---budget; returns the tie set (docs/tune.md). nil in an offline plan.
 ---@param spec {name?: string, axes: table, where?: fun(p: table): boolean, setup?: fun(), run: fun(p: table): table, objective?: string|{column: string, goal?: "min"|"max"}, condition?: string|fun(row: table): boolean, samples?: string, strategy?: "brute"|"random"|"racing"|"model", seed?: integer, max_evals?: number, budget_s?: number, start?: table[]|"stored", tie_pct?: number, alpha?: number, eta?: number, batch?: integer, sources?: string[], options?: table, history?: string, columns?: string[], out?: string, quiet?: boolean, timeout_s?: number}
----@return {best: table, ties: table[], drift: table[], strategy: string, evaluations: number, measured: integer, cost_s: number, stopped_by?: string, rounds: integer, folder: string, rule: string}?
+---@return {best: table, ties: table[], drift: table[], strategy: string, evaluations: number, measured: integer, cost_s: number, stopped_by?: string, rounds: integer, prefix: string, rule: string}?
 function gpuexp.tune(spec) end
 ---Two variants of one measurement timed in interleaved blocks until a stated minimum detectable
 ---effect is reached; a paired verdict (docs/ab.md). nil in an offline plan.

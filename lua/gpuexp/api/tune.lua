@@ -1,7 +1,7 @@
 -- gpuexp.tune{...}: search a sweep's space (axes and where) for the configurations that minimise
 -- or maximise an objective column, under a budget, and return the tie set (judge/tie.lua). The
 -- strategies live in api/search.lua; every round of measurements they ask for is a sweep
--- (gpuexp.sweep, one CSV per round under OUT.tune/), so a tune is supervised (a crashing or hanging
+-- (gpuexp.sweep, one CSV per round: OUT-stem.NAME.round-NNN.csv), so a tune is supervised (a crashing or hanging
 -- configuration is a row and is skipped), resumable (--resume replays the finished rounds from
 -- their CSVs: the strategies are deterministic given their seed and results), recorded in the
 -- history (--history/--record record every round, and the winners: store/winners.lua) and, for
@@ -142,15 +142,15 @@ local function start_points(spec, by_key, axes, stored)
   return indices
 end
 
--- The folder of a tune's round CSVs: beside the script's output, OUT.NAME.tune/.
-local function rounds_folder(spec, name)
+-- Where a tune's rounds go: beside the script's output, OUT-stem.NAME.round-NNN.csv.
+local function rounds_prefix(spec, name)
   local out = spec.out or gpuexp.out
   if not out then
     local stem = (gpuexp.script or "tune"):match("([^/]+)$"):gsub("%.lua$", "")
     out = "results/" .. stem .. ".csv"
   end
   if type(out) ~= "string" or out == "" then gpuexp.error("usage", "tune: 'out' must name a CSV file", 3) end
-  return out:gsub("%.csv$", "") .. "." .. name:gsub("[^%w_.-]", "_") .. ".tune"
+  return out:gsub("%.csv$", "") .. "." .. name:gsub("[^%w_.-]", "_")
 end
 
 -- The measurement policy of a level: a full measurement at level 1 (the script's own policy);
@@ -181,7 +181,7 @@ end
 
 -- M.run(spec) -> result: {best (a point), ties ({point, value, ratio, p, ci_low, ci_high}...),
 -- evaluated ({point, value, samples}... at the final level), strategy, evaluations, measured,
--- cost_s, stopped_by, drift, rounds, folder}; nil in an offline
+-- cost_s, stopped_by, drift, rounds, prefix}; nil in an offline
 -- plan (which compiles and checks a few configurations and says what the tune would do).
 function M.run(spec)
   check(spec)
@@ -204,7 +204,7 @@ function M.run(spec)
   end
   local by_key = {}
   for i, point in ipairs(points) do by_key[key_of(point, axes)] = i end
-  local folder = rounds_folder(o, name)
+  local prefix = rounds_prefix(o, name)
   local found_device, default_device = pcall(gpuexp.device)
   local device = not gpuexp.offline_arch and found_device and default_device or nil
   local key = history_key(o, device)
@@ -234,7 +234,7 @@ function M.run(spec)
       set_up = true
       if o.setup then o.setup() end
     end
-    local out = string.format("%s/round-%03d.csv", folder, round)
+    local out = string.format("%s.round-%03d.csv", prefix, round)
     local rows, path = with_level(level, function()
       return sweep.run{name = string.format("%s/round-%03d", name, round), axes = o.axes,
         where = function(point)
@@ -299,10 +299,10 @@ function M.run(spec)
   local ties = found.ties
   if not ties.best then
     error(string.format("tune '%s': no configuration gave a value for '%s' (every row failed or broke the " ..
-      "condition; see %s)", name, objective.column, folder), 2) -- a script error (exit 1) at the call
+      "condition; see %s.round-*.csv)", name, objective.column, prefix), 2) -- a script error (exit 1) at the call
   end
   local result = {name = name, strategy = strategy, evaluations = found.evaluations, measured = found.measured,
-    cost_s = found.cost_s, stopped_by = found.stopped_by, rounds = round, folder = folder, objective = objective,
+    cost_s = found.cost_s, stopped_by = found.stopped_by, rounds = round, prefix = prefix, objective = objective,
     configurations = #points, rule = tie.rule_text(ties), ties = {}, drift = {}}
   local in_tie = {}
   for _, member in ipairs(ties.members) do
@@ -367,8 +367,8 @@ function M.print(result, axes, file)
     rows[i] = row
   end
   file:write(string.format("tune '%s': %s, %d of %d configurations measured (%.1f full-measurement equivalents, %.2f " ..
-    "s of GPU time, %d rounds in %s); tie set of %d:\n", result.name, result.strategy, result.measured,
-    result.configurations, result.evaluations, result.cost_s, result.rounds, result.folder, #result.ties))
+    "s of GPU time, %d rounds in %s.round-*.csv); tie set of %d:\n", result.name, result.strategy, result.measured,
+    result.configurations, result.evaluations, result.cost_s, result.rounds, result.prefix, #result.ties))
   csv.print_table(rows, columns, file)
   file:write(result.rule .. "\n")
 end
