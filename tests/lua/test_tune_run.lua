@@ -31,7 +31,9 @@ local r = gpuexp.tune{
 }
 if r then
   local samples = 0
-  for _, e in ipairs(r.evaluated) do if e.point.a == r.best.a and e.point.b == r.best.b then samples = #e.samples end end
+  for _, e in ipairs(r.evaluated) do
+    if e.point.a == r.best.a and e.point.b == r.best.b then samples = e.samples and #e.samples or 0 end
+  end
   print(string.format("BEST %d %d TIES %d DRIFT %d SAMPLES %d", r.best.a, r.best.b, #r.ties, #r.drift, samples))
 end
 ]]
@@ -88,6 +90,17 @@ T.ok(code == 0 or code == 5, "gpuexp tune runs the script (" .. code .. "): " ..
 T.ok(out:find("'toy': random, 5 of 19 configurations measured", 1, true), "with its strategy and budget: " .. out)
 T.eq(ws.run("tune --strategy annealing tune.lua"), 2, "a bad strategy on the command line is a usage error")
 T.eq(ws.run("tune --max-evals 0 tune.lua"), 2, "as --max-evals 0 is")
+
+-- --shard splits brute force and random only: racing and model refuse it, saying why
+code, _, err = ws.run("tune --strategy racing --shard 0/2 --quiet --no-plan --out shard.csv tune.lua")
+T.eq(code, 1, "racing refuses --shard")
+T.ok(err:find("--shard splits brute force and random sampling only", 1, true), err)
+
+-- brute force shards: each share measures its part and says so
+code, out, err = ws.run("--quiet --no-plan --shard 0/2 --out shard0.csv tune.lua")
+T.ok(code == 0 or code == 5, "a share of brute force runs (" .. code .. "): " .. err)
+local share = tonumber(out:match("%(shard 0/2: its share of the configurations only%): brute, (%d+) of 19"))
+T.ok(share and share >= 9 and share <= 10, "it measured its half: " .. out)
 
 -- the offline plan: a few configurations compiled and checked, nothing timed, exit 0
 code, out, err = ws.run("--quiet --arch sm_90 --out plan.csv tune.lua")

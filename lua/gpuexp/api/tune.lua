@@ -226,6 +226,7 @@ function M.run(spec)
 
   local set_up = false
   local round = 0
+  local has_row, rows_measured = {}, 0 -- configurations with a row here (a shard has its share's only)
   local function measure_round(batch, level)
     round = round + 1
     local wanted = {}
@@ -250,6 +251,7 @@ function M.run(spec)
       local position
       for i, b in ipairs(batch) do if b == index then position = i end end
       if position then
+        if not has_row[index] then has_row[index] = true; rows_measured = rows_measured + 1 end
         local r = {status = row.status, cost_s = 0}
         local value = row[objective.column]
         local samples = row[samples_column]
@@ -301,7 +303,8 @@ function M.run(spec)
     error(string.format("tune '%s': no configuration gave a value for '%s' (every row failed or broke the " ..
       "condition; see %s.round-*.csv)", name, objective.column, prefix), 2) -- a script error (exit 1) at the call
   end
-  local result = {name = name, strategy = strategy, evaluations = found.evaluations, measured = found.measured,
+  local result = {name = name, strategy = strategy, evaluations = found.evaluations, measured = rows_measured,
+    shard = run_options.shard,
     cost_s = found.cost_s, stopped_by = found.stopped_by, rounds = round, prefix = prefix, objective = objective,
     configurations = #points, rule = tie.rule_text(ties), ties = {}, drift = {}}
   local in_tie = {}
@@ -366,8 +369,9 @@ function M.print(result, axes, file)
     row.ci_high = t.ci_high and string.format("%.4f", t.ci_high) or ""
     rows[i] = row
   end
-  file:write(string.format("tune '%s': %s, %d of %d configurations measured (%.1f full-measurement equivalents, %.2f " ..
-    "s of GPU time, %d rounds in %s.round-*.csv); tie set of %d:\n", result.name, result.strategy, result.measured,
+  file:write(string.format("tune '%s'%s: %s, %d of %d configurations measured (%.1f full-measurement equivalents, %.2f " ..
+    "s of GPU time, %d rounds in %s.round-*.csv); tie set of %d:\n", result.name,
+    result.shard and " (shard " .. result.shard .. ": its share of the configurations only)" or "", result.strategy, result.measured,
     result.configurations, result.evaluations, result.cost_s, result.rounds, result.prefix, #result.ties))
   csv.print_table(rows, columns, file)
   file:write(result.rule .. "\n")
