@@ -144,4 +144,11 @@ T.ok(not strict_members[4], "with tie_pct = 0 it is told apart")
 local higher = tie.tie_set({{value = 1, samples = draw(1, 50, 0.01)}, {value = 2, samples = draw(2, 50, 0.01)}},
   {direction = "max"})
 T.eq(higher.best, 2, "maximised: the higher is the best")
+T.eq(#higher.members, 1, "and the lower is told apart")
+-- one-sided: worse is larger when minimising, smaller when maximising
+local low, high = draw(1, 50, 0.01), draw(1.1, 50, 0.01)
+T.ok(tie.worse_p(low, high, "min") < 1e-6, "min: larger samples are worse")
+T.ok(tie.worse_p(low, high, "max") > 0.99, "max: larger samples are not worse")
+T.ok(tie.worse_p(high, low, "max") < 1e-6, "max: smaller samples are worse")
+T.ok(tie.worse_p(high, low, "min") > 0.99, "min: smaller samples are not worse")
 print("ok")

@@ -171,13 +171,6 @@ function strategies.racing(state, rng)
   return survivors, level
 end
 
--- The axis value positions of every point, for the model's densities.
-local function positions(spec)
-  local coords = spec.coords
-  local sizes = spec.sizes
-  return coords, sizes
-end
-
 -- A neighbour-smoothed histogram over an axis' value positions: a prior of 1 per value, 1 per
 -- observation at its value and half of one at each neighbour (the axes are ordered).
 local function density(observations, axis, size)
@@ -196,9 +189,9 @@ end
 
 function strategies.model(state, rng)
   local spec = state.spec
-  local coords, sizes = positions(spec)
+  local coords, sizes = spec.coords, spec.sizes -- each point's value positions on each axis
   local budget = math.floor(state.max_evals + 1e-9)
-  local initial = math.min(budget, math.max(M.INITIAL, 0), math.max(2, budget // 4))
+  local initial = math.min(budget, M.INITIAL, math.max(2, budget // 4))
   local order = start_then(spec, shuffled(all_indices(state.count), rng))
   local first, measured = {}, {}
   for i = 1, math.min(#order, math.max(initial, #unique_start(spec))) do first[#first + 1] = order[i] end

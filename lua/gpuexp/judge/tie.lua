@@ -44,7 +44,8 @@ function M.worse_p(best_samples, samples, direction)
   if not best_samples or not samples or #best_samples < 2 or #samples < 2 then return 1 end
   local p, _, z = stats.mann_whitney(best_samples, samples)
   -- z > 0: the best's ranks are high (its values larger); worse for "min" means the other is larger
-  local worse = direction == "max" and z > 0 or z < 0
+  local worse
+  if direction == "max" then worse = z > 0 else worse = z < 0 end
   if worse then return p / 2 end
   return 1 - p / 2
 end
