@@ -88,6 +88,16 @@ code, _, err = ws.run("ab --arch sm_90 ab.lua", env)
 T.eq(code, 0, "the plan: " .. err)
 T.ok(err:find("offline plan", 1, true) and err:find("until a change of 1%", 1, true), err)
 
+-- a side that is no timer, and an unknown option of gpuexp.ab: errors at the script's line
+ws.write("bad.lua", "gpuexp.ab{a = 5, b = 6}\n")
+code, _, err = ws.run("--quiet --no-plan bad.lua", env)
+T.eq(code, 1, "a side that is no timer")
+T.ok(err:find("bad.lua:1: ab: a (or variant(A)) must be a bound launch", 1, true), err)
+ws.write("bad2.lua", "gpuexp.ab{a = function() return {1} end, b = function() return {1} end, mde = 1}\n")
+code, _, err = ws.run("--quiet --no-plan bad2.lua", env)
+T.eq(code, 1, "an unknown option")
+T.ok(err:find("bad2.lua:1: ab: unknown option 'mde'", 1, true), err)
+
 -- usage
 T.eq(ws.run("ab --a-commit HEAD ab.lua", env), 2, "one commit is not enough")
 T.eq(ws.run("ab --mde 0 ab.lua", env), 2, "--mde must be > 0")

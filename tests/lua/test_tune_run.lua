@@ -121,4 +121,8 @@ ws.write("bad3.lua", "gpuexp.tune{axes = {{'a', {1}}}, run = function() return {
 code, _, err = ws.run("--quiet --no-plan bad3.lua")
 T.eq(code, 1, "an objective of unknown direction must say its goal")
 T.ok(err:find("goal = 'min'", 1, true), err)
+ws.write("bad4.lua", "gpuexp.tune{axes = {{'a', {1, 2}}}, run = function() return {other = 1} end}\n")
+code, _, err = ws.run("--quiet --no-plan bad4.lua")
+T.eq(code, 1, "no configuration with a value is a script error")
+T.ok(err:find("bad4.lua:1: tune 'tune': no configuration gave a value for 'median_ms'", 1, true), err)
 T.done()

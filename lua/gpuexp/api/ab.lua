@@ -24,11 +24,11 @@ local function request()
   local path = os.getenv("GPUEXP_AB")
   if not path or path == "" then return nil end
   local file = io.open(path, "r")
-  if not file then gpuexp.error("usage", "ab: the request file " .. path .. " (GPUEXP_AB) cannot be read", 3) end
+  if not file then gpuexp.error("usage", "ab: the request file " .. path .. " (GPUEXP_AB) cannot be read") end
   local text = file:read("a")
   file:close()
   local ok, value = pcall(json.decode, text)
-  if not ok or type(value) ~= "table" then gpuexp.error("usage", "ab: the request file " .. path .. " is not JSON", 3) end
+  if not ok or type(value) ~= "table" then gpuexp.error("usage", "ab: the request file " .. path .. " is not JSON") end
   return value, path
 end
 
@@ -46,7 +46,7 @@ local function timer_of(side, what)
     return function(reps, warmup, cold) return side:time{warmup = warmup, reps = reps, cold = cold or nil}.samples_ms end
   end
   gpuexp.error("usage", "ab: " .. what .. " must be a bound launch (kernel:bind{...}), a sequence or a " ..
-    "function(reps) returning samples in ms", 4)
+    "function(reps) returning samples in ms")
 end
 
 -- M.interleave{measure_a = f(reps), measure_b = f(reps), reps, mde_pct, budget_s, min_blocks,
@@ -109,23 +109,23 @@ end
 -- gpuexp.ab{name=, variant = function(v) -> timer, variants = {A = {...}, B = {...}} | a =, b =,
 -- mde_pct=, budget_s=, ...} -> result (nil in an offline plan, which says what it would do).
 function M.run(spec)
-  if type(spec) ~= "table" then gpuexp.error("usage", "ab: expected a table of options", 3) end
+  if type(spec) ~= "table" then gpuexp.error("usage", "ab: expected a table of options") end
   for key in pairs(spec) do
-    if not known[key] then gpuexp.error("usage", "ab: unknown option '" .. tostring(key) .. "'", 3) end
+    if not known[key] then gpuexp.error("usage", "ab: unknown option '" .. tostring(key) .. "'") end
   end
   local asked, request_path = request()
   local o = {}
   for key, value in pairs(M.defaults) do o[key] = spec[key] == nil and value or spec[key] end
   for key, value in pairs(asked and asked.options or {}) do o[key] = value end -- the command line wins
   for _, key in ipairs({"mde_pct", "budget_s", "block_ms", "confidence", "power"}) do
-    if type(o[key]) ~= "number" or o[key] <= 0 then gpuexp.error("usage", "ab: '" .. key .. "' must be a number > 0", 3) end
+    if type(o[key]) ~= "number" or o[key] <= 0 then gpuexp.error("usage", "ab: '" .. key .. "' must be a number > 0") end
   end
-  if o.confidence >= 1 or o.power >= 1 then gpuexp.error("usage", "ab: confidence and power are fractions below 1", 3) end
+  if o.confidence >= 1 or o.power >= 1 then gpuexp.error("usage", "ab: confidence and power are fractions below 1") end
   local name = spec.name or "ab"
   -- the two sides: given directly, or built by variant(v) from the variants (the command's first)
   local a, b = spec.a, spec.b
   if spec.variant then
-    if type(spec.variant) ~= "function" then gpuexp.error("usage", "ab: 'variant' must be a function(v) -> timer", 3) end
+    if type(spec.variant) ~= "function" then gpuexp.error("usage", "ab: 'variant' must be a function(v) -> timer") end
     local variants = {}
     for _, side in ipairs({"A", "B"}) do
       local v = {name = side}
@@ -135,7 +135,7 @@ function M.run(spec)
     end
     a, b = spec.variant(variants.A), spec.variant(variants.B)
   end
-  if a == nil or b == nil then gpuexp.error("usage", "ab: give a and b, or variant = function(v) and variants", 3) end
+  if a == nil or b == nil then gpuexp.error("usage", "ab: give a and b, or variant = function(v) and variants") end
   local measure_a, measure_b = timer_of(a, "a (or variant(A))"), timer_of(b, "b (or variant(B))")
   if gpuexp.plan then
     io.stderr:write(string.format("gpuexp ab '%s' (offline plan): would time A and B in interleaved blocks of " ..

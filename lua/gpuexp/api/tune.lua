@@ -32,32 +32,32 @@ local function command_options()
   local text = os.getenv("GPUEXP_TUNE")
   if not text or text == "" then return {} end
   local ok, value = pcall(json.decode, text)
-  if not ok or type(value) ~= "table" then gpuexp.error("usage", "tune: GPUEXP_TUNE is not a JSON object", 3) end
+  if not ok or type(value) ~= "table" then gpuexp.error("usage", "tune: GPUEXP_TUNE is not a JSON object") end
   return value
 end
 
 local function check(spec)
-  if type(spec) ~= "table" then gpuexp.error("usage", "tune: expected a table of options", 3) end
+  if type(spec) ~= "table" then gpuexp.error("usage", "tune: expected a table of options") end
   for key in pairs(spec) do
     if not known[key] then
       local names = {}
       for name in pairs(known) do names[#names + 1] = name end
       table.sort(names)
-      gpuexp.error("usage", "tune: unknown option '" .. tostring(key) .. "' (known: " .. table.concat(names, ", ") .. ")", 3)
+      gpuexp.error("usage", "tune: unknown option '" .. tostring(key) .. "' (known: " .. table.concat(names, ", ") .. ")")
     end
   end
-  if type(spec.run) ~= "function" then gpuexp.error("usage", "tune: 'run' must be a function(point) returning a row", 3) end
+  if type(spec.run) ~= "function" then gpuexp.error("usage", "tune: 'run' must be a function(point) returning a row") end
   if spec.strategy ~= nil and not search.STRATEGIES[spec.strategy] then
-    gpuexp.error("usage", "tune: 'strategy' is brute, random, racing or model, got '" .. tostring(spec.strategy) .. "'", 3)
+    gpuexp.error("usage", "tune: 'strategy' is brute, random, racing or model, got '" .. tostring(spec.strategy) .. "'")
   end
   for _, key in ipairs({"max_evals", "budget_s", "tie_pct", "alpha", "eta", "batch", "seed"}) do
     local v = spec[key]
     if v ~= nil and (type(v) ~= "number" or v ~= v or v < 0 or (key ~= "tie_pct" and key ~= "seed" and v == 0)) then
-      gpuexp.error("usage", "tune: '" .. key .. "' must be a number > 0, got " .. tostring(v), 3)
+      gpuexp.error("usage", "tune: '" .. key .. "' must be a number > 0, got " .. tostring(v))
     end
   end
-  if spec.alpha and spec.alpha >= 1 then gpuexp.error("usage", "tune: 'alpha' must be below 1", 3) end
-  if spec.eta and spec.eta < 2 then gpuexp.error("usage", "tune: 'eta' must be at least 2", 3) end
+  if spec.alpha and spec.alpha >= 1 then gpuexp.error("usage", "tune: 'alpha' must be below 1") end
+  if spec.eta and spec.eta < 2 then gpuexp.error("usage", "tune: 'eta' must be at least 2") end
 end
 
 -- The objective: a column and which way is better ({column=, goal="min"|"max"} or a column name).
@@ -65,18 +65,18 @@ local function objective_of(spec)
   local objective = spec.objective or "median_ms"
   if type(objective) == "string" then objective = {column = objective} end
   if type(objective) ~= "table" or type(objective.column) ~= "string" then
-    gpuexp.error("usage", "tune: 'objective' is a column name or {column = NAME, goal = 'min'|'max'}", 3)
+    gpuexp.error("usage", "tune: 'objective' is a column name or {column = NAME, goal = 'min'|'max'}")
   end
   local goal = objective.goal
   if goal == nil then
     local direction = rule.direction(objective.column)
     if not direction then
       gpuexp.error("usage", "tune: say whether '" .. objective.column .. "' is to be minimised or maximised: " ..
-        "objective = {column = '" .. objective.column .. "', goal = 'min'}", 3)
+        "objective = {column = '" .. objective.column .. "', goal = 'min'}")
     end
     goal = direction == "higher" and "max" or "min"
   end
-  if goal ~= "min" and goal ~= "max" then gpuexp.error("usage", "tune: objective.goal is 'min' or 'max'", 3) end
+  if goal ~= "min" and goal ~= "max" then gpuexp.error("usage", "tune: objective.goal is 'min' or 'max'") end
   return {column = objective.column, goal = goal}
 end
 
@@ -102,7 +102,7 @@ local function history_key(spec, device)
   for _, path in ipairs(spec.sources or {}) do
     local full = path:sub(1, 1) == "/" and path or (gpuexp.script_dir and gpuexp.script_dir .. "/" .. path or path)
     local text = meta.read_all(full) or meta.read_all(path)
-    if not text then gpuexp.error("usage", "tune: source '" .. path .. "' cannot be read (sources name the kernel files)", 4) end
+    if not text then gpuexp.error("usage", "tune: source '" .. path .. "' cannot be read (sources name the kernel files)") end
     parts[#parts + 1] = path .. "\0" .. text
   end
   if #parts == 0 then parts[1] = gpuexp.script and meta.read_all(gpuexp.script) or "" end
@@ -129,11 +129,11 @@ local function start_points(spec, by_key, axes, stored)
     end
   elseif type(spec.start) == "table" then
     for _, point in ipairs(spec.start) do
-      if type(point) ~= "table" then gpuexp.error("usage", "tune: 'start' is a list of points or \"stored\"", 3) end
+      if type(point) ~= "table" then gpuexp.error("usage", "tune: 'start' is a list of points or \"stored\"") end
       add(point)
     end
   elseif spec.start ~= nil then
-    gpuexp.error("usage", "tune: 'start' is a list of points or \"stored\"", 3)
+    gpuexp.error("usage", "tune: 'start' is a list of points or \"stored\"")
   end
   if unknown > 0 then
     io.stderr:write(string.format("gpuexp tune: %d start configuration(s) are not in the space (axes and where) and " ..
@@ -149,7 +149,7 @@ local function rounds_prefix(spec, name)
     local stem = (gpuexp.script or "tune"):match("([^/]+)$"):gsub("%.lua$", "")
     out = "results/" .. stem .. ".csv"
   end
-  if type(out) ~= "string" or out == "" then gpuexp.error("usage", "tune: 'out' must name a CSV file", 3) end
+  if type(out) ~= "string" or out == "" then gpuexp.error("usage", "tune: 'out' must name a CSV file") end
   return out:gsub("%.csv$", "") .. "." .. name:gsub("[^%w_.-]", "_")
 end
 
@@ -191,16 +191,16 @@ function M.run(spec)
   for k, v in pairs(overrides) do o[k] = v end
   check(o)
   local name = o.name or "tune"
-  if type(name) ~= "string" or name == "" then gpuexp.error("usage", "tune: 'name' must be a non-empty string", 3) end
+  if type(name) ~= "string" or name == "" then gpuexp.error("usage", "tune: 'name' must be a non-empty string") end
   local objective = objective_of(o)
   local samples_column = o.samples or "samples_ms"
   local points, axes = sweep.points(o.axes, o.where)
-  if #points == 0 then gpuexp.error("usage", "tune: the filter ('where') left no configuration", 3) end
+  if #points == 0 then gpuexp.error("usage", "tune: the filter ('where') left no configuration") end
   local strategy = o.strategy or "model"
   local run_options = gpuexp.run_options or {}
   if run_options.shard and (strategy == "racing" or strategy == "model") then
     gpuexp.error("usage", "tune: --shard splits brute force and random sampling only; racing and model choose each " ..
-      "round from the last, which one share cannot see (run them unsharded, or use --devices)", 3)
+      "round from the last, which one share cannot see (run them unsharded, or use --devices)")
   end
   local by_key = {}
   for i, point in ipairs(points) do by_key[key_of(point, axes)] = i end
@@ -348,7 +348,7 @@ function M.run(spec)
     for k, v in pairs(key) do record[k] = v end
     for i, t in ipairs(result.ties) do record.ties[i] = {point = t.point, value = t.value, ratio = t.ratio} end
     local id, why = winners.store(history_path, record)
-    if not id then gpuexp.error("system", "tune '" .. name .. "': the winners were not stored in the history: " .. why, 3) end
+    if not id then gpuexp.error("system", "tune '" .. name .. "': the winners were not stored in the history: " .. why) end
     result.history_id = id
   end
   return result
