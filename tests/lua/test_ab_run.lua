@@ -32,6 +32,8 @@ gpuexp.ab{name = "toy", budget_s = 20,
   variant = function(v)
     local scale = tonumber(v.defines and v.defines.SLOW or "1")
     if v.root then scale = dofile(v.root .. "/speed.lua") end
+    if v.binary then scale = dofile(v.binary) end -- a "binary" that says its speed
+    if v.options then assert(#v.options == 2 and v.options[2] == "-lineinfo", "the options are split at spaces") end
     if v.root and v.name == "B" then
       local built = io.open(v.root .. "/built.txt")
       assert(built, "the build ran in B's worktree")
@@ -64,6 +66,15 @@ code = ws.run("ab --no-plan --b-define SLOW=0.95 --junit -o verdict.xml ab.lua",
 T.eq(code, 0, "a faster B is not a regression")
 local xml = ws.read("verdict.xml")
 T.ok(xml and xml:find("<testsuite", 1, true) and not xml:find("<failure", 1, true), "JUnit written to -o")
+
+-- two binaries (absolute paths for the run) and option sets (split at spaces)
+ws.write("a.bin", "return 1.0\n")
+ws.write("b.bin", "return 1.02\n")
+code, out, err = ws.run("ab --no-plan --a-binary a.bin --b-binary b.bin --a-options '-O3 -lineinfo' " ..
+  "--b-options '-O3 -lineinfo' ab.lua", env)
+T.eq(code, 1, "B's binary is 2% slower (" .. err .. ")")
+T.ok(out:find("+2.0", 1, true), out)
+T.eq(ws.run("ab --a-binary missing.bin --b-binary b.bin ab.lua", env), 2, "a missing binary is a usage error")
 
 -- two commits: speed.lua differs; --build runs in each worktree
 local function sh(command) T.ok(os.execute(string.format("cd %s && %s >/dev/null 2>&1", dir, command)), command) end
