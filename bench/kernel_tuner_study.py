@@ -37,11 +37,14 @@ tune_params = {
     "TN": [1, 2, 4, 8],
     "UNROLL": [1, 2, 4, 8],
 }
-restrictions = [
-    "32 <= block_size_x * block_size_y <= 1024",
-    "block_size_y * TM <= 256",
-    "block_size_x * TN <= 256",
-]
+
+
+def restrictions(p):
+    """gpuexp's where: 32..1024 threads, each tile side at most 256."""
+    return (32 <= p["block_size_x"] * p["block_size_y"] <= 1024 and p["block_size_y"] * p["TM"] <= 256
+            and p["block_size_x"] * p["TN"] <= 256)
+
+
 space = sum(1 for bx in tune_params["block_size_x"] for by in tune_params["block_size_y"] for tm in tune_params["TM"]
             for tn in tune_params["TN"] for _ in tune_params["UNROLL"]
             if 32 <= bx * by <= 1024 and by * tm <= 256 and bx * tn <= 256)
