@@ -145,6 +145,12 @@ local higher = tie.tie_set({{value = 1, samples = draw(1, 50, 0.01)}, {value = 2
   {direction = "max"})
 T.eq(higher.best, 2, "maximised: the higher is the best")
 T.eq(#higher.members, 1, "and the lower is told apart")
+-- a rate maximised with its times as samples: the fastest is the best, a 10% slower one is told apart
+local fast, same_speed, slow = draw(1, 60, 0.01), draw(1, 60, 0.01), draw(1.1, 60, 0.01)
+local rates = tie.tie_set({{value = 100, samples = fast}, {value = 99.9, samples = same_speed}, {value = 90.9, samples = slow}},
+  {direction = "max", sample_direction = "min"})
+T.eq(rates.best, 1, "the highest rate is the best")
+T.ok(rates.verdicts[2].tied and not rates.verdicts[3].tied, "the same speed ties, 10% slower times do not")
 -- one-sided: worse is larger when minimising, smaller when maximising
 local low, high = draw(1, 50, 0.01), draw(1.1, 50, 0.01)
 T.ok(tie.worse_p(low, high, "min") < 1e-6, "min: larger samples are worse")

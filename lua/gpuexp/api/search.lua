@@ -52,7 +52,8 @@ end
 local function new_state(spec)
   local count = spec.count
   return {spec = spec, count = count, entries = {}, order = {}, evaluations = 0, cost_s = 0,
-    max_evals = spec.max_evals or count, budget_s = spec.budget_s, direction = spec.direction or "min"}
+    max_evals = spec.max_evals or count, budget_s = spec.budget_s, direction = spec.direction or "min",
+    sample_direction = spec.sample_direction or spec.direction or "min"}
 end
 
 local function exhausted(state, extra)
@@ -156,7 +157,7 @@ function strategies.racing(state, rng)
     local kept = {}
     for _, e in ipairs(list) do
       if e.value then
-        local p = tie.worse_p(list[best].samples, e.samples, state.direction)
+        local p = tie.worse_p(list[best].samples, e.samples, state.sample_direction)
         if p >= (state.spec.alpha or tie.ALPHA) / #list then kept[#kept + 1] = e end
       end
     end
@@ -259,8 +260,8 @@ function strategies.model(state, rng)
   return indices, 1
 end
 
--- M.run{count, coords, sizes, strategy, seed, max_evals, budget_s, start, direction, alpha, tie_pct,
--- eta, batch, evaluate} -> {ties (tie.tie_set over the final level's entries), finalists (their
+-- M.run{count, coords, sizes, strategy, seed, max_evals, budget_s, start, direction, sample_direction,
+-- alpha, tie_pct, eta, batch, evaluate} -> {ties (tie.tie_set over the final level's entries), finalists (their
 -- indices), entries, level, evaluations, cost_s, stopped_by}
 function M.run(spec)
   local strategy = strategies[spec.strategy or "model"]
@@ -269,7 +270,8 @@ function M.run(spec)
   local rng = M.generator(spec.seed or 1)
   local finalists, level = strategy(state, rng)
   local list = level_entries(state, level, finalists)
-  local ties = tie.tie_set(list, {direction = state.direction, alpha = spec.alpha, tie_pct = spec.tie_pct})
+  local ties = tie.tie_set(list, {direction = state.direction, sample_direction = state.sample_direction,
+    alpha = spec.alpha, tie_pct = spec.tie_pct})
   return {ties = ties, finalists = list, entries = state.entries, level = level, evaluations = state.evaluations,
     cost_s = state.cost_s, stopped_by = state.stopped_by, measured = #state.order, order = state.order, dropped_by_test = state.dropped_by_test}
 end

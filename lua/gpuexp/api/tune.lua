@@ -194,6 +194,10 @@ function M.run(spec)
   if type(name) ~= "string" or name == "" then gpuexp.error("usage", "tune: 'name' must be a non-empty string") end
   local objective = objective_of(o)
   local samples_column = o.samples or "samples_ms"
+  -- which way the samples run: times are better lower whatever the objective (gflops maximised,
+  -- its samples_ms minimised)
+  local sample_way = rule.direction(samples_column)
+  local sample_direction = sample_way == "lower" and "min" or sample_way == "higher" and "max" or objective.goal
   local points, axes = sweep.points(o.axes, o.where)
   if #points == 0 then gpuexp.error("usage", "tune: the filter ('where') left no configuration") end
   local strategy = o.strategy or "model"
@@ -296,7 +300,8 @@ function M.run(spec)
     o.seed or 1, max_evals, o.budget_s and string.format(", budget_s %g", o.budget_s) or "", #start))
   local coords, sizes = search.space(points, axes)
   local found = search.run{count = #points, coords = coords, sizes = sizes, strategy = strategy, seed = o.seed or 1,
-    max_evals = max_evals, budget_s = o.budget_s, start = start, direction = objective.goal, alpha = o.alpha,
+    max_evals = max_evals, budget_s = o.budget_s, start = start, direction = objective.goal,
+    sample_direction = sample_direction, alpha = o.alpha,
     tie_pct = o.tie_pct, eta = o.eta, batch = o.batch, evaluate = measure_round}
   local ties = found.ties
   if not ties.best then

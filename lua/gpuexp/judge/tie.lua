@@ -8,8 +8,9 @@
 --              interval of the ratio of its median to the best's starts below 1 + tie_pct/100 (a
 --              0.2% difference that thousands of samples make "significant" is still a tie for a
 --              tuner, and a noisy best does not push its close rivals out).
--- Entries without samples (a row that kept none) are judged by their values alone: tied within
--- tie_pct. Racing uses the same test one-sided to drop configurations shown worse early.
+-- The samples may run the other way from the values (a rate maximised, its times as samples:
+-- options.sample_direction). Entries without samples (a row that kept none) are judged by their
+-- values alone: tied within tie_pct. Racing uses the same test one-sided to drop configurations shown worse early.
 local stats = require("gpuexp.judge.stats")
 
 local M = {}
@@ -51,12 +52,13 @@ function M.worse_p(best_samples, samples, direction)
 end
 
 -- M.tie_set(entries, options) -> {best = i, members = {i...}, verdicts = {[i] = {...}}}
--- entries: {key=, value= (the median), samples= {numbers}}; options: direction "min"|"max",
--- alpha, tie_pct, confidence text. Every entry with a value gets a verdict: ratio (to the best),
+-- entries: {key=, value= (the median), samples= {numbers}}; options: direction "min"|"max" (of
+-- the values), sample_direction (of the samples; default direction), alpha, tie_pct. Every entry with a value gets a verdict: ratio (to the best),
 -- p (Holm-adjusted), ci_low/ci_high (bootstrap, for those close enough to matter) and tied.
 function M.tie_set(entries, options)
   options = options or {}
   local direction, alpha, tie_pct = options.direction or "min", options.alpha or M.ALPHA, options.tie_pct or M.TIE_PCT
+  local sample_direction = options.sample_direction or direction
   local best = M.best(entries, direction)
   local result = {best = best, members = {}, verdicts = {}, alpha = alpha, tie_pct = tie_pct, direction = direction}
   if not best then return result end
@@ -64,7 +66,7 @@ function M.tie_set(entries, options)
   local compared = {}
   for i, e in ipairs(entries) do
     if i ~= best and type(e.value) == "number" and e.value == e.value then
-      local p = M.worse_p(best_entry.samples, e.samples, direction)
+      local p = M.worse_p(best_entry.samples, e.samples, sample_direction)
       -- two-sided "can be told apart": worse (the best is the best by its median, so at most
       -- marginally better)
       compared[#compared + 1] = {index = i, p = math.min(1, 2 * math.min(p, 1 - p))}
@@ -90,7 +92,7 @@ function M.tie_set(entries, options)
     end
     if c.distinct and verdict.ratio < 1 + 2 * tie_pct / 100 and best_entry.samples and e.samples and #e.samples > 1 then
       local low, high = stats.bootstrap_ratio(best_entry.samples, e.samples, 200, 400)
-      if direction == "max" then low, high = 1 / high, 1 / low end
+      if sample_direction == "max" then low, high = 1 / high, 1 / low end
       verdict.ci_low, verdict.ci_high = low, high
       verdict.equivalent = low < limit
     end
