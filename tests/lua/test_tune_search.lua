@@ -151,6 +151,10 @@ local rates = tie.tie_set({{value = 100, samples = fast}, {value = 99.9, samples
   {direction = "max", sample_direction = "min"})
 T.eq(rates.best, 1, "the highest rate is the best")
 T.ok(rates.verdicts[2].tied and not rates.verdicts[3].tied, "the same speed ties, 10% slower times do not")
+-- 1.5% slower times (beyond tie_pct 1): the interval of the times' ratio, not its inverse, decides
+local near = tie.tie_set({{value = 100, samples = draw(1, 200, 0.005)}, {value = 98.52, samples = draw(1.015, 200, 0.005)}},
+  {direction = "max", sample_direction = "min"})
+T.ok(not near.verdicts[2].tied and near.verdicts[2].ci_low > 1.01, "1.5% slower is out: " .. tostring(near.verdicts[2].ci_low))
 -- one-sided: worse is larger when minimising, smaller when maximising
 local low, high = draw(1, 50, 0.01), draw(1.1, 50, 0.01)
 T.ok(tie.worse_p(low, high, "min") < 1e-6, "min: larger samples are worse")
