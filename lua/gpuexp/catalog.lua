@@ -36,7 +36,8 @@ M.commands = {
       "experiment runs by name from any folder: gpuexp occupancy_sweep. `gpuexp help` lists the commands.",
     options = {
       {"-d, --device N", "use GPU N (default 0)"},
-      {"-o, --out PATH", "where the script's CSV goes (scripts read it as gpuexp.out)"},
+      {"-o, --out PATH", "where the script's CSV goes: a .csv in a folder that exists (scripts read it\n" ..
+        "as gpuexp.out; X.meta.json and X.samples.csv go beside it)"},
       {"-q, --quiet", "no progress line"},
       {"-a, --arch ARCH", "offline plan for ARCH (e.g. sm_86), no GPU used: kernels compiled for it,\n" ..
         "occupancy from the model, timing columns left empty"},
@@ -158,14 +159,14 @@ M.commands = {
       {"--time-ms COL", "the time column (roofline)"}, {"--peak-gflops G", "the compute roof"},
       {"--peak-gbps B", "the memory roof"}, {"-h, --help", "this text"},
     },
-    exits = {{0, "ok"}, {2, "usage"}, {3, "gnuplot failed"}}},
+    exits = {{0, "ok"}, {2, "usage"}, {3, "gnuplot failed"}, {7, "the image could not be written"}}},
   {name = "merge", module = "gpuexp.commands.merge", summary = "join the shards of a sweep",
     usage = "gpuexp merge [--allow-mixed] OUT.csv PART.csv...",
     about = "Joins the CSVs written by `gpuexp --shard I/N` (one per share of the points) into OUT.csv in\n" ..
       "point order, with OUT.meta.json listing every part. The parts must come from the same script\n" ..
       "(hash), the same points and the same GPU model (their .meta.json files say so). Missing and\n" ..
       "duplicated points are listed. OUT.csv and its metadata are written through a temporary file\n" ..
-      "and a rename.",
+      "and a rename (docs/threat-model.md: a device is written in place, no folder is created).",
     options = {{"--allow-mixed", "merge parts measured on different GPU models (listing them all)"},
       {"-h, --help", "this text"}},
     exits = {{0, "complete"}, {1, "incomplete, or points in two parts"},

@@ -4,6 +4,7 @@
 -- a regression, prints a one-screen summary, writes a Markdown and an HTML report and exits with
 -- a code a scheduler understands.
 local csv = require("gpuexp.store.csv")
+local text = require("gpuexp.store.text")
 local history = require("gpuexp.store.history")
 local compare = require("gpuexp.judge.compare")
 local explain = require("gpuexp.judge.explain")
@@ -15,7 +16,7 @@ local catalog = require("gpuexp.catalog")
 local EXIT = catalog.EXIT
 local M = {}
 
-local function say(message) io.stderr:write("gpuexp nightly: " .. message .. "\n") end
+local function say(message) io.stderr:write("gpuexp nightly: " .. text.message(message) .. "\n") end
 local release_locks
 
 local function shell_quote(text)
@@ -255,11 +256,13 @@ local function set_up(o)
     end
   end
   night.out_dir = o.out or ("gpuexp-nightly/" .. os.date("!%Y%m%d-%H%M%S"))
-  local made, problem = pcall(gpuexp.mkdir, night.out_dir)
+  -- the default folder is made with its parents; one named by --out must go in a folder that exists
+  local made, problem
+  if o.out then made, problem = gpuexp._output_folder(o.out) else made, problem = pcall(gpuexp.mkdir, night.out_dir) end
   -- an absolute path in the history's metadata: the site links each night's report from anywhere
   night.out_dir = made and gpuexp._realpath(night.out_dir) or night.out_dir
   if not made then
-    say("cannot make " .. night.out_dir .. ": " .. tostring(type(problem) == "table" and problem.message or problem))
+    say(tostring(type(problem) == "table" and problem.message or problem))
     if night.db then night.db:close() end
     return nil, EXIT.USAGE
   end
@@ -283,6 +286,13 @@ local function run_stage(night, experiment, kind, out, only)
   if o.arch then arguments[#arguments + 1] = "--arch"; arguments[#arguments + 1] = o.arch end
   for _, a in ipairs(o.pass) do arguments[#arguments + 1] = a end
   for _, a in ipairs({"--out", out}) do arguments[#arguments + 1] = a end
+  -- the night's folder is the nightly's own: its subfolders (confirm/) are made here, as an
+  -- experiment's --out must name a folder that exists
+  local made, problem = pcall(gpuexp.mkdir, out:match("^(.*)/[^/]*$"))
+  if not made then
+    io.stderr:write("gpuexp nightly: " .. tostring(type(problem) == "table" and problem.message or problem) .. "\n")
+    return EXIT.WRITE, {}
+  end
   if only then arguments[#arguments + 1] = "--only"; arguments[#arguments + 1] = only end
   arguments[#arguments + 1] = "--"
   arguments[#arguments + 1] = experiment.path
@@ -404,6 +414,15 @@ function M.night(args)
   local ok, o = pcall(parse, args)
   if not ok then say(type(o) == "table" and o.usage or tostring(o)); return EXIT.USAGE end
   if o.help then io.write(catalog.help("nightly")) return EXIT.OK end
+  -- its experiments would take a job array's share of every sweep from the environment, and a
+  -- night of 2 points in 8 would be recorded as complete: a nightly is one whole job
+  for _, name in ipairs({"JOB_COMPLETION_INDEX", "SLURM_ARRAY_TASK_ID"}) do
+    if os.getenv(name) and os.getenv(name) ~= "" then
+      say(string.format("%s is set: a nightly runs every point of every experiment, so it does not run as one share " ..
+        "of a job array or Indexed Job (run it as a single job, or unset %s)", name, name))
+      return EXIT.USAGE
+    end
+  end
   gpuexp._process.init() -- a stop signal is taken while an experiment runs, and passed on to it
   local night, refused = set_up(o)
   if not night then return refused end
