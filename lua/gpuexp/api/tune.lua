@@ -145,9 +145,10 @@ end
 -- Where a tune's rounds go: beside the script's output, OUT-stem.NAME.round-NNN.csv.
 local function rounds_prefix(spec, name)
   local out = spec.out or gpuexp.out
-  if not out then
+  if not out then -- the default, as a sweep's: results/SCRIPT.csv, its folder made (a named one must exist)
     local stem = (gpuexp.script or "tune"):match("([^/]+)$"):gsub("%.lua$", "")
     out = "results/" .. stem .. ".csv"
+    gpuexp.mkdir("results")
   end
   if type(out) ~= "string" or out == "" then gpuexp.error("usage", "tune: 'out' must name a CSV file") end
   return out:gsub("%.csv$", "") .. "." .. name:gsub("[^%w_.-]", "_")
