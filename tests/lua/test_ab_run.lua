@@ -109,6 +109,12 @@ code, _, err = ws.run("--quiet --no-plan bad2.lua", env)
 T.eq(code, 1, "an unknown option")
 T.ok(err:find("bad2.lua:1: ab: unknown option 'mde'", 1, true), err)
 
+-- a script that never calls gpuexp.ab gives no verdict, never a pass
+ws.write("noab.lua", "print('hello')\n")
+code, _, err = ws.run("ab --no-plan noab.lua", env)
+T.eq(code, 1, "no verdict is a failure")
+T.ok(err:find("never called gpuexp.ab", 1, true), err)
+
 -- usage
 T.eq(ws.run("ab --a-commit HEAD ab.lua", env), 2, "one commit is not enough")
 T.eq(ws.run("ab --mde 0 ab.lua", env), 2, "--mde must be > 0")

@@ -142,6 +142,7 @@ function M.run(spec)
       "about %g ms each, in a seeded random order, until a change of %g%% is detectable at %g%% power and %g%% " ..
       "confidence (at least %d blocks) or %g s pass; both variants were built and their launches checked\n", name,
       o.block_ms, o.mde_pct, o.power * 100, o.confidence * 100, o.min_blocks, o.budget_s))
+    if asked and asked.result then csv.write_file(asked.result, json.encode({plan = true})) end
     return nil
   end
   -- a first look: each side warmed, then the block size for about block_ms a side

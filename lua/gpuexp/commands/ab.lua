@@ -148,11 +148,15 @@ local function measure(o, work)
   local code = gpuexp._process.run(argv, nil) -- (nil said: with one argument the binding reads its own scratch as #2)
   if code ~= 0 then return code end
   local file = io.open(result_path, "r")
-  if not file then return EXIT.OK end -- an offline plan: the run said what it checked
+  if not file then
+    say(o.script .. " ran but never called gpuexp.ab{...}: there is no verdict (docs/ab.md shows such a script)")
+    return EXIT.FAILED
+  end
   local text = file:read("a")
   file:close()
   local ok, result = pcall(json.decode, text)
   if not ok or type(result) ~= "table" then say("the run's result is not readable: " .. result_path); return EXIT.FAILED end
+  if result.plan then return EXIT.OK end -- an offline plan: the run said what it checked
   result.summary.mde_pct = result.summary.mde_pct or math.huge
   return print_result(o, result)
 end
