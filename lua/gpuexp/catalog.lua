@@ -381,7 +381,8 @@ M.commands = {
       {"--no-plan", "with no GPU, no offline plan (as gpuexp --no-plan)"},
       {"-h, --help", "this text"},
     },
-    exits = {{0, "B is not slower (same or faster), or an offline plan"}, {1, "B is slower than A (a regression)"},
+    exits = {{0, "B is not slower (same or faster), or an offline plan"}, {1, "B is slower than A (a regression), or the script failed or gave no\n" ..
+        "verdict (never called gpuexp.ab), or a commit did not build"},
       {2, "usage or unreadable input"}, {3, "GPU or driver"}, {4, "a kernel did not compile"},
       {7, "the verdict could not be written"}, {130, "interrupted (143: SIGTERM); the worktrees are removed"},
       internal_exit}},
