@@ -14,6 +14,8 @@ local search = require("gpuexp.api.search")
 local space = dofile(gpuexp.resolve("kernels/tune_matmul.lua")).new{n = tonumber(arg[1]) or 1024}
 gpuexp.measure_defaults.min_time_ms = 40
 gpuexp.measure_defaults.warmup = 2
+gpuexp.measure_defaults.max_noise_pct = 2 -- a configuration stops at 2% noise, or after 0.3 s whatever its noise
+gpuexp.measure_defaults.timeout_s = 0.3
 
 local work = os.tmpname()
 os.remove(work)

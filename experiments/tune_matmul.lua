@@ -8,6 +8,8 @@ local space = dofile(gpuexp.resolve("kernels/tune_matmul.lua")).new{n = tonumber
 -- a tuning measurement: short, many configurations (racing shortens it further for its first levels)
 gpuexp.measure_defaults.min_time_ms = 40
 gpuexp.measure_defaults.warmup = 2
+gpuexp.measure_defaults.max_noise_pct = 2 -- a configuration stops at 2% noise, or after 0.3 s whatever its noise
+gpuexp.measure_defaults.timeout_s = 0.3
 
 local result = gpuexp.tune{
   name = "tune_matmul", axes = space.axes, where = space.where, setup = space.setup, run = space.run,

@@ -166,7 +166,7 @@ local function with_level(level, fn)
   defaults.min_time_ms = math.max(1, full_ms * level)
   defaults.min_samples = math.max(5, math.floor((defaults.min_samples or measure.defaults.min_samples) * level + 0.5))
   defaults.max_noise_pct = 100
-  defaults.timeout_s = math.max(1, (defaults.timeout_s or measure.defaults.timeout_s) * level)
+  defaults.timeout_s = math.max(0.1, (defaults.timeout_s or measure.defaults.timeout_s) * level)
   local ok, result = pcall(fn)
   for k in pairs(defaults) do defaults[k] = nil end
   for k, v in pairs(saved) do defaults[k] = v end
