@@ -5,10 +5,11 @@ and budget (max_fevals = a tenth of the space) as bench/tune_study.lua, on the s
 
 For each Kernel Tuner strategy: the best configuration found, its time, the wall time and the
 benchmark (GPU) time spent until it was first found, the evaluations, and whether it is in
-gpuexp's brute-force tie set (read from $OUT/tune_ties.json, which bench/tune_study.lua writes;
-run that first in the same session). Prints a Markdown table; writes $OUT/kernel_tuner_study.md.
+gpuexp's brute-force tie set (the tune_ties.json that bench/tune_study.lua writes to $OUT: given as
+the third argument, else read from $OUT or bench/h200/). Prints a Markdown table; writes $OUT/kernel_tuner_study.md.
 
     python3 bench/kernel_tuner_study.py [n=1024] [strategies=random_sample,genetic_algorithm,bayes_opt,dual_annealing]
+        [gpuexp's tune_ties.json]
 
 Kernel Tuner 1.5 with its CUDA Python backend (lang="nvcuda": cuda.bindings, already on the GPU
 machine) needs these wheels carried (pip download --no-deps, python 3.12, manylinux x86_64):
@@ -72,8 +73,14 @@ def key(p):
 
 ties = set()
 out = os.environ.get("OUT")
-ties_path = os.path.join(out, "tune_ties.json") if out else None
-if ties_path and os.path.exists(ties_path):
+# gpuexp's tie set: the path given, else $OUT/tune_ties.json (bench/tune_study.lua in the same
+# command), else bench/h200/tune_ties.json (a copy kept from an earlier run)
+candidates = [sys.argv[3]] if len(sys.argv) > 3 else []
+if out:
+    candidates.append(os.path.join(out, "tune_ties.json"))
+candidates.append(os.path.join(ROOT, "bench", "h200", "tune_ties.json"))
+ties_path = next((c for c in candidates if os.path.exists(c)), None)
+if ties_path:
     with open(ties_path) as f:
         for t in json.load(f):
             ties.add("%d/%d/%d/%d/%d" % (t["bx"], t["by"], t["tm"], t["tn"], t["unroll"]))
@@ -115,7 +122,7 @@ for strategy, evaluations, wall, best, gpu_until, wall_until, tied in rows:
     lines.append("| %s | %d | %.1f | bx=%d by=%d tm=%d tn=%d u=%d | %.4g | %.2f | %.1f | %s |" % (
         strategy, evaluations, wall, best["block_size_x"], best["block_size_y"], best["TM"], best["TN"],
         best["UNROLL"], best["time"], gpu_until, wall_until,
-        "n/a (no $OUT/tune_ties.json)" if tied is None else ("yes" if tied else "no")))
+        "n/a (no tune_ties.json)" if tied is None else ("yes" if tied else "no")))
 lines.append("")
 lines.append("Kernel Tuner compiles every configuration (the block shape is a define there); gpuexp compiles once "
              "per (tm, tn, unroll) and sets the block shape at launch.")
