@@ -59,7 +59,7 @@ M.commands = {
         "L2 and L1 hit rates, sectors per global load and store, shared wavefronts per request, tensor\n" ..
         "pipe activity, achieved occupancy, the dominant stall, registers, spills, shared memory of the\n" ..
         "point's last timed launch (ctr_* columns, 4 replay passes on GH100; gpuexp nightly collects\n" ..
-        "them to explain a regression; docs/explain-counters.md)"},
+        "them to explain a regression; docs/explanation/what-changed.md)"},
       {"--profile", "each measured launch once, between cuProfilerStart and cuProfilerStop, in this\n" ..
         "process (gpuexp profile --help)"},
       {"--telemetry", "every measurement reads NVML: mean power (power_w), energy per launch (energy_j),\n" ..
@@ -168,7 +168,8 @@ M.commands = {
       "point order, with OUT.meta.json listing every part. The parts must come from the same script\n" ..
       "(hash), the same points and the same GPU model (their .meta.json files say so). Missing and\n" ..
       "duplicated points are listed. OUT.csv and its metadata are written through a temporary file\n" ..
-      "and a rename (docs/threat-model.md: a device is written in place, no folder is created).",
+      "and a rename (docs/explanation/threat-model.md: a device is written in place, no folder is\n" ..
+      "created).",
     options = {{"--allow-mixed", "merge parts measured on different GPU models (listing them all)"},
       {"-h, --help", "this text"}},
     exits = {{0, "complete"}, {1, "incomplete, or points in two parts"},
@@ -227,7 +228,7 @@ M.commands = {
       {"exclude RUN... | include RUN...", "keep a run out of nightly baselines (a known bad night), or back"},
       {"accept RUN [--point 'A=V,B=W'] [--note TEXT]", "the level of a nightly run's points (or of this point) is intended:\n" ..
         "an open regression there is closed as accepted, and that level is the baseline from\n" ..
-        "then on (docs/regression-state.md)"},
+        "then on (docs/explanation/regression-state.md)"},
       {"unaccept RUN [--point 'A=V,B=W']", "take an acceptance back (the regression is open again)"},
       {"prune --keep N", "keep the newest N runs of each experiment, sweep and GPU"},
       {"prune --run RUN...", "delete these runs"},
