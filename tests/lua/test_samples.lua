@@ -42,6 +42,13 @@ again:write({"3", "d"}, {samples_ms = {5, 6}})
 again:close()
 T.eq(read(path), expected .. "3,d,samples_ms,5 6\n", "appended after a resume")
 
+-- a file a kill left empty gets its header
+local empty = write(dir .. "/empty.samples.csv", "")
+local refill = samples.appender(empty, {"n"})
+refill:write({"1"}, {samples_ms = {1}})
+refill:close()
+T.eq(read(empty), "n,field,values\n1,samples_ms,1\n", "an empty file gets the header")
+
 -- reading back: every entry with its axis cells, field, values and where it was read
 local entries = assert(samples.read(path, {"n", "label"}))
 T.eq(#entries, 4, "entries")

@@ -50,7 +50,7 @@ Appender.__index = Appender
 
 -- M.appender(path, axis_names): appends a point's samples as it finishes. The file is opened on the
 -- first point that has samples (a sweep with none leaves none), in append mode, its header written
--- when it is new; every append is flushed, and a failed one is cut back off the file and raised as
+-- when it is new or empty; every append is flushed, and a failed one is cut back off the file and raised as
 -- a write error (exit code 7), so the file never holds half a line.
 function M.appender(path, axis_names)
   return setmetatable({path = path, axis_names = axis_names}, Appender)
@@ -72,12 +72,11 @@ end
 -- in field name order.
 function Appender:write(axis_cells, arrays)
   if not self.file then
-    local existing = io.open(self.path, "r")
-    if existing then existing:close() end
     local file, why = gpuexp._open_output(self.path, true)
     if not file then gpuexp.error("write", why) end
     self.file, self.bytes = file, file:seek("end")
-    if not existing then self:append_text(csv.line(M.columns(self.axis_names)) .. "\n") end
+    -- a new file, or one a kill left empty, gets the header; a resumed run's is appended to
+    if self.bytes == 0 then self:append_text(csv.line(M.columns(self.axis_names)) .. "\n") end
   end
   local names = {}
   for name in pairs(arrays) do names[#names + 1] = name end
