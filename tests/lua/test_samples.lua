@@ -49,6 +49,23 @@ refill:write({"1"}, {samples_ms = {1}})
 refill:close()
 T.eq(read(empty), "n,field,values\n1,samples_ms,1\n", "an empty file gets the header")
 
+-- a last line cut by a kill is dropped before the resumed run appends (the file stays readable)
+local cut = write(dir .. "/cut.samples.csv", "n,field,values\n1,samples_ms,1 2\n2,samp")
+local resumed = samples.appender(cut, {"n"})
+resumed:write({"3"}, {samples_ms = {5}})
+resumed:close()
+T.eq(read(cut), "n,field,values\n1,samples_ms,1 2\n3,samples_ms,5\n", "the cut line dropped")
+T.eq(#assert(samples.read(cut, {"n"})), 2, "and the file reads")
+local long = {}
+for i = 1, 3000 do long[i] = string.format("%d,samples_ms,%d", i, i) end -- the cut line after several KiB
+local cut_long = write(dir .. "/cut_long.samples.csv", "n,field,values\n" .. table.concat(long, "\n") .. "\n" ..
+  "3001,samples_ms," .. string.rep("9 ", 5000))
+local resumed_long = samples.appender(cut_long, {"n"})
+resumed_long:write({"3001"}, {samples_ms = {9}})
+resumed_long:close()
+T.eq(read(cut_long), "n,field,values\n" .. table.concat(long, "\n") .. "\n3001,samples_ms,9\n",
+  "a cut line longer than a read")
+
 -- reading back: every entry with its axis cells, field, values and where it was read
 local entries = assert(samples.read(path, {"n", "label"}))
 T.eq(#entries, 4, "entries")

@@ -50,7 +50,7 @@ Appender.__index = Appender
 
 -- M.appender(path, axis_names): appends a point's samples as it finishes. The file is opened on the
 -- first point that has samples (a sweep with none leaves none), in append mode, its header written
--- when it is new or empty; every append is flushed, and a failed one is cut back off the file and raised as
+-- when it is new or empty, a last line cut by a kill dropped; every append is flushed, and a failed one is cut back off the file and raised as
 -- a write error (exit code 7), so the file never holds half a line.
 function M.appender(path, axis_names)
   return setmetatable({path = path, axis_names = axis_names}, Appender)
@@ -70,8 +70,37 @@ end
 
 -- axis_cells: the point's cells (texts, in axis order); arrays: field -> list of numbers, written
 -- in field name order.
+-- The file's size and the length of its whole lines (a last line that a kill cut has no newline);
+-- nil when there is no file.
+local function whole_length(path)
+  local file = io.open(path, "rb")
+  if not file then return nil end
+  local size = file:seek("end")
+  local position = size
+  while position > 0 do
+    local chunk_size = math.min(4096, position)
+    file:seek("set", position - chunk_size)
+    local last = file:read(chunk_size):match(".*()\n")
+    if last then
+      file:close()
+      return size, position - chunk_size + last
+    end
+    position = position - chunk_size
+  end
+  file:close()
+  return size, 0
+end
+
 function Appender:write(axis_cells, arrays)
   if not self.file then
+    -- a resumed run's file: a last line cut by the kill is dropped (as the ledger drops a cut row)
+    local size, whole = whole_length(self.path)
+    if size and whole < size then
+      local cut, why = gpuexp._truncate(self.path, whole)
+      if not cut then csv.write_failed(self.path, "cut back", why) end
+      io.stderr:write(string.format("gpuexp: %s: dropped %d bytes of a line cut off by the interruption\n", self.path,
+        size - whole))
+    end
     local file, why = gpuexp._open_output(self.path, true)
     if not file then gpuexp.error("write", why) end
     self.file, self.bytes = file, file:seek("end")
