@@ -170,6 +170,9 @@ int l_sequence_raise(lua_State *L, const gx_error *error);
 void l_open_occupancy(lua_State *L);
 void l_open_metrics(lua_State *L);
 void l_open_process(lua_State *L);
+/* Stop signals in this process (gx_process_catch_stops): "interrupted" raised at the next Lua
+   instruction; the process ended grace_s later if the run has not come back by then. */
+void l_process_catch_stops(lua_State *L, double grace_s);
 void l_open_db(lua_State *L);
 /* An element type name at index and a count at index + 1 (a buffer's shape); raises when bad. */
 void l_check_element_spec(lua_State *L, int index, int *type, size_t *count);
