@@ -15,26 +15,54 @@ local EXIT = catalog.EXIT
 local M = {}
 
 M.MAX_MEASUREMENTS = 3 -- of one commit, while its change stays close to the threshold
+M.BUILD_TIMEOUT_S = 3600 -- --build-timeout's default: a build that hangs ends here (0: no limit)
+M.POINT_TIMEOUT_S = 300 -- --point-timeout's default, as a run's
 
 local function say(message) io.stderr:write("gpuexp bisect: " .. message .. "\n") end
 
-local function quote(text) return "'" .. tostring(text):gsub("'", "'\\''") .. "'" end
-
--- Runs a shell command; its output (stdout) and whether it exited 0.
-local function shell(command)
-  local pipe = io.popen(command .. " 2>/dev/null")
-  local output = pipe:read("a")
-  local ok = pipe:close()
-  return output, ok == true
+-- Runs a command (argv, no shell) as every child of gpuexp runs: its own process group, ended with
+-- it on a stop signal. Returns its standard output, whether it exited 0, and the stop signal (0).
+local function run(argv, options)
+  options = options or {}
+  if not options.output then options.capture = true end
+  local code, stop, timed_out, output = gpuexp._process.run(argv, options)
+  return output or "", code == 0 and not timed_out, stop, timed_out
 end
 
-local function git(repo, arguments)
-  local output, ok = shell("git -C " .. quote(repo) .. " " .. arguments)
+local function git(repo, ...)
+  local output, ok = run({"git", "-C", repo, ...})
   return ok and output:gsub("%s+$", "") or nil
 end
 
+local function read_file(path)
+  local file = io.open(path)
+  if not file then return nil end
+  local text = file:read("a")
+  file:close()
+  return text
+end
+
+-- The folders of bisects that were killed (kill -9, a lost machine): each bisect holds a lock on
+-- its folder's owner.lock while it runs, so a folder whose lock can be taken has no owner. It is
+-- removed with its worktrees, and the repository forgets them (git worktree prune).
+local function clean_leftovers(temporary)
+  local listing = run({"sh", "-c", 'for d in "$1"/gpuexp-bisect.*; do [ -f "$d/owner.lock" ] && printf "%s\\n" "$d"; done',
+    "sh", temporary})
+  for folder in listing:gmatch("[^\n]+") do
+    local lock = folder .. "/owner.lock"
+    if gpuexp._process.lock(lock) then
+      local repo = read_file(folder .. "/repo")
+      run({"rm", "-rf", "--", folder})
+      gpuexp._process.unlock(lock)
+      if repo and repo ~= "" then git(repo, "worktree", "prune") end
+      say("removed " .. folder .. ", left by a bisect that was killed")
+    end
+  end
+end
+
 local function parse(args)
-  local o = {pass = {}, threshold = rule.FLOOR_PCT, script_args = {}}
+  local o = {pass = {}, threshold = rule.FLOOR_PCT, script_args = {}, build_timeout = M.BUILD_TIMEOUT_S,
+    point_timeout = M.POINT_TIMEOUT_S}
   local i = 1
   local function value(name)
     i = i + 1
@@ -49,6 +77,11 @@ local function parse(args)
     elseif a == "--point" then o.point = value(a)
     elseif a == "--metric" then o.metric = value(a)
     elseif a == "--build" then o.build = value(a)
+    elseif a == "--build-timeout" then
+      o.build_timeout = tonumber(value(a))
+      if not o.build_timeout or o.build_timeout < 0 or o.build_timeout ~= o.build_timeout then
+        error({usage = "--build-timeout takes a number of seconds >= 0 (0: no limit)"})
+      end
     elseif a == "--threshold" then
       o.threshold = tonumber(value(a))
       if not o.threshold or o.threshold <= 0 then error({usage = "--threshold takes a percentage > 0"}) end
@@ -56,7 +89,12 @@ local function parse(args)
     elseif a == "--run" then
       o.run = math.tointeger(tonumber(value(a)))
       if not o.run then error({usage = "--run takes a run id (gpuexp history list)"}) end
-    elseif a == "-d" or a == "--device" or a == "-a" or a == "--arch" or a == "--point-timeout" then
+    elseif a == "--point-timeout" then
+      o.point_timeout = tonumber(value(a))
+      if not o.point_timeout or o.point_timeout < 0 or o.point_timeout ~= o.point_timeout then
+        error({usage = "--point-timeout takes a number of seconds >= 0 (0: no limit)"})
+      end
+    elseif a == "-d" or a == "--device" or a == "-a" or a == "--arch" then
       o.pass[#o.pass + 1] = a
       o.pass[#o.pass + 1] = value(a)
     elseif a:sub(1, 1) == "-" then error({usage = "unknown option '" .. a .. "'"})
@@ -101,37 +139,49 @@ end
 -- run or give a value).
 local function measure(o, commit, step)
   local tree = string.format("%s/tree-%d", o.work, step)
-  local added = shell(string.format("git -C %s worktree add --detach %s %s >/dev/null 2>&1 && echo ok", quote(o.repo),
-    quote(tree), quote(commit)))
-  if not added:find("ok") then return nil, "git worktree add failed" end
+  local _, added, stop = run({"git", "-C", o.repo, "worktree", "add", "--detach", tree, commit})
+  if stop ~= 0 then return nil, "interrupted", 128 + stop end
+  if not added then return nil, "git worktree add failed" end
   local function finish(...)
-    shell(string.format("git -C %s worktree remove --force %s", quote(o.repo), quote(tree)))
+    run({"git", "-C", o.repo, "worktree", "remove", "--force", tree})
     return ...
   end
   if o.build then
-    local _, built = shell(string.format("cd %s && (%s) >%s/build-%d.log 2>&1", quote(tree), o.build, quote(o.work), step))
+    local _, built, stopped, timed_out = run({"sh", "-c", o.build}, {directory = tree,
+      output = string.format("%s/build-%d.log", o.work, step), timeout_s = o.build_timeout})
+    if stopped ~= 0 then return finish(nil, "interrupted", 128 + stopped) end
+    if timed_out then
+      return finish(nil, string.format("the build ran past its %g s limit (--build-timeout) and was ended", o.build_timeout))
+    end
     if not built then return finish(nil, "the build command failed (" .. o.build .. ")") end
   end
+  -- a supervised run: --point-timeout ends a point that hangs (its row says timeout)
   local out = string.format("%s/point-%d.csv", o.work, step)
-  local argv = {gpuexp.executable or "gpuexp", "--quiet", "--inline", "--only", o.point, "--out", out}
+  local argv = {gpuexp.executable or "gpuexp", "--quiet", "--only", o.point, "--out", out,
+    "--point-timeout", tostring(o.point_timeout)}
   for _, a in ipairs(o.pass) do argv[#argv + 1] = a end
   argv[#argv + 1] = "--"
   argv[#argv + 1] = tree .. "/" .. o.script_in_repo
   for _, a in ipairs(o.script_args) do argv[#argv + 1] = a end
   local log = string.format("%s/point-%d.log", o.work, step)
-  local code, stop = gpuexp._process.run(argv, log)
-  if stop ~= 0 then return finish(nil, "interrupted", 128 + stop) end
-  if code ~= 0 then
+  local code, stopped = gpuexp._process.run(argv, {output = log})
+  if stopped ~= 0 then return finish(nil, "interrupted", 128 + stopped) end
+  local ok, rows = pcall(csv.read, out)
+  local row = ok and rows[1]
+  if row and row.status and row.status ~= "ok" then
+    local why = tostring(row.error or ""):gsub("^.-/tree%-%d+/", "")
+    if row.status == "timeout" then
+      return finish(nil, string.format("the point ran past --point-timeout %g s", o.point_timeout))
+    end
+    return finish(nil, string.format("the point's row says %s: %s", row.status, why))
+  end
+  if code ~= 0 and not row then
     -- the script's own message: its first line that says what failed
-    local text = ""
-    local file = io.open(log)
-    if file then text = file:read("a"); file:close() end
+    local text = read_file(log) or ""
     local first = text:match("[^\n]*error[^\n]*") or text:match("([^\n]+)") or ""
     first = first:gsub("^.-/tree%-%d+/", "") -- the worktree's path (Lua may have shortened it to ".../")
     return finish(nil, string.format("the script failed (exit %d): %s", code, first))
   end
-  local ok, rows = pcall(csv.read, out)
-  local row = ok and rows[1]
   local value = row and (row.status == nil or row.status == "ok") and row[o.metric]
   if type(value) ~= "number" or value <= 0 then return finish(nil, "no " .. o.metric .. " value for the point") end
   return finish({value = value, noise_pct = tonumber(row.noise_pct), samples = tonumber(row.samples)})
@@ -159,7 +209,7 @@ end
 
 -- Bisects the commits (oldest first) between good and bad; prints each step. Returns the exit code.
 local function search(o, good, bad, commits)
-  local function subject(commit) return git(o.repo, "log -1 --format=%s " .. commit) or "" end
+  local function subject(commit) return git(o.repo, "log", "-1", "--format=%s", commit) or "" end
   print(string.format("gpuexp bisect: %s, point %s, %s: %d commit(s) after %s", o.script_in_repo, o.point, o.metric,
     #commits, good:sub(1, 10)))
   local reference, problem, stop = measure(o, good, 0)
@@ -238,7 +288,7 @@ function M.main(args)
   if not o.metric then o.metric, o.direction = metric, rule.direction(metric) or "lower" end
   -- the repository and the script's place in it
   local script_dir = o.script:match("^(.*)/[^/]*$") or "."
-  o.repo = git(script_dir, "rev-parse --show-toplevel")
+  o.repo = git(script_dir, "rev-parse", "--show-toplevel")
   if not o.repo then say(o.script .. " is not in a git repository"); return EXIT.USAGE end
   local script_real = gpuexp._realpath(o.script)
   local repo_real = gpuexp._realpath(o.repo)
@@ -246,22 +296,35 @@ function M.main(args)
     say(o.script .. " is not inside " .. o.repo); return EXIT.USAGE
   end
   o.script_in_repo = script_real:sub(#repo_real + 2)
-  local good, bad = git(o.repo, "rev-parse --verify " .. quote(o.good .. "^{commit}")),
-    git(o.repo, "rev-parse --verify " .. quote(o.bad .. "^{commit}"))
+  local good, bad = git(o.repo, "rev-parse", "--verify", "--end-of-options", o.good .. "^{commit}"),
+    git(o.repo, "rev-parse", "--verify", "--end-of-options", o.bad .. "^{commit}")
   if not good or not bad then say("unknown commit: " .. (good and o.bad or o.good)); return EXIT.USAGE end
-  local list = git(o.repo, string.format("rev-list --reverse --first-parent %s..%s", good, bad))
+  local list = git(o.repo, "rev-list", "--reverse", "--first-parent", good .. ".." .. bad)
   local commits = {}
   for commit in (list or ""):gmatch("%x+") do commits[#commits + 1] = commit end
+  if good == bad then say(o.good .. " and " .. o.bad .. " are the same commit (" .. good:sub(1, 10) .. ")"); return EXIT.USAGE end
   if #commits == 0 then say(o.good .. " is not an ancestor of " .. o.bad); return EXIT.USAGE end
-  -- the worktrees and measurements go in a folder of their own ($TMPDIR, else /tmp)
-  o.work = string.format("%s/gpuexp-bisect-%s", os.getenv("TMPDIR") or "/tmp",
-    gpuexp.hash(string.format("%.9f %s", gpuexp.clock(), tostring({}))):sub(1, 10))
-  gpuexp.mkdir(o.work)
+  -- the worktrees and measurements go in a folder of their own ($TMPDIR, else /tmp), locked while
+  -- this bisect runs; folders left by killed bisects are removed first
+  local temporary = os.getenv("TMPDIR") or "/tmp"
   gpuexp._process.init()
+  clean_leftovers(temporary)
+  local made, created = run({"mktemp", "-d", temporary .. "/gpuexp-bisect.XXXXXXXX"})
+  o.work = made:gsub("%s+$", "")
+  if not created or o.work == "" then say("cannot create a folder in " .. temporary .. " (mktemp -d failed)"); return EXIT.FAILED end
+  local locked, why = gpuexp._process.lock(o.work .. "/owner.lock")
+  local note = locked and io.open(o.work .. "/repo", "w")
+  if note then note:write(o.repo); note:close() end
+  if not locked or not note then
+    run({"rm", "-rf", "--", o.work})
+    say("cannot set up " .. o.work .. ": " .. tostring(why or "cannot write its repo file"))
+    return EXIT.FAILED
+  end
   -- the search, then the worktrees and their folder removed whatever happened
   local searched, code = pcall(search, o, good, bad, commits)
-  shell("rm -rf " .. quote(o.work))
-  shell("git -C " .. quote(o.repo) .. " worktree prune")
+  run({"rm", "-rf", "--", o.work})
+  gpuexp._process.unlock(o.work .. "/owner.lock")
+  git(o.repo, "worktree", "prune")
   if not searched then error(code, 0) end
   return code
 end
