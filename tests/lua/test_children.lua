@@ -88,7 +88,32 @@ code, stdout, stderr = run("--quiet --arch sm_90 --resume -o setup.csv setup.lua
 T.eq(code, 0, "--resume with the setup fixed: " .. stderr .. stdout)
 T.eq(rows("setup.csv"), 3, "every point ran")
 
--- 4. bisect: its build starts with an empty mask, default signals and a group of its own (the
+-- 4. nightly's --on-regression hook: the GPU's lock is free while it runs, and a hook that hangs is
+--    ended with its group at --on-regression-timeout; the night keeps its exit code
+gpuexp.mkdir(work .. "/suite")
+write("suite/fake.lua", T.fixture("fake_night.lua"))
+local function night(n, environment, extra)
+  return run(string.format("nightly suite --arch sm_90 --quiet --history h.sqlite --out night%d %s", n, extra or ""),
+    string.format("GPUEXP_LOCK_DIR=%s FAKE_NIGHT=%d %s", quote(work), n, environment or ""))
+end
+for n = 1, 3 do T.eq(night(n), 0, "clean night " .. n) end
+write("hook.sh", string.format("echo $$ > %s/hook.pid; flock -n %s/gpuexp-nightly-offline-plan.lock true " ..
+  "&& echo free > %s/hook.txt || echo held > %s/hook.txt; sleep 3600 & sleep 3600\n", work, work, work, work))
+code, stdout, stderr = night(4, "FAKE_SLOW=b=5", "--on-regression-timeout 1 --on-regression 'sh " .. work .. "/hook.sh'")
+T.eq(code, 1, "a regressed night whose hook hangs keeps its exit code: " .. stderr)
+T.eq(read("hook.txt"), "free\n", "the GPU's lock is released before the hook runs")
+T.ok(stderr:find("--on-regression command ran past its 1 s limit (--on-regression-timeout) and was ended", 1, true),
+  stderr)
+-- a group is gone when no process is left in it (within 5 s: the last ones may still be exiting)
+local function group_gone(file)
+  local group = (read(file) or ""):match("%d+")
+  return group and os.execute("for i in $(seq 50); do /bin/kill -0 -- -" .. group .. " 2>/dev/null || exit 0; " ..
+    "sleep 0.1; done; exit 1")
+end
+T.ok(group_gone("hook.pid"), "the hook's group is gone, its background job too")
+T.eq(night(5, nil, "--on-regression-timeout -1"), 2, "a negative time limit is refused")
+
+-- 5. bisect: its build starts with an empty mask, default signals and a group of its own (the
 --    bisect itself started with SIGINT ignored), a build past --build-timeout is ended with its
 --    group and its commit skipped, --point-timeout ends a measurement that hangs
 if not os.execute("git --version >/dev/null 2>&1") then
@@ -125,12 +150,6 @@ T.eq(low("SigIgn"), 0, "no signal is ignored in the build (its parent ignored SI
 local pgid, pid = text:match("\n%s*(%d+)\n(%d+)\n")
 T.ok(pgid and pgid == pid, "the build leads a process group of its own: " .. text)
 
--- a group is gone when no process is left in it (within 5 s: the last ones may still be exiting)
-local function group_gone(file)
-  local group = (read(file) or ""):match("%d+")
-  return group and os.execute("for i in $(seq 50); do /bin/kill -0 -- -" .. group .. " 2>/dev/null || exit 0; " ..
-    "sleep 0.1; done; exit 1")
-end
 code, stdout, stderr = run("bisect --good HEAD~1 --bad HEAD --point n=2 --arch sm_90 --build-timeout 0.5 " ..
   "--build " .. quote("echo $$ > " .. work .. "/build.pid; sleep 3600 & sleep 3600") .. " repo/exp.lua", environment)
 T.eq(code, 1, "the good commit's build timed out: no value (" .. stderr .. ")")
@@ -145,7 +164,7 @@ code, stdout, stderr = run("bisect --good HEAD~1 --bad HEAD --point n=2 --arch s
 T.eq(code, 1, "a measurement that hangs: the good commit gives no value (" .. stderr .. ")")
 T.ok(stderr:find("gives no value: the point ran past --point-timeout 1 s", 1, true), stderr)
 
--- 5. bisect stopped during a build: SIGTERM ends the build's whole group and bisect exits 143,
+-- 6. bisect stopped during a build: SIGTERM ends the build's whole group and bisect exits 143,
 --    its worktrees and folder removed
 code, seconds, stderr = interrupt(string.format("bisect --good HEAD~1 --bad HEAD --point n=2 --arch sm_90 --build %s " ..
   "repo/exp.lua", quote("echo $$ > " .. work .. "/build.pid; touch " .. work .. "/building; sleep 3600")), "TERM",
@@ -157,7 +176,7 @@ local pipe = io.popen("ls -A " .. quote(work .. "/tmp") .. " | wc -l")
 T.eq(tonumber(pipe:read("l")), 0, "no temporary folder left")
 pipe:close()
 
--- 6. a bisect killed with SIGKILL leaves its folder; the next bisect removes it
+-- 7. a bisect killed with SIGKILL leaves its folder; the next bisect removes it
 os.remove(work .. "/building")
 interrupt(string.format("bisect --good HEAD~1 --bad HEAD --point n=2 --arch sm_90 --build %s repo/exp.lua",
   quote("echo $$ > " .. work .. "/build.pid; touch " .. work .. "/building; sleep 3600")), "KILL", work .. "/building",
