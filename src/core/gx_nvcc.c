@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 #include <unistd.h>
 
 #include "gx_cache.h"
+#include "gx_process.h"
 #include "gx_toolkit.h"
 
 extern char **environ;
@@ -68,9 +68,33 @@ static char *format(const char *pattern, const char *value)
     return asprintf(&text, pattern, value) < 0 ? NULL : text;
 }
 
+/* nvcc options that make it print something or stop early instead of writing the cubin (or that
+   run what it built): a compile with them would fail with "cannot open out.cubin". NULL if fine. */
+static const char *refused_option(const char *option)
+{
+    static const char *const refused[] = {"--version", "-V", "--dryrun", "-dryrun", "--help", "-h", "-help",
+                                          "--list-gpu-arch", "-arch-ls", "--list-gpu-code", "-code-ls",
+                                          "--preprocess", "-E", "--generate-dependencies", "-M", "-MM",
+                                          "--generate-nonsystem-dependencies", "--run", "-run", "--lib", "-lib",
+                                          "--link", "-link", "--compile", "-c", "--fatbin", "-fatbin",
+                                          "--ptx", "-ptx", "--cubin", "-cubin", "--output-file", "-o", NULL};
+    for (int i = 0; refused[i]; i++)
+        if (strcmp(option, refused[i]) == 0)
+            return refused[i];
+    return NULL;
+}
+
 int gx_nvcc_compile(const gx_compile_request *request, gx_compile_result *result, gx_error *error)
 {
     memset(result, 0, sizeof *result);
+    for (int i = 0; i < request->option_count; i++) {
+        const char *refused = refused_option(request->options[i]);
+        if (refused)
+            return gx_fail(error, GX_ERR_USAGE,
+                           "nvcc option '%s' is not accepted: gpuexp runs nvcc to write one cubin (or PTX) and reads "
+                           "it; options that print, stop early, link or choose the output have no place there",
+                           refused);
+    }
     const gx_toolkit *toolkit = gx_toolkit_get();
     char nvcc[GX_TOOLKIT_PATH];
     if (gx_toolkit_nvcc(toolkit, nvcc, sizeof nvcc, error))
@@ -132,32 +156,49 @@ int gx_nvcc_compile(const gx_compile_request *request, gx_compile_result *result
         goto done;
     }
 
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, log_file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    posix_spawn_file_actions_adddup2(&actions, 1, 2);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    pid_t pid;
-    int spawned = posix_spawn(&pid, nvcc, &actions, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&actions);
-    if (spawned != 0) {
-        status = gx_fail(error, GX_ERR_SYSTEM, "nvcc: cannot start %s: %s", nvcc, strerror(spawned));
+    /* its own process group, ended with gpuexp's stop signals; the folder goes whatever happened */
+    /* and its own temporary files (tmpxft_*) in the folder too: TMPDIR set to it */
+    size_t count = 0;
+    while (environ[count])
+        count++;
+    char **environment = calloc(count + 2, sizeof *environment);
+    char *tmpdir = format("TMPDIR=%s", folder);
+    if (!environment || !tmpdir) {
+        free(environment);
+        free(tmpdir);
+        status = gx_fail(error, GX_ERR_SYSTEM, "out of memory");
         goto done;
     }
-    int wait_status = 0;
-    while (waitpid(pid, &wait_status, 0) < 0 && errno == EINTR)
-        ;
+    size_t kept = 0;
+    for (size_t i = 0; i < count; i++)
+        if (strncmp(environ[i], "TMPDIR=", 7) != 0)
+            environment[kept++] = environ[i];
+    environment[kept] = tmpdir;
+    gx_run_options run_options = {.output = log_file, .error_sink = -1, .environment = environment};
+    gx_run_result run;
+    int failed = gx_process_run(argv, &run_options, &run, error);
+    free(environment);
+    free(tmpdir);
+    if (failed) {
+        status = error->kind;
+        goto done;
+    }
+    if (run.stop) {
+        status = gx_fail(error, GX_ERR_INTERRUPTED, "nvcc: interrupted (signal %d) while compiling %s", run.stop,
+                         request->source_name);
+        goto done;
+    }
     size_t log_size = 0;
     gx_error ignored;
     if (gx_read_file(log_file, &result->log, &log_size, &ignored))
         result->log = strdup("");
-    if (!WIFEXITED(wait_status) || WEXITSTATUS(wait_status) != 0) {
+    if (run.exit_code != 0) {
         char command[1024] = "";
         for (int i = 0; i < argc && strlen(command) + 2 < sizeof command; i++)
             snprintf(command + strlen(command), sizeof command - strlen(command), "%s%s", i ? " " : "", argv[i]);
         status = gx_fail(error, GX_ERR_COMPILE, "nvcc failed (%s %d) for %s (arch %s):\n%s\ncommand: %s",
-                         WIFEXITED(wait_status) ? "exit code" : "signal",
-                         WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : WTERMSIG(wait_status),
+                         run.exit_code < 128 ? "exit code" : "signal",
+                         run.exit_code < 128 ? run.exit_code : run.exit_code - 128,
                          request->source_name, request->arch, result->log ? result->log : "", command);
         goto done;
     }

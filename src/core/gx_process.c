@@ -280,7 +280,8 @@ static int spawn_command(char *const argv[], const gx_run_options *options, int 
     if (!failed) {
         fflush(NULL);
         call = "posix_spawnp";
-        failed = posix_spawnp(pid, argv[0], &actions, &attributes, argv, environ);
+        failed = posix_spawnp(pid, argv[0], &actions, &attributes, argv,
+                              options->environment ? options->environment : environ);
     }
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attributes);

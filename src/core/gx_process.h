@@ -43,6 +43,7 @@ typedef struct gx_run_options {
     double timeout_s;      /* > 0: then SIGTERM to its group, grace_s, SIGKILL; result->timed_out */
     double grace_s;        /* between SIGTERM (or the stop signal passed on) and SIGKILL; 0: 5 s */
     const char *directory; /* its working folder, or NULL: ours */
+    char *const *environment; /* its environment, or NULL: ours */
 } gx_run_options;
 
 typedef struct gx_run_result {

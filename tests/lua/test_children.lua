@@ -12,16 +12,16 @@ local work, write, read, run = ws.dir, ws.write, ws.read, ws.run
 local function quote(text) return "'" .. tostring(text):gsub("'", "'\\''") .. "'" end
 
 -- Starts `gpuexp arguments` in the background from a non-interactive shell (which starts it with
--- SIGINT ignored, as a CI job's `cmd &` does), waits until the file `ready` exists, sends the
--- signal and waits for the end. Returns the exit code, the seconds from the signal to the end and
+-- SIGINT ignored, as a CI job's `cmd &` does), waits until the file `ready` exists (or the shell
+-- test `ready` holds, when it starts with "["), sends the signal and waits for the end. Returns the exit code, the seconds from the signal to the end and
 -- stderr.
 local function interrupt(arguments, signal, ready, environment)
   os.remove(work .. "/code")
   local script = string.format("cd %s && { %s %s %s > stdout 2> stderr & pid=$!; i=0; " ..
-    "while [ ! -e %s ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done; " ..
+    "while ! %s && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done; " ..
     "start=$(date +%%s.%%N); kill -%s $pid; wait $pid; code=$?; " ..
     "echo \"$code $(echo \"$(date +%%s.%%N) - $start\" | bc)\" > code; }", quote(work), environment or "", binary,
-    arguments, quote(ready), signal)
+    arguments, ready:sub(1, 1) == "[" and ready or "[ -e " .. quote(ready) .. " ]", signal)
   os.execute(script)
   local code, seconds = (read("code") or ""):match("^(%d+) ([%d.]+)")
   return tonumber(code), tonumber(seconds), read("stderr") or ""
@@ -88,7 +88,33 @@ code, stdout, stderr = run("--quiet --arch sm_90 --resume -o setup.csv setup.lua
 T.eq(code, 0, "--resume with the setup fixed: " .. stderr .. stdout)
 T.eq(rows("setup.csv"), 3, "every point ran")
 
--- 4. nightly's --on-regression hook: the GPU's lock is free while it runs, and a hook that hangs is
+-- 4. nvcc: options that print or stop early are refused at the script's line; SIGINT during a
+--    compile ends nvcc's group and leaves no temporary folder
+write("version.lua", [[
+gpuexp.compile{source = "__global__ void k() {}", name = "k.cu", compiler = "nvcc", options = {"--version"}}
+]])
+code, stdout, stderr = run("--quiet --inline --arch sm_90 version.lua")
+T.eq(code, 1, "an nvcc option that prints its version: the script's error (" .. stderr .. ")")
+T.ok(stderr:find("version.lua:1: nvcc option '--version' is not accepted", 1, true), stderr)
+local toolkit = gpuexp.toolkit()
+if toolkit.nvcc then
+  gpuexp.mkdir(work .. "/nvcc-tmp")
+  write("slow.lua", string.format([[
+gpuexp.compile{source = "#include <cub/cub.cuh>\n#include <thrust/sort.h>\n// %s\n__global__ void k() {}",
+  name = "k.cu", compiler = "nvcc"}
+]], gpuexp.hash(tostring(gpuexp.clock()))))
+  code, seconds, stderr = interrupt("--quiet --inline --arch sm_90 slow.lua", "INT",
+    "[ -n \"$(ls -A " .. quote(work .. "/nvcc-tmp") .. ")\" ]", "TMPDIR=" .. quote(work .. "/nvcc-tmp"))
+  T.eq(code, 130, "SIGINT during an nvcc compile: " .. stderr)
+  local pipe = io.popen("ls -A " .. quote(work .. "/nvcc-tmp"))
+  local left = pipe:read("a")
+  pipe:close()
+  T.eq(left, "", "nvcc's temporary folder is removed")
+else
+  io.stderr:write("note: no nvcc here; the compile that is interrupted was skipped\n")
+end
+
+-- 5. nightly's --on-regression hook: the GPU's lock is free while it runs, and a hook that hangs is
 --    ended with its group at --on-regression-timeout; the night keeps its exit code
 gpuexp.mkdir(work .. "/suite")
 write("suite/fake.lua", T.fixture("fake_night.lua"))
@@ -113,7 +139,7 @@ end
 T.ok(group_gone("hook.pid"), "the hook's group is gone, its background job too")
 T.eq(night(5, nil, "--on-regression-timeout -1"), 2, "a negative time limit is refused")
 
--- 5. bisect: its build starts with an empty mask, default signals and a group of its own (the
+-- 6. bisect: its build starts with an empty mask, default signals and a group of its own (the
 --    bisect itself started with SIGINT ignored), a build past --build-timeout is ended with its
 --    group and its commit skipped, --point-timeout ends a measurement that hangs
 if not os.execute("git --version >/dev/null 2>&1") then
@@ -164,7 +190,7 @@ code, stdout, stderr = run("bisect --good HEAD~1 --bad HEAD --point n=2 --arch s
 T.eq(code, 1, "a measurement that hangs: the good commit gives no value (" .. stderr .. ")")
 T.ok(stderr:find("gives no value: the point ran past --point-timeout 1 s", 1, true), stderr)
 
--- 6. bisect stopped during a build: SIGTERM ends the build's whole group and bisect exits 143,
+-- 7. bisect stopped during a build: SIGTERM ends the build's whole group and bisect exits 143,
 --    its worktrees and folder removed
 code, seconds, stderr = interrupt(string.format("bisect --good HEAD~1 --bad HEAD --point n=2 --arch sm_90 --build %s " ..
   "repo/exp.lua", quote("echo $$ > " .. work .. "/build.pid; touch " .. work .. "/building; sleep 3600")), "TERM",
@@ -176,7 +202,7 @@ local pipe = io.popen("ls -A " .. quote(work .. "/tmp") .. " | wc -l")
 T.eq(tonumber(pipe:read("l")), 0, "no temporary folder left")
 pipe:close()
 
--- 7. a bisect killed with SIGKILL leaves its folder; the next bisect removes it
+-- 8. a bisect killed with SIGKILL leaves its folder; the next bisect removes it
 os.remove(work .. "/building")
 interrupt(string.format("bisect --good HEAD~1 --bad HEAD --point n=2 --arch sm_90 --build %s repo/exp.lua",
   quote("echo $$ > " .. work .. "/build.pid; touch " .. work .. "/building; sleep 3600")), "KILL", work .. "/building",
