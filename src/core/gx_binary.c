@@ -42,32 +42,39 @@ gx_image_kind gx_image_detect(const void *data, size_t size)
             return GX_IMAGE_FATBIN;
     }
     if (is_elf64(data, size)) {
-        const Elf64_Ehdr *header = data;
-        return header->e_machine == EM_CUDA ? GX_IMAGE_CUBIN : GX_IMAGE_HOST_ELF;
+        Elf64_Ehdr header;
+        memcpy(&header, data, sizeof header);
+        return header.e_machine == EM_CUDA ? GX_IMAGE_CUBIN : GX_IMAGE_HOST_ELF;
     }
     return looks_like_ptx(data, size) ? GX_IMAGE_PTX : GX_IMAGE_UNKNOWN;
 }
 
-/* Finds the section called name; returns its header or NULL. Bounds are checked. */
-static const Elf64_Shdr *find_section(const unsigned char *data, size_t size, const char *name)
+/* Finds the section called name: fills *found and returns 1, or 0. Bounds are checked, and the
+   headers are copied out (a file's offsets need not be aligned). */
+static int find_section(const unsigned char *data, size_t size, const char *name, Elf64_Shdr *found)
 {
-    const Elf64_Ehdr *header = (const Elf64_Ehdr *)data;
-    if (header->e_shoff == 0 || header->e_shentsize != sizeof(Elf64_Shdr) || header->e_shoff > size
-        || (size - header->e_shoff) / sizeof(Elf64_Shdr) < header->e_shnum || header->e_shstrndx >= header->e_shnum)
-        return NULL;
-    const Elf64_Shdr *sections = (const Elf64_Shdr *)(data + header->e_shoff);
-    const Elf64_Shdr *names = &sections[header->e_shstrndx];
-    if (names->sh_offset > size || names->sh_size > size - names->sh_offset)
-        return NULL;
-    for (int i = 0; i < header->e_shnum; i++) {
-        if (sections[i].sh_name >= names->sh_size)
+    Elf64_Ehdr header;
+    memcpy(&header, data, sizeof header);
+    if (header.e_shoff == 0 || header.e_shentsize != sizeof(Elf64_Shdr) || header.e_shoff > size
+        || (size - header.e_shoff) / sizeof(Elf64_Shdr) < header.e_shnum || header.e_shstrndx >= header.e_shnum)
+        return 0;
+    const unsigned char *sections = data + header.e_shoff;
+    Elf64_Shdr names, section;
+    memcpy(&names, sections + (size_t)header.e_shstrndx * sizeof names, sizeof names);
+    if (names.sh_offset > size || names.sh_size > size - names.sh_offset)
+        return 0;
+    for (int i = 0; i < header.e_shnum; i++) {
+        memcpy(&section, sections + (size_t)i * sizeof section, sizeof section);
+        if (section.sh_name >= names.sh_size)
             continue;
-        const char *section_name = (const char *)data + names->sh_offset + sections[i].sh_name;
-        size_t room = names->sh_size - sections[i].sh_name;
-        if (strnlen(section_name, room) < room && strcmp(section_name, name) == 0)
-            return &sections[i];
+        const char *section_name = (const char *)data + names.sh_offset + section.sh_name;
+        size_t room = names.sh_size - section.sh_name;
+        if (strnlen(section_name, room) < room && strcmp(section_name, name) == 0) {
+            *found = section;
+            return 1;
+        }
     }
-    return NULL;
+    return 0;
 }
 
 int gx_host_fatbins(const void *data, size_t size, size_t offsets[GX_MAX_IMAGES], size_t sizes[GX_MAX_IMAGES],
@@ -77,9 +84,10 @@ int gx_host_fatbins(const void *data, size_t size, size_t offsets[GX_MAX_IMAGES]
     if (!is_elf64(data, size))
         return gx_fail(error, GX_ERR_USAGE, "not a 64-bit ELF file");
     const unsigned char *bytes = data;
-    const Elf64_Shdr *section = find_section(bytes, size, ".nv_fatbin");
+    Elf64_Shdr found;
+    const Elf64_Shdr *section = find_section(bytes, size, ".nv_fatbin", &found) ? &found : NULL;
     if (!section || section->sh_type == SHT_NOBITS) {
-        if (find_section(bytes, size, "__nv_relfatbin"))
+        if (find_section(bytes, size, "__nv_relfatbin", &found))
             return gx_fail(error, GX_ERR_USAGE,
                            "its device code was compiled with -rdc=true and is not linked yet (section __nv_relfatbin): "
                            "load the output of nvcc -dlink, or build with -rdc=false");
@@ -100,7 +108,8 @@ int gx_host_fatbins(const void *data, size_t size, size_t offsets[GX_MAX_IMAGES]
         uint64_t fat_size;
         memcpy(&header_size, bytes + at + 6, 2);
         memcpy(&fat_size, bytes + at + 8, 8);
-        if (header_size < 16 || fat_size > end - at - header_size)
+        /* header_size first: end - at - header_size would wrap past a header larger than what is left */
+        if (header_size < 16 || header_size > end - at || fat_size > end - at - header_size)
             return gx_fail(error, GX_ERR_USAGE, "a fat binary in .nv_fatbin at offset %zu is cut short", at - start);
         if (*count == GX_MAX_IMAGES)
             return gx_fail(error, GX_ERR_USAGE, "more than %d fat binaries in .nv_fatbin", GX_MAX_IMAGES);

@@ -188,6 +188,14 @@ static void test_binaries(void)
     memcpy(file + offsets[1] + 8, &too_long, 8);
     CHECK(gx_host_fatbins(file, size, offsets, sizes, &count, &error) == GX_ERR_USAGE);
     CHECK(strstr(error.message, "cut short") != NULL);
+    /* a header larger than what is left of the section: end - at - header_size must not wrap into
+       a size that claims bytes past the buffer (issue 25, a crafted object file) */
+    uint64_t no_payload = 0;
+    uint16_t huge_header = 0xFFFF;
+    memcpy(file + offsets[1] + 8, &no_payload, 8);
+    memcpy(file + offsets[1] + 6, &huge_header, 2);
+    CHECK(gx_host_fatbins(file, size, offsets, sizes, &count, &error) == GX_ERR_USAGE);
+    CHECK(strstr(error.message, "cut short") != NULL);
     free(file);
     file = host_elf(&size, 0); /* only relocatable device code */
     CHECK(gx_host_fatbins(file, size, offsets, sizes, &count, &error) == GX_ERR_USAGE);
