@@ -192,6 +192,7 @@ static int process_stop_signal(lua_State *L)
 static int process_run(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
+    lua_settop(L, 2); /* the options (or nil) stay at 2, below what is pushed here */
     int argc = (int)lua_rawlen(L, 1);
     if (argc < 1)
         return l_raisef(L, GX_ERR_USAGE, "_process.run: an empty command");

@@ -114,7 +114,20 @@ else
   io.stderr:write("note: no nvcc here; the compile that is interrupted was skipped\n")
 end
 
--- 5. nightly's --on-regression hook: the GPU's lock is free while it runs, and a hook that hangs is
+-- 5. gnuplot: a plot that fails leaves no temporary file behind (its files live in a folder of its
+--    own in $TMPDIR, removed whatever happens; os.tmpname's files in /tmp leaked)
+if os.execute("command -v gnuplot >/dev/null 2>&1") then
+  gpuexp.mkdir(work .. "/plot-tmp")
+  write("plot.csv", "x,y,g\n987654.25,1,a\n987655.25,2,a\n987656.25,3,b\n")
+  code, stdout, stderr = run("plot plot.csv --x x --y y --by g -o no/such/folder/p.png", "TMPDIR=" .. quote(work .. "/plot-tmp"))
+  T.ok(code ~= 0, "a plot that cannot be written fails: " .. stderr)
+  local pipe = io.popen("ls -A " .. quote(work .. "/plot-tmp") .. "; grep -ls 987654.25 /tmp/lua_* 2>/dev/null")
+  local left = pipe:read("a")
+  pipe:close()
+  T.eq(left, "", "no data file, script or log left behind")
+end
+
+-- 6. nightly's --on-regression hook: the GPU's lock is free while it runs, and a hook that hangs is
 --    ended with its group at --on-regression-timeout; the night keeps its exit code
 gpuexp.mkdir(work .. "/suite")
 write("suite/fake.lua", T.fixture("fake_night.lua"))
@@ -139,7 +152,7 @@ end
 T.ok(group_gone("hook.pid"), "the hook's group is gone, its background job too")
 T.eq(night(5, nil, "--on-regression-timeout -1"), 2, "a negative time limit is refused")
 
--- 6. bisect: its build starts with an empty mask, default signals and a group of its own (the
+-- 7. bisect: its build starts with an empty mask, default signals and a group of its own (the
 --    bisect itself started with SIGINT ignored), a build past --build-timeout is ended with its
 --    group and its commit skipped, --point-timeout ends a measurement that hangs
 if not os.execute("git --version >/dev/null 2>&1") then
@@ -190,7 +203,7 @@ code, stdout, stderr = run("bisect --good HEAD~1 --bad HEAD --point n=2 --arch s
 T.eq(code, 1, "a measurement that hangs: the good commit gives no value (" .. stderr .. ")")
 T.ok(stderr:find("gives no value: the point ran past --point-timeout 1 s", 1, true), stderr)
 
--- 7. bisect stopped during a build: SIGTERM ends the build's whole group and bisect exits 143,
+-- 8. bisect stopped during a build: SIGTERM ends the build's whole group and bisect exits 143,
 --    its worktrees and folder removed
 code, seconds, stderr = interrupt(string.format("bisect --good HEAD~1 --bad HEAD --point n=2 --arch sm_90 --build %s " ..
   "repo/exp.lua", quote("echo $$ > " .. work .. "/build.pid; touch " .. work .. "/building; sleep 3600")), "TERM",
@@ -202,7 +215,7 @@ local pipe = io.popen("ls -A " .. quote(work .. "/tmp") .. " | wc -l")
 T.eq(tonumber(pipe:read("l")), 0, "no temporary folder left")
 pipe:close()
 
--- 8. a bisect killed with SIGKILL leaves its folder; the next bisect removes it
+-- 9. a bisect killed with SIGKILL leaves its folder; the next bisect removes it
 os.remove(work .. "/building")
 interrupt(string.format("bisect --good HEAD~1 --bad HEAD --point n=2 --arch sm_90 --build %s repo/exp.lua",
   quote("echo $$ > " .. work .. "/build.pid; touch " .. work .. "/building; sleep 3600")), "KILL", work .. "/building",
