@@ -313,6 +313,12 @@ function M.run(spec)
       end
       check_stop()
       if not ok then
+        if type(problem) ~= "string" and not (type(problem) == "table" and problem.message) then
+          -- error({}) or error(): nothing says where; the setup's own line does
+          local info = debug.getinfo(spec.setup, "S")
+          problem = {kind = "usage", message = string.format("%s:%d: sweep '%s': its setup raised %s, not a message",
+            info.short_src, info.linedefined, name, problem == nil and "nil" or ("a " .. type(problem)))}
+        end
         client:setup_failed(id, index, error_text(problem))
         error(problem, 0)
       end
