@@ -118,10 +118,13 @@ end
 --    own in $TMPDIR, removed whatever happens; os.tmpname's files in /tmp leaked)
 if os.execute("command -v gnuplot >/dev/null 2>&1") then
   gpuexp.mkdir(work .. "/plot-tmp")
+  write("plot.marker", "")
   write("plot.csv", "x,y,g\n987654.25,1,a\n987655.25,2,a\n987656.25,3,b\n")
   code, stdout, stderr = run("plot plot.csv --x x --y y --by g -o no/such/folder/p.png", "TMPDIR=" .. quote(work .. "/plot-tmp"))
   T.ok(code ~= 0, "a plot that cannot be written fails: " .. stderr)
-  local pipe = io.popen("ls -A " .. quote(work .. "/plot-tmp") .. "; grep -ls 987654.25 /tmp/lua_* 2>/dev/null")
+  -- its folder in TMPDIR, and what os.tmpname made in /tmp since the marker
+  local pipe = io.popen("ls -A " .. quote(work .. "/plot-tmp") .. "; find /tmp -maxdepth 1 -name 'lua_*' -type f " ..
+    "-newer " .. quote(work .. "/plot.marker") .. " -exec grep -l 987654.25 {} + 2>/dev/null")
   local left = pipe:read("a")
   pipe:close()
   T.eq(left, "", "no data file, script or log left behind")

@@ -57,7 +57,8 @@ T.eq(lines[2], "refused\tcases.lua:3: layout: field 'a' (1099511627776 x f32) ma
   "takes (1048576 bytes, 100000 values); pass big arrays in a device buffer", lines[2])
 T.eq(lines[3], "refused\tcases.lua:4: layout: field 'a' (200000 x i8) makes the struct larger than gpuexp takes " ..
   "(1048576 bytes, 100000 values); pass big arrays in a device buffer", lines[3])
-T.eq(lines[4], "refused\tcases.lua:5: layout: align must be a power of two from 4 to 4096, got 1099511627776", lines[4])
+T.eq(lines[4], "refused\tcases.lua:5: layout: align must be a power of two of at least 4 (and at most 4096), " ..
+  "got 1099511627776", lines[4])
 T.eq(lines[5], "refused\tcases.lua:6: struct._2: 300 does not fit in i8 (-128 to 127)", lines[5])
 T.eq(lines[6], "refused\tcases.lua:7: struct.y: -1 does not fit in u16 (0 to 65535)", lines[6])
 T.eq(lines[7], "ok\t16", "a count of 4.0 is 4: " .. lines[7])

@@ -79,8 +79,8 @@ function M.layout(fields, options)
   local align = options.align or layout.align
   if math.type(align) == "float" and align == math.floor(align) then align = math.tointeger(align) or align end -- 2^4
   if math.type(align) ~= "integer" or align < layout.align or align > M.MAX_ALIGN or align & (align - 1) ~= 0 then
-    fail(string.format("layout: align must be a power of two from %d to %d, got %s", layout.align, M.MAX_ALIGN,
-      tostring(align)))
+    fail(string.format("layout: align must be a power of two of at least %d (and at most %d), got %s", layout.align,
+      M.MAX_ALIGN, tostring(align)))
   end
   layout.align = align
   layout.size = align_up(offset, align)
