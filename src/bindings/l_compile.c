@@ -249,6 +249,11 @@ static int gpuexp_compile(lua_State *L)
                           : gx_nvrtc_compile(&request, &program->compiled, &error);
     if (program->compiled.cache_warning[0])
         fprintf(stderr, "gpuexp: warning: %s\n", program->compiled.cache_warning);
+    static int cache_store_warned; /* once a process: every compile of a run would say it again */
+    if (!failed && program->compiled.cache_store_warning[0] && !cache_store_warned) {
+        cache_store_warned = 1;
+        fprintf(stderr, "gpuexp: warning: %s\n", program->compiled.cache_store_warning);
+    }
     if (failed) {
         compile_hints(&error, program->compiler);
         return l_raise(L, &error);

@@ -174,6 +174,8 @@ void l_open_process(lua_State *L);
    instruction; the process ended grace_s later if the run has not come back by then. */
 void l_process_catch_stops(lua_State *L, double grace_s);
 void l_open_db(lua_State *L);
+/* gpuexp._write_file, _open_output and _output_folder (l_files.c), set in the table on top. */
+void l_open_files(lua_State *L);
 /* An element type name at index and a count at index + 1 (a buffer's shape); raises when bad. */
 void l_check_element_spec(lua_State *L, int index, int *type, size_t *count);
 /* Sets built_with_cuda, driver_cuda and nvrtc ("13.0") in the table on top; absent when not found

@@ -60,13 +60,16 @@ static int message_handler(lua_State *L)
     return 1; /* the original error value */
 }
 
-static int exit_code_for(lua_State *L, int index)
+/* The exit code of an error value. An error of no known kind is the script's own (exit 1) in a run,
+   and a bug of gpuexp (exit 70) in a command written in Lua (compare, nightly, history, ...): there
+   1 means "a regression was found", which a failure must never read as. */
+static int exit_code_for(lua_State *L, int index, int builtin)
 {
+    int code = builtin ? GX_EXIT_INTERNAL : GX_EXIT_SCRIPT;
     if (!lua_istable(L, index))
-        return GX_EXIT_SCRIPT;
+        return code;
     lua_getfield(L, index, "kind");
     const char *kind = lua_tostring(L, -1);
-    int code = GX_EXIT_SCRIPT;
     if (kind && (strcmp(kind, "driver") == 0 || strcmp(kind, "profiler") == 0))
         code = GX_EXIT_GPU;
     else if (kind && strcmp(kind, "compile") == 0)
@@ -194,6 +197,20 @@ static void push_run_options(lua_State *L, int argc, char **argv, const struct o
     lua_setfield(L, -2, "argv");
 }
 
+/* An error message on standard error: names from data in it (a point, a CSV cell) may hold control
+   characters, shown as \xHH so that none moves the cursor, clears the screen or recolours the
+   terminal; new lines and tabs stay (tracebacks, compile logs). */
+static void print_message(const char *text)
+{
+    for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
+        if ((*c < 0x20 && *c != '\n' && *c != '\t') || *c == 0x7f)
+            fprintf(stderr, "\\x%02x", *c);
+        else
+            fputc(*c, stderr);
+    }
+    fputc('\n', stderr);
+}
+
 /* --trace in the process that runs the script. A second worker of the run (another GPU, or a
    fresh one after a crash) writes FILE with its pid before the extension instead. */
 static int start_trace(const struct options *options)
@@ -314,11 +331,12 @@ static int run_script(int argc, char **argv, const struct options *options)
             int wanted = options->trace && !options->arch;
             if (options->trace && options->arch && !options->worker)
                 fprintf(stderr, "gpuexp: --trace: an offline plan runs nothing on a GPU; no trace is written\n");
-            int tracing = wanted && start_trace(options) == GX_OK;
-            if (wanted && !tracing) {
-                lua_close(L);
-                return GX_EXIT_GPU;
+            int trace_status = wanted ? start_trace(options) : GX_OK;
+            if (trace_status != GX_OK) {
+                lua_close(L); /* a bad --trace (2), a trace file that cannot be written (7), no CUPTI (3) */
+                return trace_status == GX_ERR_USAGE ? GX_EXIT_USAGE : trace_status == GX_ERR_SYSTEM ? GX_EXIT_WRITE : GX_EXIT_GPU;
             }
+            int tracing = wanted;
             for (int i = options->script_index + 1; i < argc; i++)
                 lua_pushstring(L, argv[i]);
             status = lua_pcall(L, argc - options->script_index - 1, 0, handler);
@@ -340,7 +358,10 @@ static int run_script(int argc, char **argv, const struct options *options)
     if (status == LUA_OK && gx_process_stop_signal()) /* the script caught the interruption itself */
         code = 128 + gx_process_stop_signal();
     if (status != LUA_OK) {
-        code = exit_code_for(L, -1);
+        code = exit_code_for(L, -1, options->builtin != NULL);
+        if (code == GX_EXIT_INTERNAL)
+            fprintf(stderr, "gpuexp: internal error in %s (exit %d; please report it with the text below):\n",
+                    options->builtin, GX_EXIT_INTERNAL);
         /* a bad option, a busy output, a failed write or an interruption is not a bug in the
            script: no traceback */
         int plain = code == GX_EXIT_USAGE || code == GX_EXIT_BUSY || code == GX_EXIT_WRITE || code > 128;
@@ -351,7 +372,7 @@ static int run_script(int argc, char **argv, const struct options *options)
         const char *text = lua_tostring(L, -1);
         if (!text) /* syntax errors never reach the handler */
             text = luaL_tolstring(L, -2, NULL);
-        fprintf(stderr, "%s\n", text);
+        print_message(text);
     }
     lua_close(L); /* runs __gc: buffers freed, contexts released, files closed */
     return code;

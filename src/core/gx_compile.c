@@ -172,28 +172,35 @@ int gx_compile_cache_load(const gx_compile_request *request, gx_compile_result *
     return 0;
 }
 
-/* A failed cache write costs only a recompile later, so it is not an error. */
-void gx_compile_cache_store(const gx_compile_request *request, const gx_compile_result *result)
+/* A failed cache write costs only a recompile later, so it is not an error: it is said in
+   result->cache_store_warning, for the caller to warn about (once). */
+void gx_compile_cache_store(const gx_compile_request *request, gx_compile_result *result)
 {
+    result->cache_store_warning[0] = 0;
     if (!request->cache_directory || !*request->cache_directory)
         return;
     char directory[4096];
-    gx_error ignored;
+    gx_error problem;
     snprintf(directory, sizeof directory, "%s/%.2s", request->cache_directory, result->key);
-    if (gx_make_directories(directory, &ignored))
-        return;
+    int failed = gx_make_directories(directory, &problem);
     char *data[] = {result->cubin, result->ptx, result->log, result->lowered_names};
     size_t sizes[] = {result->cubin_size, strlen(result->ptx), strlen(result->log), strlen(result->lowered_names)};
     char path[4096];
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 4 && !failed; i++) {
         cache_path(path, sizeof path, request->cache_directory, result->key, cache_extensions[i]);
-        if (gx_write_file_atomic(path, data[i], sizes[i], &ignored))
-            return;
+        failed = gx_write_file_atomic(path, data[i], sizes[i], &problem);
     }
-    char manifest[512]; /* last: it marks the entry complete */
-    cache_manifest(manifest, sizeof manifest, data, sizes);
-    cache_path(path, sizeof path, request->cache_directory, result->key, "sum");
-    gx_write_file_atomic(path, manifest, strlen(manifest), &ignored);
+    if (!failed) {
+        char manifest[512]; /* last: it marks the entry complete */
+        cache_manifest(manifest, sizeof manifest, data, sizes);
+        cache_path(path, sizeof path, request->cache_directory, result->key, "sum");
+        failed = gx_write_file_atomic(path, manifest, strlen(manifest), &problem);
+    }
+    if (failed)
+        snprintf(result->cache_store_warning, sizeof result->cache_store_warning,
+                 "the compile cache %.160s cannot be written (%.200s): every run compiles again (GPUEXP_CACHE_DIR names "
+                 "another folder)",
+                 request->cache_directory, problem.message);
 }
 
 void gx_compile_result_free(gx_compile_result *result)

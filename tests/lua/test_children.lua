@@ -200,7 +200,7 @@ T.ok(group_gone("build.pid"), "the build's group is gone, its background job too
 
 code, stdout, stderr = run("bisect --good HEAD --bad HEAD --point n=2 repo/exp.lua", environment)
 T.eq(code, 2, "good and bad the same commit: usage")
-T.ok(stderr:find("HEAD and HEAD are the same commit", 1, true), stderr)
+T.ok(stderr:find("--good HEAD and --bad HEAD are the same commit", 1, true), stderr)
 code, stdout, stderr = run("bisect --good HEAD~1 --bad HEAD --point n=2 --arch sm_90 --point-timeout 1 repo/exp.lua",
   environment .. " HANG=1")
 T.eq(code, 1, "a measurement that hangs: the good commit gives no value (" .. stderr .. ")")

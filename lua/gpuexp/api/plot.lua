@@ -2,20 +2,25 @@
 -- group, and roofline plots (log-log, memory and compute roofs, one point per row). PNG or SVG by
 -- the output's extension.
 local csv = require("gpuexp.store.csv")
+local text = require("gpuexp.store.text")
 local M = {}
 
+-- Every text from data (titles, group names, labels) reaches gnuplot only as a quoted string
+-- constant (text.gnuplot); the data itself only in files; enhanced text (markup in strings) off.
+local quote = text.gnuplot
+
 local function terminal(out)
-  if out:match("%.svg$") then return "set terminal svg size 1000,650 dynamic background rgb 'white'" end
+  if out:find("[%c\127]") then gpuexp.error("usage", "plot: the output's name holds a control character", 3) end
+  if out:match("%.svg$") then return "set terminal svg size 1000,650 dynamic noenhanced background rgb 'white'" end
   if out:match("%.png$") then return "set terminal pngcairo size 1000,650 noenhanced" end
   gpuexp.error("usage", "plot: the output must end in .png or .svg, got " .. out, 3)
 end
 
-local function quote(text) return "'" .. tostring(text):gsub("'", "''") .. "'" end
 
 M.GNUPLOT_TIMEOUT_S = 120 -- a gnuplot that hangs (a huge plot, a broken font setup) ends here
 
--- Runs fn(folder) with a folder of its own for one plot's files (data, script, log) in $TMPDIR,
--- removed with everything in it whatever happens; returns what fn returns.
+-- Runs fn(folder) with a folder of its own for one plot's files (data, script, log, image) in
+-- $TMPDIR, removed with everything in it whatever happens; returns what fn returns.
 local function with_folder(fn)
   local code, _, _, made = gpuexp._process.run({"mktemp", "-d", (os.getenv("TMPDIR") or "/tmp") .. "/gpuexp-plot.XXXXXX"},
     {capture = true})
@@ -35,12 +40,16 @@ local function write_file(path, text)
   if not ok then gpuexp.error("system", "plot: cannot write " .. path .. ": " .. tostring(problem), 3) end
 end
 
--- Runs a gnuplot script (its own process group, a time limit); raises with gnuplot's message when
--- it fails or writes nothing.
+-- Runs a gnuplot script (lines[1] the terminal; its own process group, a time limit); raises with
+-- gnuplot's message when it fails or writes nothing. gnuplot draws into a file of the plot's
+-- folder; the image then goes to out as every output does (a unique temporary beside it and a
+-- rename, a device written in place, a planted link never followed), so gnuplot never opens a
+-- path the user named.
 local function render(lines, out, folder)
   local base = folder .. "/plot"
+  local image = base .. ".image"
+  table.insert(lines, 2, "set output " .. quote(image))
   write_file(base .. ".gp", table.concat(lines, "\n") .. "\n")
-  os.remove(out)
   local code, stop, timed_out = gpuexp._process.run({"gnuplot", base .. ".gp"},
     {output = base .. ".log", timeout_s = M.GNUPLOT_TIMEOUT_S})
   if stop ~= 0 then gpuexp.error("interrupted", "plot: interrupted while gnuplot ran", 3) end
@@ -49,19 +58,21 @@ local function render(lines, out, folder)
   local message = log and log:read("a") or ""
   if log then log:close() end
   if timed_out then message = string.format("it ran past %g s and was ended", M.GNUPLOT_TIMEOUT_S) end
-  local written = io.open(out)
-  if written then written:close() end
-  if not ok or not written then
+  local drawn = io.open(image, "rb")
+  local bytes = drawn and drawn:read("a")
+  if drawn then drawn:close() end
+  if not ok or not bytes or bytes == "" then
     gpuexp.error("system", "plot: gnuplot failed" .. (message ~= "" and (": " .. message) or
       " (is gnuplot installed? apt-get install gnuplot-nox)"), 3)
   end
+  csv.write_file(out, bytes)
   return out
 end
 
 -- The common part of every plot: terminal, title, the settings, then one curve per data file.
 local function draw(out, title, settings, curves, files, style, folder)
   local chosen = terminal(out)
-  local lines = {chosen, "set output " .. quote(out), "set grid", "set key outside right", "set title " .. quote(title)}
+  local lines = {chosen, "set grid", "set key outside right", "set title " .. quote(title)}
   for _, line in ipairs(settings) do lines[#lines + 1] = line end
   for _, f in ipairs(files) do curves[#curves + 1] = quote(f[2]) .. " using 1:2 " .. style .. " title " .. quote(f[1]) end
   lines[#lines + 1] = "plot " .. table.concat(curves, ", \\\n  ")
@@ -140,7 +151,7 @@ local function history_in(spec, folder)
   curve(spec.series, "with linespoints pt 7 ps 0.8 lc rgb '#4477aa'", "recorded runs")
   curve({spec.new}, "with points pt 9 ps 2.2 lc rgb '#cc3311'", "this night")
   if spec.confirm then curve({spec.confirm}, "with points pt 5 ps 1.6 lc rgb '#ee7733'", "re-measured") end
-  local lines = {terminal(spec.out), "set output " .. quote(spec.out), "set grid", "set key outside right",
+  local lines = {terminal(spec.out), "set grid", "set key outside right",
     "set title " .. quote(spec.title), "set xlabel 'history run'", "set ylabel " .. quote(spec.ylabel),
     "set offsets graph 0.05, graph 0.05, graph 0.1, graph 0.1",
     string.format("set arrow from graph 0, first %.10g to graph 1, first %.10g nohead dt 2 lc rgb 'gray40'", spec.center, spec.center),

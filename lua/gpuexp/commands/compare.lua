@@ -1,6 +1,7 @@
 -- gpuexp compare BASE.csv [MORE_BASE.csv...] NEW.csv: the verdict of every point of a run against
 -- one or more baseline runs, as a table, Markdown, JSON or JUnit XML.
 local csv = require("gpuexp.store.csv")
+local text = require("gpuexp.store.text")
 local result = require("gpuexp.store.result")
 local compare = require("gpuexp.judge.compare")
 local printers = require("gpuexp.judge.printers")
@@ -12,7 +13,7 @@ local M = {}
 
 
 local function fail(code, message)
-  io.stderr:write("gpuexp compare: " .. message .. "\n")
+  io.stderr:write("gpuexp compare: " .. text.message(message) .. "\n")
   return code
 end
 
@@ -114,7 +115,8 @@ function M.main(args)
   end
   if output then -- written whole, through a temporary file and a rename (a full disk is exit 7)
     local written, problem = pcall(csv.write_printed, output, print_to)
-    if not written then return fail(EXIT.WRITE, type(problem) == "table" and problem.message or tostring(problem)) end
+    if not written and not csv.is_write_error(problem) then error(problem, 0) end -- a bug: exit 70, not 7
+    if not written then return fail(EXIT.WRITE, problem.message) end
   else
     print_to(io.stdout)
   end

@@ -6,6 +6,7 @@ local json = require("gpuexp.store.json")
 local compare = require("gpuexp.judge.compare")
 local printers = require("gpuexp.judge.printers")
 local rule = require("gpuexp.judge.rule")
+local text = require("gpuexp.store.text")
 
 local M = {}
 
@@ -32,7 +33,9 @@ local function row_of(e, experiment)
   return {experiment = experiment, point = e.point, metric = e.metric, before = number_text(e.base),
     after = number_text(e.new), change = change_text(e), threshold = threshold_text(e), verdict = e.verdict,
     regression = compare.is_regression(e), confidence = confidence_text(e), basis = e.basis or "",
-    unconfirmed = e.unconfirmed or nil, plot = e.plot, explanation = e.explanation}
+    unconfirmed = e.unconfirmed or nil, plot = e.plot, explanation = e.explanation,
+    state = e.state and e.state.name or nil, state_text = e.state and e.state.text or nil,
+    open_since = e.state and e.state.since or nil, open_nights = e.state and e.state.nights or nil}
 end
 
 -- night: {id, suite, history, gpu, driver, exit_code, elapsed_s, results = {{name, failure, note,
@@ -41,7 +44,7 @@ end
 function M.model(night)
   local model = {id = night.id, suite = night.suite, history = night.history, gpu = night.gpu or "?",
     driver = night.driver or "?", exit_code = night.exit_code, elapsed_s = night.elapsed_s, regressions = {},
-    results = {}, points = 0,
+    states = {}, results = {}, points = 0,
     counts = {same = 0, faster = 0, new = 0, missing = 0, error = 0, slower = 0, unconfirmed = 0}}
   -- what the counters cost the night: their seconds over every point's row (api/counters.lua)
   for _, r in ipairs(night.results) do
@@ -62,6 +65,7 @@ function M.model(night)
       model.counts[e.verdict] = (model.counts[e.verdict] or 0) + 1
       if e.unconfirmed then model.counts.unconfirmed = model.counts.unconfirmed + 1 end
       if row.regression then model.regressions[#model.regressions + 1] = row end
+      if row.state then model.states[#model.states + 1] = row end
     end
   end
   return model
@@ -75,30 +79,46 @@ local function counts_line(model)
     "%d failing, %d new, %d missing", c.slower, c.faster, c.same, c.unconfirmed, c.error, c.new, c.missing)
 end
 
+-- The regression states of the night, a line each: open (since when, for how long, against which
+-- level), fixed, accepted.
+local function state_lines(model)
+  local lines = {}
+  for _, row in ipairs(model.states) do
+    lines[#lines + 1] = string.format("%s %s: %s", row.experiment, row.point, row.state_text)
+  end
+  return lines
+end
+
 -- The terminal summary: the regressions first, then failures and the counts.
 function M.summary(model, file)
+  local term = text.terminal
   file:write(string.format("gpuexp nightly %s: %s (driver %s), suite %s: %d experiment(s), %d points, %.0f s%s\n",
-    model.id, model.gpu, model.driver, model.suite, #model.results, model.points, model.elapsed_s or 0,
+    term(model.id), term(model.gpu), term(model.driver), term(model.suite), #model.results, model.points, model.elapsed_s or 0,
     model.counters_s and string.format(" (counters %.1f s)", model.counters_s) or ""))
   if #model.regressions > 0 then
     file:write(string.format("REGRESSIONS (%d):\n", #model.regressions))
     csv.print_table(model.regressions, REGRESSION_COLUMNS, file)
     for _, row in ipairs(model.regressions) do
-      if row.explanation then file:write(string.format("  %s %s: %s\n", row.experiment, row.point, row.explanation)) end
+      if row.explanation then
+        file:write(string.format("  %s %s: %s\n", term(row.experiment), term(row.point), term(row.explanation)))
+      end
     end
   end
+  local states = state_lines(model)
+  if #states > 0 then file:write("REGRESSION STATES:\n  ", table.concat(states, "\n  "), "\n") end
   for _, r in ipairs(model.results) do
-    if r.failure then file:write("FAILED ", r.name, ": ", r.failure, "\n") end
+    if r.failure then file:write("FAILED ", term(r.name), ": ", term(r.failure), "\n") end
   end
   file:write(counts_line(model), "\n")
 end
 
-local function md_cell(text) return (tostring(text):gsub("|", "\\|"):gsub("\n", " ")) end
+local md_cell = text.markdown
 
 function M.markdown(model, file)
-  file:write(string.format("# gpuexp nightly %s\n\n", model.id))
-  file:write(string.format("- suite: `%s`\n- GPU: %s, driver %s\n- result: **%s** (exit %d)\n- history: `%s`\n\n",
-    model.suite, model.gpu, model.driver, model.verdict, model.exit_code, model.history))
+  file:write(string.format("# gpuexp nightly %s\n\n", md_cell(model.id)))
+  file:write(string.format("- suite: %s\n- GPU: %s, driver %s\n- result: **%s** (exit %d)\n- history: %s\n\n",
+    md_cell(model.suite), md_cell(model.gpu), md_cell(model.driver), md_cell(model.verdict), model.exit_code,
+    md_cell(model.history)))
   file:write(string.format("## Regressions (%d)\n\n", #model.regressions))
   if #model.regressions > 0 then
     file:write("| ", table.concat(REGRESSION_COLUMNS, " | "),
@@ -111,21 +131,29 @@ function M.markdown(model, file)
     end
     file:write("\n")
     for _, row in ipairs(model.regressions) do
-      if row.plot then file:write(string.format("![%s %s](%s)\n", row.experiment, row.point, row.plot)) end
+      -- the plot's name is gpuexp's own (plots/NN.png); the alt text is data
+      if row.plot then file:write(string.format("![%s %s](%s)\n", md_cell(row.experiment), md_cell(row.point), row.plot)) end
     end
     file:write("\n")
   end
+  local states = state_lines(model)
+  if #states > 0 then
+    file:write("## Regression states\n\n")
+    for _, line in ipairs(states) do file:write("- ", md_cell(line), "\n") end
+    file:write("\n")
+  end
   for _, r in ipairs(model.results) do
-    file:write(string.format("## %s\n\n", r.name))
-    if r.failure then file:write("**", r.failure, "**\n\n") end
-    if r.note then file:write(r.note, "\n\n") end
+    file:write(string.format("## %s\n\n", md_cell(r.name)))
+    if r.failure then file:write("**", md_cell(r.failure), "**\n\n") end
+    if r.note then file:write(md_cell(r.note), "\n\n") end
     if #r.rows > 0 then
       file:write("| point | metric | base | new | change | threshold | verdict | basis |\n")
       file:write("| --- | --- | ---: | ---: | ---: | ---: | --- | --- |\n")
       for _, row in ipairs(r.rows) do
         local verdict = row.regression and ("**" .. row.verdict:upper() .. "**") or row.verdict
         file:write(string.format("| %s | %s | %s | %s | %s | %s | %s | %s |\n", md_cell(row.point), md_cell(row.metric),
-          row.before, row.after, row.change, row.threshold, verdict, md_cell(row.basis)))
+          md_cell(row.before), md_cell(row.after), md_cell(row.change), md_cell(row.threshold), verdict,
+          md_cell(row.basis)))
       end
       file:write("\n")
     end
@@ -149,6 +177,14 @@ function M.html(model, file)
       html(row.confidence .. (row.basis ~= "" and ("; " .. row.basis) or ""))))
     if row.explanation then file:write("<p><b>What changed:</b> ", html(row.explanation), "</p>\n") end
     if row.plot then file:write(string.format("<img src='%s' width='800'>\n", html(row.plot))) end
+  end
+  local states = state_lines(model)
+  if #states > 0 then
+    file:write("<h2>Regression states</h2><ul class='states'>")
+    for n, line in ipairs(states) do
+      file:write("<li", model.states[n].state == "open" and " class='bad'" or "", ">", html(line), "</li>")
+    end
+    file:write("</ul>\n")
   end
   for _, r in ipairs(model.results) do
     file:write(string.format("<h2>%s</h2>\n", html(r.name)))
@@ -195,7 +231,8 @@ function M.junit(model, file)
       if row.regression then
         file:write(string.format('<failure message="%s %s: %s -> %s (%s, threshold %s)">%s</failure>', xml(row.verdict),
           xml(row.metric), row.before, row.after, row.change, row.threshold,
-          xml(row.confidence .. "; " .. row.basis .. (row.explanation and ("; what changed: " .. row.explanation) or ""))))
+          xml((row.state_text and (row.state_text .. "; ") or "") .. row.confidence .. "; " .. row.basis ..
+          (row.explanation and ("; what changed: " .. row.explanation) or ""))))
       end
       file:write("</testcase>\n")
     end
