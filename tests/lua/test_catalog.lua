@@ -48,7 +48,8 @@ local not_options = {run = {["--"] = true}, nightly = {["--only"] = true, ["--ni
   -- bisect's own command lines: the measurement's options, git's, sh's and rm's
   bisect = {["--"] = true, ["--quiet"] = true, ["--only"] = true, ["--out"] = true, ["--detach"] = true,
     ["--end-of-options"] = true, ["--first-parent"] = true, ["--force"] = true, ["--reverse"] = true,
-    ["--show-toplevel"] = true, ["--verify"] = true, ["-C"] = true, ["-c"] = true, ["-rf"] = true}}
+    ["--show-toplevel"] = true, ["--verify"] = true, ["-C"] = true, ["-c"] = true, ["-rf"] = true},
+  doctor = {["-c"] = true}, help = {["-name"] = true}} -- sh -c, find -name
 
 local _, listed_text = ws.run("help --commands")
 local listed = {}

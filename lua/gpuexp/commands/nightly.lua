@@ -57,11 +57,11 @@ end
 function M.read_suite(path)
   local experiments = {}
   if gpuexp._is_directory(path) then
-    local pipe = io.popen("ls -1 " .. shell_quote(path) .. " 2>/dev/null")
-    for name in pipe:lines() do
+    local code, _, _, listing = gpuexp._process.run({"ls", "-1", "--", path}, {capture = true})
+    if code ~= 0 then return nil, "cannot list the suite folder " .. path end
+    for name in listing:gmatch("[^\n]+") do
       if name:match("%.lua$") then experiments[#experiments + 1] = {path = path .. "/" .. name, args = {}} end
     end
-    pipe:close()
     if #experiments == 0 then return nil, path .. ": no experiment (*.lua) in this folder" end
   else
     local file, message = io.open(path, "r")
