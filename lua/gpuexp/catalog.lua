@@ -55,9 +55,11 @@ M.commands = {
         "as Chrome trace events for Perfetto (ui.perfetto.dev) or chrome://tracing"},
       {"--inline", "no worker process: the script runs in this process (debuggers)"},
       {"--diagnose", "diagnose every timed launch with counters (gpuexp diagnose --help)"},
-      {"--counters", "a row's counters: instructions, DRAM and L2 bytes, L2 hit rate, achieved occupancy,\n" ..
-        "the dominant stall, registers, spills, shared memory of the point's last timed launch\n" ..
-        "(ctr_* columns, 3 replay passes; gpuexp nightly collects them to explain a regression)"},
+      {"--counters", "a row's counters: instructions and active lanes per instruction, DRAM and L2 bytes,\n" ..
+        "L2 and L1 hit rates, sectors per global load and store, shared wavefronts per request, tensor\n" ..
+        "pipe activity, achieved occupancy, the dominant stall, registers, spills, shared memory of the\n" ..
+        "point's last timed launch (ctr_* columns, 4 replay passes on GH100; gpuexp nightly collects\n" ..
+        "them to explain a regression; docs/explain-counters.md)"},
       {"--profile", "each measured launch once, between cuProfilerStart and cuProfilerStop, in this\n" ..
         "process (gpuexp profile --help)"},
       {"--telemetry", "every measurement reads NVML: mean power (power_w), energy per launch (energy_j),\n" ..
@@ -256,8 +258,11 @@ M.commands = {
       "history accept` makes the new level intended (ACCEPTED). The options are recorded with the\n" ..
       "night: the site and `bisect --run` judge it alike. A point that was ok in the baseline and now\n" ..
       "fails (error, crashed, timeout) is a regression as well. Every point's counters are collected\n" ..
-      "(gpuexp --counters) and a regression's report line says what changed against its baseline:\n" ..
-      "instructions, bytes, occupancy, registers, spills, the dominant stall, or only the clock.",
+      "(gpuexp --counters) and a regression's report line says what changed against its baseline that\n" ..
+      "accounts for the time (bank conflicts, coalescing, divergence, the tensor pipe, instructions,\n" ..
+      "bytes, hit rates, occupancy, spills, the clock); changes that cannot are marked '(does not explain\n" ..
+      "it)'. When nothing accounts for it, the confirm stage runs gpuexp diagnose on the point and the\n" ..
+      "line carries its verdict and evidence.",
     options = {
       {"--history PATH", "the history file (default: gpuexp history --help says where)"},
       {"-o, --out DIR", "the night's CSVs and report (default ./gpuexp-nightly/<UTC time>)"},

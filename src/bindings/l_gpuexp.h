@@ -68,7 +68,17 @@ typedef struct l_program {
     gx_module modules[GX_MAX_IMAGES]; /* loaded on first use of a kernel: one per fat binary */
     int module_count;
     int loaded;
+    gx_image_kernels offline_kernels; /* a binary in an offline plan: its kernels, read without the driver */
 } l_program;
+
+/* gpuexp.compile{...} (l_compile.c); the Program keeps a copy of the spec as its uservalue 2. */
+int l_compile(lua_State *L);
+/* A lookup of name that found nothing among a program's symbols: raises a usage error naming the
+   nearest kernels, an enumerator hint when one applies, and the kernels it has (l_kernel_names.c). */
+int l_raise_kernel_not_found(lua_State *L, const l_program *program, const char *const *symbols, int count,
+                             const char *name);
+/* Pushes {name, symbol, base, template_args, params} of a kernel symbol (l_kernel_names.c). */
+void l_push_kernel_details(lua_State *L, const char *symbol);
 
 typedef struct l_kernel {
     gx_kernel kernel; /* function NULL in offline mode; kernel.name is the name as C++ writes it */
@@ -107,6 +117,8 @@ typedef struct l_scalar {
         uint64_t u64;
         uint8_t u8;
         int8_t i8;
+        int16_t i16;
+        uint16_t u16;
     } value;
 } l_scalar;
 
@@ -145,6 +157,8 @@ l_kernel *l_push_kernel(lua_State *L, int program_index);
    has none; raises for a destroyed stream or one of another GPU than device (when given). */
 const gx_stream *l_opt_stream(lua_State *L, int index, const char *what, const gx_device *device);
 const char *l_offline_arch(lua_State *L); /* NULL when a GPU is used */
+/* 1 for a buffer of an offline plan: a table with kind = "planned" (made by the Lua library). */
+int l_is_planned_buffer(lua_State *L, int index);
 
 void l_open_error(lua_State *L);
 void l_open_device(lua_State *L);
@@ -210,7 +224,8 @@ typedef struct l_timed_work {
 } l_timed_work;
 /* Times work with CUDA events, the options table at `options` (0: none) giving warmup (default
    5), reps (100), cold (flush the L2 before each sample, outside its events), graph = N (each
-   sample one CUDA graph of N runs, divided by N) and clock (probe the SM clock after). Pushes the
+   sample one CUDA graph of N runs, divided by N), batch = N (N runs back to back between the
+   events, divided by N) and clock (probe the SM clock after). Pushes the
    statistics table (l_timing.c). */
 int l_time_work(lua_State *L, const l_timed_work *work, int options);
 struct gx_arch_limits;

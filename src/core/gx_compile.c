@@ -1,6 +1,7 @@
 /* What every compiler route shares: the cache key (source, headers, options, architecture,
    compiler), the on-disk cubin cache with its manifest, and the compile result. */
 #include "gx_compile.h"
+#include "gx_cxxname.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -215,17 +216,30 @@ void gx_compile_result_free(gx_compile_result *result)
 const char *gx_compile_lowered_name(const gx_compile_result *result, const char *expression, char *buffer,
                                     size_t size)
 {
+    /* the expression as given, else as written another way (canonical forms equal) */
+    char wanted[2048], given[2048], canonical[2048];
+    gx_cxx_normalize(expression, wanted, sizeof wanted);
     size_t length = strlen(expression);
-    for (const char *line = result->lowered_names; line && *line;) {
-        const char *tab = strchr(line, '\t');
-        const char *end = strchr(line, '\n');
-        if (!tab || !end)
-            break;
-        if ((size_t)(tab - line) == length && strncmp(line, expression, length) == 0) {
-            snprintf(buffer, size, "%.*s", (int)(end - tab - 1), tab + 1);
-            return buffer;
+    for (int pass = 0; pass < 2; pass++) {
+        for (const char *line = result->lowered_names; line && *line;) {
+            const char *tab = strchr(line, '\t');
+            const char *end = strchr(line, '\n');
+            if (!tab || !end)
+                break;
+            int match;
+            if (pass == 0) {
+                match = (size_t)(tab - line) == length && strncmp(line, expression, length) == 0;
+            } else {
+                snprintf(given, sizeof given, "%.*s", (int)(tab - line), line);
+                gx_cxx_normalize(given, canonical, sizeof canonical);
+                match = strcmp(canonical, wanted) == 0;
+            }
+            if (match) {
+                snprintf(buffer, size, "%.*s", (int)(end - tab - 1), tab + 1);
+                return buffer;
+            }
+            line = end + 1;
         }
-        line = end + 1;
     }
     return NULL;
 }

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -68,6 +67,39 @@ static char *format(const char *pattern, const char *value)
     return asprintf(&text, pattern, value) < 0 ? NULL : text;
 }
 
+/* Runs argv (nvcc) through the spawn helper (its own process group, ended with gpuexp's stop
+   signals) with its output into log_file and TMPDIR set to log_file's folder, so its own tmpxft_*
+   files go with that folder. *exit_code: its code, 128 + N when signal N ended it. */
+static int run_nvcc(char **argv, const char *log_file, int *exit_code, gx_error *error)
+{
+    char tmpdir[4200];
+    snprintf(tmpdir, sizeof tmpdir, "TMPDIR=%s", log_file);
+    char *slash = strrchr(tmpdir, '/');
+    if (slash && slash > tmpdir + 7)
+        *slash = 0;
+    size_t count = 0;
+    while (environ[count])
+        count++;
+    char **environment = calloc(count + 2, sizeof *environment);
+    if (!environment)
+        return gx_fail(error, GX_ERR_SYSTEM, "out of memory");
+    size_t kept = 0;
+    for (size_t i = 0; i < count; i++)
+        if (strncmp(environ[i], "TMPDIR=", 7) != 0)
+            environment[kept++] = environ[i];
+    environment[kept] = tmpdir;
+    gx_run_options options = {.output = log_file, .error_sink = -1, .environment = environment};
+    gx_run_result run;
+    int status = gx_process_run(argv, &options, &run, error);
+    free(environment);
+    if (status)
+        return status;
+    if (run.stop)
+        return gx_fail(error, GX_ERR_INTERRUPTED, "nvcc: interrupted by signal %d", run.stop);
+    *exit_code = run.exit_code;
+    return GX_OK;
+}
+
 /* nvcc options that make it print something or stop early instead of writing the cubin (or that
    run what it built): a compile with them would fail with "cannot open out.cubin". NULL if fine. */
 static const char *refused_option(const char *option)
@@ -82,6 +114,100 @@ static const char *refused_option(const char *option)
         if (strcmp(option, refused[i]) == 0)
             return refused[i];
     return NULL;
+}
+
+/* nvcc has no name expressions: a second translation unit includes the source and takes the
+   address of each requested name in a __device__ variable, so nvcc instantiates it and the PTX
+   names its mangled symbol ("gx_name_3 = _Z7reduce6IiLj256ELb1EEvPT_S1_j;"). The result is
+   NVRTC's form, "expression\tsymbol\n" per name. base_argv: the main compile's options. */
+static int lower_names(const gx_compile_request *request, char *const *base_argv, int base_argc, const char *folder,
+                       const char *source_file, gx_compile_result *result, gx_error *error)
+{
+    char names_file[4096], names_ptx[4096], names_log[4096], absolute[4096];
+    snprintf(names_file, sizeof names_file, "%s/gpuexp_names.cu", folder);
+    snprintf(names_ptx, sizeof names_ptx, "%s/gpuexp_names.ptx", folder);
+    snprintf(names_log, sizeof names_log, "%s/gpuexp_names.log", folder);
+    if (!realpath(source_file, absolute))
+        return gx_fail(error, GX_ERR_SYSTEM, "nvcc: cannot resolve %s: %m", source_file);
+    size_t capacity = 256 + strlen(absolute);
+    for (int i = 0; i < request->name_expression_count; i++)
+        capacity += strlen(request->name_expressions[i]) + 96;
+    char *text = malloc(capacity);
+    if (!text)
+        return gx_fail(error, GX_ERR_SYSTEM, "out of memory");
+    size_t used = (size_t)snprintf(text, capacity, "#include \"%s\"\n", absolute);
+    for (int i = 0; i < request->name_expression_count; i++)
+        used += (size_t)snprintf(text + used, capacity - used, "__device__ void *gpuexp_name_%d = (void *)&%s;\n", i,
+                                 request->name_expressions[i]);
+    int status = gx_write_file_atomic(names_file, text, used, error);
+    free(text);
+    if (status)
+        return status;
+    enum { CAPACITY = 600 };
+    char *argv[CAPACITY] = {0};
+    int argc = 0, built = 0;
+    for (int i = 0; !built && i < base_argc; i++) { /* the same options, -ptx into names_ptx, the new file */
+        const char *a = base_argv[i];
+        if (strcmp(a, "-cubin") == 0 || strcmp(a, "-ptx") == 0 || strcmp(a, "-Xptxas=-v") == 0 || strcmp(a, "--keep") == 0
+            || strncmp(a, "--keep-dir=", 11) == 0 || strcmp(a, source_file) == 0)
+            continue;
+        if (strcmp(a, "-o") == 0) {
+            i++;
+            continue;
+        }
+        built = push(argv, &argc, CAPACITY, strdup(a));
+    }
+    if (!built)
+        built = push(argv, &argc, CAPACITY, strdup("-ptx")) || push(argv, &argc, CAPACITY, strdup("-o"))
+                || push(argv, &argc, CAPACITY, strdup(names_ptx)) || push(argv, &argc, CAPACITY, strdup(names_file));
+    int exit_code = 0;
+    if (built)
+        status = gx_fail(error, GX_ERR_USAGE, "nvcc: too many options");
+    else if ((status = run_nvcc(argv, names_log, &exit_code, error)) == GX_OK && exit_code != 0) {
+        char *log = NULL;
+        size_t log_size;
+        gx_error ignored;
+        if (gx_read_file(names_log, &log, &log_size, &ignored))
+            log = NULL;
+        status = gx_fail(error, GX_ERR_COMPILE, "nvcc could not resolve the names given to compile{names=...} in %s "
+                         "(each must name a kernel, e.g. \"k<float, 128>\"):\n%s", request->source_name, log ? log : "");
+        free(log);
+    }
+    for (int i = 0; i < argc; i++)
+        free(argv[i]);
+    if (status)
+        return status;
+    char *ptx = NULL;
+    size_t ptx_size = 0;
+    if (gx_read_file(names_ptx, &ptx, &ptx_size, error))
+        return error->kind;
+    size_t names_capacity = 1;
+    for (int i = 0; i < request->name_expression_count; i++)
+        names_capacity += strlen(request->name_expressions[i]) + 1024;
+    char *names = calloc(1, names_capacity);
+    size_t names_used = 0;
+    for (int i = 0; names && i < request->name_expression_count; i++) {
+        char variable[64];
+        snprintf(variable, sizeof variable, "gpuexp_name_%d = ", i);
+        const char *at = strstr(ptx, variable), *symbol = at ? at + strlen(variable) : NULL;
+        size_t length = symbol ? strcspn(symbol, ";, \n}") : 0;
+        if (symbol && *symbol == '{') /* "= {symbol}" in some PTX versions */
+            symbol++, length = strcspn(symbol, ";, \n}");
+        if (!length || length > 900) {
+            free(names);
+            free(ptx);
+            return gx_fail(error, GX_ERR_COMPILE, "nvcc: the name '%s' did not lower to a kernel symbol in %s",
+                           request->name_expressions[i], request->source_name);
+        }
+        names_used += (size_t)snprintf(names + names_used, names_capacity - names_used, "%s\t%.*s\n",
+                                       request->name_expressions[i], (int)length, symbol);
+    }
+    free(ptx);
+    if (!names)
+        return gx_fail(error, GX_ERR_SYSTEM, "out of memory");
+    free(result->lowered_names);
+    result->lowered_names = names;
+    return GX_OK;
 }
 
 int gx_nvcc_compile(const gx_compile_request *request, gx_compile_result *result, gx_error *error)
@@ -156,49 +282,19 @@ int gx_nvcc_compile(const gx_compile_request *request, gx_compile_result *result
         goto done;
     }
 
-    /* its own process group, ended with gpuexp's stop signals; the folder goes whatever happened */
-    /* and its own temporary files (tmpxft_*) in the folder too: TMPDIR set to it */
-    size_t count = 0;
-    while (environ[count])
-        count++;
-    char **environment = calloc(count + 2, sizeof *environment);
-    char *tmpdir = format("TMPDIR=%s", folder);
-    if (!environment || !tmpdir) {
-        free(environment);
-        free(tmpdir);
-        status = gx_fail(error, GX_ERR_SYSTEM, "out of memory");
+    int exit_code = 0;
+    if ((status = run_nvcc(argv, log_file, &exit_code, error)) != GX_OK)
         goto done;
-    }
-    size_t kept = 0;
-    for (size_t i = 0; i < count; i++)
-        if (strncmp(environ[i], "TMPDIR=", 7) != 0)
-            environment[kept++] = environ[i];
-    environment[kept] = tmpdir;
-    gx_run_options run_options = {.output = log_file, .error_sink = -1, .environment = environment};
-    gx_run_result run;
-    int failed = gx_process_run(argv, &run_options, &run, error);
-    free(environment);
-    free(tmpdir);
-    if (failed) {
-        status = error->kind;
-        goto done;
-    }
-    if (run.stop) {
-        status = gx_fail(error, GX_ERR_INTERRUPTED, "nvcc: interrupted (signal %d) while compiling %s", run.stop,
-                         request->source_name);
-        goto done;
-    }
     size_t log_size = 0;
     gx_error ignored;
     if (gx_read_file(log_file, &result->log, &log_size, &ignored))
         result->log = strdup("");
-    if (run.exit_code != 0) {
+    if (exit_code != 0) {
         char command[1024] = "";
         for (int i = 0; i < argc && strlen(command) + 2 < sizeof command; i++)
             snprintf(command + strlen(command), sizeof command - strlen(command), "%s%s", i ? " " : "", argv[i]);
         status = gx_fail(error, GX_ERR_COMPILE, "nvcc failed (%s %d) for %s (arch %s):\n%s\ncommand: %s",
-                         run.exit_code < 128 ? "exit code" : "signal",
-                         run.exit_code < 128 ? run.exit_code : run.exit_code - 128,
+                         exit_code < 128 ? "exit code" : "signal", exit_code < 128 ? exit_code : exit_code - 128,
                          request->source_name, request->arch, result->log ? result->log : "", command);
         goto done;
     }
@@ -223,6 +319,9 @@ int gx_nvcc_compile(const gx_compile_request *request, gx_compile_result *result
         status = gx_fail(error, GX_ERR_SYSTEM, "out of memory");
         goto done;
     }
+    if (request->name_expression_count
+        && (status = lower_names(request, argv, argc, folder, source_file, result, error)) != GX_OK)
+        goto done;
     clock_gettime(CLOCK_MONOTONIC, &end);
     result->compile_seconds = (double)(end.tv_sec - start.tv_sec) + (double)(end.tv_nsec - start.tv_nsec) * 1e-9;
     gx_compile_cache_store(request, result);

@@ -23,7 +23,7 @@ mkdir "$work/new"
 "$work/fuzzer" -max_total_time="$seconds" -timeout=5 -rss_limit_mb=2048 -print_final_stats=1 \
   -artifact_prefix="$work/" "$work/new" "$root/tests/fuzz/corpus/${target#fuzz_}" > "$work/log" 2>&1
 code=$?
-tail -n 12 "$work/log"
+grep -B2 -A30 -m1 "ERROR\|runtime error\|deadly signal" "$work/log" | head -n 40; tail -n 8 "$work/log"
 if [ $code -ne 0 ]; then
   for artifact in "$work"/crash-* "$work"/timeout-* "$work"/leak-* "$work"/oom-*; do
     [ -f "$artifact" ] || continue

@@ -43,7 +43,7 @@ local parsers = {
 }
 -- literals in those sources that are not options of the command
 -- (nightly passes --only and the --night options to the runs it starts)
-local not_options = {run = {["--"] = true}, nightly = {["--only"] = true, ["--night"] = true, ["--counters"] = true, ["--night-kind"] = true,
+local not_options = {run = {["--"] = true}, nightly = {["--only"] = true, ["--night"] = true, ["--counters"] = true, ["--diagnose"] = true, ["--night-kind"] = true,
   ["--night-suite"] = true, ["--night-experiment"] = true, ["-c"] = true},
   -- bisect's own command lines: the measurement's options, git's, sh's and rm's
   bisect = {["--"] = true, ["--quiet"] = true, ["--only"] = true, ["--out"] = true, ["--detach"] = true,

@@ -113,7 +113,9 @@ local function output_for(spec, name)
     end
   end
   taken[path] = name
-  return path, not explicit and not gpuexp.out
+  -- results/ is gpuexp's own folder (the default's): made for results/X.csv however it was named;
+  -- any other folder the user names must exist
+  return path, (not explicit and not gpuexp.out) or path:match("^results/[^/]+$") ~= nil
 end
 
 local function progress(state, done, total)
@@ -304,8 +306,9 @@ function M.run(spec)
   end
   local columns = spec.columns
   local options = gpuexp.run_options or {}
-  if columns and not gpuexp.plan and (options.counters or options.telemetry) then
-    columns = {table.unpack(columns)} -- the columns --counters and --telemetry add (and why a point has none)
+  if columns and not gpuexp.plan and (options.counters or options.telemetry or options.diagnose) then
+    columns = {table.unpack(columns)} -- the columns --counters, --telemetry and --diagnose add (and why a point has none)
+    if options.diagnose then columns[#columns + 1] = "diagnosis"; columns[#columns + 1] = "diagnosis_evidence" end
     if options.telemetry then
       for _, column in ipairs(measure.TELEMETRY_COLUMNS) do columns[#columns + 1] = column end
     end

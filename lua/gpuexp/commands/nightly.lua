@@ -284,7 +284,10 @@ end
 local function run_stage(night, experiment, kind, out, only)
   local o = night.options
   local arguments = {}
-  if night.db then
+  -- a diagnosis (gpuexp --diagnose on the confirmed regressions nothing accounts for) is read from
+  -- its CSV, not recorded: its replayed launches are no night's times
+  if kind == "diagnose" then arguments[#arguments + 1] = "--diagnose" end
+  if night.db and kind ~= "diagnose" then
     for _, a in ipairs({"--history", night.history, "--night", night.id, "--night-kind", kind, "--night-suite",
       night.suite.name, "--night-experiment", experiment.name}) do arguments[#arguments + 1] = a end
   end
@@ -308,6 +311,7 @@ local function run_stage(night, experiment, kind, out, only)
   local code, stop = run_gpuexp(arguments)
   if stop ~= 0 then return nil, 128 + stop end
   if stopped_by_signal(code) then return nil, code end
+  if kind == "diagnose" then return code, {} end
   return code, night.db and history.runs_of_night(night.db, night.id, experiment.name, kind) or {}
 end
 
@@ -375,16 +379,60 @@ end
 
 -- The result's regressions (slower, or ok in the baseline and failing now), each slower one with
 -- what its counters say changed, and a failure when points fail that had no ok baseline either.
-local function classify(result)
+-- The counters' noise is read from the sweep's recent nights (explain.noise_runs), loaded only when
+-- a point is slower.
+local function classify(night, result)
   result.regressions = {}
+  local noise_runs
   for _, e in ipairs(result.comparison.points) do
     if compare.is_regression(e) then
-      if e.verdict == "slower" then e.explanation = explain.entry(e, e.base_runs or {}, result.run) end
+      if e.verdict == "slower" then
+        noise_runs = noise_runs or explain.noise_runs(night.db, result.run_id)
+        e.explanation, e.accounted = explain.entry(e, e.base_runs or {}, result.run, noise_runs)
+      end
       result.regressions[#result.regressions + 1] = e
     elseif e.verdict == "error" then
       result.failure = result.failure or "points failed (they had no ok baseline either)"
     end
   end
+end
+
+-- The confirm stage's last step: the confirmed regressions that nothing in the counter set
+-- accounts for get gpuexp diagnose's verdict and evidence for their point, measured now (one
+-- re-run of those points with --diagnose), appended to their explanation. Returns the stop code, if any.
+local function diagnose_stage(night, experiment, result)
+  local o = night.options
+  local unexplained = {}
+  for _, e in ipairs(result.regressions or {}) do
+    -- newly confirmed only: a regression open since an earlier night was diagnosed that night
+    if e.explanation and e.accounted == false then
+      if e.open then
+        e.explanation = explain.with_diagnosis(e, result.run, e.explanation, false)
+      else
+        unexplained[#unexplained + 1] = e
+      end
+    end
+  end
+  if #unexplained == 0 or not o.confirm or not o.counters then return nil end
+  local only = only_spec(result.run, unexplained)
+  if not only then
+    for _, e in ipairs(unexplained) do
+      e.explanation = e.explanation .. "; gpuexp diagnose not run (an axis value holds , ; or =, which --only cannot name)"
+    end
+    return nil
+  end
+  if not o.quiet then
+    say(string.format("diagnosing %d regression(s) of %s that no counter accounts for", #unexplained, result.name))
+  end
+  local path = explain.diagnoses_path(night.out_dir, experiment.name)
+  local code, stop = run_stage(night, experiment, "diagnose", path, only)
+  if not code then return stop end
+  local readable, rows = pcall(csv.read, path)
+  for _, e in ipairs(unexplained) do
+    local text, found = explain.with_diagnosis(e, result.run, e.explanation, false, readable and rows or nil)
+    e.explanation = found and text or string.format("%s; gpuexp diagnose gave no verdict (exit %d; see %s)", text, code, path)
+  end
+  return nil
 end
 
 -- The report files: a history plot per regressed point, then every printer over one model.
@@ -475,7 +523,8 @@ function M.night(args)
         return EXIT.HISTORY
       end
       interrupted = stop
-      classify(result)
+      classify(night, result)
+      interrupted = interrupted or diagnose_stage(night, experiment, result)
       night.results[#night.results + 1] = result
       if interrupted then break end
     end
