@@ -32,10 +32,10 @@ local function interrupt(arguments, signal)
   os.remove(work .. "/code")
   os.execute(string.format("cd %s && { %s %s > stdout 2> stderr & pid=$!; i=0; " ..
     "while [ ! -e spinning ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done; sleep 1; " ..
-    "start=$(date +%%s.%%N); kill -%s $pid; wait $pid; code=$?; " ..
-    "echo \"$code $(echo \"$(date +%%s.%%N) - $start\" | bc)\" > code; }", quote(work), binary, arguments, signal))
-  local code, seconds = (read("code") or ""):match("^(%d+) ([%d.]+)")
-  return tonumber(code), tonumber(seconds), read("stderr") or ""
+    "start=$(date +%%s%%N); kill -%s $pid; wait $pid; code=$?; " ..
+    "echo \"$code $(( ($(date +%%s%%N) - start) / 1000000 ))\" > code; }", quote(work), binary, arguments, signal))
+  local code, milliseconds = (read("code") or ""):match("^(%d+) (%d+)")
+  return tonumber(code), milliseconds and tonumber(milliseconds) / 1000, read("stderr") or ""
 end
 
 local function rows(path)

@@ -19,12 +19,12 @@ local function interrupt(arguments, signal, ready, environment)
   os.remove(work .. "/code")
   local script = string.format("cd %s && { %s %s %s > stdout 2> stderr & pid=$!; i=0; " ..
     "while ! %s && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done; " ..
-    "start=$(date +%%s.%%N); kill -%s $pid; wait $pid; code=$?; " ..
-    "echo \"$code $(echo \"$(date +%%s.%%N) - $start\" | bc)\" > code; }", quote(work), environment or "", binary,
+    "start=$(date +%%s%%N); kill -%s $pid; wait $pid; code=$?; " ..
+    "echo \"$code $(( ($(date +%%s%%N) - start) / 1000000 ))\" > code; }", quote(work), environment or "", binary,
     arguments, ready:sub(1, 1) == "[" and ready or "[ -e " .. quote(ready) .. " ]", signal)
   os.execute(script)
-  local code, seconds = (read("code") or ""):match("^(%d+) ([%d.]+)")
-  return tonumber(code), tonumber(seconds), read("stderr") or ""
+  local code, milliseconds = (read("code") or ""):match("^(%d+) (%d+)")
+  return tonumber(code), milliseconds and tonumber(milliseconds) / 1000, read("stderr") or ""
 end
 
 local function rows(path)
