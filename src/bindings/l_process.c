@@ -207,7 +207,7 @@ static int process_run(lua_State *L)
     if (lua_type(L, 2) == LUA_TSTRING) {
         options.output = lua_tostring(L, 2);
     } else if (!lua_isnoneornil(L, 2)) {
-        static const char *const allowed[] = {"output", "capture", "timeout_s", "grace_s", "directory", NULL};
+        static const char *const allowed[] = {"output", "capture", "timeout_s", "grace_s", "directory", "record", NULL};
         l_check_options(L, 2, "_process.run", allowed);
         lua_getfield(L, 2, "output");
         options.output = luaL_optstring(L, -1, NULL); /* anchored in the options table */
@@ -219,7 +219,9 @@ static int process_run(lua_State *L)
         options.timeout_s = luaL_optnumber(L, -1, 0);
         lua_getfield(L, 2, "grace_s");
         options.grace_s = luaL_optnumber(L, -1, 0);
-        lua_pop(L, 5);
+        lua_getfield(L, 2, "record");
+        options.record = luaL_optstring(L, -1, NULL);
+        lua_pop(L, 6);
     }
     gx_run_result result;
     gx_error error;
@@ -259,6 +261,13 @@ void l_process_catch_stops(lua_State *L, double grace_s)
 {
     interrupted_state = L;
     gx_process_catch_stops(on_stop, grace_s);
+}
+
+/* gpuexp._process.end_recorded(path) -> true when the recorded group was still running and was ended */
+static int process_end_recorded(lua_State *L)
+{
+    lua_pushboolean(L, gx_process_end_recorded(luaL_checkstring(L, 1)) == 1);
+    return 1;
 }
 
 /* gpuexp._process.stop_handled(): the run has seen the stop signal and is ending (the watchdog is off) */
@@ -351,7 +360,7 @@ void l_open_process(lua_State *L)
     static const luaL_Reg functions[] = {{"init", process_init}, {"spawn", process_spawn}, {"wait", process_wait},
                                          {"stop_signal", process_stop_signal}, {"lock", process_lock},
                                          {"unlock", process_unlock}, {"run", process_run},
-                                         {"stop_handled", process_stop_handled},
+                                         {"stop_handled", process_stop_handled}, {"end_recorded", process_end_recorded},
                                          {NULL, NULL}};
     lua_newtable(L);
     luaL_setfuncs(L, functions, 0);

@@ -234,6 +234,46 @@ void gx_process_end_children(int signal_number)
             kill(-running_groups[i], signal_number);
 }
 
+/* A process's start time (field 22 of /proc/PID/stat, in clock ticks since boot), or 0. */
+static unsigned long long start_time(pid_t pid)
+{
+    char path[64], text[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t got = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (got <= 0)
+        return 0;
+    text[got] = 0;
+    const char *after = strrchr(text, ')'); /* the command name may hold spaces and parentheses */
+    if (!after)
+        return 0;
+    int field = 2; /* the name was field 2; each space starts the next */
+    for (const char *p = after + 1; *p; p++)
+        if (*p == ' ' && ++field == 22)
+            return strtoull(p + 1, NULL, 10);
+    return 0;
+}
+
+int gx_process_end_recorded(const char *path)
+{
+    FILE *file = fopen(path, "re");
+    if (!file)
+        return errno == ENOENT ? 0 : -1;
+    int group = 0;
+    unsigned long long recorded = 0;
+    int read_both = fscanf(file, "%d %llu", &group, &recorded) == 2;
+    fclose(file);
+    if (!read_both || group <= 1 || recorded == 0)
+        return -1;
+    if (start_time(group) != recorded)
+        return 0; /* gone, or its pid now belongs to another process */
+    kill(-group, SIGKILL);
+    return 1;
+}
+
 static double monotonic_seconds(void)
 {
     struct timespec now;
@@ -320,6 +360,13 @@ int gx_process_run(char *const argv[], const gx_run_options *options, gx_run_res
         return failed;
     }
     remember_group(pid, 1);
+    if (options->record) { /* written after the spawn: the group exists, and is named only while it runs */
+        FILE *record = fopen(options->record, "we");
+        if (record) {
+            fprintf(record, "%d %llu\n", (int)pid, start_time(pid));
+            fclose(record);
+        }
+    }
     int status = 0;
     double started = monotonic_seconds(), kill_at = -1;
     double grace = options->grace_s > 0 ? options->grace_s : 5;
@@ -359,6 +406,8 @@ int gx_process_run(char *const argv[], const gx_run_options *options, gx_run_res
         }
     }
     remember_group(pid, 0);
+    if (options->record)
+        unlink(options->record);
     if (result->stop || result->timed_out)
         kill(-pid, SIGKILL); /* what the command left in its group goes with it */
     result->seconds = monotonic_seconds() - started;

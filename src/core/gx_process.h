@@ -44,6 +44,8 @@ typedef struct gx_run_options {
     double grace_s;        /* between SIGTERM (or the stop signal passed on) and SIGKILL; 0: 5 s */
     const char *directory; /* its working folder, or NULL: ours */
     char *const *environment; /* its environment, or NULL: ours */
+    const char *record;    /* a file that names its process group while it runs ("PGID STARTTIME"), so
+                              a later gpuexp can end it if this one is killed (gx_process_end_recorded) */
 } gx_run_options;
 
 typedef struct gx_run_result {
@@ -61,6 +63,11 @@ typedef struct gx_run_result {
    later, SIGKILL ends what is left. Returns GX_OK with *result filled, or an error when it could
    not be started (*error names the call). Every child of gpuexp but the workers starts here. */
 int gx_process_run(char *const argv[], const gx_run_options *options, gx_run_result *result, gx_error *error);
+
+/* Ends (SIGKILL) the process group a file written by gx_process_run's record names, if its leader
+   is still the process that was recorded (same start time: a reused pid is left alone). Returns 1
+   when a group was ended, 0 when there was none, -1 when the file cannot be read. */
+int gx_process_end_recorded(const char *path);
 
 /* Sends signal_number to the process group of every command gx_process_run is running now
    (async-signal-safe). */

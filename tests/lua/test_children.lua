@@ -153,6 +153,10 @@ local function group_gone(file)
     "sleep 0.1; done; exit 1")
 end
 T.ok(group_gone("hook.pid"), "the hook's group is gone, its background job too")
+local function group_gone_now(file)
+  local group = (read(file) or ""):match("%d+")
+  return group and not os.execute("/bin/kill -0 -- -" .. group .. " 2>/dev/null")
+end
 T.eq(night(5, nil, "--on-regression-timeout -1"), 2, "a negative time limit is refused")
 
 -- 7. bisect: its build starts with an empty mask, default signals and a group of its own (the
@@ -223,12 +227,13 @@ os.remove(work .. "/building")
 interrupt(string.format("bisect --good HEAD~1 --bad HEAD --point n=2 --arch sm_90 --build %s repo/exp.lua",
   quote("echo $$ > " .. work .. "/build.pid; touch " .. work .. "/building; sleep 3600")), "KILL", work .. "/building",
   environment)
--- the orphaned build: nothing can end it after SIGKILL of its parent but its time limit's absence
-os.execute("/bin/kill -KILL -- -" .. (read("build.pid") or ""):match("%d+") .. " 2>/dev/null")
 pipe = io.popen("ls -A " .. quote(work .. "/tmp") .. " | wc -l")
 T.eq(tonumber(pipe:read("l")), 1, "a killed bisect leaves its folder")
 pipe:close()
+T.ok(not group_gone_now("build.pid"), "and its build still running")
 code, stdout, stderr = run("bisect --good HEAD~1 --bad HEAD --point n=2 --arch sm_90 repo/exp.lua", environment)
+T.ok(stderr:find("gpuexp bisect: ended the build or measurement a killed bisect left running in ", 1, true), stderr)
+T.ok(group_gone("build.pid"), "the next bisect ended the build it left running")
 T.ok(stderr:find("gpuexp bisect: removed .*gpuexp%-bisect%.%w+, left by a bisect that was killed"), stderr)
 pipe = io.popen("ls -A " .. quote(work .. "/tmp") .. " | wc -l")
 T.eq(tonumber(pipe:read("l")), 0, "and it is gone")

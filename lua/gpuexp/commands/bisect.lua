@@ -45,7 +45,8 @@ local function read_file(path)
 end
 
 -- The folders of bisects that were killed (kill -9, a lost machine): each bisect holds a lock on
--- its folder's owner.lock while it runs, so a folder whose lock can be taken has no owner. It is
+-- its folder's owner.lock while it runs, so a folder whose lock can be taken has no owner. The
+-- build or measurement it left running is ended (its group, named in running.pid), the folder
 -- removed with its worktrees, and the repository forgets them (git worktree prune).
 local function clean_leftovers(temporary)
   local listing = run({"sh", "-c", 'for d in "$1"/gpuexp-bisect.*; do [ -f "$d/owner.lock" ] && printf "%s\\n" "$d"; done',
@@ -53,6 +54,9 @@ local function clean_leftovers(temporary)
   for folder in listing:gmatch("[^\n]+") do
     local lock = folder .. "/owner.lock"
     if gpuexp._process.lock(lock) then
+      -- the build or measurement it left running (it names its group in running.pid), then the rest
+      local ended = gpuexp._process.end_recorded(folder .. "/running.pid")
+      if ended then say("ended the build or measurement a killed bisect left running in " .. folder) end
       local repo = read_file(folder .. "/repo")
       run({"rm", "-rf", "--", folder})
       gpuexp._process.unlock(lock)
@@ -196,7 +200,8 @@ local function measure(o, commit, step)
   end
   if o.build then
     local _, built, stopped, timed_out = run({"sh", "-c", o.build}, {directory = tree,
-      output = string.format("%s/build-%d.log", o.work, step), timeout_s = o.build_timeout})
+      output = string.format("%s/build-%d.log", o.work, step), timeout_s = o.build_timeout,
+      record = o.work .. "/running.pid"})
     if stopped ~= 0 then return finish(nil, "interrupted", 128 + stopped) end
     if timed_out then
       return finish(nil, string.format("the build ran past its %g s limit (--build-timeout) and was ended", o.build_timeout))
@@ -212,7 +217,7 @@ local function measure(o, commit, step)
   argv[#argv + 1] = tree .. "/" .. o.script_in_repo
   for _, a in ipairs(o.script_args) do argv[#argv + 1] = a end
   local log = string.format("%s/point-%d.log", o.work, step)
-  local code, stopped = gpuexp._process.run(argv, {output = log})
+  local code, stopped = gpuexp._process.run(argv, {output = log, record = o.work .. "/running.pid"})
   if stopped ~= 0 then return finish(nil, "interrupted", 128 + stopped) end
   local ok, rows = pcall(csv.read, out)
   local row = ok and rows[1]
