@@ -187,7 +187,8 @@ static int cubin_kernels(const unsigned char *data, size_t size, gx_image_kernel
     memcpy(&header, data, sizeof header);
     Elf64_Shdr symtab_copy, strings_copy;
     const Elf64_Shdr *symtab = find_section(data, size, ".symtab", &symtab_copy) ? &symtab_copy : NULL;
-    if (!symtab || symtab->sh_link >= header.e_shnum || symtab->sh_offset > size || symtab->sh_size > size - symtab->sh_offset)
+    if (!symtab || symtab->sh_link >= header.e_shnum || symtab->sh_offset > size ||
+        symtab->sh_size > size - symtab->sh_offset)
         return gx_fail(error, GX_ERR_USAGE, "a cubin in it has no readable symbol table");
     memcpy(&strings_copy, data + header.e_shoff + (size_t)symtab->sh_link * sizeof strings_copy, sizeof strings_copy);
     const Elf64_Shdr *strings = &strings_copy;

@@ -300,7 +300,8 @@ static int spawn_command(char *const argv[], const gx_run_options *options, int 
     sigdelset(&every, SIGKILL);
     sigdelset(&every, SIGSTOP);
     const char *call = "posix_spawnattr_setflags";
-    failed = posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+    failed =
+        posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
     if (!failed)
         call = "posix_spawnattr_setsigmask", failed = posix_spawnattr_setsigmask(&attributes, &empty);
     if (!failed)
@@ -308,15 +309,18 @@ static int spawn_command(char *const argv[], const gx_run_options *options, int 
     if (!failed)
         call = "posix_spawnattr_setpgroup", failed = posix_spawnattr_setpgroup(&attributes, 0);
     if (!failed)
-        call = "posix_spawn_file_actions_addopen", failed = posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+        call = "posix_spawn_file_actions_addopen",
+        failed = posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
     if (!failed && sink >= 0) {
         call = "posix_spawn_file_actions_adddup2";
         failed = posix_spawn_file_actions_adddup2(&actions, sink, STDOUT_FILENO);
         if (!failed)
-            failed = posix_spawn_file_actions_adddup2(&actions, options->capture ? options->error_sink : sink, STDERR_FILENO);
+            failed = posix_spawn_file_actions_adddup2(&actions, options->capture ? options->error_sink : sink,
+                                                      STDERR_FILENO);
     }
     if (!failed && options->directory)
-        call = "posix_spawn_file_actions_addchdir_np", failed = posix_spawn_file_actions_addchdir_np(&actions, options->directory);
+        call = "posix_spawn_file_actions_addchdir_np",
+        failed = posix_spawn_file_actions_addchdir_np(&actions, options->directory);
     if (!failed) {
         fflush(NULL);
         call = "posix_spawnp";
@@ -396,7 +400,8 @@ int gx_process_run(char *const argv[], const gx_run_options *options, gx_run_res
             result->stop = stop_signal;
             kill(-pid, stop_signal); /* the group: a shell and what it started */
             kill_at = now + grace;
-        } else if (!result->stop && !result->timed_out && options->timeout_s > 0 && now - started > options->timeout_s) {
+        } else if (!result->stop && !result->timed_out && options->timeout_s > 0 &&
+                   now - started > options->timeout_s) {
             result->timed_out = 1;
             kill(-pid, SIGTERM);
             kill_at = now + grace;
@@ -419,7 +424,8 @@ int gx_process_run(char *const argv[], const gx_run_options *options, gx_run_res
             free(result->captured);
             result->captured = NULL;
             close(sink);
-            return gx_fail(error, GX_ERR_SYSTEM, "cannot read the output of %s: %s", argv[0], strerror(errno ? errno : EIO));
+            return gx_fail(error, GX_ERR_SYSTEM, "cannot read the output of %s: %s", argv[0],
+                           strerror(errno ? errno : EIO));
         }
         result->captured[size] = 0;
         result->captured_size = (size_t)size;
@@ -440,10 +446,11 @@ static void on_watchdog(int signal_number)
     (void)signal_number;
     if (stop_handled)
         return;
-    static const char text[] = "gpuexp: interrupted; the running point did not return within the grace time (a "
-                               "kernel still running on the GPU ends with this process); rows written so far are kept\n";
-    if (write(STDERR_FILENO, text, sizeof text - 1) < 0) {
-    }
+    static const char text[] =
+        "gpuexp: interrupted; the running point did not return within the grace time (a "
+        "kernel still running on the GPU ends with this process); rows written so far are kept\n";
+    ssize_t written = write(STDERR_FILENO, text, sizeof text - 1); /* nothing to do if it fails */
+    (void)written;
     gx_process_end_children(SIGKILL);
     _exit(128 + stop_signal);
 }

@@ -188,8 +188,8 @@ int gx_ptx_params(const char *ptx, const char *name, gx_param *out, int max)
                 return -1; /* [-4], [2111111111111...]: no parameter is that */
             param->type_class = GX_PARAM_BYTES;
             param->size_bytes = (int)elements * (bits / 8);
-            snprintf(param->ptx_type + strlen(param->ptx_type), sizeof param->ptx_type - strlen(param->ptx_type), "[%ld]",
-                     elements);
+            snprintf(param->ptx_type + strlen(param->ptx_type), sizeof param->ptx_type - strlen(param->ptx_type),
+                     "[%ld]", elements);
         }
     }
     return count;
