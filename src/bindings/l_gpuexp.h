@@ -184,6 +184,9 @@ int l_sequence_raise(lua_State *L, const gx_error *error);
 void l_open_occupancy(lua_State *L);
 void l_open_metrics(lua_State *L);
 void l_open_process(lua_State *L);
+/* Stop signals in this process (gx_process_catch_stops): "interrupted" raised at the next Lua
+   instruction; the process ended grace_s later if the run has not come back by then. */
+void l_process_catch_stops(lua_State *L, double grace_s);
 void l_open_db(lua_State *L);
 /* gpuexp._write_file, _open_output and _output_folder (l_files.c), set in the table on top. */
 void l_open_files(lua_State *L);
