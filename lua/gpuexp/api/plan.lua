@@ -15,7 +15,9 @@ local planned_methods = {
   random = function(self) return self end,
   copy_from = function(self) return self end,
   free = function() end,
-  get = no_data, set = no_data, to_table = no_data, compare = no_data,
+  -- (called, not tail-called, so that the error names the script's line)
+  get = function() no_data() end, set = function() no_data() end,
+  to_table = function() no_data() end, compare = function() no_data() end,
   time_copy_from = function() return {samples = 0} end,
 }
 planned_methods.write = function(self, data, offset)
@@ -26,7 +28,7 @@ planned_methods.write = function(self, data, offset)
   end
   return self
 end
-planned_methods.read = no_data
+planned_methods.read = function() no_data() end
 Planned.__index = function(self, key)
   if type(key) == "number" then no_data() end
   return planned_methods[key]
@@ -74,6 +76,10 @@ function M.device(arch)
   function device:alloc(element_type, count) return M.buffer(element_type, count) end
   function device:synchronize() end
   function device:memory_info() return nil end
+  function device:flush_l2() end -- enqueued on a GPU; nothing to evict in a plan
+  -- no clock and no NVML in a plan: nil and why, never an invented number
+  function device:sm_clock() return nil, "no SM clock in an offline plan (nothing runs on a GPU)" end
+  function device:telemetry() return nil, "no telemetry in an offline plan (nothing runs on a GPU)" end
   return device
 end
 
@@ -138,6 +144,7 @@ function M.install(gpuexp)
   local device = M.device(gpuexp.offline_arch)
   gpuexp.device = function() return device end
   gpuexp.devices = function() return {device} end
+  gpuexp.device_count = function() return 1 end
   gpuexp.stream = function(options) return M.stream(options, device) end
   gpuexp.event = function(options) return M.event(options, device) end
   gpuexp.stream_priorities = function() return 0, -5 end -- (every Hopper and Ampere GPU's range)
