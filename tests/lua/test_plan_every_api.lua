@@ -153,6 +153,8 @@ local cases = {
     "print(q:time().samples)", "script.lua:5: kernel 'k' takes 2 arguments"},
   {prelude .. "gpuexp.sequence(function() end, {device = 3})", "script.lua:3: bad argument"},
   {prelude .. "gpuexp.compile{device = {}, source = ''}", "script.lua:3: bad argument"},
+  {prelude .. "gpuexp.stream{device = 0}", "script.lua:3: stream: 'device' must be gpuexp.device() of this plan, got number"},
+  {prelude .. "gpuexp.event{device = x}", "script.lua:3: event: 'device' must be gpuexp.device() of this plan, got table"},
 }
 for i, case in ipairs(cases) do
   ws.write("script.lua", case[1])

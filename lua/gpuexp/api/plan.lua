@@ -128,8 +128,16 @@ local function check_options(options, allowed, what)
   return options
 end
 
+-- A device = option must be the plan's own device (gpuexp.device()).
+local function check_device(options, device, what)
+  if options.device ~= nil and options.device ~= device then
+    gpuexp.error("usage", what .. ": 'device' must be gpuexp.device() of this plan, got " .. type(options.device), 3)
+  end
+end
+
 function M.stream(options, device)
   options = check_options(options, {device = true, priority = true, blocking = true}, "stream")
+  check_device(options, device, "stream")
   local priority = options.priority or 0
   if math.type(priority) ~= "integer" then gpuexp.error("usage", "stream: priority must be an integer", 2) end
   return setmetatable({kind = "planned_stream", priority = priority, device = device}, PlannedStream)
@@ -137,6 +145,7 @@ end
 
 function M.event(options, device)
   options = check_options(options, {device = true, timing = true}, "event")
+  check_device(options, device, "event")
   return setmetatable({kind = "planned_event", timing = options.timing ~= false, device = device}, PlannedEvent)
 end
 
