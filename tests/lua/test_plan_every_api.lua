@@ -122,6 +122,15 @@ end
 same(gpuexp.from_bits("f16", 0x3c00).value, 1.0, "from_bits")
 same(gpuexp.bytes("abcd").size, 4, "bytes")
 
+-- a sweep recording the plan's device, its points running a sequence
+gpuexp.sweep{name = "planned", device = dev, out = "planned.csv", axes = {{"block", {64, 128}}}, run = function(point)
+  local q = gpuexp.sequence(function(stream)
+    scale:launch{grid = 1, block = point.block, args = {x, n}, stream = stream}
+  end)
+  local result = q:measure{}
+  return {kernels = q.kernels, median_ms = result.median_ms}
+end}
+
 x:free() s:destroy() start:destroy()
 print("every API ran through")
 ]])
@@ -134,6 +143,8 @@ T.eq(code, 0, "PTX written for gpuexp.load: " .. err)
 code, out, err = ws.run("--arch sm_90 every.lua")
 T.eq(code, 0, "the plan runs every API through: " .. err)
 T.ok(out:find("every API ran through", 1, true), "the script reached its end: " .. out)
+T.eq(ws.read("planned.csv"), "block,kernels,status,error\n64,1,ok,\n128,1,ok,\n", "a plan's sweep: kernels counted, no time")
+T.ok(ws.read("planned.meta.json"):find('"offline_arch":"sm_90"', 1, true), "its metadata names the plan's architecture")
 
 -- what cannot run in a plan says why, at the script's line (never a nil method or a library line)
 local prelude = "local dev = gpuexp.device()\nlocal x = dev:alloc('f32', 4)\n"
