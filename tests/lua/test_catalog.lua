@@ -38,14 +38,16 @@ local parsers = {
   plot = {"lua/gpuexp/commands/plot.lua"}, merge = {"lua/gpuexp/commands/merge.lua"},
   compare = {"lua/gpuexp/commands/compare.lua"}, history = {"lua/gpuexp/commands/history.lua"},
   nightly = {"lua/gpuexp/commands/nightly.lua"}, doctor = {"lua/gpuexp/commands/doctor.lua"},
-  bisect = {"lua/gpuexp/commands/bisect.lua"},
+  bisect = {"lua/gpuexp/commands/bisect.lua"}, tune = {"lua/gpuexp/commands/tune.lua"},
+  ab = {"lua/gpuexp/commands/ab.lua"},
   help = {"lua/gpuexp/commands/help.lua"},
 }
 -- literals in those sources that are not options of the command
 -- (nightly passes --only and the --night options to the runs it starts)
 local not_options = {run = {["--"] = true}, nightly = {["--only"] = true, ["--night"] = true, ["--counters"] = true, ["--diagnose"] = true, ["--night-kind"] = true,
   ["--night-suite"] = true, ["--night-experiment"] = true},
-  bisect = {["--"] = true, ["--quiet"] = true, ["--inline"] = true, ["--only"] = true, ["--out"] = true}}
+  bisect = {["--"] = true, ["--quiet"] = true, ["--inline"] = true, ["--only"] = true, ["--out"] = true},
+  tune = {["--"] = true}, ab = {["--"] = true, ["--inline"] = true, ["--quiet"] = true}}
 
 local _, listed_text = ws.run("help --commands")
 local listed = {}

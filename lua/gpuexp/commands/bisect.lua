@@ -20,20 +20,8 @@ M.MAX_MEASUREMENTS = 3 -- of one commit, while its change stays close to the thr
 
 local function say(message) io.stderr:write("gpuexp bisect: " .. text.message(message) .. "\n") end
 
-local function quote(text) return "'" .. tostring(text):gsub("'", "'\\''") .. "'" end
-
--- Runs a shell command; its output (stdout) and whether it exited 0.
-local function shell(command)
-  local pipe = io.popen(command .. " 2>/dev/null")
-  local output = pipe:read("a")
-  local ok = pipe:close()
-  return output, ok == true
-end
-
-local function git(repo, arguments)
-  local output, ok = shell("git -C " .. quote(repo) .. " " .. arguments)
-  return ok and output:gsub("%s+$", "") or nil
-end
+local worktree = require("gpuexp.commands.worktree")
+local git = worktree.git
 
 local function parse(args)
   local o = {pass = {}, script_args = {}}
@@ -150,17 +138,12 @@ end
 -- run or give a value).
 local function measure(o, commit, step)
   local tree = string.format("%s/tree-%d", o.work, step)
-  local added = shell(string.format("git -C %s worktree add --detach %s %s >/dev/null 2>&1 && echo ok", quote(o.repo),
-    quote(tree), quote(commit)))
-  if not added:find("ok") then return nil, "git worktree add failed" end
   local function finish(...)
-    shell(string.format("git -C %s worktree remove --force %s", quote(o.repo), quote(tree)))
+    worktree.remove(o.repo, tree)
     return ...
   end
-  if o.build then
-    local _, built = shell(string.format("cd %s && (%s) >%s/build-%d.log 2>&1", quote(tree), o.build, quote(o.work), step))
-    if not built then return finish(nil, "the build command failed (" .. o.build .. ")") end
-  end
+  local added, why = worktree.add(o.repo, tree, commit, o.build, string.format("%s/build-%d.log", o.work, step))
+  if not added then return finish(nil, why) end
   local out = string.format("%s/point-%d.csv", o.work, step)
   local argv = {gpuexp.executable or "gpuexp", "--quiet", "--inline", "--only", o.point, "--out", out}
   for _, a in ipairs(o.pass) do argv[#argv + 1] = a end
@@ -287,17 +270,9 @@ function M.main(args)
   o.metric, o.direction = metric:match("^(.-):(%a+)$")
   if not o.metric then o.metric, o.direction = metric, rule.direction(metric) or "lower" end
   -- the repository and the script's place in it
-  local script_dir = o.script:match("^(.*)/[^/]*$") or "."
-  o.repo = git(script_dir, "rev-parse --show-toplevel")
-  if not o.repo then say(o.script .. " is not in a git repository"); return EXIT.USAGE end
-  local script_real = gpuexp._realpath(o.script)
-  local repo_real = gpuexp._realpath(o.repo)
-  if not script_real or script_real:sub(1, #repo_real + 1) ~= repo_real .. "/" then
-    say(o.script .. " is not inside " .. o.repo); return EXIT.USAGE
-  end
-  o.script_in_repo = script_real:sub(#repo_real + 2)
-  local good, bad = git(o.repo, "rev-parse --verify " .. quote(o.good .. "^{commit}")),
-    git(o.repo, "rev-parse --verify " .. quote(o.bad .. "^{commit}"))
+  o.repo, o.script_in_repo = worktree.locate(o.script)
+  if not o.repo then say(o.script_in_repo); return EXIT.USAGE end
+  local good, bad = worktree.commit(o.repo, o.good), worktree.commit(o.repo, o.bad)
   if not good or not bad then say("unknown commit: " .. (good and o.bad or o.good)); return EXIT.USAGE end
   if good == bad then
     say(string.format("--good %s and --bad %s are the same commit (%s): there is nothing between them to search; " ..
@@ -308,15 +283,12 @@ function M.main(args)
   local commits = {}
   for commit in (list or ""):gmatch("%x+") do commits[#commits + 1] = commit end
   if #commits == 0 then say(o.good .. " is not an ancestor of " .. o.bad); return EXIT.USAGE end
-  -- the worktrees and measurements go in a folder of their own ($TMPDIR, else /tmp)
-  o.work = string.format("%s/gpuexp-bisect-%s", os.getenv("TMPDIR") or "/tmp",
-    gpuexp.hash(string.format("%.9f %s", gpuexp.clock(), tostring({}))):sub(1, 10))
-  gpuexp.mkdir(o.work)
+  -- the worktrees and measurements go in a folder of their own
+  o.work = worktree.work_folder("bisect")
   gpuexp._process.init()
   -- the search, then the worktrees and their folder removed whatever happened
   local searched, code = pcall(search, o, good, bad, commits)
-  shell("rm -rf " .. quote(o.work))
-  shell("git -C " .. quote(o.repo) .. " worktree prune")
+  worktree.clean(o.repo, o.work)
   if not searched then error(code, 0) end
   return code
 end

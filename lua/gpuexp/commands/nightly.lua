@@ -553,6 +553,8 @@ function M.night(args)
     model = model_of()
   end
   report.summary(model, io.stdout)
+  -- tuning drift: stored winners this night's tunes found out of their tie set (docs/tune.md)
+  for _, line in ipairs(require("gpuexp.store.winners").drift_lines(night.history, night.id:sub(1, 20))) do print(line) end
   local md_path, html_path = night.out_dir .. "/report.md", night.out_dir .. "/report.html"
   if written then print("report: " .. md_path .. " and " .. html_path .. " (and report.xml, JUnit; report.json)") end
   -- the hook
