@@ -316,7 +316,7 @@ function M.measure_sequence(sequence, spec)
   local mode = check_policy(spec or {}, policy_keys, "measure")
   if gpuexp.plan then -- its launches are checked, not run
     sequence:run()
-    return {samples = 0, mode = mode == "auto" and "hot" or mode, timer = "none (offline plan)"}
+    return {samples = 0, mode = mode == "auto" and "hot" or mode, timer = "none (offline plan)", kernels = sequence.kernels}
   end
   local result
   if M.profiling() then

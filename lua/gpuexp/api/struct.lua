@@ -236,7 +236,8 @@ function M.struct(fields, options)
   for i, spec in ipairs(fields) do
     if type(spec) ~= "table" then fail(string.format("struct: field %d must be {type, value}", i)) end
     local kind, value = spec[1], spec[2]
-    local count = (type(value) == "table" and not is_layout(kind)) and #value or nil
+    -- a list of values is an array field; a plan's buffer (a table too) is one pointer
+    local count = (type(value) == "table" and rawget(value, "kind") ~= "planned" and not is_layout(kind)) and #value or nil
     if count == 0 then fail(string.format("struct: field %d has an empty list", i)) end
     layout_fields[i] = {"_" .. i, kind, count}
     values["_" .. i] = value
