@@ -6,9 +6,11 @@
 #include "gx_timing.h"
 #include "gx_helper_kernels.h"
 #include "gx_narrow.h"
+#include "l_util.h"
+#include "l_types.h"
 #include "l_gpuexp.h"
 
-l_buffer *l_check_buffer(lua_State *L, int index)
+static l_buffer *check_buffer(lua_State *L, int index)
 {
     l_buffer *buffer = luaL_checkudata(L, index, GX_BUFFER_TYPE);
     if (!buffer->buffer.host_pointer && !buffer->buffer.device_pointer)
@@ -16,7 +18,8 @@ l_buffer *l_check_buffer(lua_State *L, int index)
     return buffer;
 }
 
-l_buffer *l_push_buffer(lua_State *L, int device_index, gx_memory_kind kind, int type, size_t count)
+/* Pushes the Buffer for a new allocation; the device's userdata at device_index is kept alive. */
+static l_buffer *push_buffer(lua_State *L, int device_index, gx_memory_kind kind, int type, size_t count)
 {
     l_buffer *buffer = lua_newuserdatauv(L, sizeof *buffer, 1);
     memset(buffer, 0, sizeof *buffer);
@@ -52,7 +55,7 @@ static int buffer_tostring(lua_State *L)
 
 static int buffer_len(lua_State *L)
 {
-    lua_pushinteger(L, (lua_Integer)l_check_buffer(L, 1)->buffer.count);
+    lua_pushinteger(L, (lua_Integer)check_buffer(L, 1)->buffer.count);
     return 1;
 }
 
@@ -103,7 +106,7 @@ static size_t check_index(lua_State *L, int index, const gx_buffer *buffer)
 
 static int buffer_get(lua_State *L)
 {
-    l_buffer *b = l_check_buffer(L, 1);
+    l_buffer *b = check_buffer(L, 1);
     size_t i = check_index(L, 2, &b->buffer);
     size_t size = gx_type_size(b->buffer.type);
     unsigned char element[8];
@@ -116,7 +119,7 @@ static int buffer_get(lua_State *L)
 
 static int buffer_set(lua_State *L)
 {
-    l_buffer *b = l_check_buffer(L, 1);
+    l_buffer *b = check_buffer(L, 1);
     size_t i = check_index(L, 2, &b->buffer);
     unsigned char element[8];
     check_element(L, 3, b->buffer.type, element, "value");
@@ -129,7 +132,7 @@ static int buffer_set(lua_State *L)
 
 static int buffer_fill(lua_State *L)
 {
-    l_buffer *b = l_check_buffer(L, 1);
+    l_buffer *b = check_buffer(L, 1);
     unsigned char element[8];
     check_element(L, 2, b->buffer.type, element, "fill value");
     gx_error error;
@@ -141,7 +144,7 @@ static int buffer_fill(lua_State *L)
 
 static int buffer_random(lua_State *L)
 {
-    l_buffer *b = l_check_buffer(L, 1);
+    l_buffer *b = check_buffer(L, 1);
     double low = 0, high = 1;
     lua_Integer seed = 1;
     if (!lua_isnoneornil(L, 2)) {
@@ -175,7 +178,7 @@ static int buffer_random(lua_State *L)
    table; with a stream, a buffer's copy is enqueued on it (a table's is made at once). */
 static int buffer_copy_from(lua_State *L)
 {
-    l_buffer *b = l_check_buffer(L, 1);
+    l_buffer *b = check_buffer(L, 1);
     lua_Integer offset = 0, source_offset = 0, count = -1;
     const gx_stream *stream = NULL;
     if (!lua_isnoneornil(L, 3)) {
@@ -222,7 +225,7 @@ static int buffer_copy_from(lua_State *L)
         if (gx_buffer_write(&b->buffer, (size_t)offset * size, staging, n * size, &error))
             return l_raise(L, &error);
     } else {
-        l_buffer *source = l_check_buffer(L, 2);
+        l_buffer *source = check_buffer(L, 2);
         size_t n = count >= 0 ? (size_t)count
                               : ((size_t)source_offset <= source->buffer.count ? source->buffer.count - (size_t)source_offset : 0);
         const gx_device *device = b->buffer.device ? b->buffer.device : source->buffer.device;
@@ -239,7 +242,7 @@ static int buffer_copy_from(lua_State *L)
 /* buffer:to_table([first [, count]]): 1-based first. */
 static int buffer_to_table(lua_State *L)
 {
-    l_buffer *b = l_check_buffer(L, 1);
+    l_buffer *b = check_buffer(L, 1);
     lua_Integer first = luaL_optinteger(L, 2, 1);
     if (first < 1 || (size_t)(first - 1) > b->buffer.count) /* before first is used in arithmetic */
         return l_raisef(L, GX_ERR_USAGE, "to_table: first %lld outside 1..%zu", (long long)first, b->buffer.count);
@@ -267,8 +270,8 @@ static int buffer_to_table(lua_State *L)
    rtol = the type's epsilon and ulps = 1 (a result one rounding away from the reference matches). */
 static int buffer_compare(lua_State *L)
 {
-    l_buffer *a = l_check_buffer(L, 1);
-    l_buffer *b = l_check_buffer(L, 2);
+    l_buffer *a = check_buffer(L, 1);
+    l_buffer *b = check_buffer(L, 2);
     gx_type type = a->buffer.type;
     int narrow = gx_type_is_narrow_float(type);
     double rtol = narrow ? gx_type_epsilon(type) : gx_type_is_float(type) ? 1e-5 : 0;
@@ -322,8 +325,8 @@ static int copy_work(void *user, gx_error *error)
    the device. */
 static int buffer_time_copy_from(lua_State *L)
 {
-    l_buffer *destination = l_check_buffer(L, 1);
-    l_buffer *source = l_check_buffer(L, 2);
+    l_buffer *destination = check_buffer(L, 1);
+    l_buffer *source = check_buffer(L, 2);
     lua_Integer warmup = 3, reps = 20;
     if (!lua_isnoneornil(L, 3)) {
         static const char *const allowed[] = {"warmup", "reps", NULL};
@@ -359,7 +362,7 @@ static int buffer_time_copy_from(lua_State *L)
 /* buffer:write(data [, offset_bytes]): a string's bytes into the buffer (structs packed by a layout) */
 static int buffer_write(lua_State *L)
 {
-    l_buffer *b = l_check_buffer(L, 1);
+    l_buffer *b = check_buffer(L, 1);
     size_t size;
     const char *data = luaL_checklstring(L, 2, &size);
     lua_Integer offset = luaL_optinteger(L, 3, 0);
@@ -375,7 +378,7 @@ static int buffer_write(lua_State *L)
 /* buffer:read([offset_bytes [, bytes]]) -> a string of the buffer's bytes (to the end by default) */
 static int buffer_read(lua_State *L)
 {
-    l_buffer *b = l_check_buffer(L, 1);
+    l_buffer *b = check_buffer(L, 1);
     lua_Integer offset = luaL_optinteger(L, 2, 0);
     if (offset < 0 || (size_t)offset > b->buffer.bytes)
         return l_raisef(L, GX_ERR_USAGE, "read: offset %lld is outside the buffer (%zu bytes)", (long long)offset,
@@ -441,7 +444,7 @@ static int gpuexp_host(lua_State *L)
     int device_index = 0;
     if (pinned)
         l_default_device(L, &device_index);
-    l_push_buffer(L, device_index, pinned ? GX_MEMORY_PINNED : GX_MEMORY_PAGEABLE, type, count);
+    push_buffer(L, device_index, pinned ? GX_MEMORY_PINNED : GX_MEMORY_PAGEABLE, type, count);
     return 1;
 }
 
@@ -453,7 +456,7 @@ static int device_alloc(lua_State *L)
     int type;
     size_t count;
     l_check_element_spec(L, 2, &type, &count);
-    l_push_buffer(L, 1, GX_MEMORY_DEVICE, type, count);
+    push_buffer(L, 1, GX_MEMORY_DEVICE, type, count);
     return 1;
 }
 

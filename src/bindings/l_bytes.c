@@ -2,6 +2,8 @@
    layout, made by gpuexp.struct in lua/gpuexp/api/struct.lua, or any bytes a parameter needs). */
 #include <string.h>
 
+#include "l_util.h"
+#include "l_types.h"
 #include "l_gpuexp.h"
 
 /* gpuexp.bytes(data [, {align = N, keep = {values}}]) -> Bytes. keep: values whose lifetime the

@@ -4,8 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <lauxlib.h>
 #include <lualib.h>
 
+#include "l_catalog.h"
 #include "l_gpuexp.h"
 
 /* Pushes the catalog module's field (a function) in a new state; NULL when it cannot be read. */

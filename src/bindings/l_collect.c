@@ -6,6 +6,8 @@
 #include "gx_metric.h"
 #include "gx_profiler.h"
 #include "gx_helper_kernels.h"
+#include "l_util.h"
+#include "l_types.h"
 #include "l_gpuexp.h"
 
 /* {setup_s, prepare_s, start_s, launch_s, stop_s, decode_s, evaluate_s}: where a collect's time went */

@@ -9,6 +9,8 @@
 #include "gx_files.h"
 #include "gx_nvcc.h"
 #include "gx_toolkit.h"
+#include "l_util.h"
+#include "l_types.h"
 #include "l_gpuexp.h"
 
 /* Reads the list of strings at t[key] into a userdata-backed array; returns the count. */

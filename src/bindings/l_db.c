@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "gx_db.h"
+#include "l_util.h"
 #include "l_gpuexp.h"
 
 #define GX_DB_TYPE "gpuexp.Database"

@@ -7,6 +7,8 @@
 #include "gx_driver.h"
 #include "gx_helper_kernels.h"
 #include "gx_nvrtc.h"
+#include "l_util.h"
+#include "l_types.h"
 #include "l_gpuexp.h"
 
 #define DEVICE_CACHE "gpuexp.devices" /* registry: ordinal -> Device */

@@ -2,6 +2,8 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include <lauxlib.h>
+
 #include "gx_output.h"
 #include "l_gpuexp.h"
 

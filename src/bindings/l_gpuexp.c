@@ -21,6 +21,7 @@
 #include "gx_cupti.h"
 #include "gx_db.h"
 #include "gx_paths.h"
+#include "l_util.h"
 #include "l_gpuexp.h"
 
 int luaopen_cjson(lua_State *L); /* lua-cjson */

@@ -9,6 +9,8 @@
 #include "gx_timing.h"
 #include "gx_helper_kernels.h"
 #include "gx_narrow.h"
+#include "l_util.h"
+#include "l_types.h"
 #include "l_gpuexp.h"
 
 l_kernel *l_check_kernel(lua_State *L, int index)
@@ -27,7 +29,8 @@ l_kernel *l_push_kernel(lua_State *L, int program_index)
     return kernel;
 }
 
-void l_push_function_info(lua_State *L, const l_kernel *k)
+/* Fills a resources/occupancy table on the top of the stack. */
+static void push_function_info(lua_State *L, const l_kernel *k)
 {
     lua_createtable(L, 0, 12);
     l_set_string(L, "name", k->kernel.name);
@@ -63,7 +66,7 @@ void l_push_function_info(lua_State *L, const l_kernel *k)
 
 static int kernel_resources(lua_State *L)
 {
-    l_push_function_info(L, l_check_kernel(L, 1));
+    push_function_info(L, l_check_kernel(L, 1));
     return 1;
 }
 

@@ -6,7 +6,8 @@
 
 #include "gx_cxxname.h"
 #include "gx_symbols.h"
-#include "l_gpuexp.h"
+#include "l_util.h"
+#include "l_types.h"
 
 /* "a<float> (_Z1aIfEvv), b" for messages: names as C++ writes them, at most `limit`. */
 static void describe_symbols(const char *const *symbols, int count, char *out, size_t size)

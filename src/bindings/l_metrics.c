@@ -5,6 +5,8 @@
 
 #include "gx_metric.h"
 #include "gx_profiler.h"
+#include "l_util.h"
+#include "l_types.h"
 #include "l_gpuexp.h"
 
 /* Host objects by chip name, opened on first use and kept for the process. */

@@ -3,6 +3,8 @@
 #include <string.h>
 
 #include "gx_occupancy.h"
+#include "l_util.h"
+#include "l_types.h"
 #include "l_gpuexp.h"
 
 static void set_limit(lua_State *L, const char *key, int value)

@@ -8,6 +8,8 @@
 #include "gx_lock.h"
 #include "gx_process.h"
 #include "gx_worker.h"
+#include "l_util.h"
+#include "l_wire.h"
 #include "l_gpuexp.h"
 
 #define GX_PROCESS_TYPE "gpuexp.Process"

@@ -13,11 +13,13 @@
 
 #include "gx_files.h"
 #include "gx_symbols.h"
+#include "l_util.h"
+#include "l_types.h"
 #include "l_gpuexp.h"
 
 #define COMPILED_SOURCES "gpuexp.compiled_sources"
 
-l_program *l_check_program(lua_State *L, int index)
+static l_program *check_program(lua_State *L, int index)
 {
     return luaL_checkudata(L, index, GX_PROGRAM_TYPE);
 }
@@ -189,7 +191,7 @@ static int gpuexp_compiled_sources(lua_State *L)
    where only PTX-bearing programs get this far). */
 static int load_modules(lua_State *L, int program_index)
 {
-    l_program *program = l_check_program(L, program_index);
+    l_program *program = check_program(L, program_index);
     if (program->loaded)
         return program->module_count;
     if (lua_getiuservalue(L, program_index, 1) != LUA_TUSERDATA) {
@@ -257,7 +259,7 @@ static int load_modules(lua_State *L, int program_index)
    array of the symbols (its strings anchored in the table). */
 static const char **kernel_symbols(lua_State *L, int program_index, int *count)
 {
-    l_program *program = l_check_program(L, program_index);
+    l_program *program = check_program(L, program_index);
     lua_newtable(L);
     int table = lua_gettop(L);
     lua_newtable(L); /* the order found */
@@ -356,7 +358,7 @@ static int lower_from_source(lua_State *L, int program_index, int symbol_table, 
    programs with PTX: the resources then come from the ptxas report alone. */
 static int program_kernel(lua_State *L)
 {
-    l_program *program = l_check_program(L, 1);
+    l_program *program = check_program(L, 1);
     const char *name = luaL_checkstring(L, 2);
     lua_settop(L, 2);
     char lowered[512];
@@ -437,7 +439,7 @@ static int program_kernel(lua_State *L)
    table per kernel: name, symbol, base, template_args, params */
 static int program_kernels(lua_State *L)
 {
-    l_check_program(L, 1);
+    check_program(L, 1);
     int details = 0;
     if (!lua_isnoneornil(L, 2)) {
         static const char *const allowed[] = {"details", NULL};
@@ -480,7 +482,7 @@ static void push_resources(lua_State *L, const gx_resources *r)
 /* program:resources([name]): the ptxas report, for one kernel or all of them (works offline). */
 static int program_resources(lua_State *L)
 {
-    l_program *program = l_check_program(L, 1);
+    l_program *program = check_program(L, 1);
     gx_resources all[128];
     int count = program->compiled.log ? gx_ptxas_parse(program->compiled.log, all, 128) : 0;
     if (lua_isnoneornil(L, 2)) {
@@ -507,7 +509,7 @@ static int program_resources(lua_State *L)
 
 static int program_index(lua_State *L)
 {
-    l_program *program = l_check_program(L, 1);
+    l_program *program = check_program(L, 1);
     const char *key = luaL_checkstring(L, 2);
     luaL_getmetafield(L, 1, "methods");
     if (lua_getfield(L, -1, key) != LUA_TNIL)

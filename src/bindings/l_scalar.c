@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "l_util.h"
+#include "l_types.h"
 #include "l_gpuexp.h"
 
 static int make_scalar(lua_State *L, int type)

@@ -4,6 +4,8 @@
    to the sequence's stream. The measurement policy and the counters build on this (lua/gpuexp). */
 #include <string.h>
 
+#include "l_util.h"
+#include "l_types.h"
 #include "l_gpuexp.h"
 
 #define SEQUENCE_ERROR "gpuexp.sequence_error" /* the Lua error of a failed run, raised again as it was */

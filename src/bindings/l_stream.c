@@ -2,6 +2,8 @@
    are enqueued ({stream = s}), and events to order streams and time what runs between them. */
 #include <string.h>
 
+#include "l_util.h"
+#include "l_types.h"
 #include "l_gpuexp.h"
 
 static int device_argument(lua_State *L, int options)

@@ -3,7 +3,8 @@
 #include <string.h>
 
 #include "gx_helper_kernels.h"
-#include "l_gpuexp.h"
+#include "l_util.h"
+#include "l_types.h"
 
 static int flush_before(void *user, gx_error *error)
 {

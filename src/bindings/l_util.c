@@ -3,8 +3,11 @@
 #include <string.h>
 
 #include "gx_driver.h"
+#include "gx_nvrtc.h"
 #include "gx_stats.h"
+#include "gx_types.h"
 #include "l_gpuexp.h"
+#include "l_util.h"
 
 static int error_tostring(lua_State *L)
 {

@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "l_gpuexp.h"
+#include <lauxlib.h>
+
+#include "l_wire.h"
 
 enum { TAG_NIL, TAG_FALSE, TAG_TRUE, TAG_INTEGER, TAG_FLOAT, TAG_STRING, TAG_TABLE };
 #define MAX_DEPTH 64

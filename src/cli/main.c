@@ -13,12 +13,15 @@
 #include <lualib.h>
 
 #include "gx_cli.h"
+#include "gx_device.h"
 #include "gx_occupancy.h"
 #include "gx_paths.h"
 #include "gx_process.h"
 #include "gx_trace.h"
 #include "gx_worker.h"
+#include "l_catalog.h"
 #include "l_gpuexp.h"
+#include "l_util.h"
 
 int gx_cli_help(const char *command, FILE *out) { return l_catalog_help(command, out); }
 

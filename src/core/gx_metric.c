@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-int gx_metric_is_ncu_only(const char *name)
+/* Names ncu computes itself (launch__*, sm__maximum_warps_*, ...): not CUPTI metrics. */
+static int is_ncu_only(const char *name)
 {
     static const char *const prefixes[] = {"launch__", "sm__maximum_warps", "smsp__maximum_warps", "device__attribute",
                                            "profiler__", "smsp__pcsamp", "sass__inst_executed_per_opcode", "numa__",
@@ -208,7 +209,7 @@ static void append_closest(gx_error *error, const char *target, const char *cons
 
 int gx_metric_check(gx_metric_host *host, const char *name, gx_metric_info *info, gx_error *error)
 {
-    if (gx_metric_is_ncu_only(name))
+    if (is_ncu_only(name))
         return gx_fail(error, GX_ERR_USAGE,
                        "'%s' is computed by ncu from the launch, not a hardware counter CUPTI can collect%s", name,
                        strncmp(name, "launch__occupancy", 17) == 0 || strncmp(name, "sm__maximum_warps", 17) == 0

@@ -14,9 +14,6 @@ typedef struct gx_metric_info {
     const char *description, *hardware_unit, *dimension_unit; /* owned by CUPTI */
 } gx_metric_info;
 
-/* Names ncu computes itself (launch__*, sm__maximum_warps_*, ...): not CUPTI metrics. */
-int gx_metric_is_ncu_only(const char *name);
-
 int gx_metric_host_open(gx_metric_host **host, const char *chip, gx_error *error);
 void gx_metric_host_close(gx_metric_host *host);
 const char *gx_metric_host_chip(const gx_metric_host *host);

@@ -46,7 +46,8 @@ int gx_worker_channel(void) { return channel_fd; }
 int gx_worker_slot(void) { return worker_slot; }
 const gx_worker_page *gx_worker_own_page(void) { return page; }
 
-void gx_worker_note_launch(const struct gx_kernel *kernel, const struct gx_launch_config *config)
+/* Every kernel launch's hook: cheap (the name is copied only when the kernel changes). */
+static void note_launch(const struct gx_kernel *kernel, const struct gx_launch_config *config)
 {
     if (kernel != last_kernel) {
         snprintf(page->kernel, sizeof page->kernel, "%.159s", kernel->name);
@@ -68,7 +69,8 @@ void gx_worker_describe_launch(const gx_worker_page *p, char *out, size_t size)
              p->kernel, p->grid[0], p->grid[1], p->grid[2], p->block[0], p->block[1], p->block[2], p->shared_bytes);
 }
 
-void gx_worker_context_lost(const char *message)
+/* Records the first sticky error (called from the driver's error path); readable after. */
+static void context_lost(const char *message)
 {
     if (!page->context_error[0])
         snprintf(page->context_error, sizeof page->context_error, "%s", message);
@@ -76,8 +78,8 @@ void gx_worker_context_lost(const char *message)
 
 void gx_worker_install_hooks(void)
 {
-    gx_module_on_launch(gx_worker_note_launch);
-    gx_driver_on_context_lost(gx_worker_context_lost);
+    gx_module_on_launch(note_launch);
+    gx_driver_on_context_lost(context_lost);
 }
 
 const char *gx_worker_context_error(void) { return page->context_error[0] ? page->context_error : NULL; }

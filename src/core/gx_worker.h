@@ -23,19 +23,15 @@ int gx_worker_attach(int *device, int *slot, gx_error *error);
 int gx_worker_channel(void); /* -1 when not a worker */
 int gx_worker_slot(void);    /* the worker's place in the run (0 is the one whose output is shown) */
 
-/* Makes the CUDA layer report launches (gx_worker_note_launch) and lost contexts
-   (gx_worker_context_lost) here, through its hooks; called once at start. */
+/* Makes the CUDA layer report launches and lost contexts here, through its hooks (gx_module_on_launch,
+   gx_driver_on_context_lost); called once at start. */
 void gx_worker_install_hooks(void);
-/* Every kernel launch's hook: cheap (the name is copied only when the kernel changes). */
-struct gx_kernel;
-struct gx_launch_config;
-void gx_worker_note_launch(const struct gx_kernel *kernel, const struct gx_launch_config *config);
 /* "kernel 'k', grid 1x1x1, block 32x1x1, 0 bytes dynamic shared memory" from a page; "" if none. */
 void gx_worker_describe_launch(const gx_worker_page *page, char *out, size_t size);
 const gx_worker_page *gx_worker_own_page(void); /* this process's page (a private one when not a worker) */
 
-/* Records the first sticky error (called from the driver's error path); readable after. */
-void gx_worker_context_lost(const char *message);
-const char *gx_worker_context_error(void); /* NULL while the context is fine */
+/* The first sticky error of this process (the driver's error path reports it); NULL while the context
+   is fine. */
+const char *gx_worker_context_error(void);
 
 #endif
