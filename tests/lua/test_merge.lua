@@ -19,7 +19,9 @@ local function shard(index, rows, sample_lines, extra)
       share_cells = cells, share_indices = indices}, parts = {{started_utc = "2026-01-01T00:00:00Z"}}}
   ws.write(stem .. ".meta.json", json.encode(info))
   ws.write(stem .. ".csv", "n,median_ms,status,error\n" .. table.concat(rows, "\n") .. "\n")
-  if sample_lines then ws.write(stem .. ".samples.csv", "n,field,values\n" .. table.concat(sample_lines, "\n") .. "\n") end
+  if sample_lines then
+    ws.write(stem .. ".samples.csv", "n,field,values\n" .. table.concat(sample_lines, "\n") .. "\n")
+  end
   return stem .. ".csv"
 end
 

@@ -92,7 +92,9 @@ local ragged = write(dir .. "/ragged.samples.csv", "n,field,values\n1,samples_ms
 none, why = samples.read(ragged, {"n"})
 T.eq(none, nil, "a ragged file gives no entries")
 -- (the csv reader's message, led by the calling script's line as every gpuexp error is)
-local function names(problem, text, what) T.ok(problem and problem:find(text, 1, true), what .. ": " .. tostring(problem)) end
+local function names(problem, text, what)
+  T.ok(problem and problem:find(text, 1, true), what .. ": " .. tostring(problem))
+end
 names(why, ragged .. ":3: 2 cells where the header has 3", "a ragged row named")
 local unclosed = write(dir .. "/unclosed.samples.csv", 'n,field,values\n1,samples_ms,"1 2\n')
 none, why = samples.read(unclosed, {"n"})
@@ -133,5 +135,21 @@ local recorded, problem_text = history.record_file(db, damaged_csv, {kind = "run
 T.eq(recorded, nil, "a run with a damaged samples file is not recorded")
 names(problem_text, samples.path_for(damaged_csv) .. ":2: 3 cells where the header has 4", "the damage named")
 T.eq(db:rows("SELECT count(*) AS n FROM runs")[1].n, 1, "only the good run is in the history")
+-- a damaged history (a number where the axes are, a list where a cell is, a key that is no text) is
+-- named by its run, never a Lua error further on
+db:run("UPDATE runs SET axes = '5' WHERE id = ?", id)
+local loaded, damage = history.load_run(db, id)
+T.eq(loaded, nil, "a damaged run does not load")
+T.eq(damage, "run " .. id .. " of the history is damaged: its axes, columns or metadata are not what gpuexp writes",
+  "the damage named")
+local exported, export_damage = history.export(db, id)
+T.eq(exported, nil, "nor exports")
+T.ok(export_damage:find("run " .. id .. " of the history is damaged", 1, true), export_damage)
+db:run("UPDATE runs SET axes = 'null' WHERE id = ?", id) -- JSON null: no axes, as before
+db:run("UPDATE rows SET cells = '[[1]]' WHERE run_id = ?", id)
+loaded, damage = history.load_run(db, id)
+T.eq(damage, "run " .. id .. " of the history is damaged: a row's cells are not what gpuexp writes", "a damaged row")
+exported, export_damage = history.export(db, id)
+T.eq(export_damage, "run " .. id .. " of the history is damaged: a row's cells are not what gpuexp writes", "exported")
 db:close()
 T.done()

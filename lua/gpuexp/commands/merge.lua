@@ -1,6 +1,7 @@
 -- gpuexp merge OUT.csv PART.csv...: joins the shards of one sweep (--shard I/N, e.g. a Slurm job
--- array) into one CSV in point order (and their samples files into OUT.samples.csv), after checking that they come from the same script, points
--- and GPU model; reports missing and duplicated points and exits 1 when the result is incomplete.
+-- array) into one CSV in point order (and their samples files into OUT.samples.csv), after
+-- checking that they come from the same script, points and GPU model; reports missing and
+-- duplicated points and exits 1 when the result is incomplete.
 -- Memory grows with the rows, not with rows times parts: each part's metadata describes only its
 -- own share of the points.
 local csv = require("gpuexp.store.csv")
@@ -71,7 +72,8 @@ local function mismatch(merged, path, info, allow_mixed)
   end
   local count, points = point_count(info), merged.points
   if info.sweep.name ~= reference.sweep.name or count ~= points
-    or (info.sweep.points_hash and reference.sweep.points_hash and info.sweep.points_hash ~= reference.sweep.points_hash) then
+    or (info.sweep.points_hash and reference.sweep.points_hash
+      and info.sweep.points_hash ~= reference.sweep.points_hash) then
     return string.format("%s is sweep '%s' with %d points, %s is '%s' with %d%s", path, tostring(info.sweep.name),
       count, reference_path, tostring(reference.sweep.name), points, count == points and " (but other points)" or "")
   end

@@ -282,17 +282,43 @@ local function decode(text)
   return (require("gpuexp.store.json").decode(text or "null"))
 end
 
+-- A list of texts the history holds as JSON (axes, columns, a row's cells): {} when there is none
+-- (SQL NULL, JSON null); nil when a damaged file holds something else there (a number, an object,
+-- a cell that is not a text), so that the caller names the damage instead of failing on it later.
+local function stored_texts(text)
+  local value = decode(text)
+  if value == nil or value == require("gpuexp.store.json").null then return {} end
+  if type(value) ~= "table" or (#value == 0 and next(value) ~= nil) then return nil end
+  local list = {}
+  for i = 1, #value do
+    local cell = value[i]
+    if cell == require("gpuexp.store.json").null then cell = "" end
+    if type(cell) ~= "string" then return nil end
+    list[i] = cell
+  end
+  return list
+end
+
+local function damaged(id, what)
+  return string.format("run %s of the history is damaged: %s not what gpuexp writes", tostring(id), what)
+end
+
 -- A stored run as a compare run (label "run N").
 function M.load_run(db, id)
   local runs = db:rows("SELECT * FROM runs WHERE id = ?", id)
   local run = runs[1]
   if not run then return nil, "no run " .. tostring(id) .. " in the history" end
-  local axes, columns = decode(run.axes) or {}, decode(run.columns) or {}
-  local info = decode(run.meta) or {}
+  local axes, columns, info = stored_texts(run.axes), stored_texts(run.columns), decode(run.meta)
+  if info == nil or info == require("gpuexp.store.json").null then info = {} end
+  if not axes or not columns or type(info) ~= "table" then
+    return nil, damaged(id, "its axes, columns or metadata are")
+  end
   local loaded = result.new("run " .. id, info, axes, columns)
   loaded.record = run
   for _, row in ipairs(db:rows("SELECT cells FROM rows WHERE run_id = ? ORDER BY position", id)) do
-    loaded:add(decode(row.cells) or {})
+    local cells = stored_texts(row.cells)
+    if not cells then return nil, damaged(id, "a row's cells are") end
+    loaded:add(cells)
   end
   return loaded
 end
@@ -323,7 +349,7 @@ function M.series(db, run_id, key, metric, count)
     ORDER BY runs.id DESC LIMIT ?]], run.experiment, run.sweep, run.gpu_name, key, run_id, count or 60)
   for i = #rows, 1, -1 do
     local r = rows[i]
-    local columns, cells = decode(r.columns) or {}, decode(r.cells) or {}
+    local columns, cells = stored_texts(r.columns) or {}, stored_texts(r.cells) or {}
     for c, name in ipairs(columns) do
       if name == metric and tonumber(cells[c]) then
         out[#out + 1] = {id = r.id, time = r.started, value = tonumber(cells[c]), kind = r.kind}
@@ -353,14 +379,18 @@ end
 function M.export(db, id)
   local record = db:rows("SELECT columns, axes FROM runs WHERE id = ?", id)[1]
   if not record then return nil, "no run " .. tostring(id) .. " in the history" end
-  local lines = {csv.line(decode(record.columns) or {})}
+  local columns, axes = stored_texts(record.columns), stored_texts(record.axes)
+  if not columns or not axes then return nil, damaged(id, "its axes or columns are") end
+  local lines = {csv.line(columns)}
   for _, row in ipairs(db:rows("SELECT cells FROM rows WHERE run_id = ? ORDER BY position", id)) do
-    lines[#lines + 1] = csv.line(decode(row.cells) or {})
+    local cells = stored_texts(row.cells)
+    if not cells then return nil, damaged(id, "a row's cells are") end
+    lines[#lines + 1] = csv.line(cells)
   end
   local stored = db:rows("SELECT key, field, samples FROM samples WHERE run_id = ? ORDER BY rowid", id)
   local entries = {}
   for n, s in ipairs(stored) do entries[n] = {cells = result.split(s.key), field = s.field, values = s.samples} end
-  return table.concat(lines, "\n") .. "\n", #entries > 0 and samples.text(decode(record.axes) or {}, entries) or nil
+  return table.concat(lines, "\n") .. "\n", #entries > 0 and samples.text(axes, entries) or nil
 end
 
 -- M.merge(db, path) -> runs added, runs already there; or nil and why. Copies every run of the

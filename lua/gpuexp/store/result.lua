@@ -137,7 +137,7 @@ end
 
 -- The axis names a run's metadata gives, or nil and why.
 function M.axes_of(info, path)
-  local axes = info and type(info.sweep) == "table" and info.sweep.axes
+  local axes = type(info) == "table" and type(info.sweep) == "table" and info.sweep.axes
   if type(axes) ~= "table" or #axes == 0 then return nil end
   local names = {}
   for i, axis in ipairs(axes) do

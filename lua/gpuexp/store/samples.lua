@@ -49,9 +49,10 @@ local Appender = {}
 Appender.__index = Appender
 
 -- M.appender(path, axis_names): appends a point's samples as it finishes. The file is opened on the
--- first point that has samples (a sweep with none leaves none), in append mode, its header written
--- when it is new or empty, a last line cut by a kill dropped; every append is flushed, and a failed one is cut back off the file and raised as
--- a write error (exit code 7), so the file never holds half a line.
+-- first point that has samples (a sweep with none leaves none), in append mode; its header is
+-- written when it is new or empty, and a last line cut by a kill is dropped. Every append is
+-- flushed, and a failed one is cut back off the file and raised as a write error (exit code 7), so
+-- the file never holds half a line.
 function M.appender(path, axis_names)
   return setmetatable({path = path, axis_names = axis_names}, Appender)
 end
