@@ -121,6 +121,13 @@ local run = assert(result.read(csv_path))
 local values = run:samples(result.key({"9", "x"}), "samples_ms")
 T.eq(values and table.concat(values, " "), "7 8", "the result's samples of the point")
 
+-- metadata that is JSON but no object (a damaged file) is said, not a Lua error
+write(dir .. "/numeric.csv", "n,status,error\n1,ok,\n")
+write(dir .. "/numeric.meta.json", "5")
+local unread, unread_why = result.read(dir .. "/numeric.csv")
+T.eq(unread, nil, "a run whose metadata is a number")
+T.ok(unread_why:find("no readable " .. dir .. "/numeric.meta.json beside it", 1, true), unread_why)
+
 -- the history records them by name and exports them in the file's own layout
 local db = assert(history.open(dir .. "/history.sqlite"))
 local id = assert(history.record_file(db, csv_path, {kind = "run"}))
