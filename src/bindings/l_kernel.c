@@ -261,7 +261,7 @@ int l_launch_work(void *user, gx_error *error)
 }
 
 static const char *const launch_options[] = {"grid", "block", "shared", "args", "stream", NULL};
-static const char *const time_options[] = {"grid", "block", "shared", "args", "warmup", "reps", "cold", "graph", "batch", "clock", NULL};
+static const char *const time_options[] = {"grid", "block", "shared", "args", "warmup", "reps", "cold", "graph", "batch", "hold", "clock", NULL};
 
 l_device *l_kernel_device(lua_State *L, int kernel_index)
 {
@@ -341,7 +341,7 @@ static int launch_launch(lua_State *L)
 static int launch_time(lua_State *L)
 {
     l_launch *launch = luaL_checkudata(L, 1, GX_LAUNCH_TYPE);
-    static const char *const allowed[] = {"warmup", "reps", "cold", "graph", "batch", "clock", NULL};
+    static const char *const allowed[] = {"warmup", "reps", "cold", "graph", "batch", "hold", "clock", NULL};
     if (!lua_isnoneornil(L, 2))
         l_check_options(L, 2, "time", allowed);
     lua_getiuservalue(L, 1, 1); /* the kernel */

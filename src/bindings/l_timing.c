@@ -21,7 +21,7 @@ static int release_stream(void *user, gx_error *error)
 }
 
 /* batch = N: N runs back to back between one sample's two events, enqueued from C behind the
-   blocking kernel (gx_tools_block; block = false: not held) so the events time the GPU's back-to-back
+   blocking kernel (gx_tools_block; hold = false: not held) so the events time the GPU's back-to-back
    execution, not the host's enqueue speed. No graph: also for work a graph cannot capture. */
 struct batch_work {
     gx_work_fn work;
@@ -51,7 +51,7 @@ int l_time_work(lua_State *L, const l_timed_work *work, int options)
         cold = lua_toboolean(L, -1);
         lua_getfield(L, options, "clock");
         clock = lua_toboolean(L, -1);
-        lua_getfield(L, options, "block");
+        lua_getfield(L, options, "hold"); /* ("block" is the launch's block size in kernel:time) */
         block = lua_isnil(L, -1) || lua_toboolean(L, -1);
         lua_pop(L, 3);
     }
