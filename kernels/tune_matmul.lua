@@ -21,9 +21,10 @@ function M.new(spec)
   local n = spec.n or 1024
   local options = spec.options or {}
   local state = {}
-  local space = {axes = M.AXES, where = M.where, sources = {"../kernels/tune_matmul.cu"}, options = options, n = n}
-  local file = gpuexp.resolve("kernels/tune_matmul.cu")
-  space.sources = {file}
+  -- the kernel beside this file, wherever the script that loaded it lives
+  local here = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or "."
+  local file = here .. "/tune_matmul.cu"
+  local space = {axes = M.AXES, where = M.where, sources = {file}, options = options, n = n}
 
   function space.setup()
     if state.ready then return end

@@ -276,7 +276,9 @@ M.commands = {
         "median_cycles judges in cycles, which a clock that differs between nights does not move"},
       {"--on-regression CMD", "when the night is not clean (exit 1, 5 or 6), run CMD REPORT.md through the\n" ..
         "shell, with GPUEXP_REPORT (the Markdown), GPUEXP_REPORT_HTML and\n" ..
-        "GPUEXP_NIGHTLY_EXIT set"},
+        "GPUEXP_NIGHTLY_EXIT set; the GPU's lock is released first"},
+      {"--on-regression-timeout S", "end the --on-regression command (its process group) after S seconds\n" ..
+        "(default 600; 0: no limit)"},
       {"-d, --device N", "passed to each experiment"},
       {"--devices LIST", "passed to each experiment"},
       {"--point-timeout S", "passed to each experiment"},
@@ -308,11 +310,14 @@ M.commands = {
       {"--history PATH", "the history of --run (default: gpuexp history --help says where)"},
       {"--point 'A=V,B=W'", "the point (with --run: the night's regressed point, when only one)"},
       {"--metric COL[:lower|:higher]", "the column judged (default median_ms)"},
-      {"--build CMD", "run through the shell in each commit's worktree before measuring"},
+      {"--build CMD", "run through the shell in each commit's worktree before measuring (its own process\n" ..
+        "group, ended with bisect on Ctrl-C or SIGTERM)"},
+      {"--build-timeout S", "end a build after S seconds: that commit is skipped (default 3600; 0: no limit)"},
       {"--threshold PCT", "the smallest change called slower (default 2)"},
       {"-d, --device N", "passed to each measurement"},
       {"-a, --arch ARCH", "passed to each measurement (an offline plan: for trying it out)"},
-      {"--point-timeout S", "passed to each measurement"},
+      {"--point-timeout S", "each measurement is a supervised run: a point past S seconds is ended and its\n" ..
+        "commit skipped (default 300; 0: no limit)"},
       {"-h, --help", "this text"},
     },
     exits = {{0, "the first bad commit was found (printed with the path taken)"},

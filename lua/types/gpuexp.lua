@@ -109,12 +109,13 @@ function Device:attributes() end
 function Device:memory_info() end
 ---Waits for everything queued on the device.
 function Device:synchronize() end
----The SM clock in MHz, measured now by a probe kernel.
----@return number
+---The SM clock in MHz, measured now by a probe kernel (in an offline plan: nil and why).
+---@return number|nil mhz
+---@return string? why
 function Device:sm_clock() end
 ---What NVML reads of this GPU now: energy_j (total since the driver loaded), power_w,
 ---temperature_c, throttle_reasons (names), throttle_mask, sm_clock_mhz, applications_clock_mhz,
----power_limit_w; nil and why without NVML. gpuexp never changes a setting.
+---power_limit_w; nil and why without NVML or in an offline plan. gpuexp never changes a setting.
 ---@return {energy_j?: number, power_w?: number, temperature_c?: integer, throttle_reasons?: string, throttle_mask?: integer, sm_clock_mhz?: integer, applications_clock_mhz?: integer, power_limit_w?: number}|nil
 ---@return string? why
 function Device:telemetry() end
@@ -292,7 +293,7 @@ function Event:destroy() end
 local Sequence = {}
 ---Runs the function once and waits for the GPU (in an offline plan: checks its launches).
 function Sequence:run() end
----Event-timed samples of whole runs: warmup (5), reps (100), cold, graph (runs per captured graph), batch (runs back to back between two events), clock.
+---Event-timed samples of whole runs: warmup (5), reps (100), cold, graph (runs per captured graph), batch (runs back to back between two events), clock. In an offline plan: one run checks its launches, samples = 0.
 ---@param options? {warmup?: integer, reps?: integer, cold?: boolean, graph?: integer, batch?: integer, clock?: boolean}
 ---@return gpuexp.Timing
 function Sequence:time(options) end
@@ -342,7 +343,7 @@ function gpuexp.device(n) end
 ---Every GPU.
 ---@return gpuexp.Device[]
 function gpuexp.devices() end
----How many GPUs the driver sees.
+---How many GPUs the driver sees (1 in an offline plan: its device).
 ---@return integer
 function gpuexp.device_count() end
 ---Compiles CUDA C++ with NVRTC, the toolkit's headers found (or with nvcc: compiler = "nvcc"; cached on disk). options may be a project's nvcc options.
@@ -515,7 +516,7 @@ function gpuexp.resolve(path) end
 ---@param rows table[]
 ---@param columns string[]
 function gpuexp.print_table(rows, columns) end
----The metadata table of this run.
+---The metadata table of this run (with a plan's device: offline_arch, no GPU facts).
 ---@param device? gpuexp.Device
 ---@return table
 function gpuexp.metadata(device) end
@@ -563,10 +564,12 @@ function gpuexp.diagnose(kernel, spec) end
 ---Measures this GPU's ceilings (cached per GPU and driver): dram_copy_gbps, l2_gbps, shared_gbps,
 ---fp32_gflops, fp64_gflops, tensor_{fp16,bf16,tf32,int8,fp8}_gflops (where the GPU has them),
 ---h2d_pinned_gbps, d2h_pinned_gbps.
----@param options? {force?: boolean}
----@return table
+---In an offline plan: nil and why (nothing is measured).
+---@param options? {force?: boolean, device?: gpuexp.Device}
+---@return table|nil ceilings
+---@return string? why
 function gpuexp.calibrate(options) end
----The cached ceilings, or nil until calibrated.
+---The cached ceilings, or nil until calibrated (and in an offline plan).
 ---@param device? gpuexp.Device
 ---@return table|nil
 function gpuexp.ceilings(device) end

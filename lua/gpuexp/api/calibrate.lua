@@ -88,6 +88,7 @@ end
 
 -- The ceilings cached for this GPU and driver, or nil.
 function M.cached(device)
+  if gpuexp.plan then return nil, "no measured ceilings in an offline plan (nothing runs on a GPU)" end
   device = device or gpuexp.device()
   local _, path = cache_path(device)
   local chunk = loadfile(path, "t", {})
@@ -122,6 +123,7 @@ local measure_ceilings
 
 -- Calibration's own kernels are not the script's: gpuexp diagnose leaves them alone.
 function M.run(options)
+  if gpuexp.plan then return nil, "no ceilings are measured in an offline plan (nothing runs on a GPU)" end
   gpuexp._calibrating = true
   local ok, result = pcall(measure_ceilings, options)
   gpuexp._calibrating = nil

@@ -129,7 +129,9 @@ local function measure(o, work)
       local commit = worktree.commit(repo, o.commits[side])
       if not commit then say("unknown commit: " .. o.commits[side]); return EXIT.USAGE end
       local tree = work .. "/tree-" .. side
-      local added, problem = worktree.add(repo, tree, commit, o.build, work .. "/build-" .. side .. ".log")
+      local added, problem, interrupted = worktree.add(repo, tree, commit, work, o.build,
+        work .. "/build-" .. side .. ".log", worktree.BUILD_TIMEOUT_S)
+      if interrupted then return interrupted end
       if not added then
         say(string.format("variant %s (%s): %s (the log: %s/build-%s.log is removed; rerun the build by hand)", side,
           o.commits[side], problem, work, side))
@@ -167,7 +169,8 @@ function M.main(args)
   if o.help then io.write(catalog.help("ab")) return EXIT.OK end
   if not o.script then say("which script? (gpuexp ab --help)"); return EXIT.USAGE end
   gpuexp._process.init()
-  local work = worktree.work_folder("ab")
+  local work, problem = worktree.work_folder("ab", nil, say)
+  if not work then say(problem); return EXIT.FAILED end
   local measured, code = pcall(measure, o, work)
   worktree.clean(o.repo, work)
   if not measured then error(code, 0) end
