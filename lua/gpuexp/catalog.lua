@@ -17,7 +17,8 @@ local run_exits = {
   {2, "usage: a bad option, a missing script, an option that does not fit the script"},
   {3, "GPU or driver: no driver, no GPU, or a CUDA call failed"},
   {4, "a kernel did not compile"},
-  {5, "finished, but points crashed or timed out (their rows say so)"},
+  {5, "finished, but points failed: the run function raised an error, the point crashed or timed out\n" ..
+    "(their rows say why; stderr gives the count and the first failure with the script's line)"},
   {6, "the history could not be written (the CSV files are kept)"},
   {7, "an output could not be written (a full disk): the run stopped, every row written is whole, and the " ..
     "resume command is printed"},
@@ -325,6 +326,13 @@ for _, command in ipairs(M.commands) do by_name[command.name] = command end
 
 -- The command named so, or nil.
 function M.find(name) return by_name[name] end
+
+-- Every command's name, in the catalog's order.
+function M.command_names()
+  local names = {}
+  for i, command in ipairs(M.commands) do names[i] = command.name end
+  return names
+end
 
 -- The option names a command takes ("--out", "-o", ...), sorted.
 function M.options(name)

@@ -6,6 +6,8 @@
 
 #include <lualib.h>
 
+#include "gx_paths.h"
+#include "gx_suggest.h"
 #include "l_gpuexp.h"
 
 /* Pushes the catalog module's field (a function) in a new state; NULL when it cannot be read. */
@@ -62,4 +64,42 @@ int l_catalog_help(const char *name, FILE *out)
     }
     lua_close(L);
     return status;
+}
+
+void l_catalog_did_you_mean(const char *command, const char *word, char *out, size_t size)
+{
+    enum { SLOT = 128, MAX = 256 };
+    static char slots[MAX][SLOT];
+    const char *names[MAX];
+    int count = 0;
+    out[0] = 0;
+    lua_State *L = catalog_function(command ? "options" : "command_names");
+    if (!L)
+        return;
+    if (command)
+        lua_pushstring(L, command);
+    if (lua_pcall(L, command ? 1 : 0, 1, 0) != LUA_OK || !lua_istable(L, -1)) {
+        lua_close(L);
+        return;
+    }
+    for (lua_Integer i = 1; count < MAX && lua_rawgeti(L, -1, i) == LUA_TSTRING; i++) {
+        snprintf(slots[count], SLOT, "%s", lua_tostring(L, -1));
+        names[count] = slots[count];
+        count++;
+        lua_pop(L, 1);
+    }
+    lua_close(L);
+    if (!command) {
+        int shipped = gx_experiment_names(&slots[count][0], SLOT, MAX - count);
+        for (int i = 0; i < shipped; i++, count++)
+            names[count] = slots[count];
+    }
+    int chosen[3];
+    int have = gx_suggest(word, names, (size_t)count, 3, 1, chosen);
+    size_t used = 0;
+    for (int k = 0; k < have && used < size; k++)
+        used += (size_t)snprintf(out + used, size - used, "%s%s", k == 0 ? " (did you mean '" : k == have - 1 ? "' or '" : "', '",
+                                 names[chosen[k]]);
+    if (have && used < size)
+        snprintf(out + used, size - used, "'?)");
 }

@@ -210,6 +210,23 @@ static int start_trace(const struct options *options)
     return status;
 }
 
+/* A script run in this process (--inline, gpuexp profile) ends as a supervised one does: its
+   failed points said on stderr and counted in the exit code (lua/gpuexp/api/sweep.lua). */
+static int report_failures(lua_State *L, int handler)
+{
+    lua_getglobal(L, "require");
+    lua_pushstring(L, "gpuexp.api.sweep");
+    if (lua_pcall(L, 1, 1, handler) != LUA_OK || lua_getfield(L, -1, "report_failures") != LUA_TFUNCTION
+        || lua_pcall(L, 0, 1, handler) != LUA_OK) {
+        fprintf(stderr, "gpuexp: internal error: the failed points cannot be counted: %s\n", lua_tostring(L, -1));
+        lua_settop(L, handler);
+        return GX_EXIT_SCRIPT;
+    }
+    int code = (int)lua_tointeger(L, -1);
+    lua_settop(L, handler);
+    return code;
+}
+
 static int run_script(int argc, char **argv, const struct options *options)
 {
     lua_State *L = luaL_newstate();
@@ -277,7 +294,7 @@ static int run_script(int argc, char **argv, const struct options *options)
 
     lua_pushcfunction(L, message_handler);
     int handler = lua_gettop(L);
-    int status = LUA_OK, trace_failed = 0;
+    int status = LUA_OK, trace_failed = 0, failed_points = 0;
     /* the Lua library adds its functions (sweep, csv, ...) to the gpuexp table */
     lua_getglobal(L, "require");
     lua_pushstring(L, "gpuexp.init");
@@ -313,6 +330,8 @@ static int run_script(int argc, char **argv, const struct options *options)
             for (int i = options->script_index + 1; i < argc; i++)
                 lua_pushstring(L, argv[i]);
             status = lua_pcall(L, argc - options->script_index - 1, 0, handler);
+            if (status == LUA_OK && !options->worker)
+                failed_points = report_failures(L, handler);
             gx_error trace_error;
             if (tracing && gx_trace_stop(&trace_error)) {
                 fprintf(stderr, "gpuexp: %s\n", trace_error.message);
@@ -325,7 +344,7 @@ static int run_script(int argc, char **argv, const struct options *options)
             return GX_EXIT_USAGE;
         }
     }
-    int code = trace_failed ? GX_EXIT_WRITE : GX_EXIT_OK;
+    int code = trace_failed ? GX_EXIT_WRITE : failed_points;
     if (status != LUA_OK) {
         code = exit_code_for(L, -1);
         /* a bad option, a busy output or a failed write is not a bug in the script: no traceback */
@@ -341,6 +360,25 @@ static int run_script(int argc, char **argv, const struct options *options)
     }
     lua_close(L); /* runs __gc: buffers freed, contexts released, files closed */
     return code;
+}
+
+/* What a script name that names no file was likely meant to be: a shipped experiment's path
+   given from another folder (experiments/x.lua), or a misspelled command or experiment. */
+static void script_hint(const char *script, char *hint, size_t size)
+{
+    char word[256], found[PATH_MAX];
+    const char *base = strncmp(script, "experiments/", 12) == 0 ? script + 12 : script;
+    snprintf(word, sizeof word, "%s", base);
+    size_t n = strlen(word);
+    if (n > 4 && strcmp(word + n - 4, ".lua") == 0)
+        word[n - 4] = 0;
+    if (base != script && gx_find_experiment(word, found, sizeof found)) {
+        snprintf(hint, size, " (the shipped experiment runs by name from any folder: gpuexp %s)", word);
+        return;
+    }
+    if (strchr(word, '/') && base == script)
+        return;
+    l_catalog_did_you_mean(NULL, word, hint, size);
 }
 
 /* A crash is a gpuexp bug: say so, with a backtrace to report, instead of dying silently. */
@@ -371,6 +409,11 @@ int main(int argc, char **argv)
     } native[] = {{"info", gx_cli_info}, {"occupancy", gx_cli_occupancy}, {"metrics", gx_cli_metrics}};
     static char run_option[128];
     char detail[128];
+    if (argc > 2 && strcmp(argv[1], "run") == 0) { /* gpuexp run SCRIPT: the default command, named */
+        argv[1] = argv[0];
+        argv++;
+        argc--;
+    }
     /* a command's name is a word: a script's path (x.lua, dir/x) is never looked up */
     enum l_command_kind kind = argc > 1 && argv[1][0] != '-' && !strpbrk(argv[1], "./")
                                    ? l_catalog_command(argv[1], detail, sizeof detail)
@@ -471,7 +514,10 @@ int main(int argc, char **argv)
                 return usage_error("%s needs a path", a);
             options.out = argv[++i];
         } else {
-            return usage_error("unknown option '%s'", a);
+            char hint[256];
+            l_catalog_did_you_mean("run", a, hint, sizeof hint);
+            fprintf(stderr, "gpuexp: unknown option '%s'%s\n(see gpuexp --help)\n", a, hint);
+            return GX_EXIT_USAGE;
         }
     }
     options.option_count = i - 1 - (i <= argc && i > 1 && strcmp(argv[i - 1], "--") == 0);
@@ -485,7 +531,11 @@ int main(int argc, char **argv)
         options.script = argv[i] = shipped; /* a shipped experiment by name: gpuexp occupancy_sweep */
     }
     if (access(options.script, R_OK) != 0) {
-        fprintf(stderr, "gpuexp: cannot open %s: %s\n", options.script, strerror(errno));
+        int why = errno;
+        char hint[512] = "";
+        if (why == ENOENT)
+            script_hint(options.script, hint, sizeof hint);
+        fprintf(stderr, "gpuexp: cannot open %s: %s%s\n", options.script, strerror(why), hint);
         return GX_EXIT_USAGE;
     }
     if (options.worker) {

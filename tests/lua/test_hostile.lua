@@ -74,7 +74,7 @@ gpuexp.sweep{name = "v", axes = {{"case", {"table", "function", "nul", "ok"}}},
     return {info = "fine"}
   end}
 ]])
-T.eq(run("--arch sm_90 --quiet -o values.csv values.lua"), 0, "values")
+T.eq(run("--arch sm_90 --quiet -o values.csv values.lua"), 5, "values: points that failed exit 5")
 local rows = {}
 for _, row in ipairs(gpuexp.csv.read(work .. "/values.csv")) do rows[row.case] = row end
 T.eq(json.decode(rows.table.info).b, "x", "a table field is kept as JSON")

@@ -145,6 +145,13 @@ local function remote_client(channel)
 end
 
 local local_ledger
+
+-- At the end of a script run in this process (--inline, gpuexp profile): the failed points said
+-- and the exit code, as the supervisor does (0 when every point gave a row, or none ran here).
+function M.report_failures()
+  return local_ledger and local_ledger:report_failures() or 0
+end
+
 local function local_client()
   local options = gpuexp.run_options or {}
   if not local_ledger then
@@ -175,7 +182,7 @@ local function local_client()
           require("gpuexp.engine.options").night_of(options))
         if not ids then gpuexp.error("system", "the sweep was not recorded in the history: " .. why) end
       end
-      return {done = true, rows = sweep:rows()}
+      return {done = true, rows = sweep:rows(), columns = sweep.columns}
     end,
     prefetch = function() end,
     row = function(self, id, index, row, arrays, versions)
