@@ -347,8 +347,17 @@ static int run_script(int argc, char **argv, const struct options *options)
     int code = trace_failed ? GX_EXIT_WRITE : failed_points;
     if (status != LUA_OK) {
         code = exit_code_for(L, -1);
+        /* a command's own error raised as a value (gpuexp.error: a bad argument, no GPU) is its
+           message and exit code, usage errors exit 2; only a bug in it gets a traceback */
+        int command_error = options->builtin && lua_istable(L, -1);
+        if (command_error && code == GX_EXIT_SCRIPT) {
+            lua_getfield(L, -1, "kind");
+            if (lua_isstring(L, -1) && strcmp(lua_tostring(L, -1), "usage") == 0)
+                code = GX_EXIT_USAGE;
+            lua_pop(L, 1);
+        }
         /* a bad option, a busy output or a failed write is not a bug in the script: no traceback */
-        int plain = code == GX_EXIT_USAGE || code == GX_EXIT_BUSY || code == GX_EXIT_WRITE;
+        int plain = command_error || code == GX_EXIT_USAGE || code == GX_EXIT_BUSY || code == GX_EXIT_WRITE;
         if (plain && lua_istable(L, -1))
             lua_getfield(L, -1, "message");
         else

@@ -146,10 +146,11 @@ T.eq(run("compare --axes p fail_base.csv fail_now.csv"), 1, "ok before, failing 
 -- baselines that are no number a change can be computed from
 write("odd_base.csv", "p,median_ms\na,0\nb,-2\nc,inf\nd,nan\n")
 write("odd_new.csv", "p,median_ms\na,1\nb,1\nc,1\nd,1\n")
-code, stdout = run("compare --axes p odd_base.csv odd_new.csv")
-T.eq(code, 0, "unusable baselines")
+code, stdout, stderr = run("compare --axes p odd_base.csv odd_new.csv")
+T.eq(code, 2, "unusable baselines: nothing to judge against, refused (never '0 slower')")
 T.ok(not stdout:find("nan%%") and not stdout:find("inf%%"), "no nan% or inf%: " .. stdout)
-T.ok(stdout:find("4 new", 1, true), "judged as having no baseline: " .. stdout)
+T.ok(stderr:find("no point of odd_new.csv has a baseline value in median_ms", 1, true), "judged as having no baseline: " ..
+  stderr)
 -- a folder, and metadata whose axes are not axes
 gpuexp.mkdir(work .. "/folder.csv")
 code, _, stderr = run("compare --axes p folder.csv new.csv")

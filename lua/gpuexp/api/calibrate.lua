@@ -128,8 +128,21 @@ function M.run(options)
   return result
 end
 
+local known_options = {force = true, device = true}
+
 function measure_ceilings(options)
   options = options or {}
+  if type(options) ~= "table" then gpuexp.error("usage", "calibrate: expected a table of options, got " .. type(options)) end
+  for key in pairs(options) do
+    if not known_options[key] then
+      gpuexp.error("usage", string.format("calibrate: unknown option '%s'%s (known: device, force)", tostring(key),
+        gpuexp._did_you_mean(tostring(key), {"device", "force"})))
+    end
+  end
+  if gpuexp.plan then
+    gpuexp.error("usage", "calibrate: an offline plan has no GPU to measure; its ceilings come from a GPU " ..
+      "(gpuexp calibrate there), and a plan's scripts can skip them when gpuexp.plan is true")
+  end
   local device = options.device or gpuexp.device()
   if not options.force then
     local cached = M.cached(device)

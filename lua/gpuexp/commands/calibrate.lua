@@ -10,6 +10,12 @@ function M.main(args)
     if a == "--help" or a == "-h" then io.write(catalog.help("calibrate")) return 0 end
     if a == "--force" then force = true else gpuexp.error("usage", "calibrate: unknown argument '" .. a .. "'") end
   end
+  local found, problem = pcall(gpuexp.device)
+  if not found then
+    gpuexp.error("driver", string.format("calibrate: measures this machine's GPU, and there is none to use (%s). " ..
+      "A roofline plot without a GPU takes the peaks instead: gpuexp plot --roofline --peak-gflops G --peak-gbps B ...",
+      type(problem) == "table" and problem.message or tostring(problem)))
+  end
   local c = calibrate.run{force = force}
   local facts = gpuexp.device().facts
   print(string.format("%s (%s), driver CUDA %s%s", c.gpu, c.uuid, c.driver, c.from_cache and ", from the cache (--force to measure again)" or ""))

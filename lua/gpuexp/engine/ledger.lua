@@ -183,6 +183,22 @@ function Ledger:register(msg)
     end
     return false
   end
+  if only then -- like a misspelled axis: a value no point has is refused before anything is written
+    local any = false
+    for i = 1, #msg.points do any = any or wanted(msg.points[i]) end
+    if not any then
+      local takes = {}
+      for a, axis in ipairs(msg.axes) do
+        local values, seen = {}, {}
+        for _, cells in ipairs(msg.points) do
+          if not seen[cells[a]] then seen[cells[a]] = true; values[#values + 1] = cells[a] end
+        end
+        takes[#takes + 1] = axis.name .. " = " .. table.concat(values, "|")
+      end
+      return nil, string.format("--only matches no point of sweep '%s' (its points: %s); nothing was run or written",
+        msg.name, table.concat(takes, ", ")), "option"
+    end
+  end
   sweep.mine, sweep.is_mine = {}, {}
   for i = 1, #msg.points do
     if (not shard or (i - 1) % shard.count == shard.index) and wanted(msg.points[i]) then
