@@ -94,12 +94,5 @@ void l_catalog_did_you_mean(const char *command, const char *word, char *out, si
         for (int i = 0; i < shipped; i++, count++)
             names[count] = slots[count];
     }
-    int chosen[3];
-    int have = gx_suggest(word, names, (size_t)count, 3, 1, chosen);
-    size_t used = 0;
-    for (int k = 0; k < have && used < size; k++)
-        used += (size_t)snprintf(out + used, size - used, "%s%s", k == 0 ? " (did you mean '" : k == have - 1 ? "' or '" : "', '",
-                                 names[chosen[k]]);
-    if (have && used < size)
-        snprintf(out + used, size - used, "'?)");
+    gx_did_you_mean(word, names, (size_t)count, out, size);
 }

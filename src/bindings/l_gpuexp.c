@@ -208,17 +208,9 @@ static int gpuexp_did_you_mean(lua_State *L)
             names[count++] = lua_tostring(L, -1); /* kept alive by the table */
         lua_pop(L, 1);
     }
-    int chosen[3];
-    int have = gx_suggest(word, names, count, 3, 1, chosen);
-    luaL_Buffer b;
-    luaL_buffinit(L, &b);
-    for (int k = 0; k < have; k++) {
-        luaL_addstring(&b, k == 0 ? " (did you mean '" : k == have - 1 ? "' or '" : "', '");
-        luaL_addstring(&b, names[chosen[k]]);
-    }
-    if (have)
-        luaL_addstring(&b, "'?)");
-    luaL_pushresult(&b);
+    char hint[1024];
+    gx_did_you_mean(word, names, count, hint, sizeof hint);
+    lua_pushstring(L, hint);
     return 1;
 }
 

@@ -1,4 +1,5 @@
 /* "Did you mean": edit distance and the closest candidates (see gx_suggest.h). */
+#include <stdio.h>
 #include <string.h>
 
 #include "gx_suggest.h"
@@ -59,4 +60,18 @@ int gx_suggest(const char *target, const char *const *candidates, size_t count, 
             have++;
     }
     return have;
+}
+
+void gx_did_you_mean(const char *target, const char *const *candidates, size_t count, char *out, size_t size)
+{
+    int chosen[3];
+    int have = gx_suggest(target, candidates, count, 3, 1, chosen);
+    size_t used = 0;
+    if (size)
+        out[0] = 0;
+    for (int k = 0; k < have && used < size; k++)
+        used += (size_t)snprintf(out + used, size - used, "%s%s",
+                                 k == 0 ? " (did you mean '" : k == have - 1 ? "' or '" : "', '", candidates[chosen[k]]);
+    if (have && used < size)
+        snprintf(out + used, size - used, "'?)");
 }

@@ -14,4 +14,8 @@ size_t gx_edit_distance(const char *a, const char *b);
 int gx_suggest(const char *target, const char *const *candidates, size_t count, int want, int close_only,
                int *chosen);
 
+/* Writes " (did you mean 'a' or 'b'?)" naming the plausible candidates (up to 3), or "" when none
+   is close: the one wording of every "did you mean" of gpuexp. */
+void gx_did_you_mean(const char *target, const char *const *candidates, size_t count, char *out, size_t size);
+
 #endif

@@ -64,6 +64,15 @@ function M.device(arch)
   function device:alloc(element_type, count) return M.buffer(element_type, count) end
   function device:synchronize() end
   function device:memory_info() return nil end
+  -- what only a GPU can tell: an error at the script's line, not a nil method
+  local function needs_gpu(what)
+    return function()
+      gpuexp.error("usage", string.format("device:%s(): an offline plan for %s has no GPU to read; check " ..
+        "gpuexp.plan before asking", what, limits.arch))
+    end
+  end
+  device.sm_clock, device.telemetry, device.flush_l2 = needs_gpu("sm_clock"), needs_gpu("telemetry"),
+    needs_gpu("flush_l2")
   return device
 end
 
