@@ -109,9 +109,9 @@ M.commands = {
     options = {
       {"--arch ARCH", "architectures (sm_80,sm_90)"},
       {"--block N", "threads per block"},
-      {"--registers N", "registers per thread (default 32)"},
+      {"--registers N", "registers per thread (default 0: registers do not limit)"},
       {"--shared BYTES", "dynamic shared memory per block (default 0)"},
-      {"--barriers N", "named barriers per block (default 1)"},
+      {"--barriers N", "named barriers per block (default 0: barriers do not limit)"},
       {"--carveout max|driver|KIB", "the L1/shared split: the most shared memory (default), the driver's\n" ..
         "choice, or a size"},
       {"--limits", "each architecture's limits, as CSV"},
@@ -247,7 +247,7 @@ M.commands = {
       "instructions, bytes, occupancy, registers, spills, the dominant stall, or only the clock.",
     options = {
       {"--history PATH", "the history file (default: gpuexp history --help says where)"},
-      {"-o, --out DIR", "the night's CSVs and report (default ./gpuexp-nightly/<UTC time>)"},
+      {"-o, --out DIR", "the night's CSVs and report (default ./gpuexp-nightly/<UTC time>-<the night's tag>)"},
       {"--baseline N", "baseline runs (default 5; fewer on the first nights: with fewer than 3 the\n" ..
         "rule uses the within-run noise)"},
       {"--threshold PCT", "the smallest change called a regression (default 2)"},
@@ -261,7 +261,8 @@ M.commands = {
       {"-d, --device N", "passed to each experiment"},
       {"--devices LIST", "passed to each experiment"},
       {"--point-timeout S", "passed to each experiment"},
-      {"-a, --arch ARCH", "offline plan: checks that the suite runs, records and compares nothing"},
+      {"-a, --arch ARCH", "offline plan: checks that the suite runs; measures nothing, and records and compares\n" ..
+        "nothing unless --history names a file (its runs are marked plan and never join a GPU's baselines)"},
       {"-q, --quiet", "no progress lines from the experiments"},
       {"-h, --help", "this text"},
     },
@@ -314,7 +315,8 @@ M.commands = {
     options = {
       {"--man", "the man page (troff)"}, {"--commands", "the command names"},
       {"--experiments", "the shipped experiments, by the names gpuexp runs them"},
-      {"--presets", "the metric presets (gpuexp.metrics{preset = ...}, --check)"},
+      {"--presets", "the metric presets: kernel:metrics{metrics = 'NAME', ...}, gpuexp.metrics{..., metrics = 'NAME'},\n" ..
+        "gpuexp metrics --check NAME"},
       {"--options COMMAND", "a command's options, one a line (for the completion)"},
       {"-h, --help", "this text"},
     },

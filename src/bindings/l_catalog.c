@@ -20,8 +20,10 @@ static lua_State *catalog_function(const char *field)
     l_install_searcher(L);
     lua_getglobal(L, "require");
     lua_pushstring(L, "gpuexp.catalog");
-    if (lua_pcall(L, 1, 1, 0) != LUA_OK || lua_getfield(L, -1, field) != LUA_TFUNCTION) {
-        fprintf(stderr, "gpuexp: the command catalog cannot be read: %s\n", lua_tostring(L, -2));
+    int loaded = lua_pcall(L, 1, 1, 0) == LUA_OK;
+    if (!loaded || lua_getfield(L, -1, field) != LUA_TFUNCTION) {
+        fprintf(stderr, "gpuexp: the command catalog cannot be read: %s\n",
+                loaded ? "no such function" : lua_tostring(L, -1));
         lua_close(L);
         return NULL;
     }

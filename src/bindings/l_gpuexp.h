@@ -169,6 +169,9 @@ int l_sequence_run(lua_State *L, int sequence_index, gx_error *error);
 int l_sequence_raise(lua_State *L, const gx_error *error);
 void l_open_occupancy(lua_State *L);
 void l_open_metrics(lua_State *L);
+/* The metric names of a preset (lua/gpuexp/api/metrics.lua's presets, the one list), written into
+   slots of slot_size bytes: how many, 0 when name is no preset, -1 when the presets cannot be read. */
+int l_metric_preset(const char *name, char *slots, size_t slot_size, int max);
 void l_open_process(lua_State *L);
 void l_open_db(lua_State *L);
 /* An element type name at index and a count at index + 1 (a buffer's shape); raises when bad. */

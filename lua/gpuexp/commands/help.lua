@@ -12,7 +12,7 @@ function M.text(command)
   return catalog.help(command)
 end
 
--- The metric presets' names (gpuexp.metrics{preset}, gpuexp metrics --check), sorted.
+-- The metric presets' names (kernel:metrics{metrics = NAME}, gpuexp metrics --check NAME), sorted.
 function M.presets()
   local names = {}
   for name in pairs(require("gpuexp.api.metrics").presets) do names[#names + 1] = name end

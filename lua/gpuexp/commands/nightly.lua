@@ -255,7 +255,8 @@ local function set_up(o)
       locks[#locks + 1] = path
     end
   end
-  night.out_dir = o.out or ("gpuexp-nightly/" .. os.date("!%Y%m%d-%H%M%S"))
+  -- the night's tag too: two nightlies started in the same second never share (and overwrite) a folder
+  night.out_dir = o.out or ("gpuexp-nightly/" .. os.date("!%Y%m%d-%H%M%S") .. "-" .. night.id:match("%-(%x+)$"))
   local made, problem = pcall(gpuexp.mkdir, night.out_dir)
   -- an absolute path in the history's metadata: the site links each night's report from anywhere
   night.out_dir = made and gpuexp._realpath(night.out_dir) or night.out_dir
