@@ -6,7 +6,7 @@ local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
 
 if arg[1] ~= "--child" then
   local ws = T.workspace(arg[1])
-  local code, stdout, stderr = ws.run("--arch sm_90 --quiet --inline " .. gpuexp.script .. " --child")
+  local code, stdout, stderr = ws.run("--arch sm_90 --quiet --inline " .. gpuexp._realpath(gpuexp.script) .. " --child")
   T.eq(code, 0, "the child's checks: " .. stdout .. stderr)
   T.ok(stdout:find("ok users_line", 1, true), "the child ran to its end: " .. stdout)
   T.done()
