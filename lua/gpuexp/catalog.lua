@@ -34,37 +34,38 @@ M.commands = {
     options = {
       {"-d, --device N", "use GPU N (default 0)"},
       {"-o, --out PATH", "where the script's CSV goes (scripts read it as gpuexp.out)"},
-      {"-q, --quiet", "no progress line"},
+      {"-q, --quiet", "no progress line", field = "quiet"},
       {"-a, --arch ARCH", "offline plan for ARCH (e.g. sm_86), no GPU used: kernels compiled for it,\n" ..
         "occupancy from the model, timing columns left empty"},
-      {"--no-plan", "with no GPU, fail (exit 3) instead of showing the plan for sm_90"},
+      {"--no-plan", "with no GPU, fail (exit 3) instead of showing the plan for sm_90", field = "no_plan"},
       {"--point-timeout S", "end a sweep point after S seconds: row status 'timeout' (default 300;\n" ..
-        "0 = no limit; a sweep's timeout_s wins)"},
-      {"--resume", "finish an interrupted run: only the points with no row run"},
-      {"--allow-changed", "resume even though the script, its kernels or its axes changed"},
-      {"--devices LIST", "one worker per GPU (0,1,3 or all), points handed out as workers free up"},
-      {"--allow-mixed", "let --devices mix GPU models"},
+        "0 = no limit; a sweep's timeout_s wins)", field = "point_timeout", default = "300"},
+      {"--resume", "finish an interrupted run: only the points with no row run", field = "resume"},
+      {"--allow-changed", "resume even though the script, its kernels or its axes changed", field = "allow_changed"},
+      {"--devices LIST", "one worker per GPU (0,1,3 or all), points handed out as workers free up", field = "devices"},
+      {"--allow-mixed", "let --devices mix GPU models", field = "allow_mixed"},
       {"--shard I/N", "run the I-th (0-based) of N static shares of every sweep's points\n" ..
-        "(default from SLURM_ARRAY_TASK_ID/_MIN/_STEP/_COUNT); gpuexp merge joins them"},
-      {"--only 'A=V,B=W;A=X'", "run only the points with these axis values (';' between alternatives)"},
+        "(default from SLURM_ARRAY_TASK_ID/_MIN/_STEP/_COUNT); gpuexp merge joins them", field = "shard"},
+      {"--only 'A=V,B=W;A=X'", "run only the points with these axis values (';' between alternatives)", field = "only"},
       {"--trace FILE.json", "a timeline of kernels, copies, synchronizations and driver calls (CUPTI),\n" ..
-        "as Chrome trace events for Perfetto (ui.perfetto.dev) or chrome://tracing"},
+        "as Chrome trace events for Perfetto (ui.perfetto.dev) or chrome://tracing", field = "trace"},
       {"--inline", "no worker process: the script runs in this process (debuggers)"},
-      {"--diagnose", "diagnose every timed launch with counters (gpuexp diagnose --help)"},
+      {"--diagnose", "diagnose every timed launch with counters (gpuexp diagnose --help)", field = "diagnose"},
       {"--counters", "a row's counters: instructions, DRAM and L2 bytes, L2 hit rate, achieved occupancy,\n" ..
         "the dominant stall, registers, spills, shared memory of the point's last timed launch\n" ..
-        "(ctr_* columns, 3 replay passes; gpuexp nightly collects them to explain a regression)"},
+        "(ctr_* columns, 3 replay passes; gpuexp nightly collects them to explain a regression)", field = "counters"},
       {"--profile", "each measured launch once, between cuProfilerStart and cuProfilerStop, in this\n" ..
-        "process (gpuexp profile --help)"},
+        "process (gpuexp profile --help)", field = "profile"},
       {"--telemetry", "every measurement reads NVML: mean power (power_w), energy per launch (energy_j),\n" ..
-        "temperature_c and the throttle reasons seen; columns of every sweep (telemetry_note: why not)"},
-      {"--history PATH", "record the run (facts, rows, samples) in this SQLite history file"},
+        "temperature_c and the throttle reasons seen; columns of every sweep (telemetry_note: why not)",
+        field = "telemetry"},
+      {"--history PATH", "record the run (facts, rows, samples) in this SQLite history file", field = "history"},
       {"--record", "the same, in the default file (gpuexp history --help says where)"},
       {"--night ID", "record the run as part of gpuexp nightly's night ID (set by gpuexp nightly,\n" ..
-        "with --night-kind nightly|confirm, --night-suite NAME and --night-experiment NAME)"},
-      {"--night-kind KIND", "nightly (the night's measurement) or confirm (a re-measure of suspects)"},
-      {"--night-suite NAME", "the night's suite"},
-      {"--night-experiment NAME", "the suite's experiment this run is"},
+        "with --night-kind nightly|confirm, --night-suite NAME and --night-experiment NAME)", field = "night"},
+      {"--night-kind KIND", "nightly (the night's measurement) or confirm (a re-measure of suspects)", field = "night_kind"},
+      {"--night-suite NAME", "the night's suite", field = "night_suite"},
+      {"--night-experiment NAME", "the suite's experiment this run is", field = "night_experiment"},
       {"-h, --help", "this text"},
       {"-V, --version", "the versions of gpuexp, Lua, SQLite and the CUDA pieces found"},
     },
@@ -346,6 +347,22 @@ function M.options(name)
   end
   table.sort(list)
   return list
+end
+
+-- A command's option that its parser reads generically (an entry with a field): the field it sets
+-- and whether it takes a value (its flags name an argument: "--devices LIST"); nil when none.
+function M.option_field(command_name, flag)
+  local command = by_name[command_name]
+  for _, option in ipairs(command and command.options or {}) do
+    if option.field then
+      local takes, named = false, false
+      for word in option[1]:gsub(",", " "):gmatch("%S+") do
+        if word == flag then named = true elseif not word:match("^%-") then takes = true end
+      end
+      if named then return option.field, takes end
+    end
+  end
+  return nil
 end
 
 local function indent(text, column)

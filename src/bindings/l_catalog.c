@@ -98,3 +98,19 @@ void l_catalog_did_you_mean(const char *command, const char *word, char *out, si
     }
     gx_did_you_mean(word, names, (size_t)count, out, size);
 }
+
+int l_catalog_option(const char *command, const char *flag, char *field, size_t size)
+{
+    lua_State *L = catalog_function("option_field");
+    if (!L)
+        return -1;
+    lua_pushstring(L, command);
+    lua_pushstring(L, flag);
+    int takes = -1;
+    if (lua_pcall(L, 2, 2, 0) == LUA_OK && lua_type(L, -2) == LUA_TSTRING) {
+        snprintf(field, size, "%s", lua_tostring(L, -2));
+        takes = lua_toboolean(L, -1);
+    }
+    lua_close(L);
+    return takes;
+}

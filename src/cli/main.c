@@ -94,36 +94,35 @@ struct options {
     int worker;          /* this process is a worker of a supervised run */
     int option_count;    /* argv[1 .. option_count] are the options before the script */
     int automatic_plan;
-    /* supervisor options, read by lua/gpuexp/engine/supervisor.lua */
-    int resume, allow_changed, allow_mixed, inline_run;
-    const char *devices, *shard, *point_timeout;
+    int inline_run;
     const char *history; /* record the run there; "" = the default file */
-    const char *only;    /* run only the points matching these axis values */
-    /* a run of gpuexp nightly, recorded as such in the history: the night, the kind of run
-       (nightly, or confirm: a re-measure), the suite and the experiment */
-    const char *night, *night_kind, *night_suite, *night_experiment;
     const char *trace;   /* record a timeline (Chrome trace JSON) here */
     int diagnose;        /* diagnose every timed launch (gpuexp diagnose SCRIPT) */
-    int counters;        /* the fixed counter set of every point's last timed launch (ctr_* columns) */
-    int telemetry;       /* power, energy, temperature of every measurement (NVML) */
     int profile;         /* gpuexp profile: each measured launch once, inside cuProfilerStart/Stop */
+    /* the options C does not read itself: each a field of gpuexp.run_options, as the catalog's
+       entry for the option names it (lua/gpuexp/catalog.lua; the supervisor reads them) */
+    struct {
+        char field[64];
+        const char *value; /* NULL for a flag */
+    } passed[48];
+    int passed_count;
 };
 
-/* The field of an option that takes a text, or NULL. */
-static const char **string_option(struct options *o, const char *name)
+/* An option of the run command read from its catalog entry: 1 when it was one (its field and value
+   kept for gpuexp.run_options, *i moved past the value), 0 when the catalog has no such option,
+   -1 when its value is missing. */
+static int catalog_option(struct options *o, int argc, char **argv, int *i)
 {
-    const struct {
-        const char *name;
-        const char **field;
-    } table[] = {{"--devices", &o->devices},     {"--shard", &o->shard},
-                 {"--point-timeout", &o->point_timeout}, {"--only", &o->only},
-                 {"--trace", &o->trace},         {"--night", &o->night},
-                 {"--night-kind", &o->night_kind}, {"--night-suite", &o->night_suite},
-                 {"--night-experiment", &o->night_experiment}};
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-        if (strcmp(name, table[i].name) == 0)
-            return table[i].field;
-    return NULL;
+    char field[64];
+    int takes = l_catalog_option("run", argv[*i], field, sizeof field);
+    if (takes < 0 || o->passed_count >= (int)(sizeof o->passed / sizeof o->passed[0]))
+        return 0;
+    if (takes && *i + 1 >= argc)
+        return -1;
+    snprintf(o->passed[o->passed_count].field, sizeof o->passed[0].field, "%s", field);
+    o->passed[o->passed_count].value = takes ? argv[++*i] : NULL;
+    o->passed_count++;
+    return 1;
 }
 
 /* Whether an output file given on the command line is the script itself (gpuexp -o k.lua k.lua). */
@@ -141,22 +140,24 @@ static void push_run_options(lua_State *L, int argc, char **argv, const struct o
     const struct {
         const char *name;
         int value;
-    } flags[] = {{"resume", o->resume},     {"allow_changed", o->allow_changed}, {"allow_mixed", o->allow_mixed},
-                 {"no_plan", o->no_plan},   {"diagnose", o->diagnose},           {"counters", o->counters},
-                 {"telemetry", o->telemetry}, {"profile", o->profile}};
+    } flags[] = {{"no_plan", o->no_plan}, {"diagnose", o->diagnose}, {"profile", o->profile}, {"quiet", o->quiet}};
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
         lua_pushboolean(L, flags[i].value);
         lua_setfield(L, -2, flags[i].name);
     }
-    const char *strings[][2] = {{"devices", o->devices}, {"shard", o->shard}, {"point_timeout", o->point_timeout},
-                                {"plan_arch", o->arch}, {"history", o->history}, {"only", o->only},
-                                {"night", o->night}, {"night_kind", o->night_kind}, {"night_suite", o->night_suite},
-                                {"night_experiment", o->night_experiment}};
+    const char *strings[][2] = {{"plan_arch", o->arch}, {"history", o->history}, {"trace", o->trace}};
     for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
         if (strings[i][1]) {
             lua_pushstring(L, strings[i][1]);
             lua_setfield(L, -2, strings[i][0]);
         }
+    for (int i = 0; i < o->passed_count; i++) { /* the catalog's options, by their fields */
+        if (o->passed[i].value)
+            lua_pushstring(L, o->passed[i].value);
+        else
+            lua_pushboolean(L, 1);
+        lua_setfield(L, -2, o->passed[i].field);
+    }
     lua_pushinteger(L, o->device);
     lua_setfield(L, -2, "device");
     /* the worker's command line: this binary, the options, then -- SCRIPT ARGS */
@@ -458,6 +459,7 @@ int main(int argc, char **argv)
     options.worker = attached;
     for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
         const char *a = argv[i];
+        int found;
         if (strcmp(a, "--") == 0) {
             i++;
             break;
@@ -465,10 +467,6 @@ int main(int argc, char **argv)
             return l_catalog_help(options.diagnose ? "diagnose" : options.profile ? "profile" : "run", stdout) == 0 ? GX_EXIT_OK : GX_EXIT_USAGE;
         } else if (strcmp(a, "--diagnose") == 0) {
             options.diagnose = 1;
-        } else if (strcmp(a, "--counters") == 0) {
-            options.counters = 1;
-        } else if (strcmp(a, "--telemetry") == 0) {
-            options.telemetry = 1;
         } else if (strcmp(a, "--profile") == 0) {
             options.profile = 1;
             options.inline_run = 1; /* in this process, the one the profiler started */
@@ -500,12 +498,6 @@ int main(int argc, char **argv)
             options.arch = limits->arch; /* "8.6" and "86" become "sm_86" */
         } else if (strcmp(a, "--no-plan") == 0) {
             options.no_plan = 1;
-        } else if (strcmp(a, "--resume") == 0) {
-            options.resume = 1;
-        } else if (strcmp(a, "--allow-changed") == 0) {
-            options.allow_changed = 1;
-        } else if (strcmp(a, "--allow-mixed") == 0) {
-            options.allow_mixed = 1;
         } else if (strcmp(a, "--inline") == 0) {
             options.inline_run = 1;
         } else if (strcmp(a, "--record") == 0) {
@@ -514,14 +506,17 @@ int main(int argc, char **argv)
             if (i + 1 >= argc)
                 return usage_error("%s needs the history file's path", a);
             options.history = argv[++i];
-        } else if (string_option(&options, a)) {
+        } else if (strcmp(a, "--trace") == 0) {
             if (i + 1 >= argc)
                 return usage_error("%s needs a value", a);
-            *string_option(&options, a) = argv[++i];
+            options.trace = argv[++i];
         } else if (strcmp(a, "-o") == 0 || strcmp(a, "--out") == 0) {
             if (i + 1 >= argc)
                 return usage_error("%s needs a path", a);
             options.out = argv[++i];
+        } else if ((found = catalog_option(&options, argc, argv, &i)) != 0) {
+            if (found < 0)
+                return usage_error("%s needs a value", a);
         } else {
             char hint[256];
             l_catalog_did_you_mean("run", a, hint, sizeof hint);
