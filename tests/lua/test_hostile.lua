@@ -301,8 +301,8 @@ os.execute(string.format("cd %s && (GPUEXP_LOCK_DIR=%s %s nightly sleepy --arch 
   "--out termnight > /dev/null 2> term.err & echo $! > term.pid; sleep 1.5; kill -TERM $(cat term.pid); " ..
   "wait $(cat term.pid); echo $? > term.code)", work, work, binary))
 T.eq(read("term.code"), "143\n", "SIGTERM: exit 143: " .. tostring(read("term.err")))
-local left = io.popen("pgrep -f 'sleepy_[m]arker.lua'"):read("a") -- [m]: not this shell's own command line
-T.eq(left, "", "no experiment process outlives the nightly")
+local left = T.processes_in(work, "sleepy_marker.lua", 5)
+T.eq(#left, 0, "no experiment process outlives the nightly: " .. table.concat(left, "; "))
 T.ok(read("gpuexp-nightly-offline-plan.lock") == nil, "the lock file is gone")
 local plan_lock = work .. "/gpuexp-nightly-offline-plan.lock"
 T.ok(gpuexp._process.lock(plan_lock), "the next nightly can take the lock")
