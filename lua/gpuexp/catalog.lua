@@ -1,7 +1,20 @@
--- Every command of gpuexp, its options and its exit codes, in one table. main.c dispatches from it
--- (l_catalog.c), and every --help text, `gpuexp help`, the man page and the bash completion are
--- rendered from it; tests/lua/test_catalog.lua checks that the C option parsers accept exactly
--- what it lists. Plain data: loading it needs nothing but Lua.
+-- Every command of gpuexp, its options, its exit codes and the environment variables it reads, in
+-- one table. main.c dispatches from it (l_catalog.c), and every --help text, `gpuexp help`, the man
+-- page, the bash completion and docs/reference/cli.md (`gpuexp help --reference`) are rendered from
+-- it; tests/lua/test_catalog.lua checks the parsers against it. Plain data: loading it needs
+-- nothing but Lua.
+--
+-- The shape (keep it; add to it):
+--   M.EXIT                 exit code names -> numbers (C has the same in src/cli/gx_cli.h)
+--   M.commands[i]          {name =, summary =, usage =, about =, after =, options = {...}, exits = {...},
+--                           and how it runs: module = "gpuexp.commands.x" (Lua main(args)),
+--                           native = true (C, src/cli/), or run_option = "--x" (an alias of a run option)}
+--   options[j]             {"-o, --out PATH", "help text", field =, default =}: the flags and the
+--                           argument's name, the help; field = the gpuexp.run_options key a run option
+--                           sets (main.c parses such options from here, l_catalog_option), default =
+--                           the value used when it is not given (shown in the help and the reference)
+--   exits[j]               {code, "what it means for this command"}
+--   M.environment[i]       {name =, text =, read_by =}: every environment variable gpuexp reads
 local M = {}
 
 -- The exit codes, one meaning each across commands (a command's own text says what it means for
@@ -312,9 +325,11 @@ M.commands = {
     exits = {{0, "everything works"}, {1, "something to fix (listed)"}, {2, "usage"}}},
   {name = "help", module = "gpuexp.commands.help", summary = "this list, or a command's help",
     usage = "gpuexp help [COMMAND]\n" ..
-      "gpuexp help --man | --commands | --experiments | --presets | --options COMMAND",
+      "gpuexp help --man | --reference | --commands | --experiments | --presets | --options COMMAND",
     options = {
-      {"--man", "the man page (troff)"}, {"--commands", "the command names"},
+      {"--man", "the man page (troff)"},
+      {"--reference", "the command-line reference in Markdown (docs/reference/cli.md)"},
+      {"--commands", "the command names"},
       {"--experiments", "the shipped experiments, by the names gpuexp runs them"},
       {"--presets", "the metric presets: kernel:metrics{metrics = 'NAME', ...}, gpuexp.metrics{..., metrics = 'NAME'},\n" ..
         "gpuexp metrics --check NAME"},
@@ -322,6 +337,52 @@ M.commands = {
       {"-h, --help", "this text"},
     },
     exits = {{0, "ok"}, {2, "unknown command"}}},
+}
+
+-- Every environment variable gpuexp reads (src/ and lua/; tests/lua/test_catalog.lua checks the list
+-- against the sources).
+M.environment = {
+  {name = "GPUEXP_CACHE_DIR", text = "the cubin cache and calibrations folder (default $XDG_CACHE_HOME/gpuexp, " ..
+    "else ~/.cache/gpuexp)", read_by = "compile, calibrate"},
+  {name = "GPUEXP_NO_CACHE", text = "set (not 0): compile every kernel, never read or write the cubin cache",
+    read_by = "compile"},
+  {name = "GPUEXP_HISTORY", text = "the history file when --history is not given (default " ..
+    "$XDG_DATA_HOME/gpuexp/history.sqlite, else ~/.local/share/gpuexp/history.sqlite)",
+    read_by = "run --record, history, nightly, bisect"},
+  {name = "GPUEXP_LOCK_DIR", text = "where gpuexp nightly keeps one lock file per GPU (default /tmp)", read_by = "nightly"},
+  {name = "GPUEXP_LUA_DIR", text = "development: load lua/gpuexp/ from this folder instead of the copy built into " ..
+    "the binary", read_by = "every command"},
+  {name = "GPUEXP_WORKER", text = "set by gpuexp itself for a supervised run's worker processes (not for users)",
+    read_by = "run"},
+  {name = "GPUEXP_REPORT", text = "set for nightly --on-regression's command: the night's Markdown report",
+    read_by = "(set by nightly)"},
+  {name = "GPUEXP_REPORT_HTML", text = "set for nightly --on-regression's command: the night's HTML report",
+    read_by = "(set by nightly)"},
+  {name = "GPUEXP_NIGHTLY_EXIT", text = "set for nightly --on-regression's command: the night's exit code",
+    read_by = "(set by nightly)"},
+  {name = "SLURM_ARRAY_TASK_ID", text = "with SLURM_ARRAY_TASK_COUNT, _MIN and _STEP: the --shard of a Slurm job " ..
+    "array's task when --shard is not given", read_by = "run"},
+  {name = "SLURM_ARRAY_TASK_COUNT", text = "the number of tasks of a Slurm job array (see SLURM_ARRAY_TASK_ID)",
+    read_by = "run"},
+  {name = "SLURM_ARRAY_TASK_MIN", text = "the first task id of a Slurm job array (default 0)", read_by = "run"},
+  {name = "SLURM_ARRAY_TASK_STEP", text = "the step between a Slurm job array's task ids (default 1)", read_by = "run"},
+  {name = "JOB_COMPLETION_INDEX", text = "with JOB_COMPLETIONS: the --shard of a Kubernetes Indexed Job's pod when " ..
+    "--shard is not given", read_by = "run"},
+  {name = "JOB_COMPLETIONS", text = "the Job's completions (the manifest passes it; Kubernetes does not set it)",
+    read_by = "run"},
+  {name = "CUDA_HOME", text = "the CUDA toolkit (headers, NVRTC, CUPTI, nvcc); else CUDA_PATH, nvcc on PATH, " ..
+    "/usr/local/cuda", read_by = "compile, metrics, doctor"},
+  {name = "CUDA_PATH", text = "the CUDA toolkit when CUDA_HOME is not set", read_by = "compile"},
+  {name = "GX_LIBCUDA", text = "the CUDA driver library to load (default libcuda.so.1)", read_by = "every GPU use"},
+  {name = "GX_LIBNVRTC", text = "the NVRTC library to load (default: found in the toolkit)", read_by = "compile"},
+  {name = "GX_LIBCUPTI", text = "the CUPTI library to load, and the only one tried (default: found in the toolkit)",
+    read_by = "metrics, counters, trace"},
+  {name = "XDG_CACHE_HOME", text = "the cache's parent folder when GPUEXP_CACHE_DIR is not set", read_by = "compile"},
+  {name = "XDG_DATA_HOME", text = "the history's parent folder when GPUEXP_HISTORY is not set", read_by = "history"},
+  {name = "HOME", text = "the cache and history defaults under it", read_by = "compile, history"},
+  {name = "TMPDIR", text = "temporary files (default /tmp)", read_by = "compile, bisect"},
+  {name = "PATH", text = "nvcc, gnuplot, git and the shell commands gpuexp runs are found on it",
+    read_by = "compile, plot, bisect, nightly"},
 }
 
 local by_name = {}
@@ -383,6 +444,9 @@ function M.help(name)
     width = math.min(width, 30)
     for _, option in ipairs(command.options) do
       local flags = option[1]
+      if option.default and not option[2]:find("default", 1, true) then
+        option = {flags, option[2] .. " (default " .. option.default .. ")"}
+      end
       if #flags > width then
         out[#out + 1] = "  " .. flags
         out[#out + 1] = string.rep(" ", width + 4) .. indent(option[2], width + 4)
@@ -399,6 +463,76 @@ function M.help(name)
   out[#out + 1] = "exit codes:"
   for _, exit in ipairs(command.exits) do
     out[#out + 1] = string.format("  %-4d %s", exit[1], indent(exit[2], 7))
+  end
+  return table.concat(out, "\n") .. "\n"
+end
+
+local function markdown_cell(text)
+  return (text:gsub("\n%s*", " "):gsub("|", "\\|"))
+end
+
+-- docs/reference/cli.md: every command, option, default, exit code and environment variable, in
+-- Markdown (`gpuexp help --reference`; a test keeps the committed file equal to it).
+function M.reference()
+  local out = {"# Command-line reference", "",
+    "<!-- Generated by `gpuexp help --reference` from lua/gpuexp/catalog.lua: do not edit by hand. -->", "",
+    "```text", M.summary():gsub("\n$", ""), "```", "", "Commands: "}
+  local links = {}
+  for i, command in ipairs(M.commands) do links[i] = string.format("[%s](#gpuexp-%s)", command.name, command.name) end
+  out[#out] = out[#out] .. table.concat(links, ", ") .. ". Also: [exit codes](#exit-codes), " ..
+    "[environment variables](#environment-variables)."
+  for _, command in ipairs(M.commands) do
+    out[#out + 1] = ""
+    out[#out + 1] = "## gpuexp " .. command.name
+    out[#out + 1] = ""
+    out[#out + 1] = command.summary:sub(1, 1):upper() .. command.summary:sub(2) .. "."
+    out[#out + 1] = ""
+    out[#out + 1] = "```text"
+    out[#out + 1] = command.usage
+    out[#out + 1] = "```"
+    if command.about then
+      out[#out + 1] = ""
+      out[#out + 1] = command.about
+    end
+    if command.options then
+      out[#out + 1] = ""
+      out[#out + 1] = string.format("| %s | default | what it does |", command.options_title or "option")
+      out[#out + 1] = "| --- | --- | --- |"
+      for _, option in ipairs(command.options) do
+        local default = option.default or option[2]:match("%(default ([^;)]+)") or ""
+        out[#out + 1] = string.format("| `%s` | %s | %s |", markdown_cell(option[1]), markdown_cell(default),
+          markdown_cell(option[2]))
+      end
+    end
+    if command.after then
+      out[#out + 1] = ""
+      out[#out + 1] = command.after
+    end
+    out[#out + 1] = ""
+    out[#out + 1] = "| exit | meaning |"
+    out[#out + 1] = "| --- | --- |"
+    for _, exit in ipairs(command.exits) do
+      out[#out + 1] = string.format("| %d | %s |", exit[1], markdown_cell(exit[2]))
+    end
+  end
+  out[#out + 1] = ""
+  out[#out + 1] = "## Exit codes"
+  out[#out + 1] = ""
+  out[#out + 1] = "One meaning each across commands (each command's table above says what it means there)."
+  out[#out + 1] = ""
+  out[#out + 1] = "| code | name |"
+  out[#out + 1] = "| --- | --- |"
+  local codes = {}
+  for name, code in pairs(M.EXIT) do codes[#codes + 1] = {code, name} end
+  table.sort(codes, function(a, b) return a[1] < b[1] end)
+  for _, entry in ipairs(codes) do out[#out + 1] = string.format("| %d | %s |", entry[1], entry[2]:lower()) end
+  out[#out + 1] = ""
+  out[#out + 1] = "## Environment variables"
+  out[#out + 1] = ""
+  out[#out + 1] = "| variable | read by | what it does |"
+  out[#out + 1] = "| --- | --- | --- |"
+  for _, variable in ipairs(M.environment) do
+    out[#out + 1] = string.format("| `%s` | %s | %s |", variable.name, variable.read_by, markdown_cell(variable.text))
   end
   return table.concat(out, "\n") .. "\n"
 end

@@ -149,4 +149,30 @@ for _, name in ipairs(names) do
     T.ok(not completion:find("%f[%w_]" .. name .. "%f[^%w_]"), "the completion has no preset of its own (" .. name .. ")")
   end
 end
+-- the reference, the man page and the environment come from the catalog
+local _, reference = ws.run("help --reference")
+T.eq(source("docs/reference/cli.md"), reference,
+  "docs/reference/cli.md is `gpuexp help --reference` (regenerate: gpuexp help --reference > docs/reference/cli.md)")
+for _, command in ipairs(catalog.commands) do
+  T.ok(reference:find("\n## gpuexp " .. command.name .. "\n", 1, true), "the reference has " .. command.name)
+end
+local _, man = ws.run("help --man")
+T.ok(man:find("\n.SH EXIT STATUS\n", 1, true), "the man page has EXIT STATUS")
+T.ok(man:find("\n.SH ENVIRONMENT\n", 1, true), "the man page has ENVIRONMENT")
+local documented = {}
+for _, variable in ipairs(catalog.environment) do
+  documented[variable.name] = true
+  T.ok(man:find("\n.B " .. variable.name .. "\n", 1, true), "the man page's ENVIRONMENT has " .. variable.name)
+  T.ok(reference:find("| `" .. variable.name .. "` |", 1, true), "the reference has " .. variable.name)
+end
+-- every variable the sources read is in the catalog
+local listing = io.popen("cd '" .. root .. "' && grep -rhoE '(getenv|environment_integer)\\(\"[A-Z_]+\"' src lua")
+local read_somewhere = 0
+for line in listing:lines() do
+  local name = line:match('"([A-Z_]+)"')
+  read_somewhere = read_somewhere + 1
+  T.ok(documented[name], name .. " is read by the sources and listed in catalog.environment")
+end
+listing:close()
+T.ok(read_somewhere >= 20, "environment variables found in the sources: " .. read_somewhere)
 T.done()
