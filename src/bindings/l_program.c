@@ -13,6 +13,7 @@
 
 #include "gx_cache.h"
 #include "gx_symbols.h"
+#include "gx_signature.h"
 #include "l_gpuexp.h"
 
 #define COMPILED_SOURCES "gpuexp.compiled_sources"
@@ -66,6 +67,8 @@ static int program_gc(lua_State *L)
     gx_compile_result_free(&program->compiled);
     free(program->image);
     program->image = NULL;
+    free(program->source);
+    program->source = NULL;
     return 0;
 }
 
@@ -359,6 +362,16 @@ static int program_kernel(lua_State *L)
         kernel->param_count = gx_ptx_params(program->compiled.ptx, symbol, kernel->params, GX_MAX_PARAMS);
         if (kernel->param_count < 0)
             kernel->param_count = 0;
+    }
+    if (program->source && kernel->param_count > 0) { /* the C types, when the source says them plainly */
+        char types[GX_MAX_PARAMS][48], plain[512];
+        gx_symbol_name(symbol, plain, sizeof plain);
+        char *unqualified = strrchr(plain, ':') ? strrchr(plain, ':') + 1 : plain;
+        /* a template's source says T, not the instance's type: PTX's types then */
+        if (!strchr(plain, '<') && gx_signature_types(program->source, unqualified, &types[0][0], sizeof types[0], GX_MAX_PARAMS)
+            == kernel->param_count)
+            for (int i = 0; i < kernel->param_count; i++)
+                snprintf(kernel->params[i].c_type, sizeof kernel->params[i].c_type, "%.47s", types[i]);
     }
     int modules = load_modules(L, 1);
     kernel->has_ptxas = program->compiled.log && gx_ptxas_find(program->compiled.log, symbol, &kernel->ptxas) == 0;

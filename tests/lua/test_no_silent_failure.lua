@@ -39,8 +39,9 @@ for _, mode in ipairs({"", "--inline "}) do
 end
 -- the other cases of the issue: each point fails, the run exits 5 and stderr says why
 local cases = {
-  count = "sweep.lua:17: kernel 'scale' takes 2 arguments",
-  plain = "sweep.lua:17: argument 2 of 'scale' is a number",
+  count = "sweep.lua:17: kernel 'scale' takes 2 arguments (float*, int), got 1", -- the source's C types
+  plain = "sweep.lua:17: argument 2 of 'scale' is a number; pass a device buffer or a typed scalar such as " ..
+    "gpuexp.i32(1048576) (the kernel expects int (PTX .u32))",
   rep = "sweep.lua:16: measure: unknown option 'rep' (known: args, block,",
   strid = "sweep.lua:15: the point has no axis 'strid' (did you mean 'stride'?); its axes: stride",
 }
