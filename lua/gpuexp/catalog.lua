@@ -21,8 +21,12 @@ local M = {}
 -- that command). C has the same numbers in src/cli/gx_cli.h (checked by the test).
 M.EXIT = {
   OK = 0, FAILED = 1, USAGE = 2, GPU = 3, COMPILE = 4, INCOMPLETE = 5, HISTORY = 6, WRITE = 7,
-  BUSY = 75, HANGUP = 129, INTERRUPTED = 130, TERMINATED = 143,
+  INTERNAL = 70, BUSY = 75, HANGUP = 129, INTERRUPTED = 130, TERMINATED = 143,
 }
+
+-- A failure inside gpuexp itself (a bug: a Lua error in a command, not in the user's script): never
+-- 0 (it did not work) and never 1 (that means "a regression" or "the script failed").
+local internal_exit = {70, "internal error in gpuexp (a bug: the message and traceback say where; please report it)"}
 
 local run_exits = {
   {0, "ok"},
@@ -222,16 +226,21 @@ M.commands = {
         "baseline too is not)"},
       {2, "usage or unreadable input (also a NEW.csv with no rows)"},
       {3, "refused: the runs come from different GPUs, drivers or clock settings"},
-      {7, "the output file could not be written"}}},
+      {7, "the output file could not be written"}, internal_exit}},
   {name = "history", module = "gpuexp.commands.history", summary = "the recorded runs (SQLite)",
     usage = "gpuexp history [--history PATH] COMMAND",
     options_title = "commands",
     options = {
-      {"list [--experiment NAME] [--limit N]", "the recorded runs, newest first"},
-      {"show RUN", "one run: its facts and rows"},
+      {"list [--experiment NAME] [--limit N]", "the recorded runs, newest first, each nightly run with its\n" ..
+        "regression states (open, fixed, accepted)"},
+      {"show RUN", "one run: its facts and rows (and a night's regression states)"},
       {"export RUN [-o, --output FILE.csv]", "the run's rows as CSV, as written (plus FILE.samples.csv)"},
       {"record FILE.csv... [--kind nightly]", "add runs written earlier (their .meta.json beside them)"},
       {"exclude RUN... | include RUN...", "keep a run out of nightly baselines (a known bad night), or back"},
+      {"accept RUN [--point 'A=V,B=W'] [--note TEXT]", "the level of a nightly run's points (or of this point) is intended:\n" ..
+        "an open regression there is closed as accepted, and that level is the baseline from\n" ..
+        "then on (docs/regression-state.md)"},
+      {"unaccept RUN [--point 'A=V,B=W']", "take an acceptance back (the regression is open again)"},
       {"prune --keep N", "keep the newest N runs of each experiment, sweep and GPU"},
       {"prune --run RUN...", "delete these runs"},
       {"site DIR [--limit N]", "the history as static HTML: the latest verdicts, and per series a trend chart\n" ..
@@ -245,7 +254,7 @@ M.commands = {
       "(~/.local/share/gpuexp/history.sqlite). `gpuexp --history PATH SCRIPT.lua` (or --record, for the\n" ..
       "default file) records a run; `gpuexp nightly` records every night.",
     exits = {{0, "ok"}, {2, "usage or unknown run"}, {6, "the history cannot be read or written"},
-      {7, "an export could not be written"}}},
+      {7, "an export could not be written"}, internal_exit}},
   {name = "nightly", module = "gpuexp.commands.nightly", summary = "a regression suite: run, record, compare, report",
     usage = "gpuexp nightly SUITE [options]",
     about = "SUITE is a folder of experiment files (every *.lua in it, in name order) or a suite file: one\n" ..
@@ -253,9 +262,13 @@ M.commands = {
       "The shipped suite runs by name from any folder: gpuexp nightly nightly.\n\n" ..
       "Each experiment runs supervised (crashes and hangs become rows) and is recorded in the history.\n" ..
       "Every point's time column (median_ms, else the first *_ms column) of every sweep is compared with\n" ..
-      "the last --baseline nightly runs of that sweep on the same GPU model and driver (the rule of\n" ..
-      "`gpuexp compare`). A point judged slower is measured again (--only, the same night) and is a\n" ..
-      "regression only when the re-measure is slower too. A point that was ok in the baseline and now\n" ..
+      "its last --baseline nightly runs at its accepted level, on the same GPU model and driver (the rule\n" ..
+      "of `gpuexp compare`), and with the accepted level itself (a slow creep: asv's step detection\n" ..
+      "names the night it began). A point judged slower is measured again (--only, the same night) and\n" ..
+      "is a regression only when the re-measure is slower too. A regression stays OPEN, and every night\n" ..
+      "exits 1 and says since when, until a night is back at the accepted level (FIXED) or `gpuexp\n" ..
+      "history accept` makes the new level intended (ACCEPTED). The options are recorded with the\n" ..
+      "night: the site and `bisect --run` judge it alike. A point that was ok in the baseline and now\n" ..
       "fails (error, crashed, timeout) is a regression as well. Every point's counters are collected\n" ..
       "(gpuexp --counters) and a regression's report line says what changed against its baseline:\n" ..
       "instructions, bytes, occupancy, registers, spills, the dominant stall, or only the clock.",
@@ -280,27 +293,29 @@ M.commands = {
       {"-q, --quiet", "no progress lines from the experiments"},
       {"-h, --help", "this text"},
     },
-    exits = {{0, "clean"}, {1, "regression found"}, {2, "usage or a bad suite"}, {3, "no GPU"},
+    exits = {{0, "clean"}, {1, "regression found, or one still open (not fixed, not accepted)"}, {2, "usage or a bad suite"}, {3, "no GPU"},
       {5, "no regression, but the night was incomplete (an experiment failed, or points failed that failed\n" ..
         "before too)"},
-      {6, "the history cannot be written"}, {75, "another nightly holds the GPU (try later)"},
-      {130, "interrupted (143: SIGTERM); the running experiment is ended and waited for"}}},
+      {6, "the history cannot be written, or read to judge the night"}, {75, "another nightly holds the GPU (try later)"},
+      {130, "interrupted (143: SIGTERM); the running experiment is ended and waited for"}, internal_exit}},
   {name = "bisect", module = "gpuexp.commands.bisect", summary = "the commit that made a point slower",
     usage = "gpuexp bisect --good REV --bad REV --point 'A=V,B=W' [options] SCRIPT.lua [script arguments...]\n" ..
-      "gpuexp bisect --run ID [--history PATH] --point 'A=V,B=W' [options]",
+      "gpuexp bisect --run ID [--history PATH] [--point 'A=V,B=W'] [options]",
     about = "Measures the point (as --only runs it) at the good and the bad commit, then halves the commits\n" ..
       "between them (git rev-list --first-parent GOOD..BAD), each in a temporary git worktree, judged\n" ..
       "against the good commit's value with compare's rule. A commit that does not build or run is\n" ..
       "skipped, as git bisect skip does; a step whose change is within half the threshold of it is\n" ..
-      "measured again (up to 3 times, the median decides). With --run, the regressed run's recorded\n" ..
-      "commit is bad, its newest baseline's good, and its script the script. Kernels compiled at run\n" ..
-      "time need no build; a project's own build goes in --build.",
+      "measured again (up to 3 times, the median decides). With --run, the night is judged as the\n" ..
+      "nightly and the site judged it (the options it ran with, its regression states; printed first):\n" ..
+      "the regression's first night is bad, the night before it good, its script the script, and the\n" ..
+      "point, metric and threshold those of the night (--point picks one when several regressed).\n" ..
+      "Kernels compiled at run time need no build; a project's own build goes in --build.",
     options = {
       {"--good REV", "a commit where the point is fast"},
       {"--bad REV", "a later commit where it is slow"},
       {"--run ID", "take the commits and the script from a regressed run of the history"},
       {"--history PATH", "the history of --run (default: gpuexp history --help says where)"},
-      {"--point 'A=V,B=W'", "the point"},
+      {"--point 'A=V,B=W'", "the point (with --run: the night's regressed point, when only one)"},
       {"--metric COL[:lower|:higher]", "the column judged (default median_ms)"},
       {"--build CMD", "run through the shell in each commit's worktree before measuring"},
       {"--threshold PCT", "the smallest change called slower (default 2)"},
@@ -311,9 +326,9 @@ M.commands = {
     },
     exits = {{0, "the first bad commit was found (printed with the path taken)"},
       {1, "the good commit gives no value for the point"}, {2, "usage"},
-      {5, "no regression between good and bad, or the first bad commit is among commits that could not be\n" ..
-        "measured (they are listed)"},
-      {130, "interrupted (143: SIGTERM); the worktrees are removed"}}},
+      {5, "no regression between good and bad (or the --run night is none), or the first bad commit is among\n" ..
+        "commits that could not be measured (they are listed)"},
+      {130, "interrupted (143: SIGTERM); the worktrees are removed"}, internal_exit}},
   {name = "doctor", module = "gpuexp.commands.doctor", summary = "check this machine and say what to fix",
     usage = "gpuexp doctor",
     about = "Checks this machine: the NVIDIA driver, the GPUs, NVRTC (by compiling a kernel), the CUDA\n" ..

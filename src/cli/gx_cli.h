@@ -11,6 +11,7 @@ enum gx_exit_code {
     GX_EXIT_GPU = 3,     /* no driver, no GPU, or a CUDA call failed */
     GX_EXIT_COMPILE = 4, /* NVRTC rejected a kernel */
     GX_EXIT_WRITE = 7,   /* an output could not be written (a full disk, an I/O error); rows written are whole */
+    GX_EXIT_INTERNAL = 70, /* a failure inside gpuexp itself (a bug in a command), never 0 or 1 */
     GX_EXIT_BUSY = 75,   /* another run holds the output (EX_TEMPFAIL: try later) */
 };
 

@@ -59,13 +59,16 @@ static int message_handler(lua_State *L)
     return 1; /* the original error value */
 }
 
-static int exit_code_for(lua_State *L, int index)
+/* The exit code of an error value. An error of no known kind is the script's own (exit 1) in a run,
+   and a bug of gpuexp (exit 70) in a command written in Lua (compare, nightly, history, ...): there
+   1 means "a regression was found", which a failure must never read as. */
+static int exit_code_for(lua_State *L, int index, int builtin)
 {
+    int code = builtin ? GX_EXIT_INTERNAL : GX_EXIT_SCRIPT;
     if (!lua_istable(L, index))
-        return GX_EXIT_SCRIPT;
+        return code;
     lua_getfield(L, index, "kind");
     const char *kind = lua_tostring(L, -1);
-    int code = GX_EXIT_SCRIPT;
     if (kind && (strcmp(kind, "driver") == 0 || strcmp(kind, "profiler") == 0))
         code = GX_EXIT_GPU;
     else if (kind && strcmp(kind, "compile") == 0)
@@ -347,16 +350,18 @@ static int run_script(int argc, char **argv, const struct options *options)
     }
     int code = trace_failed ? GX_EXIT_WRITE : failed_points;
     if (status != LUA_OK) {
-        code = exit_code_for(L, -1);
-        /* a command's own error raised as a value (gpuexp.error: a bad argument, no GPU) is its
-           message and exit code, usage errors exit 2; only a bug in it gets a traceback */
+        code = exit_code_for(L, -1, options->builtin != NULL);
+        /* a command's own error raised as a value (gpuexp.error: a bad argument, a file it cannot
+           read) is its message and exit code, a usage error exits 2; only a bug is internal */
         int command_error = options->builtin && lua_istable(L, -1);
-        if (command_error && code == GX_EXIT_SCRIPT) {
+        if (command_error && code == GX_EXIT_INTERNAL) {
             lua_getfield(L, -1, "kind");
-            if (lua_isstring(L, -1) && strcmp(lua_tostring(L, -1), "usage") == 0)
-                code = GX_EXIT_USAGE;
+            code = lua_isstring(L, -1) && strcmp(lua_tostring(L, -1), "usage") == 0 ? GX_EXIT_USAGE : GX_EXIT_SCRIPT;
             lua_pop(L, 1);
         }
+        if (code == GX_EXIT_INTERNAL)
+            fprintf(stderr, "gpuexp: internal error in %s (exit %d; please report it with the text below):\n",
+                    options->builtin, GX_EXIT_INTERNAL);
         /* a bad option, a busy output or a failed write is not a bug in the script: no traceback */
         int plain = command_error || code == GX_EXIT_USAGE || code == GX_EXIT_BUSY || code == GX_EXIT_WRITE;
         if (plain && lua_istable(L, -1))

@@ -31,8 +31,11 @@ T.eq(charts, 3, "a chart per point")
 local _, marked = page:gsub("<circle class='regression'", "")
 T.eq(marked, 1, "one regression marked: b on night 9 (c's flaky night was not confirmed)")
 T.ok(page:find("<h3 class='bad'>case=b (1 regression)</h3>", 1, true), "the point with the regression is named")
-T.ok(page:find("<ul class='changes'><li>run %d+, [^<]+: %+4%.9%d%%: instructions %+5%.0%% %(the time moved %+4%.9%%%)</li></ul>"),
-  "and what changed, from its counters")
+T.ok(page:find("<ul class='changes'><li>run %d+, [^<]+: %+4%.9%d%%: instructions %+5%.0%% %(the time moved %+4%.9%%%)<br>" ..
+  "OPEN since run %d+ %([^)]+%), 1 night, %+4%.9%d%% against the accepted level 2%.?%d*</li>"), "and what changed, from its " ..
+  "counters, with its regression state: " .. (page:match("<ul class=.changes.>.-</ul>") or "none"))
+T.ok(page:find("<li>run %d+, [^<]+: [-+]0%.%d+%%<br>FIXED: back at the accepted level 2%.?%d* %([-+]0%.%d+%%%); it was open since " ..
+  "run %d+ %([^)]+%) for 1 night</li></ul>"), "the next night fixed it")
 local _, suspects = page:gsub("<circle class='suspect'", "")
 T.eq(suspects, 1, "c's flaky night: a suspect, not a regression")
 local _, circles = page:gsub("<circle ", "")

@@ -9,7 +9,8 @@ local history = require("gpuexp.store.history")
 local json = require("gpuexp.store.json")
 local rule = require("gpuexp.judge.rule")
 local catalog = require("gpuexp.catalog")
-local options = require("gpuexp.engine.options")
+local options_parser = require("gpuexp.engine.options")
+local verdict = require("gpuexp.judge.verdict")
 
 local EXIT = catalog.EXIT
 local M = {}
@@ -34,7 +35,7 @@ local function git(repo, arguments)
 end
 
 local function parse(args)
-  local o = {pass = {}, threshold = rule.FLOOR_PCT, script_args = {}}
+  local o = {pass = {}, script_args = {}}
   local i = 1
   local function value(name)
     i = i + 1
@@ -70,20 +71,67 @@ local function parse(args)
   return o
 end
 
--- The good and bad commits, script and point of a regressed run in the history: the run's commit
--- is bad, its newest baseline run's commit good.
+-- The good and bad commits, script and point of a regressed run in the history, from the night's
+-- judgement (judge/verdict.lua: the options it ran with, its re-measure, its regression states, as
+-- the nightly and the site judge it): the regression's first night is bad, the night before it
+-- good. Returns true; or nil, why and the exit code.
 local function from_history(o)
   local db, why = history.open(o.history or history.default_path(), true)
-  if not db then return nil, why end
-  local run = db:rows("SELECT * FROM runs WHERE id = ?", o.run)[1]
-  local baseline = run and history.baseline_ids(db, o.run, 1)[1]
-  local good = baseline and db:rows("SELECT git_commit FROM runs WHERE id = ?", baseline)[1].git_commit
+  if not db then return nil, why, EXIT.USAGE end
+  local judged, night, state = pcall(verdict.night, db, o.run)
+  if not judged then db:close() error(night, 0) end
+  if not night then db:close() return nil, state, EXIT.USAGE end
+  local options = night.options
+  local regressed = {}
+  for _, e in ipairs(night.comparison.points) do if e.verdict == "slower" then regressed[#regressed + 1] = e end end
+  print(string.format("gpuexp bisect: run %d as its night judged it (%s, threshold %.2f%%, baseline %d): %d regression(s)",
+    o.run, night.comparison.metric.name, options.floor_pct, options.baseline, #regressed))
+  for _, e in ipairs(regressed) do
+    print(string.format("  %s  %+.2f%%  %s", e.point, e.change_pct or 0, e.state and e.state.text or e.basis or ""))
+  end
+  local chosen
+  if o.point then
+    local clauses = options_parser.parse_only(o.point)
+    for _, e in ipairs(regressed) do
+      local cells, matches = e.cells, true
+      for a, axis in ipairs(night.run.axes) do
+        if clauses and clauses[1][axis] ~= nil and clauses[1][axis] ~= cells[a] then matches = false end
+      end
+      if matches then chosen = e end
+    end
+  elseif #regressed == 1 then
+    chosen = regressed[1]
+  end
+  if #regressed == 0 then
+    db:close()
+    return nil, string.format("run %d is no regression (as its night judged it): nothing to bisect", o.run), EXIT.INCOMPLETE
+  end
+  if not chosen then
+    db:close()
+    return nil, o.point and string.format("%s did not regress in run %d (the points above did)", o.point, o.run) or
+      string.format("run %d regressed at %d points: say which with --point (as listed above)", o.run, #regressed),
+      EXIT.USAGE
+  end
+  local since = chosen.state and chosen.state.since or o.run
+  local good_id
+  for _, id in ipairs(state.nights) do if id < since then good_id = id end end
+  local run = db:rows("SELECT * FROM runs WHERE id = ?", since)[1]
+  local good = good_id and db:rows("SELECT git_commit FROM runs WHERE id = ?", good_id)[1].git_commit
   db:close()
-  if not run then return nil, "no run " .. o.run .. " in the history" end
   if not run.git_commit or not good then
-    return nil, string.format("run %d or its baseline has no git commit recorded (give --good and --bad)", o.run)
+    return nil, string.format("run %d or the night before it has no git commit recorded (give --good and --bad)", since),
+      EXIT.USAGE
   end
   o.bad, o.good = o.bad or run.git_commit, o.good or good
+  o.threshold = o.threshold or options.floor_pct
+  o.metric = o.metric or (chosen.metric .. ":" .. chosen.direction)
+  if not o.point then
+    local parts = {}
+    for a, axis in ipairs(night.run.axes) do parts[a] = axis .. "=" .. tostring(chosen.cells[a]) end
+    o.point = table.concat(parts, ",")
+  end
+  print(string.format("bisecting %s between run %d (good, %s) and run %d (bad, %s)", o.point, good_id, good:sub(1, 10),
+    since, run.git_commit:sub(1, 10)))
   if not o.script then -- the run's script and its arguments (arg[1..], as recorded)
     o.script = run.script
     local recorded = json.decode(run.arguments or "null")
@@ -225,13 +273,14 @@ function M.main(args)
   if not ok then say(type(o) == "table" and o.usage or tostring(o)); return EXIT.USAGE end
   if o.help then io.write(catalog.help("bisect")) return EXIT.OK end
   if o.run then
-    local found, why = from_history(o)
-    if not found then say(why); return EXIT.USAGE end
+    local found, why, code = from_history(o)
+    if not found then say(why); return code end
   end
+  o.threshold = o.threshold or rule.FLOOR_PCT
   if not o.script then say("which script? (gpuexp bisect --help)"); return EXIT.USAGE end
   if not o.good or not o.bad then say("give --good REV and --bad REV, or --run ID of a regressed run"); return EXIT.USAGE end
   if not o.point then say("which point? --point 'A=V,B=W' (as --only takes it)"); return EXIT.USAGE end
-  local clauses, why = options.parse_only(o.point)
+  local clauses, why = options_parser.parse_only(o.point)
   if not clauses or #clauses ~= 1 then say(why or "--point names one point"); return EXIT.USAGE end
   local metric = o.metric or "median_ms"
   o.metric, o.direction = metric:match("^(.-):(%a+)$")

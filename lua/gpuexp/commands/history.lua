@@ -2,6 +2,9 @@
 -- runs of the history (store/history.lua).
 local csv = require("gpuexp.store.csv")
 local history = require("gpuexp.store.history")
+local result = require("gpuexp.store.result")
+local verdict = require("gpuexp.judge.verdict")
+local options = require("gpuexp.engine.options")
 local catalog = require("gpuexp.catalog")
 
 local EXIT = require("gpuexp.catalog").EXIT
@@ -37,15 +40,30 @@ local function list(db, args)
   local rows = db:rows([[SELECT id, started_utc, kind, experiment, sweep, gpu_name, driver_version, rows_ok, rows_failed,
     complete, excluded, git_commit FROM runs WHERE (? IS NULL OR experiment = ?) ORDER BY id DESC LIMIT ?]],
     experiment, experiment, limit)
+  -- each nightly run's regression states, as its night judged them (one replay per series)
+  local states, replayed = {}, {}
+  for _, r in ipairs(rows) do
+    if r.kind == "nightly" and r.excluded == 0 and not states[r.id] then
+      local newest = db:rows([[SELECT max(id) AS id FROM runs WHERE experiment = ? AND sweep = ? AND gpu_name IS ? AND
+        driver_version IS ? AND kind = 'nightly' AND excluded = 0]], r.experiment, r.sweep, r.gpu_name, r.driver_version)[1]
+      if newest and newest.id and not replayed[newest.id] then
+        replayed[newest.id] = true
+        local _, nights = verdict.replay(db, newest.id, true)
+        for _, night in ipairs(nights) do states[night.id] = verdict.states_summary(night.comparison) end
+      end
+    end
+  end
   local shown = {}
   for i, r in ipairs(rows) do
     shown[i] = {run = r.id, started_utc = r.started_utc, kind = r.kind .. (r.excluded == 1 and " (excluded)" or ""),
       experiment = r.experiment, sweep = r.sweep, gpu = r.gpu_name or "(plan)", driver = r.driver_version or "",
       rows = string.format("%d ok%s", r.rows_ok, r.rows_failed > 0 and (", " .. r.rows_failed .. " failed") or ""),
-      complete = r.complete == 1 and "yes" or "no", commit = r.git_commit and r.git_commit:sub(1, 10) or ""}
+      complete = r.complete == 1 and "yes" or "no", commit = r.git_commit and r.git_commit:sub(1, 10) or "",
+      regressions = states[r.id] or ""}
   end
   if #shown == 0 then print("(no runs recorded)") return 0 end
-  csv.print_table(shown, {"run", "started_utc", "kind", "experiment", "sweep", "gpu", "driver", "rows", "complete", "commit"})
+  csv.print_table(shown, {"run", "started_utc", "kind", "experiment", "sweep", "gpu", "driver", "rows", "complete", "commit",
+    "regressions"})
   return 0
 end
 
@@ -64,6 +82,11 @@ local function show(db, args)
     local rows = {}
     for n, key in ipairs(run.order) do rows[n] = run:row(key) end
     csv.print_table(rows, run.columns)
+    -- a night's regression states, as the nightly judged it
+    local night = r.kind == "nightly" and r.excluded == 0 and verdict.night(db, id)
+    for _, e in ipairs(night and night.comparison.points or {}) do
+      if e.state then print(string.format("  %s: %s", e.point, e.state.text)) end
+    end
   end
   return 0
 end
@@ -164,6 +187,85 @@ local function prune(db, args)
   return 0
 end
 
+-- The keys of a run's points named by --point 'A=V,B=W' (as --only takes it; several with ';'), or
+-- nil and why.
+local function keys_of(db, id, text)
+  local run = history.load_run(db, id)
+  if not run then return nil, "no run " .. id .. " in the history" end
+  local clauses, why = options.parse_only(text)
+  if not clauses then return nil, why end
+  local keys = {}
+  for _, clause in ipairs(clauses) do
+    for name in pairs(clause) do
+      local known = false
+      for _, axis in ipairs(run.axes) do known = known or axis == name end
+      if not known then return nil, string.format("run %d has no axis '%s' (its axes: %s)", id, name,
+        table.concat(run.axes, ", ")) end
+    end
+    local found
+    for _, key in ipairs(run.order) do
+      local cells, matches = result.split(key), true
+      for a, axis in ipairs(run.axes) do
+        if clause[axis] ~= nil and clause[axis] ~= cells[a] then matches = false end
+      end
+      if matches then found = true; keys[#keys + 1] = key end
+    end
+    if not found then return nil, string.format("run %d has no point %s", id, text) end
+  end
+  return keys
+end
+
+-- gpuexp history accept RUN [--point P] [--note TEXT]: the level of the run's points (or of these)
+-- is intended; unaccept RUN [--point P] takes it back.
+local function accept(db, args, undo)
+  local id, point, note
+  local i = 1
+  while i <= #args do
+    if args[i] == "--point" then point = args[i + 1]; i = i + 2
+    elseif args[i] == "--note" and not undo then note = args[i + 1]; i = i + 2
+    elseif not id and math.tointeger(tonumber(args[i])) then id = math.tointeger(tonumber(args[i])); i = i + 1
+    else return fail(EXIT.USAGE, string.format("%s: unknown argument '%s'", undo and "unaccept" or "accept", args[i])) end
+  end
+  if not id then return fail(EXIT.USAGE, (undo and "unaccept" or "accept") .. ": which run? (gpuexp history list)") end
+  local record = verdict.night_record(db, id) -- a night's re-measure stands for its night
+  if not record then return fail(EXIT.USAGE, "no run " .. id .. " in the history") end
+  if record.kind ~= "nightly" then
+    return fail(EXIT.USAGE, string.format("run %d is a %s run: only a night of gpuexp nightly sets a level", id,
+      record.kind))
+  end
+  if record.id ~= id then print(string.format("run %d is a re-measure of run %d: taken as that night", id, record.id)) end
+  id = record.id
+  local keys
+  if point then
+    local why
+    keys, why = keys_of(db, id, point)
+    if not keys then return fail(EXIT.USAGE, why) end
+  end
+  if undo then
+    local removed, why = history.unaccept(db, id, keys)
+    if not removed then return fail(EXIT.HISTORY, why) end
+    if removed == 0 then return fail(EXIT.USAGE, string.format("run %d has no acceptance%s to take back", id,
+      point and (" of " .. point) or "")) end
+    print(string.format("took back %d acceptance(s) of run %d", removed, id))
+    return 0
+  end
+  local made, why = history.accept(db, id, keys, note)
+  if not made then return fail(EXIT.HISTORY, why) end
+  -- what it does: the night's states as judged now
+  local night = verdict.night(db, id)
+  local said = 0
+  for _, e in ipairs(night and night.comparison.points or {}) do
+    if e.state and e.state.name == "accepted" then
+      print(string.format("%s: %s", e.point, e.state.text))
+      said = said + 1
+    end
+  end
+  print(string.format("accepted the level of run %d (%s); undo: gpuexp history unaccept %d%s", id,
+    point or "every point", id, point and (" --point '" .. point .. "'") or ""))
+  if said == 0 then print("(no regression was open at those points: their level at this run is the baseline from now on)") end
+  return 0
+end
+
 -- gpuexp history site DIR [--limit N]: the history as static HTML in DIR.
 local function site(db, args)
   local dir, limit = nil, 60
@@ -179,6 +281,7 @@ local function site(db, args)
   local model = pages.model(db, limit)
   for _, page in ipairs(pages.files(model)) do
     local written, problem = pcall(csv.write_printed, dir .. "/" .. page[1], page[2])
+    if not written and not csv.is_write_error(problem) then error(problem, 0) end -- a bug: exit 70
     if not written then return fail(EXIT.WRITE, message_of(problem)) end
   end
   print(string.format("wrote %s/index.html: %d series", dir, #model.series))
@@ -216,7 +319,8 @@ function M.main(args)
     if not path then return fail(EXIT.USAGE, "merge: which history to merge into? (gpuexp history merge OUT.db IN.db...)") end
   end
   local commands = {list = list, show = show, export = export, record = record_files, prune = prune, merge = merge,
-    site = site,
+    site = site, accept = function(db, a) return accept(db, a, false) end,
+    unaccept = function(db, a) return accept(db, a, true) end,
     exclude = function(db, a) return set_excluded(db, a, 1) end, include = function(db, a) return set_excluded(db, a, 0) end}
   if not commands[command] then return fail(EXIT.USAGE, "unknown command '" .. command .. "' (gpuexp history --help)") end
   path = path or history.default_path()
@@ -225,6 +329,8 @@ function M.main(args)
   if not db then return fail(EXIT.HISTORY, why) end
   local ok, code = pcall(commands[command], db, rest)
   db:close()
+  -- the history's own failures are error values; anything else is a bug of gpuexp (exit 70)
+  if not ok and type(code) ~= "table" then error(code, 0) end
   if not ok then return fail(EXIT.HISTORY, message_of(code)) end
   return code
 end

@@ -9,12 +9,11 @@ local compare = require("gpuexp.judge.compare")
 local explain = require("gpuexp.judge.explain")
 local report = require("gpuexp.judge.report")
 local rule = require("gpuexp.judge.rule")
+local verdict = require("gpuexp.judge.verdict")
 local catalog = require("gpuexp.catalog")
 
 local EXIT = catalog.EXIT
 local M = {}
-
-M.DEFAULT_BASELINE_RUNS = 5
 
 local function say(message) io.stderr:write("gpuexp nightly: " .. message .. "\n") end
 local release_locks
@@ -99,7 +98,7 @@ function M.read_suite(path)
 end
 
 local function parse(args)
-  local o = {baseline = M.DEFAULT_BASELINE_RUNS, floor_pct = rule.FLOOR_PCT, confirm = true, counters = true, pass = {}}
+  local o = {baseline = verdict.DEFAULT_BASELINE_RUNS, floor_pct = rule.FLOOR_PCT, confirm = true, counters = true, pass = {}}
   local i = 1
   local function value(name)
     i = i + 1
@@ -295,49 +294,65 @@ local function run_stage(night, experiment, kind, out, only)
   return code, night.db and history.runs_of_night(night.db, night.id, experiment.name, kind) or {}
 end
 
--- Judges a recorded run (one sweep) against the experiment's last nightly runs on this GPU model
--- and driver: a result {name, run_id, comparison, note}, named by the experiment (and the sweep,
--- when the experiment has several).
+-- The options the night's runs are judged with (recorded with each run: the site and bisect --run
+-- judge a night as it was judged).
+local function judge_options(o)
+  return {floor_pct = o.floor_pct, baseline = o.baseline, metric = o.metric, rule = "gpuexp"}
+end
+
+-- Judges a recorded run (one sweep) through judge/verdict.lua: its series replayed up to it (every
+-- point's regression state), then the run against each point's baselines (its last --baseline
+-- nights at the accepted level) or its open regression's accepted level. A result {name, run_id,
+-- comparison, note}, named by the experiment (and the sweep, when the experiment has several).
 local function judge_stage(night, run_id, experiment, several)
   local o, db = night.options, night.db
-  local new = history.load_run(db, run_id)
+  local state = verdict.replay(db, run_id)
+  local new = verdict.load(state, run_id)
   local name = several and (experiment .. " / " .. tostring(new.record.sweep)) or experiment
-  local baseline_ids = history.baseline_ids(db, run_id, o.baseline)
-  local bases = {}
-  for i, id in ipairs(baseline_ids) do bases[i] = history.load_run(db, id) end
-  local result = {name = name, run_id = run_id, run = new, bases = bases}
-  local metric = o.metric and o.metric.name or compare.default_metric(new)
-  local metrics = {o.metric or {name = metric, direction = "lower"}}
-  if not metric then
+  local result = {name = name, run_id = run_id, run = new, state = state}
+  result.comparison = verdict.judge(state, new, judge_options(o))
+  local used, ids = {}, {}
+  for _, e in ipairs(result.comparison.points) do
+    for _, base in ipairs(e.base_runs or {}) do
+      local id = base.record.id
+      if not used[id] then used[id] = true; ids[#ids + 1] = id end
+    end
+  end
+  table.sort(ids)
+  if result.comparison.metric.status_only then
     -- no time to compare, but a point that fails is still news: judged on its status alone
     result.note = "no time column (*_ms): points judged on their status only"
-    metrics = {{name = "status", status_only = true}}
-  elseif #bases == 0 then
+  elseif #state.nights == 0 then
     result.note = "no baseline yet on this GPU model and driver: this night is the first (recorded as run " .. run_id .. ")"
   else
-    result.note = string.format("baseline: runs %s", table.concat(baseline_ids, ", "))
+    result.note = string.format("baseline: runs %s (each point's last %d nights at its accepted level)",
+      table.concat(ids, ", "), o.baseline)
   end
-  result.comparison = compare.compare(bases, new, {metrics = metrics, floor_pct = o.floor_pct, rule = "gpuexp"})
   return result
 end
 
--- Re-measures the result's slower points the same night and lets compare judge them again; a
--- suspect the re-measure does not confirm is not a regression. Returns the stop code, if any.
+-- Re-measures the result's new suspects (slower, not already an open regression) the same night and
+-- judges them again; a suspect the re-measure does not confirm is not a regression. Then the
+-- night's verdicts move the points' regression states. Returns the stop code, if any.
 local function confirm_stage(night, experiment, result)
-  local suspects = {}
-  for _, e in ipairs(result.comparison.points) do if e.verdict == "slower" then suspects[#suspects + 1] = e end end
-  if #suspects == 0 or not night.options.confirm then return nil end
-  if not night.options.quiet then say(string.format("re-measuring %d suspect point(s) of %s", #suspects, result.name)) end
-  local code, ids = run_stage(night, experiment, "confirm", night.out_dir .. "/confirm/" .. experiment.name .. ".csv",
-    only_spec(result.run, suspects))
-  if not code then return ids end
-  local sweep = result.run.record.sweep
-  local remeasure
-  for _, id in ipairs(ids) do
-    local run = history.load_run(night.db, id)
-    if run.record.sweep == sweep then remeasure = run end
+  local suspects = verdict.suspects(result.comparison)
+  local options = judge_options(night.options)
+  if #suspects > 0 and night.options.confirm then
+    if not night.options.quiet then
+      say(string.format("re-measuring %d suspect point(s) of %s", #suspects, result.name))
+    end
+    local code, ids = run_stage(night, experiment, "confirm", night.out_dir .. "/confirm/" .. experiment.name .. ".csv",
+      only_spec(result.run, suspects))
+    if not code then return ids end
+    local sweep = result.run.record.sweep
+    local remeasure
+    for _, id in ipairs(ids) do
+      local run = history.load_run(night.db, id)
+      if run.record.sweep == sweep then remeasure = run end
+    end
+    verdict.confirm(result.comparison, remeasure, options)
   end
-  compare.confirm(result.comparison, remeasure, {floor_pct = night.options.floor_pct, rule = "gpuexp"})
+  verdict.settle(result.state, result.comparison, result.run, options)
   return nil
 end
 
@@ -347,7 +362,7 @@ local function classify(result)
   result.regressions = {}
   for _, e in ipairs(result.comparison.points) do
     if compare.is_regression(e) then
-      if e.verdict == "slower" then e.explanation = explain.entry(e, result.bases, result.run) end
+      if e.verdict == "slower" then e.explanation = explain.entry(e, e.base_runs or {}, result.run) end
       result.regressions[#result.regressions + 1] = e
     elseif e.verdict == "error" then
       result.failure = result.failure or "points failed (they had no ok baseline either)"
@@ -409,11 +424,31 @@ function M.night(args)
     elseif not night.db then
       night.results[#night.results + 1] = {name = experiment.name, failure = failure}
     end
+    -- the options its runs are judged with, kept with them (the site and bisect --run judge alike)
+    if night.db and #ids > 0 then
+      local kept, why = pcall(history.set_judge, night.db, ids, verdict.recorded(judge_options(o)))
+      if not kept then
+        say("the night's options could not be recorded: " .. tostring(type(why) == "table" and why.message or why))
+        exit_code = EXIT.HISTORY
+      end
+    end
     -- an experiment of several sweeps: each is judged and reported, none replaces another
     for _, run_id in ipairs(ids) do
-      local result = judge_stage(night, run_id, experiment.name, #ids > 1)
-      result.failure = failure
-      interrupted = confirm_stage(night, experiment, result)
+      -- the history read to judge (error values: a database that fails) is exit 6; a bug is 70
+      local judged, result = pcall(judge_stage, night, run_id, experiment.name, #ids > 1)
+      local confirmed, stop = judged, nil
+      if judged then
+        result.failure = failure
+        confirmed, stop = pcall(confirm_stage, night, experiment, result)
+      end
+      if not judged or not confirmed then
+        local problem = judged and stop or result
+        if type(problem) ~= "table" then error(problem, 0) end
+        say("the history could not be read to judge " .. experiment.name .. ": " .. tostring(problem.message))
+        night.db:close()
+        return EXIT.HISTORY
+      end
+      interrupted = stop
       classify(result)
       night.results[#night.results + 1] = result
       if interrupted then break end
@@ -446,6 +481,8 @@ function M.night(args)
   night.db:close()
   if not written then
     say("the report could not be written: " .. tostring(type(model) == "table" and model.message or model))
+    -- a failed write keeps the night's verdict; a bug in a printer is gpuexp's failure, never a clean night
+    if not csv.is_write_error(model) then exit_code = EXIT.INTERNAL end
     model = model_of()
   end
   report.summary(model, io.stdout)

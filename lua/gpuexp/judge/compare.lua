@@ -91,28 +91,54 @@ M.ALPHA = 0.05 -- --rule mannwhitney: the p-value under which two runs' samples 
 -- their text for the basis, or nil when one side has no samples.
 local function significance(entry, bases, new, key, metric)
   local suffix = metric.name:match("^median_(.+)$")
-  local new_samples = suffix and new:samples(key, "samples_" .. suffix)
-  if not new_samples then return end
+  if not suffix then return end
+  local new_samples, new_dropped = new:samples(key, "samples_" .. suffix)
+  local dropped = new_dropped
+  local function with_dropped(text)
+    return dropped and (text .. "; samples left out (not finite numbers): " .. dropped) or text
+  end
+  if not new_samples then return dropped and with_dropped("no usable samples in the new run") end
   for b = #bases, 1, -1 do
-    local base_samples = bases[b]:samples(key, "samples_" .. suffix)
+    local base_samples, base_dropped = bases[b]:samples(key, "samples_" .. suffix)
     local base_value = base_samples and tonumber(bases[b]:value(key, metric.name))
     if base_value and base_value > 0 then
+      if base_dropped then dropped = base_dropped .. (dropped and ("; " .. dropped) or "") end
       entry.p_value = stats.mann_whitney(base_samples, new_samples)
+      entry.samples_sizes = {#base_samples, #new_samples}
       local low, high = stats.bootstrap_ratio(base_samples, new_samples)
       entry.ci_low_pct, entry.ci_high_pct = (low - 1) * 100, (high - 1) * 100
       entry.significance_base = base_value
-      return string.format("Mann-Whitney p=%.2g, 95%% CI of the median ratio [%+.2f%%, %+.2f%%]", entry.p_value,
-        entry.ci_low_pct, entry.ci_high_pct)
+      return with_dropped(string.format("Mann-Whitney p=%.2g, 95%% CI of the median ratio [%+.2f%%, %+.2f%%]",
+        entry.p_value, entry.ci_low_pct, entry.ci_high_pct))
     end
   end
+  return dropped and with_dropped("no baseline run with usable samples")
+end
+
+-- The smallest two-sided p-value the exact Mann-Whitney test can give with n and m samples a side:
+-- the most extreme of the C(n+m, n) equally likely rank orders, at either end, 2 / C(n+m, n). With
+-- 3 a side that is 2/20 = 0.1: p < 0.05 cannot be reached, whatever the change.
+function M.smallest_p(n, m)
+  local orders = 1
+  for i = 1, math.min(n, m) do orders = orders * (n + m - i + 1) / i end
+  return math.min(1, 2 / orders)
 end
 
 -- --rule mannwhitney (as asv decides): slower (faster) when the samples differ, p under ALPHA, and
 -- the change against the last baseline run with samples is past the floor; without samples the
 -- default rule decides, and the basis says so.
 local function mann_whitney_verdict(entry, value, direction, floor, significance_text)
-  if not significance_text then
-    entry.basis = entry.basis .. "; no samples on both sides: decided by gpuexp's rule"
+  if not entry.p_value then
+    entry.basis = entry.basis .. "; no samples on both sides: decided by gpuexp's rule" ..
+      (significance_text and ("; " .. significance_text) or "")
+    return
+  end
+  local n, m = entry.samples_sizes[1], entry.samples_sizes[2]
+  if M.smallest_p(n, m) >= M.ALPHA then
+    -- too few samples for the test ever to say "different": the default rule decides
+    entry.basis = string.format("%s; mannwhitney: %d and %d samples a side cannot reach p < %.2g (the exact " ..
+      "test's smallest p is %.2g): decided by gpuexp's rule; %s", entry.basis, n, m, M.ALPHA, M.smallest_p(n, m),
+      significance_text)
     return
   end
   local change = (value - entry.significance_base) / entry.significance_base * 100
@@ -131,7 +157,9 @@ local function usable(value) return type(value) == "number" and value > 0 and va
 -- M.compare(bases, new, options) -> {points = {...}, counts}; options: metrics ({name, direction}
 -- list; {name = "status", status_only = true} judges only whether each point still succeeds),
 -- floor_pct, rule ("gpuexp", "nvbench", "mannwhitney"), significance (p-values and intervals from
--- the samples, when both runs have them). Each entry: key, point (text), cells, metric, verdict, base (centre), new,
+-- the samples, when both runs have them), bases_for (function(key, metric name) -> the baseline
+-- runs of that point, when points have baselines of their own: judge/verdict.lua's regression
+-- state; default: bases). Each entry: key, point (text), cells, metric, verdict, base (centre), new,
 -- change_pct, threshold_pct, basis, baseline (values), throttled.
 function M.compare(bases, new, options)
   local entries = {}
@@ -149,7 +177,8 @@ function M.compare(bases, new, options)
       local new_row = fields(new, key, metric.name)
       local entry = setmetatable({key = key}, entry_kind(labelled, metric))
       local baseline, unusable = {}, {}
-      for _, base in ipairs(bases) do
+      local point_bases = options.bases_for and options.bases_for(key, metric.name) or bases
+      for _, base in ipairs(point_bases) do
         local row = fields(base, key, metric.name)
         if ok_row(row) and (metric.status_only or type(row.value) == "number") then
           local value = metric.status_only and 1 or row.value
@@ -191,7 +220,7 @@ function M.compare(bases, new, options)
         entry.verdict, entry.base, entry.new = judged.verdict, judged.center, value
         entry.change_pct, entry.threshold_pct, entry.basis = judged.change_pct, judged.threshold_pct, judged.basis
         local significance_text = (options.significance or options.rule == "mannwhitney")
-          and significance(entry, bases, new, key, metric)
+          and significance(entry, point_bases, new, key, metric)
         if options.rule == "mannwhitney" then
           mann_whitney_verdict(entry, value, metric.direction, options.floor_pct or rule.FLOOR_PCT, significance_text)
         elseif significance_text then
@@ -221,9 +250,10 @@ end
 -- reads it), as nightly does the same night: a point stays slower only when its re-measured value
 -- is slower too against the same baseline; otherwise it is same, marked unconfirmed. A suspect the
 -- re-measure has no value for keeps its verdict. The counts are counted again from the verdicts.
+-- options.skip(entry): true for a suspect judged otherwise (judge/verdict.lua: a creep).
 function M.confirm(comparison, remeasure, options)
   for _, e in ipairs(comparison.points) do
-    if e.verdict == "slower" then
+    if e.verdict == "slower" and not (options.skip and options.skip(e)) then
       local row = remeasure and remeasure:row(e.key)
       local value = ok_row(row) and row[e.metric]
       if type(value) == "number" and usable(value) then

@@ -1,6 +1,7 @@
 -- Printers of a comparison (judge/compare.lua's result): an aligned table, Markdown, JSON and
 -- JUnit XML, each writing to a file (or anything with a write method). Measuring, judging and
 -- printing never touch.
+local csv = require("gpuexp.store.csv")
 local json = require("gpuexp.store.json")
 local compare = require("gpuexp.judge.compare")
 
@@ -44,10 +45,8 @@ function M.format_table(result, file)
   for _, e in ipairs(result.points) do
     for c, text in ipairs(table_row(e)) do if #text > widths[c] then widths[c] = #text end end
   end
-  local formats = {}
-  for c = 1, #COLUMNS do formats[c] = c == #COLUMNS and "%s" or ((c <= 2 and "%-" or "%") .. widths[c] .. "s") end
   local function line(cells)
-    for c, text in ipairs(cells) do cells[c] = string.format(formats[c], text) end
+    for c, text in ipairs(cells) do cells[c] = c == #COLUMNS and text or csv.pad(text, widths[c], c <= 2) end
     file:write(table.concat(cells, "  "), "\n")
   end
   line({table.unpack(COLUMNS)})

@@ -32,7 +32,9 @@ local function row_of(e, experiment)
   return {experiment = experiment, point = e.point, metric = e.metric, before = number_text(e.base),
     after = number_text(e.new), change = change_text(e), threshold = threshold_text(e), verdict = e.verdict,
     regression = compare.is_regression(e), confidence = confidence_text(e), basis = e.basis or "",
-    unconfirmed = e.unconfirmed or nil, plot = e.plot, explanation = e.explanation}
+    unconfirmed = e.unconfirmed or nil, plot = e.plot, explanation = e.explanation,
+    state = e.state and e.state.name or nil, state_text = e.state and e.state.text or nil,
+    open_since = e.state and e.state.since or nil, open_nights = e.state and e.state.nights or nil}
 end
 
 -- night: {id, suite, history, gpu, driver, exit_code, elapsed_s, results = {{name, failure, note,
@@ -41,7 +43,7 @@ end
 function M.model(night)
   local model = {id = night.id, suite = night.suite, history = night.history, gpu = night.gpu or "?",
     driver = night.driver or "?", exit_code = night.exit_code, elapsed_s = night.elapsed_s, regressions = {},
-    results = {}, points = 0,
+    states = {}, results = {}, points = 0,
     counts = {same = 0, faster = 0, new = 0, missing = 0, error = 0, slower = 0, unconfirmed = 0}}
   -- what the counters cost the night: their seconds over every point's row (api/counters.lua)
   for _, r in ipairs(night.results) do
@@ -62,6 +64,7 @@ function M.model(night)
       model.counts[e.verdict] = (model.counts[e.verdict] or 0) + 1
       if e.unconfirmed then model.counts.unconfirmed = model.counts.unconfirmed + 1 end
       if row.regression then model.regressions[#model.regressions + 1] = row end
+      if row.state then model.states[#model.states + 1] = row end
     end
   end
   return model
@@ -73,6 +76,16 @@ local function counts_line(model)
   local c = model.counts
   return string.format("%d slower (regressions), %d faster, %d same (%d suspects not confirmed by the re-measure), " ..
     "%d failing, %d new, %d missing", c.slower, c.faster, c.same, c.unconfirmed, c.error, c.new, c.missing)
+end
+
+-- The regression states of the night, a line each: open (since when, for how long, against which
+-- level), fixed, accepted.
+local function state_lines(model)
+  local lines = {}
+  for _, row in ipairs(model.states) do
+    lines[#lines + 1] = string.format("%s %s: %s", row.experiment, row.point, row.state_text)
+  end
+  return lines
 end
 
 -- The terminal summary: the regressions first, then failures and the counts.
@@ -87,6 +100,8 @@ function M.summary(model, file)
       if row.explanation then file:write(string.format("  %s %s: %s\n", row.experiment, row.point, row.explanation)) end
     end
   end
+  local states = state_lines(model)
+  if #states > 0 then file:write("REGRESSION STATES:\n  ", table.concat(states, "\n  "), "\n") end
   for _, r in ipairs(model.results) do
     if r.failure then file:write("FAILED ", r.name, ": ", r.failure, "\n") end
   end
@@ -113,6 +128,12 @@ function M.markdown(model, file)
     for _, row in ipairs(model.regressions) do
       if row.plot then file:write(string.format("![%s %s](%s)\n", row.experiment, row.point, row.plot)) end
     end
+    file:write("\n")
+  end
+  local states = state_lines(model)
+  if #states > 0 then
+    file:write("## Regression states\n\n")
+    for _, line in ipairs(states) do file:write("- ", md_cell(line), "\n") end
     file:write("\n")
   end
   for _, r in ipairs(model.results) do
@@ -149,6 +170,14 @@ function M.html(model, file)
       html(row.confidence .. (row.basis ~= "" and ("; " .. row.basis) or ""))))
     if row.explanation then file:write("<p><b>What changed:</b> ", html(row.explanation), "</p>\n") end
     if row.plot then file:write(string.format("<img src='%s' width='800'>\n", html(row.plot))) end
+  end
+  local states = state_lines(model)
+  if #states > 0 then
+    file:write("<h2>Regression states</h2><ul class='states'>")
+    for n, line in ipairs(states) do
+      file:write("<li", model.states[n].state == "open" and " class='bad'" or "", ">", html(line), "</li>")
+    end
+    file:write("</ul>\n")
   end
   for _, r in ipairs(model.results) do
     file:write(string.format("<h2>%s</h2>\n", html(r.name)))
@@ -195,7 +224,8 @@ function M.junit(model, file)
       if row.regression then
         file:write(string.format('<failure message="%s %s: %s -> %s (%s, threshold %s)">%s</failure>', xml(row.verdict),
           xml(row.metric), row.before, row.after, row.change, row.threshold,
-          xml(row.confidence .. "; " .. row.basis .. (row.explanation and ("; what changed: " .. row.explanation) or ""))))
+          xml((row.state_text and (row.state_text .. "; ") or "") .. row.confidence .. "; " .. row.basis ..
+          (row.explanation and ("; what changed: " .. row.explanation) or ""))))
       end
       file:write("</testcase>\n")
     end

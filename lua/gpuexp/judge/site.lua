@@ -2,18 +2,16 @@
 -- nightly series (experiment, sweep, GPU model, driver) a trend chart of every point across its
 -- nights, drawn as inline SVG, each night's value with its run, GPU, driver and commit on hover,
 -- regressions marked, links to each night's report. Plain files: it works from file:// with no
--- network, no script and no server. Each night is judged as nightly judges it: against its
--- baseline nights with compare's rule, the suspects that night's re-measure did not confirm
--- cleared.
+-- network, no script and no server. Each night is judged as nightly judged it, by the same module
+-- (judge/verdict.lua: the options the night ran with, its re-measure, the points' regression
+-- states: open, fixed, accepted).
 local history = require("gpuexp.store.history")
 local compare = require("gpuexp.judge.compare")
 local explain = require("gpuexp.judge.explain")
 local printers = require("gpuexp.judge.printers")
-local rule = require("gpuexp.judge.rule")
+local verdict = require("gpuexp.judge.verdict")
 
 local M = {}
-
-M.BASELINE_RUNS = 5
 
 local html = printers.html
 
@@ -23,49 +21,31 @@ local function is_file(path)
   return false
 end
 
--- A night's run judged against its baseline nights (and that night's re-measure, if any).
-local function judge(db, run_id, cache)
-  local function load(id)
-    cache[id] = cache[id] or assert(history.load_run(db, id))
-    return cache[id]
-  end
-  local new = load(run_id)
-  local bases = {}
-  for i, id in ipairs(history.baseline_ids(db, run_id, M.BASELINE_RUNS)) do bases[i] = load(id) end
-  local metric = compare.default_metric(new)
-  local metrics = metric and {{name = metric, direction = "lower"}} or {{name = "status", status_only = true}}
-  local options = {metrics = metrics, floor_pct = rule.FLOOR_PCT, rule = "gpuexp"}
-  local judged = compare.compare(bases, new, options)
-  local record = new.record
-  if record.nightly then
-    for _, id in ipairs(history.runs_of_night(db, record.nightly, record.experiment, "confirm")) do
-      local remeasure = load(id)
-      if remeasure.record.sweep == record.sweep then compare.confirm(judged, remeasure, options) end
-    end
-  end
-  return new, judged, metric, bases
-end
-
 -- The model of the site: {generated_utc, series = {{title, experiment, sweep, gpu, driver, metric,
 -- runs = {{id, started, commit, host, report, counts}}, points = {{label, values = {[n] = {value,
 -- verdict, basis}}}}, latest = counts}}}.
 function M.model(db, limit)
   local model = {generated_utc = os.date("!%Y-%m-%dT%H:%M:%SZ"), series = {}}
   for s, group in ipairs(history.nightly_series(db, limit)) do
-    local cache = {} -- the series' runs, each loaded once (a night is the baseline of the next ones)
+    -- every night of the series judged as its nightly judged it (judge/verdict.lua), the last
+    -- `limit` shown
+    local _, judged_nights = verdict.replay(db, group.ids[#group.ids], true)
+    local by_id = {}
+    for _, night in ipairs(judged_nights) do by_id[night.id] = night end
     local series = {index = s, experiment = group.experiment, sweep = group.sweep, gpu = group.gpu_name or "(plan)",
       driver = group.driver_version or "", runs = {}, points = {}}
     series.title = group.experiment .. (group.sweep ~= group.experiment and (" / " .. group.sweep) or "")
     local point_of = {}
     for n, id in ipairs(group.ids) do
-      local new, judged, metric, bases = judge(db, id, cache)
-      series.metric = metric or "status"
+      local night = by_id[id]
+      local new, judged = night.run, night.comparison
+      series.metric = judged.metric.name
       local record = new.record
       local output = new.info.sweep and new.info.sweep.output
       local report = output and output:sub(1, 1) == "/" and (output:match("^(.*)/[^/]*$") .. "/report.html")
       series.runs[n] = {id = id, started = record.started_utc or record.recorded_utc, commit = record.git_commit,
         dirty = record.git_dirty == 1, host = record.host, nightly = record.nightly,
-        report = is_file(report) and report or nil, counts = judged.counts}
+        report = is_file(report) and report or nil, counts = judged.counts, states = verdict.states_summary(judged)}
       for _, e in ipairs(judged.points) do
         local point = point_of[e.key]
         if not point then
@@ -76,7 +56,8 @@ function M.model(db, limit)
         point.values[n] = {value = type(e.new) == "number" and e.new or nil, verdict = e.verdict,
           regression = compare.is_regression(e), unconfirmed = e.unconfirmed, basis = e.basis,
           change = printers.change_text(e),
-          explanation = compare.is_regression(e) and e.verdict == "slower" and explain.entry(e, bases, new) or nil}
+          explanation = compare.is_regression(e) and e.verdict == "slower" and explain.entry(e, e.base_runs or {}, new) or nil,
+          state = e.state and e.state.name, state_text = e.state and e.state.text}
       end
     end
     series.latest = series.runs[#series.runs] and series.runs[#series.runs].counts or {}
@@ -107,7 +88,7 @@ function M.index(model, file)
   local out = {string.format("<h1>gpuexp history</h1><p>%d nightly series; built %s from the history.</p>\n",
     #model.series, html(model.generated_utc))}
   out[#out + 1] = "<table><tr><th>series</th><th>GPU</th><th>driver</th><th>nights</th><th>latest night</th>" ..
-    "<th>commit</th><th>latest verdicts</th></tr>\n"
+    "<th>commit</th><th>latest verdicts</th><th>regression states</th></tr>\n"
   local order = {}
   for _, s in ipairs(model.series) do order[#order + 1] = s end
   -- series with a regression in their latest night first
@@ -120,8 +101,9 @@ function M.index(model, file)
     local last = s.runs[#s.runs] or {}
     local bad = (s.latest.slower or 0) + (s.latest.error or 0) > 0
     out[#out + 1] = string.format("<tr><td><a href='series-%d.html'>%s</a></td><td>%s</td><td>%s</td><td class='n'>%d</td>" ..
-      "<td>%s</td><td>%s</td><td%s>%s</td></tr>\n", s.index, html(s.title), html(s.gpu), html(s.driver), #s.runs,
-      html(last.started or ""), html((last.commit or ""):sub(1, 10)), bad and " class='bad'" or "", html(verdict_text(s.latest)))
+      "<td>%s</td><td>%s</td><td%s>%s</td><td>%s</td></tr>\n", s.index, html(s.title), html(s.gpu), html(s.driver), #s.runs,
+      html(last.started or ""), html((last.commit or ""):sub(1, 10)), bad and " class='bad'" or "", html(verdict_text(s.latest)),
+      html(last.states or ""))
   end
   out[#out + 1] = "</table>\n"
   page(file, "gpuexp history", table.concat(out))
@@ -190,20 +172,20 @@ function M.series_page(series, file)
     local items = {}
     for n, run in ipairs(series.runs) do
       local v = point.values[n]
-      if v and v.regression then
-        items[#items + 1] = string.format("<li>run %d, %s: %s%s</li>", run.id, html(run.started or ""), html(v.change),
-          v.explanation and (": " .. html(v.explanation)) or "")
+      if v and (v.regression or v.state) then
+        items[#items + 1] = string.format("<li>run %d, %s: %s%s%s</li>", run.id, html(run.started or ""), html(v.change),
+          v.explanation and (": " .. html(v.explanation)) or "", v.state_text and ("<br>" .. html(v.state_text)) or "")
       end
     end
     if #items > 0 then out[#out + 1] = "<ul class='changes'>" .. table.concat(items) .. "</ul>\n" end
   end
   out[#out + 1] = "<h2>Nights</h2><table><tr><th>run</th><th>started</th><th>commit</th><th>host</th><th>verdicts</th>" ..
-    "<th>report</th></tr>\n"
+    "<th>regression states</th><th>report</th></tr>\n"
   for n = #series.runs, 1, -1 do
     local run = series.runs[n]
-    out[#out + 1] = string.format("<tr><td class='n'>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
-      run.id, html(run.started or ""), html((run.commit or ""):sub(1, 10) .. (run.dirty and "+" or "")), html(run.host or ""),
-      html(verdict_text(run.counts)),
+    out[#out + 1] = string.format("<tr><td class='n'>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>" ..
+      "<td>%s</td></tr>\n", run.id, html(run.started or ""), html((run.commit or ""):sub(1, 10) .. (run.dirty and "+" or "")),
+      html(run.host or ""), html(verdict_text(run.counts)), html(run.states or ""),
       run.report and string.format("<a href='file://%s'>report</a>", html(run.report)) or "")
   end
   out[#out + 1] = "</table>\n"

@@ -40,6 +40,10 @@ local function write_failed(path, what, message)
 end
 M.write_failed = write_failed
 
+-- Whether an error value is a failed write (a full disk, a folder that cannot be made), as
+-- opposed to a bug in what was being printed.
+function M.is_write_error(problem) return type(problem) == "table" and problem.kind == "write" end
+
 -- M.write(file, path, ...) writes the strings and flushes, raising a write error on any failure
 -- (a full disk shows at the flush): a row is either whole on disk or the run stops.
 function M.write(file, path, ...)
@@ -243,6 +247,15 @@ function M.read(path)
   return rows, columns
 end
 
+-- M.pad(text, width [, left]): text padded with spaces to width (on the right when left, else on
+-- the left). string.format's widths stop at 99 and refuse a string with a zero byte; this has
+-- neither limit (a 120-character point name, a threshold of 1e308).
+function M.pad(text, width, left)
+  text = tostring(text)
+  local fill = string.rep(" ", width - #text)
+  return left and (text .. fill) or (fill .. text)
+end
+
 -- M.print_table(rows, columns [, file]): aligned columns for a terminal.
 function M.print_table(rows, columns, file)
   file = file or io.stdout
@@ -261,7 +274,7 @@ function M.print_table(rows, columns, file)
   end
   local function line(values)
     local parts = {}
-    for c, text in ipairs(values) do parts[c] = string.format("%" .. widths[c] .. "s", text) end
+    for c, text in ipairs(values) do parts[c] = M.pad(text, widths[c]) end
     file:write(table.concat(parts, "  "), "\n")
   end
   line(columns)

@@ -8,7 +8,7 @@ local result = require("gpuexp.store.result")
 
 local M = {}
 
-M.SCHEMA_VERSION = 3 -- 2 added runs.source, 3 runs.uuid
+M.SCHEMA_VERSION = 4 -- 2 added runs.source, 3 runs.uuid, 4 runs.judge and the acceptances
 
 local SCHEMA = [[
 CREATE TABLE IF NOT EXISTS gpuexp_schema(version INTEGER NOT NULL);
@@ -44,7 +44,8 @@ CREATE TABLE IF NOT EXISTS runs(
   columns TEXT NOT NULL,          -- JSON list of column names, in CSV order
   meta TEXT,                      -- the whole .meta.json
   source TEXT,                    -- hash of the CSV and metadata recorded: the same files are one run
-  uuid TEXT                       -- the run's identity across hosts (history merge)
+  uuid TEXT,                      -- the run's identity across hosts (history merge)
+  judge TEXT                      -- JSON: the options a nightly judged it with (threshold, baseline, metric, rule)
 );
 CREATE TABLE IF NOT EXISTS rows(
   run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
@@ -61,6 +62,13 @@ CREATE TABLE IF NOT EXISTS samples(
   samples TEXT NOT NULL,          -- the values, space-separated, as in the .samples.csv file
   PRIMARY KEY(run_id, key, field)
 );
+CREATE TABLE IF NOT EXISTS acceptances(
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  key TEXT,                       -- the point (its axis cells joined); NULL: every point of the run
+  accepted_utc TEXT NOT NULL,
+  note TEXT
+);
 CREATE INDEX IF NOT EXISTS runs_by_sweep ON runs(experiment, sweep, gpu_name, driver_version, id);
 ]]
 
@@ -68,6 +76,7 @@ CREATE INDEX IF NOT EXISTS runs_by_sweep ON runs(experiment, sweep, gpu_name, dr
 local MIGRATIONS = {
   [1] = "ALTER TABLE runs ADD COLUMN source TEXT",
   [2] = "ALTER TABLE runs ADD COLUMN uuid TEXT",
+  [3] = "ALTER TABLE runs ADD COLUMN judge TEXT", -- the acceptances table is made by SCHEMA
 }
 
 -- The identity of a run recorded before runs had one: made from what recorded it, so that every
@@ -398,6 +407,10 @@ function M.merge(db, path)
         for _, s in ipairs(source:rows("SELECT key, field, samples FROM samples WHERE run_id = ?", run.id)) do
           db:run("INSERT INTO samples(run_id, key, field, samples) VALUES (?,?,?,?)", id, s.key, s.field, s.samples)
         end
+        for _, a in ipairs(M.acceptances(source, {run.id})) do
+          db:run("INSERT INTO acceptances(run_id, key, accepted_utc, note) VALUES (?,?,?,?)", id, a.key, a.accepted_utc,
+            a.note)
+        end
         added = added + 1
       end
     end
@@ -405,6 +418,71 @@ function M.merge(db, path)
   source:close()
   if not ok then return nil, problem end
   return added, present
+end
+
+-- The nightly runs of a run's series (its experiment, sweep, GPU model and driver), not excluded,
+-- up to and with it, oldest first: the nights whose verdicts lead to its own (judge/verdict.lua).
+function M.series_ids(db, run_id)
+  local run = db:rows("SELECT * FROM runs WHERE id = ?", run_id)[1]
+  if not run then return {} end
+  local rows = db:rows([[SELECT id FROM runs WHERE experiment = ? AND sweep = ? AND gpu_name IS ? AND
+    driver_version IS ? AND kind = 'nightly' AND excluded = 0 AND id <= ? ORDER BY id]], run.experiment, run.sweep,
+    run.gpu_name, run.driver_version, run_id)
+  local ids = {}
+  for i, r in ipairs(rows) do ids[i] = r.id end
+  return ids
+end
+
+local function has_acceptances(db)
+  return db:rows("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'acceptances'")[1] ~= nil
+end
+
+-- The acceptances of these runs: {{run_id, key (nil: every point), accepted_utc, note}...}, in the
+-- order they were made (a history of schema 3 or older, read as it is, has none).
+function M.acceptances(db, ids)
+  local found = {}
+  if #ids == 0 or not has_acceptances(db) then return found end
+  local marks = string.rep("?,", #ids):sub(1, -2)
+  for _, a in ipairs(db:rows("SELECT run_id, key, accepted_utc, note FROM acceptances WHERE run_id IN (" .. marks ..
+    ") ORDER BY id", table.unpack(ids))) do
+    found[#found + 1] = a
+  end
+  return found
+end
+
+-- Records that the level of these points (keys; nil: every point) at the run is intended. Returns
+-- the number of acceptances made, or nil and why.
+function M.accept(db, run_id, keys, note)
+  return M.transaction(db, function()
+    local made = 0
+    for _, key in ipairs(keys or {false}) do
+      db:run("INSERT INTO acceptances(run_id, key, accepted_utc, note) VALUES (?,?,?,?)", run_id, key or nil,
+        os.date("!%Y-%m-%dT%H:%M:%SZ"), note)
+      made = made + 1
+    end
+    return made
+  end)
+end
+
+-- Takes back the acceptances of the run (of these points; keys nil: all of them). Returns how many.
+function M.unaccept(db, run_id, keys)
+  local removed = 0
+  local ok, why = M.transaction(db, function()
+    if not keys then
+      removed = db:run("DELETE FROM acceptances WHERE run_id = ?", run_id)
+    else
+      for _, key in ipairs(keys) do removed = removed + db:run("DELETE FROM acceptances WHERE run_id = ? AND key = ?",
+        run_id, key) end
+    end
+  end)
+  if not ok then return nil, why end
+  return removed
+end
+
+-- Records the options a nightly judged these runs with.
+function M.set_judge(db, ids, options)
+  local text = json_text(options)
+  for _, id in ipairs(ids) do db:run("UPDATE runs SET judge = ? WHERE id = ?", text, id) end
 end
 
 -- The nightly series of the history: one per experiment, sweep, GPU model and driver, each with

@@ -71,20 +71,40 @@ end
 
 -- A point's samples of a field (samples_ms), as numbers, or nil when the run kept none. The texts
 -- come from the .samples.csv beside a CSV, read on first use (gpuexp compare's significance).
+-- A sample that is not a finite number (nan, inf, 1e999, text) is left out and named: the second
+-- result names them: "FILE:LINE: 'nan', 'inf'" (nil when there are none).
 function Result:samples(key, field)
   if self.sample_texts == nil and self.load_samples then self.sample_texts = self.load_samples() or false end
   local text = self.sample_texts and self.sample_texts[key] and self.sample_texts[key][field]
   if not text then return nil end
-  local values = {}
-  for word in text:gmatch("%S+") do values[#values + 1] = tonumber(word) end
-  return #values > 0 and values or nil
+  local values, dropped = {}, nil
+  for word in text:gmatch("%S+") do
+    local value = tonumber(word)
+    if value and value == value and value > -math.huge and value < math.huge then
+      values[#values + 1] = value
+    else
+      dropped = dropped or {}
+      dropped[#dropped + 1] = "'" .. (#word > 20 and (word:sub(1, 17) .. "...") or word) .. "'"
+    end
+  end
+  if dropped then
+    local where = self.sample_where and self.sample_where[key] and self.sample_where[key][field] or self.label
+    dropped = where .. ": " .. table.concat(dropped, ", ")
+  end
+  return #values > 0 and values or nil, dropped
 end
 
--- Adds a point's samples text (space-separated numbers) for a field.
-function Result:add_samples(key, field, text)
+-- Adds a point's samples text (space-separated numbers) for a field; where: the file and line it
+-- was read from, for the messages about samples that are not numbers.
+function Result:add_samples(key, field, text, where)
   self.sample_texts = self.sample_texts or {}
   self.sample_texts[key] = self.sample_texts[key] or {}
   self.sample_texts[key][field] = text
+  if where then
+    self.sample_where = self.sample_where or {}
+    self.sample_where[key] = self.sample_where[key] or {}
+    self.sample_where[key][field] = where
+  end
 end
 
 -- One column's value of a point's row.
@@ -157,16 +177,17 @@ function M.read(path, axes)
     local file = io.open(samples_path, "r")
     if not file then return nil end
     file:close()
-    local read, sample_columns, sample_records = pcall(csv.read_cells, samples_path)
+    local read, sample_columns, sample_records, sample_lines = pcall(csv.read_cells, samples_path)
     if not read then return nil end
     local index = {}
     for c, name in ipairs(sample_columns) do index[name] = c end
     if not index.field or not index.values then return nil end
     result.sample_texts = {}
-    for _, cells in ipairs(sample_records) do
+    for r, cells in ipairs(sample_records) do
       local parts = {}
       for i, axis in ipairs(axes) do parts[i] = index[axis] and cells[index[axis]] or "" end
-      result:add_samples(M.key(parts), cells[index.field], cells[index.values])
+      result:add_samples(M.key(parts), cells[index.field], cells[index.values],
+        string.format("%s:%d", samples_path, sample_lines[r]))
     end
     return result.sample_texts
   end
