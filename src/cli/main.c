@@ -424,7 +424,7 @@ int main(int argc, char **argv)
     } native[] = {{"info", gx_cli_info}, {"occupancy", gx_cli_occupancy}, {"metrics", gx_cli_metrics}};
     static char run_option[128];
     char detail[128];
-    if (argc > 2 && strcmp(argv[1], "run") == 0) { /* gpuexp run SCRIPT: the default command, named */
+    if (argc > 1 && strcmp(argv[1], "run") == 0) { /* gpuexp run SCRIPT: the default command, named */
         argv[1] = argv[0];
         argv++;
         argc--;

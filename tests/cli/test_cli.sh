@@ -102,6 +102,7 @@ expect 2 "gpuexp: cannot open occupancy_swep: No such file or directory (did you
 expect 2 "gpuexp: cannot open experiments/occupancy_sweep.lua: No such file or directory (the shipped experiment runs by name from any folder: gpuexp occupancy_sweep)" \
     "$gpuexp" experiments/occupancy_sweep.lua
 expect 1 "raises.lua:3: something went wrong" "$gpuexp" run --no-plan raises.lua
+expect 2 "gpuexp: no script given" "$gpuexp" run
 
 # occupancy --help's defaults are the ones used: no option gives the row the stated defaults give
 registers=$("$gpuexp" occupancy --help | sed -n 's/.*--registers N.*(default \([0-9]*\).*/\1/p')
