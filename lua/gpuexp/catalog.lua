@@ -441,6 +441,13 @@ function M.option_field(command_name, flag)
   return nil
 end
 
+-- "unknown option '--treshold' (did you mean '--threshold'?)": every command's refusal of an option
+-- it does not take, with the likely one from its catalog entry.
+function M.unknown_option(command_name, flag)
+  local hint = gpuexp and gpuexp._did_you_mean and gpuexp._did_you_mean(flag, M.options(command_name)) or ""
+  return "unknown option '" .. flag .. "'" .. hint
+end
+
 local function indent(text, column)
   return (text:gsub("\n", "\n" .. string.rep(" ", column)))
 end

@@ -40,7 +40,9 @@ int gx_cli_metrics(int argc, char **argv)
         } else if (check && argv[i][0] != '-' && name_count < 256) {
             names[name_count++] = argv[i];
         } else {
-            fprintf(stderr, "gpuexp metrics: unknown argument '%s'\n%s", argv[i], usage);
+            char hint[256];
+            gx_cli_did_you_mean("metrics", argv[i], hint, sizeof hint);
+            fprintf(stderr, "gpuexp metrics: unknown argument '%s'%s\n%s", argv[i], hint, usage);
             return GX_EXIT_USAGE;
         }
     }

@@ -20,6 +20,10 @@
 #include "l_gpuexp.h"
 
 int gx_cli_help(const char *command, FILE *out) { return l_catalog_help(command, out); }
+void gx_cli_did_you_mean(const char *command, const char *word, char *out, size_t size)
+{
+    l_catalog_did_you_mean(command, word, out, size);
+}
 
 static int usage_error(const char *format, const char *detail)
 {

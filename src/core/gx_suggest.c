@@ -39,7 +39,7 @@ int gx_suggest(const char *target, const char *const *candidates, size_t count, 
                        && (strstr(candidates[i], target) || strstr(target, candidates[i]));
         if (close_only) {
             size_t longer = strlen(candidates[i]) > target_length ? strlen(candidates[i]) : target_length;
-            size_t limit = longer / 3 > 2 ? longer / 3 : 2;
+            size_t limit = longer / 3 > 1 ? longer / 3 : 1;
             if (score > limit && !contains)
                 continue;
         }

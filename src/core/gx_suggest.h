@@ -10,7 +10,7 @@ size_t gx_edit_distance(const char *a, const char *b);
 
 /* Writes into chosen[0 .. want-1] the indexes of the candidates closest to target, best first, and
    returns how many; a candidate holding target (or held by it) counts as half as far. With
-   close_only, only candidates plausibly meant (within a third of the longer name, at least 2). */
+   close_only, only candidates plausibly meant (within a third of the longer name, at least 1). */
 int gx_suggest(const char *target, const char *const *candidates, size_t count, int want, int close_only,
                int *chosen);
 

@@ -103,6 +103,10 @@ expect 2 "gpuexp: cannot open experiments/occupancy_sweep.lua: No such file or d
     "$gpuexp" experiments/occupancy_sweep.lua
 expect 1 "raises.lua:3: something went wrong" "$gpuexp" run --no-plan raises.lua
 expect 2 "gpuexp: no script given" "$gpuexp" run
+expect 2 "gpuexp occupancy: unknown argument '--blok' (did you mean '--block'?)" "$gpuexp" occupancy --blok 3
+expect 2 "gpuexp compare: unknown option '--treshold' (did you mean '--threshold'?)" "$gpuexp" compare --treshold 3 a b
+expect 2 "gpuexp nightly: unknown option '--baselin' (did you mean '--baseline'?)" "$gpuexp" nightly x --baselin 3
+expect 2 "gpuexp metrics: unknown argument '--chekc' (did you mean '--check'?)" "$gpuexp" metrics --chekc
 
 # occupancy --help's defaults are the ones used: no option gives the row the stated defaults give
 registers=$("$gpuexp" occupancy --help | sed -n 's/.*--registers N.*(default \([0-9]*\).*/\1/p')

@@ -8,7 +8,7 @@ function M.main(args)
   local force = false
   for _, a in ipairs(args) do
     if a == "--help" or a == "-h" then io.write(catalog.help("calibrate")) return 0 end
-    if a == "--force" then force = true else gpuexp.error("usage", "calibrate: unknown argument '" .. a .. "'") end
+    if a == "--force" then force = true else gpuexp.error("usage", "calibrate: " .. catalog.unknown_option("calibrate", a)) end
   end
   local found, problem = pcall(gpuexp.device)
   if not found then

@@ -52,7 +52,7 @@ function M.main(args)
         end
         if #axes == 0 then error({usage = "--axes needs at least one column name (A,B)"}) end
       elseif a == "--allow-different-gpu" then allow_different = true
-      elseif a:sub(1, 1) == "-" and a ~= "-" then error({usage = "unknown option '" .. a .. "'"})
+      elseif a:sub(1, 1) == "-" and a ~= "-" then error({usage = catalog.unknown_option("compare", a)})
       else paths[#paths + 1] = a end
     end)
     if not ok then return fail(EXIT.USAGE, type(problem) == "table" and problem.usage or tostring(problem)) end

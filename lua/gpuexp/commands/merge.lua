@@ -39,7 +39,7 @@ function M.main(args)
   for _, a in ipairs(args) do
     if a == "--help" or a == "-h" then io.write(catalog.help("merge")) return 0
     elseif a == "--allow-mixed" then allow_mixed = true
-    elseif a:sub(1, 1) == "-" then return fail("unknown option '" .. a .. "' (see gpuexp merge --help)")
+    elseif a:sub(1, 1) == "-" then return fail(catalog.unknown_option("merge", a) .. " (see gpuexp merge --help)")
     else paths[#paths + 1] = a end
   end
   if #paths < 2 then return fail("needs OUT.csv and at least one PART.csv (see gpuexp merge --help)") end

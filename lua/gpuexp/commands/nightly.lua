@@ -129,7 +129,7 @@ local function parse(args)
       o.pass[#o.pass + 1] = a; o.pass[#o.pass + 1] = v
       if a ~= "--point-timeout" then o.devices = v end
     elseif a == "--arch" or a == "-a" then o.arch = value(a)
-    elseif a:sub(1, 1) == "-" then error({usage = "unknown option '" .. a .. "'"})
+    elseif a:sub(1, 1) == "-" then error({usage = catalog.unknown_option("nightly", a)})
     elseif not o.suite then o.suite = a
     else error({usage = "one suite at a time (got '" .. o.suite .. "' and '" .. a .. "')"}) end
     i = i + 1

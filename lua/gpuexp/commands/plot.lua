@@ -20,7 +20,8 @@ function M.main(args)
       i = i + 1
       spec[names[a]] = args[i]
     elseif a:sub(1, 1) ~= "-" and not spec.csv then spec.csv = a
-    else gpuexp.error("usage", "plot: unknown argument '" .. a .. "'") end
+    else gpuexp.error("usage", "plot: " .. (a:sub(1, 1) == "-" and catalog.unknown_option("plot", a) or
+      "unknown argument '" .. a .. "'")) end
     i = i + 1
   end
   if not spec.csv then gpuexp.error("usage", "plot: give the CSV file") end
