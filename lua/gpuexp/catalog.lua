@@ -50,7 +50,8 @@ M.commands = {
       "experiment runs by name from any folder: gpuexp occupancy_sweep. `gpuexp help` lists the commands.",
     options = {
       {"-d, --device N", "use GPU N (default 0)"},
-      {"-o, --out PATH", "where the script's CSV goes (scripts read it as gpuexp.out)"},
+      {"-o, --out PATH", "where the script's CSV goes: a .csv in a folder that exists (scripts read it\n" ..
+        "as gpuexp.out; X.meta.json and X.samples.csv go beside it)"},
       {"-q, --quiet", "no progress line", field = "quiet"},
       {"-a, --arch ARCH", "offline plan for ARCH (e.g. sm_86), no GPU used: kernels compiled for it,\n" ..
         "occupancy from the model, timing columns left empty"},
@@ -68,9 +69,11 @@ M.commands = {
         "as Chrome trace events for Perfetto (ui.perfetto.dev) or chrome://tracing", field = "trace"},
       {"--inline", "no worker process: the script runs in this process (debuggers)"},
       {"--diagnose", "diagnose every timed launch with counters (gpuexp diagnose --help)", field = "diagnose"},
-      {"--counters", "a row's counters: instructions, DRAM and L2 bytes, L2 hit rate, achieved occupancy,\n" ..
-        "the dominant stall, registers, spills, shared memory of the point's last timed launch\n" ..
-        "(ctr_* columns, 3 replay passes; gpuexp nightly collects them to explain a regression)", field = "counters"},
+      {"--counters", "a row's counters: instructions and active lanes per instruction, DRAM and L2 bytes,\n" ..
+        "L2 and L1 hit rates, sectors per global load and store, shared wavefronts per request, tensor\n" ..
+        "pipe activity, achieved occupancy, the dominant stall, registers, spills, shared memory of the\n" ..
+        "point's last timed launch (ctr_* columns, 4 replay passes on GH100; gpuexp nightly collects\n" ..
+        "them to explain a regression; docs/explain-counters.md)", field = "counters"},
       {"--profile", "each measured launch once, between cuProfilerStart and cuProfilerStop, in this\n" ..
         "process (gpuexp profile --help)", field = "profile"},
       {"--telemetry", "every measurement reads NVML: mean power (power_w), energy per launch (energy_j),\n" ..
@@ -173,14 +176,14 @@ M.commands = {
       {"--time-ms COL", "the time column (roofline)"}, {"--peak-gflops G", "the compute roof"},
       {"--peak-gbps B", "the memory roof"}, {"-h, --help", "this text"},
     },
-    exits = {{0, "ok"}, {2, "usage"}, {3, "gnuplot failed"}}},
+    exits = {{0, "ok"}, {2, "usage"}, {3, "gnuplot failed"}, {7, "the image could not be written"}}},
   {name = "merge", module = "gpuexp.commands.merge", summary = "join the shards of a sweep",
     usage = "gpuexp merge [--allow-mixed] OUT.csv PART.csv...",
     about = "Joins the CSVs written by `gpuexp --shard I/N` (one per share of the points) into OUT.csv in\n" ..
       "point order, with OUT.meta.json listing every part. The parts must come from the same script\n" ..
       "(hash), the same points and the same GPU model (their .meta.json files say so). Missing and\n" ..
       "duplicated points are listed. OUT.csv and its metadata are written through a temporary file\n" ..
-      "and a rename.",
+      "and a rename (docs/threat-model.md: a device is written in place, no folder is created).",
     options = {{"--allow-mixed", "merge parts measured on different GPU models (listing them all)"},
       {"-h, --help", "this text"}},
     exits = {{0, "complete"}, {1, "incomplete, or points in two parts"},
@@ -270,8 +273,11 @@ M.commands = {
       "history accept` makes the new level intended (ACCEPTED). The options are recorded with the\n" ..
       "night: the site and `bisect --run` judge it alike. A point that was ok in the baseline and now\n" ..
       "fails (error, crashed, timeout) is a regression as well. Every point's counters are collected\n" ..
-      "(gpuexp --counters) and a regression's report line says what changed against its baseline:\n" ..
-      "instructions, bytes, occupancy, registers, spills, the dominant stall, or only the clock.",
+      "(gpuexp --counters) and a regression's report line says what changed against its baseline that\n" ..
+      "accounts for the time (bank conflicts, coalescing, divergence, the tensor pipe, instructions,\n" ..
+      "bytes, hit rates, occupancy, spills, the clock); changes that cannot are marked '(does not explain\n" ..
+      "it)'. When nothing accounts for it, the confirm stage runs gpuexp diagnose on the point and the\n" ..
+      "line carries its verdict and evidence.",
     options = {
       {"--history PATH", "the history file (default: gpuexp history --help says where)"},
       {"-o, --out DIR", "the night's CSVs and report (default ./gpuexp-nightly/<UTC time>-<the night's tag>)"},

@@ -3,7 +3,7 @@
 -- extension). Installed as share/gpuexp/luals/gpuexp.lua; point "workspace.library" at that folder.
 -- tests/lua/test_luals.lua fails when a function of the binary is missing here, or the other way round.
 
----@alias gpuexp.ElementType "f32"|"f64"|"i32"|"u32"|"i64"|"u64"|"u8"|"i8"
+---@alias gpuexp.ElementType "f32"|"f64"|"i32"|"u32"|"i64"|"u64"|"u8"|"i8"|"i16"|"u16"|"f16"|"bf16"|"fp8_e4m3"|"fp8_e5m2"
 ---@alias gpuexp.Arg gpuexp.Buffer|gpuexp.Scalar
 ---@alias gpuexp.Dim integer|integer[]
 
@@ -32,7 +32,10 @@
 ---@field timer string
 
 ---@class gpuexp.Measurement: gpuexp.Timing
----@field mode "hot"|"cold"|"graph"
+---@field mode "hot"|"cold"|"graph"|"batch"  auto: back to back ("graph", else "batch") when per-run events read the host's enqueue
+---@field per_run_ms? number  auto: what per-run events read in the probe
+---@field back_to_back_ms? number  auto: what back-to-back runs read in the probe
+---@field host_share_pct? number  auto: (per_run - back_to_back) / per_run x 100
 ---@field stop_reason "noise"|"timeout"|"max_samples"
 ---@field sm_clock_mhz number
 ---@field clock_throttled boolean
@@ -73,6 +76,9 @@ function Lesson:claim(condition, statement) end
 function Lesson:report(held) end
 
 ---@class gpuexp.Scalar  a value with its C type, from gpuexp.f32(x) and friends
+---@field type gpuexp.ElementType
+---@field value number  the value as stored (f16, bf16 and fp8 rounded to nearest even)
+---@field bits integer  the bit pattern
 
 ---@class gpuexp.Device
 ---@field name string
@@ -148,9 +154,12 @@ function Buffer:copy_from(source, options) end
 ---@param count? integer
 ---@return number[]
 function Buffer:to_table(first, count) end
----ok when every |self - expected| <= atol + rtol |expected|.
+---ok when every |self - expected| <= atol + rtol |expected|, or (ulps given) self is within ulps units in
+---the last place of its type from expected. Defaults: f32/f64 rtol 1e-5, atol 1e-8; f16, bf16, fp8 rtol =
+---the type's epsilon, ulps = 1. info: mismatches, first_mismatch, first_value, first_expected, first_ulps,
+---max_abs_error, max_rel_error, max_ulp_error, epsilon, type.
 ---@param expected gpuexp.Buffer
----@param tolerance? {rtol?: number, atol?: number}
+---@param tolerance? {rtol?: number, atol?: number, ulps?: number}
 ---@return boolean ok, table info
 function Buffer:compare(expected, tolerance) end
 ---Times a copy into this buffer: median_ms, gbps, ...
@@ -185,13 +194,14 @@ function Buffer:read(offset_bytes, bytes) end
 ---@field compile_seconds number
 ---@field cubin_bytes integer
 local Program = {}
----A kernel by its C++ name ("ns::k<float, 128>", with or without namespaces, template arguments or parameter list), extern "C" name, name expression or mangled name.
+---A kernel by its C++ name ("ns::k<float, 128>", with or without namespaces, template arguments or parameter list), extern "C" name, name expression or mangled name; compared in canonical form (spaces, 256/256u/256ul, true/1, const on either side, CCCL's ABI inline namespaces do not matter). A name with enumerators is lowered by the compiler where the program has its source. A miss names the nearest kernels.
 ---@param name string
 ---@return gpuexp.Kernel
 function Program:kernel(name) end
----The kernels' names.
----@return string[]
-function Program:kernels() end
+---The kernels' names; with {details = true} a table per kernel: name, symbol, base, template_args, params.
+---@param options? {details?: boolean}
+---@return string[]|{name: string, symbol: string, base: string, template_args: string[], params: string[]}[]
+function Program:kernels(options) end
 ---Registers, shared memory, stack, spills and barriers from the ptxas report (no GPU needed).
 ---@param name string
 ---@return table
@@ -204,12 +214,12 @@ local Kernel = {}
 ---Enqueues one launch.
 ---@param spec gpuexp.LaunchSpec
 function Kernel:launch(spec) end
----Event-timed samples: warmup (5), reps (100), cold, graph, clock.
----@param spec gpuexp.LaunchSpec|{warmup?: integer, reps?: integer, cold?: boolean, graph?: integer, clock?: boolean}
+---Event-timed samples: warmup (5), reps (100), cold, graph (runs per captured graph), batch (runs back to back between two events), clock.
+---@param spec gpuexp.LaunchSpec|{warmup?: integer, reps?: integer, cold?: boolean, graph?: integer, batch?: integer, clock?: boolean}
 ---@return gpuexp.Timing
 function Kernel:time(spec) end
 ---The measurement policy: samples until the noise target, a minimum time, or a timeout.
----@param spec gpuexp.LaunchSpec|{mode?: string, warmup?: integer, min_samples?: integer, min_time_ms?: number, max_noise_pct?: number, timeout_s?: number, throttle_pct?: number, recovery_ms?: number}
+---@param spec gpuexp.LaunchSpec|{mode?: string, warmup?: integer, min_samples?: integer, min_time_ms?: number, max_noise_pct?: number, timeout_s?: number, graph_launches?: integer, host_share_pct?: number, throttle_pct?: number, recovery_ms?: number}
 ---@return gpuexp.Measurement
 function Kernel:measure(spec) end
 ---A launch with its configuration and arguments bound: the fast path for launch loops.
@@ -237,7 +247,7 @@ local Launch = {}
 ---Enqueues the bound launch.
 function Launch:launch() end
 ---Times the bound launch.
----@param options? {warmup?: integer, reps?: integer, cold?: boolean, graph?: integer, clock?: boolean}
+---@param options? {warmup?: integer, reps?: integer, cold?: boolean, graph?: integer, batch?: integer, clock?: boolean}
 ---@return gpuexp.Timing
 function Launch:time(options) end
 
@@ -282,12 +292,12 @@ function Event:destroy() end
 local Sequence = {}
 ---Runs the function once and waits for the GPU (in an offline plan: checks its launches).
 function Sequence:run() end
----Event-timed samples of whole runs: warmup (5), reps (100), cold, graph (runs per captured graph), clock.
----@param options? {warmup?: integer, reps?: integer, cold?: boolean, graph?: integer, clock?: boolean}
+---Event-timed samples of whole runs: warmup (5), reps (100), cold, graph (runs per captured graph), batch (runs back to back between two events), clock.
+---@param options? {warmup?: integer, reps?: integer, cold?: boolean, graph?: integer, batch?: integer, clock?: boolean}
 ---@return gpuexp.Timing
 function Sequence:time(options) end
 ---The measurement policy over whole runs (graph mode captures a run into a CUDA graph).
----@param spec? {mode?: string, warmup?: integer, min_samples?: integer, min_time_ms?: number, max_noise_pct?: number, timeout_s?: number, graph_launches?: integer, throttle_pct?: number, recovery_ms?: number}
+---@param spec? {mode?: string, warmup?: integer, min_samples?: integer, min_time_ms?: number, max_noise_pct?: number, timeout_s?: number, graph_launches?: integer, host_share_pct?: number, throttle_pct?: number, recovery_ms?: number}
 ---@return gpuexp.Measurement
 function Sequence:measure(spec) end
 ---Counters of every kernel of one run and their total (counts summed, the rest weighted by duration); info.kernels holds each kernel's values.
@@ -339,14 +349,14 @@ function gpuexp.device_count() end
 ---@param spec {file?: string, source?: string, name?: string, arch?: string, options?: string[], defines?: table, include?: string[], names?: string[], device?: gpuexp.Device, cache?: boolean, compiler?: "nvrtc"|"nvcc"}
 ---@return gpuexp.Program
 function gpuexp.compile(spec) end
----Loads another compiler's binary: a cubin, a fat binary, PTX, or an object, library or executable with GPU code.
+---Loads another compiler's binary: a cubin, a fat binary, PTX, or an object, library or executable with GPU code. In an offline plan, its kernels and parameter sizes are read from the file.
 ---@param spec {file: string, name?: string, device?: gpuexp.Device}
 ---@return gpuexp.Program
 function gpuexp.load(spec) end
 ---The CUDA toolkit found: root, include, cccl, nvcc, found_by, cuda_version, cccl_version, missing headers and the packages with them.
 ---@return table
 function gpuexp.toolkit() end
----A stream (priority: lower is more urgent; blocking: orders with the legacy default stream, the default).
+---A stream (priority: lower is more urgent; blocking: orders with the legacy default stream, the default). In an offline plan, a planned stream: work on it is checked, nothing runs.
 ---@param spec? {device?: gpuexp.Device, priority?: integer, blocking?: boolean}
 ---@return gpuexp.Stream
 function gpuexp.stream(spec) end
@@ -354,7 +364,7 @@ function gpuexp.stream(spec) end
 ---@param device? gpuexp.Device
 ---@return integer least, integer greatest
 function gpuexp.stream_priorities(device) end
----An event (timing = true by default).
+---An event (timing = true by default). In an offline plan, a planned event: elapsed_ms is nil.
 ---@param spec? {device?: gpuexp.Device, timing?: boolean}
 ---@return gpuexp.Event
 function gpuexp.event(spec) end
@@ -408,6 +418,33 @@ function gpuexp.i8(n) end
 ---@param n integer
 ---@return gpuexp.Scalar
 function gpuexp.u8(n) end
+---@param n integer
+---@return gpuexp.Scalar
+function gpuexp.i16(n) end
+---@param n integer
+---@return gpuexp.Scalar
+function gpuexp.u16(n) end
+---A __half: x rounded to nearest even (overflow to infinity), as __double2half.
+---@param x number
+---@return gpuexp.Scalar
+function gpuexp.f16(x) end
+---A __nv_bfloat16: x rounded to nearest even, as __double2bfloat16.
+---@param x number
+---@return gpuexp.Scalar
+function gpuexp.bf16(x) end
+---A __nv_fp8_e4m3: x rounded to nearest even, saturating to +-448 (__NV_SATFINITE).
+---@param x number
+---@return gpuexp.Scalar
+function gpuexp.fp8_e4m3(x) end
+---A __nv_fp8_e5m2: x rounded to nearest even, saturating to +-57344 (__NV_SATFINITE).
+---@param x number
+---@return gpuexp.Scalar
+function gpuexp.fp8_e5m2(x) end
+---A scalar given by its bit pattern: gpuexp.from_bits("f16", 0x3c00).value == 1.
+---@param type gpuexp.ElementType
+---@param bits integer
+---@return gpuexp.Scalar
+function gpuexp.from_bits(type, bits) end
 ---Runs every point of a sweep (supervised: crashes and hangs become rows) and writes its CSV.
 ---@param spec {name?: string, axes: table, where?: fun(p: table): boolean, setup?: fun(), run: fun(p: table): table, columns?: string[], out?: string, meta?: table, device?: gpuexp.Device|false, quiet?: boolean, timeout_s?: number}
 ---@return table[] rows, string path, string[] columns

@@ -5,6 +5,7 @@
 
 #include "gx_timing.h"
 #include "gx_tools.h"
+#include "gx_narrow.h"
 #include "l_gpuexp.h"
 
 l_buffer *l_check_buffer(lua_State *L, int index)
@@ -83,8 +84,10 @@ static void check_element(lua_State *L, int index, gx_type type, void *out, cons
         memcpy(out, &value, 8);
         return;
     }
-    static const lua_Integer low[] = {[GX_I32] = INT32_MIN, [GX_U32] = 0, [GX_U8] = 0, [GX_I8] = INT8_MIN};
-    static const lua_Integer high[] = {[GX_I32] = INT32_MAX, [GX_U32] = UINT32_MAX, [GX_U8] = UINT8_MAX, [GX_I8] = INT8_MAX};
+    static const lua_Integer low[GX_TYPE_COUNT] = {[GX_I32] = INT32_MIN, [GX_U32] = 0, [GX_U8] = 0, [GX_I8] = INT8_MIN,
+                                                   [GX_I16] = INT16_MIN, [GX_U16] = 0};
+    static const lua_Integer high[GX_TYPE_COUNT] = {[GX_I32] = INT32_MAX, [GX_U32] = UINT32_MAX, [GX_U8] = UINT8_MAX,
+                                                    [GX_I8] = INT8_MAX, [GX_I16] = INT16_MAX, [GX_U16] = UINT16_MAX};
     if (value < low[type] || value > high[type])
         l_raisef(L, GX_ERR_USAGE, "%s %lld does not fit in %s", what, (long long)value, gx_type_name(type));
     gx_element_set(out, type, 0, (double)value);
@@ -153,7 +156,9 @@ static int buffer_random(lua_State *L)
     if (!(low <= high))
         return l_raisef(L, GX_ERR_USAGE, "random: min (%g) must not exceed max (%g)", low, high);
     gx_error error;
-    if (b->buffer.kind == GX_MEMORY_DEVICE && b->buffer.count && lua_getiuservalue(L, 1, 1) == LUA_TUSERDATA) {
+    /* the device generator knows the first eight types; f16, bf16, fp8, i16 and u16 are made on the host */
+    if (b->buffer.kind == GX_MEMORY_DEVICE && b->buffer.count && b->buffer.type < GX_F16
+        && lua_getiuservalue(L, 1, 1) == LUA_TUSERDATA) {
         /* on the GPU: the same values as the host's generator, without the upload (768 MB took
            seconds through the host) */
         struct gx_tools *tools = l_device_tools(L, l_check_device(L, -1));
@@ -184,7 +189,20 @@ static int buffer_copy_from(lua_State *L)
     if (offset < 0 || source_offset < 0)
         return l_raisef(L, GX_ERR_USAGE, "copy_from: offsets must be >= 0");
     gx_error error;
-    if (lua_type(L, 2) == LUA_TTABLE) {
+    if (l_is_planned_buffer(L, 2)) { /* from a plan's buffer: checked, no data to copy */
+        lua_getfield(L, 2, "count");
+        size_t source_count = (size_t)lua_tointeger(L, -1);
+        lua_getfield(L, 2, "type");
+        const char *source_type = lua_tostring(L, -1);
+        if (!source_type || strcmp(source_type, gx_type_name(b->buffer.type)) != 0)
+            return l_raisef(L, GX_ERR_USAGE, "copy_from: cannot copy %s elements into a %s buffer",
+                            source_type ? source_type : "?", gx_type_name(b->buffer.type));
+        lua_pop(L, 2);
+        size_t n = count >= 0 ? (size_t)count : ((size_t)source_offset <= source_count ? source_count - (size_t)source_offset : 0);
+        if ((size_t)source_offset + n > source_count || (size_t)offset > b->buffer.count || n > b->buffer.count - (size_t)offset)
+            return l_raisef(L, GX_ERR_USAGE, "copy_from: %zu elements at %lld from a buffer of %zu do not fit in %zu at %lld",
+                            n, (long long)source_offset, source_count, b->buffer.count, (long long)offset);
+    } else if (lua_type(L, 2) == LUA_TTABLE) {
         size_t n = (size_t)lua_rawlen(L, 2);
         if (count >= 0 && (size_t)count < n)
             n = (size_t)count;
@@ -242,32 +260,47 @@ static int buffer_to_table(lua_State *L)
     return 1;
 }
 
-/* buffer:compare(expected [, {rtol=, atol=}]) -> ok, {mismatches, first_mismatch, max_abs_error, ...} */
+/* buffer:compare(expected [, {rtol=, atol=, ulps=}]) -> ok, {mismatches, first_mismatch, max_abs_error,
+   max_ulp_error, ...}. Defaults suit the buffer's type: f32/f64 rtol 1e-5, atol 1e-8; f16, bf16 and fp8
+   rtol = the type's epsilon and ulps = 1 (a result one rounding away from the reference matches). */
 static int buffer_compare(lua_State *L)
 {
     l_buffer *a = l_check_buffer(L, 1);
     l_buffer *b = l_check_buffer(L, 2);
-    double rtol = gx_type_is_float(b->buffer.type) ? 1e-5 : 0, atol = gx_type_is_float(b->buffer.type) ? 1e-8 : 0;
+    gx_type type = a->buffer.type;
+    int narrow = gx_type_is_narrow_float(type);
+    double rtol = narrow ? gx_type_epsilon(type) : gx_type_is_float(type) ? 1e-5 : 0;
+    double atol = gx_type_is_float(type) && !narrow ? 1e-8 : 0, ulps = narrow ? 1 : -1;
     if (!lua_isnoneornil(L, 3)) {
-        static const char *const allowed[] = {"rtol", "atol", NULL};
+        static const char *const allowed[] = {"rtol", "atol", "ulps", NULL};
         l_check_options(L, 3, "compare", allowed);
         rtol = l_opt_number_field(L, 3, "rtol", rtol);
         atol = l_opt_number_field(L, 3, "atol", atol);
+        ulps = l_opt_number_field(L, 3, "ulps", ulps);
     }
+    if (ulps >= 0 && !gx_type_is_float(type))
+        return l_raisef(L, GX_ERR_USAGE, "compare: ulps applies to float buffers, not %s", gx_type_name(type));
     gx_compare_result result;
     gx_error error;
-    if (gx_buffer_compare(&a->buffer, &b->buffer, rtol, atol, &result, &error))
+    if (gx_buffer_compare(&a->buffer, &b->buffer, rtol, atol, ulps, &result, &error))
         return l_raise(L, &error);
     lua_pushboolean(L, result.mismatches == 0);
-    lua_createtable(L, 0, 6);
+    lua_createtable(L, 0, 10);
     l_set_integer(L, "mismatches", (lua_Integer)result.mismatches);
     if (result.mismatches) {
         l_set_integer(L, "first_mismatch", (lua_Integer)result.first_mismatch + 1);
         l_set_number(L, "first_value", result.first_value);
         l_set_number(L, "first_expected", result.first_expected);
+        if (gx_type_is_float(type))
+            l_set_number(L, "first_ulps", result.first_ulps);
     }
     l_set_number(L, "max_abs_error", result.max_abs_error);
     l_set_number(L, "max_rel_error", result.max_rel_error);
+    if (gx_type_is_float(type)) {
+        l_set_number(L, "max_ulp_error", result.max_ulp_error);
+        l_set_number(L, "epsilon", gx_type_epsilon(type));
+    }
+    l_set_string(L, "type", gx_type_name(type));
     return 2;
 }
 

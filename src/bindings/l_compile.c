@@ -78,7 +78,7 @@ static void compile_hints(gx_error *error, const char *compiler)
 
 /* gpuexp.compile{source= | file=, name=, arch=, options=, defines=, include=, names=, device=, cache=,
    compiler=} */
-static int gpuexp_compile(lua_State *L)
+int l_compile(lua_State *L)
 {
     static const char *const allowed[] = {"source", "file", "name", "arch", "options", "defines", "include",
                                           "names", "device", "cache", "compiler", NULL};
@@ -239,7 +239,7 @@ static int gpuexp_compile(lua_State *L)
         .system_directory_count = system_count,
         .toolkit_stamp = toolkit->stamp,
         .name_expressions = names,
-        .name_expression_count = use_nvcc ? 0 : name_count,
+        .name_expression_count = name_count,
         .cache_directory = use_cache ? cache_dir : NULL,
     };
     l_program *program = l_push_program(L, device_index, source_name, use_nvcc ? "nvcc" : "nvrtc");
@@ -250,11 +250,26 @@ static int gpuexp_compile(lua_State *L)
                           : gx_nvrtc_compile(&request, &program->compiled, &error);
     if (program->compiled.cache_warning[0])
         fprintf(stderr, "gpuexp: warning: %s\n", program->compiled.cache_warning);
+    static int cache_store_warned; /* once a process: every compile of a run would say it again */
+    if (!failed && program->compiled.cache_store_warning[0] && !cache_store_warned) {
+        cache_store_warned = 1;
+        fprintf(stderr, "gpuexp: warning: %s\n", program->compiled.cache_store_warning);
+    }
     if (failed) {
         compile_hints(&error, program->compiler);
         return l_raise(L, &error);
     }
     l_note_source(L, source_name, program->compiled.source_key);
+    /* the spec, for names lowered later (program:kernel): the same compile for the same architecture */
+    lua_newtable(L);
+    for (lua_pushnil(L); lua_next(L, 1);) {
+        lua_pushvalue(L, -2);
+        lua_insert(L, -2);
+        lua_settable(L, -4);
+    }
+    lua_pushstring(L, program->arch);
+    lua_setfield(L, -2, "arch");
+    lua_setiuservalue(L, -2, 2);
     return 1;
 }
 
@@ -288,6 +303,6 @@ static int gpuexp_toolkit(lua_State *L)
 
 void l_open_compile(lua_State *L)
 {
-    static const luaL_Reg functions[] = {{"compile", gpuexp_compile}, {"toolkit", gpuexp_toolkit}, {NULL, NULL}};
+    static const luaL_Reg functions[] = {{"compile", l_compile}, {"toolkit", gpuexp_toolkit}, {NULL, NULL}};
     luaL_setfuncs(L, functions, 0);
 }

@@ -261,6 +261,7 @@ void l_open_gpuexp(lua_State *L)
                                          {"_did_you_mean", gpuexp_did_you_mean},
                                          {NULL, NULL}};
     luaL_setfuncs(L, functions, 0);
+    l_open_files(L);
     l_set_string(L, "version", GX_VERSION);
     char data[PATH_MAX];
     if (gx_data_directory(data, sizeof data)) /* gpuexp.data_dir: the shipped experiments and kernels */

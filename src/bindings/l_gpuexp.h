@@ -69,7 +69,17 @@ typedef struct l_program {
     gx_module modules[GX_MAX_IMAGES]; /* loaded on first use of a kernel: one per fat binary */
     int module_count;
     int loaded;
+    gx_image_kernels offline_kernels; /* a binary in an offline plan: its kernels, read without the driver */
 } l_program;
+
+/* gpuexp.compile{...} (l_compile.c); the Program keeps a copy of the spec as its uservalue 2. */
+int l_compile(lua_State *L);
+/* A lookup of name that found nothing among a program's symbols: raises a usage error naming the
+   nearest kernels, an enumerator hint when one applies, and the kernels it has (l_kernel_names.c). */
+int l_raise_kernel_not_found(lua_State *L, const l_program *program, const char *const *symbols, int count,
+                             const char *name);
+/* Pushes {name, symbol, base, template_args, params} of a kernel symbol (l_kernel_names.c). */
+void l_push_kernel_details(lua_State *L, const char *symbol);
 
 typedef struct l_kernel {
     gx_kernel kernel; /* function NULL in offline mode; kernel.name is the name as C++ writes it */
@@ -108,6 +118,8 @@ typedef struct l_scalar {
         uint64_t u64;
         uint8_t u8;
         int8_t i8;
+        int16_t i16;
+        uint16_t u16;
     } value;
 } l_scalar;
 
@@ -146,6 +158,8 @@ l_kernel *l_push_kernel(lua_State *L, int program_index);
    has none; raises for a destroyed stream or one of another GPU than device (when given). */
 const gx_stream *l_opt_stream(lua_State *L, int index, const char *what, const gx_device *device);
 const char *l_offline_arch(lua_State *L); /* NULL when a GPU is used */
+/* 1 for a buffer of an offline plan: a table with kind = "planned" (made by the Lua library). */
+int l_is_planned_buffer(lua_State *L, int index);
 
 void l_open_error(lua_State *L);
 void l_open_device(lua_State *L);
@@ -175,6 +189,8 @@ void l_open_metrics(lua_State *L);
 int l_metric_preset(const char *name, char *slots, size_t slot_size, int max);
 void l_open_process(lua_State *L);
 void l_open_db(lua_State *L);
+/* gpuexp._write_file, _open_output and _output_folder (l_files.c), set in the table on top. */
+void l_open_files(lua_State *L);
 /* An element type name at index and a count at index + 1 (a buffer's shape); raises when bad. */
 void l_check_element_spec(lua_State *L, int index, int *type, size_t *count);
 /* Sets built_with_cuda, driver_cuda and nvrtc ("13.0") in the table on top; absent when not found
@@ -209,7 +225,8 @@ typedef struct l_timed_work {
 } l_timed_work;
 /* Times work with CUDA events, the options table at `options` (0: none) giving warmup (default
    5), reps (100), cold (flush the L2 before each sample, outside its events), graph = N (each
-   sample one CUDA graph of N runs, divided by N) and clock (probe the SM clock after). Pushes the
+   sample one CUDA graph of N runs, divided by N), batch = N (N runs back to back between the
+   events, divided by N) and clock (probe the SM clock after). Pushes the
    statistics table (l_timing.c). */
 int l_time_work(lua_State *L, const l_timed_work *work, int options);
 struct gx_arch_limits;

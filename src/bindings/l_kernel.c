@@ -8,6 +8,7 @@
 #include "gx_stats.h"
 #include "gx_timing.h"
 #include "gx_tools.h"
+#include "gx_narrow.h"
 #include "l_gpuexp.h"
 
 l_kernel *l_check_kernel(lua_State *L, int index)
@@ -99,11 +100,16 @@ static void read_dim3(lua_State *L, int table, const char *key, unsigned out[3],
 }
 
 /* Does a scalar of gx type `type` fit the parameter? A parameter known only by its size (a
-   binary's) takes any scalar of that size. */
+   binary's) takes any scalar of that size; __half, __nv_bfloat16 and the fp8 types are structs
+   (PTX ".align 2 .b8 p[2]"), so an f16, bf16 or fp8 scalar fits any parameter of its size. */
 static int scalar_matches(int type, const gx_param *param)
 {
     int size = (int)gx_type_size((gx_type)type);
-    if (param->type_class == GX_PARAM_BYTES || param->size_bytes != size)
+    if (param->size_bytes != size)
+        return 0;
+    if (gx_type_is_narrow_float((gx_type)type))
+        return 1;
+    if (param->type_class == GX_PARAM_BYTES)
         return 0;
     return param->type_class == GX_PARAM_SIZED || (param->type_class == GX_PARAM_FLOAT) == gx_type_is_float((gx_type)type);
 }
@@ -150,17 +156,6 @@ static const char *suggestion(const gx_param *param)
                                     : "gpuexp.bytes(...)";
 }
 
-/* A buffer of an offline plan: a table with kind = "planned" (made by the Lua library). */
-static int is_planned_buffer(lua_State *L, int index)
-{
-    if (!l_offline_arch(L) || !lua_istable(L, index))
-        return 0;
-    lua_getfield(L, index, "kind");
-    int planned = lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), "planned") == 0;
-    lua_pop(L, 1);
-    return planned;
-}
-
 /* Reads one argument (at the top of the stack) for parameter i into launch. */
 static void read_argument(lua_State *L, l_kernel *k, l_launch *launch, int i, int keep)
 {
@@ -197,7 +192,7 @@ static void read_argument(lua_State *L, l_kernel *k, l_launch *launch, int i, in
                      "aligned to %d: check the struct's fields against the C declaration", i + 1, k->kernel.name,
                      bytes->align, param->align_bytes);
         launch->pointers[i] = bytes->data; /* alive while the argument table (or the bound launch) is */
-    } else if (is_planned_buffer(L, -1)) { /* offline: checked like a pointer, never passed */
+    } else if (l_is_planned_buffer(L, -1)) { /* offline: checked like a pointer, never passed */
         if (!is_pointer_param(param))
             l_raisef(L, GX_ERR_USAGE, "argument %d of '%s' is a buffer (a pointer), but the kernel expects %s", i + 1,
                      k->kernel.name, expected_type(param, expected, sizeof expected));
@@ -279,7 +274,7 @@ int l_launch_work(void *user, gx_error *error)
 }
 
 static const char *const launch_options[] = {"grid", "block", "shared", "args", "stream", NULL};
-static const char *const time_options[] = {"grid", "block", "shared", "args", "warmup", "reps", "cold", "graph", "clock", NULL};
+static const char *const time_options[] = {"grid", "block", "shared", "args", "warmup", "reps", "cold", "graph", "batch", "clock", NULL};
 
 l_device *l_kernel_device(lua_State *L, int kernel_index)
 {
@@ -359,7 +354,7 @@ static int launch_launch(lua_State *L)
 static int launch_time(lua_State *L)
 {
     l_launch *launch = luaL_checkudata(L, 1, GX_LAUNCH_TYPE);
-    static const char *const allowed[] = {"warmup", "reps", "cold", "graph", "clock", NULL};
+    static const char *const allowed[] = {"warmup", "reps", "cold", "graph", "batch", "clock", NULL};
     if (!lua_isnoneornil(L, 2))
         l_check_options(L, 2, "time", allowed);
     lua_getiuservalue(L, 1, 1); /* the kernel */

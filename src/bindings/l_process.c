@@ -252,6 +252,19 @@ static int process_unlock(lua_State *L)
     return 0;
 }
 
+/* The held locks' __gc, at lua_close: a run that ends on an error (a failed write, exit 7) lets go
+   of its outputs' locks and removes their files as a clean end does. */
+static int release_held_locks(lua_State *L)
+{
+    lua_pushnil(L);
+    while (lua_next(L, 1)) {
+        if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TNUMBER)
+            gx_lock_release((int)lua_tointeger(L, -1), lua_tostring(L, -2));
+        lua_pop(L, 1);
+    }
+    return 0;
+}
+
 /* ---- the worker's side ---- */
 
 static int worker_send(lua_State *L) { return send_frame(L, gx_worker_channel(), 1); }
@@ -285,6 +298,10 @@ void l_open_process(lua_State *L)
     luaL_setfuncs(L, functions, 0);
     lua_setfield(L, -2, "_process");
     lua_newtable(L);
+    lua_createtable(L, 0, 1);
+    lua_pushcfunction(L, release_held_locks);
+    lua_setfield(L, -2, "__gc");
+    lua_setmetatable(L, -2);
     lua_setfield(L, LUA_REGISTRYINDEX, HELD_LOCKS);
     lua_pushcfunction(L, worker_context_error);
     lua_setfield(L, -2, "_context_error");

@@ -67,6 +67,7 @@ static int program_gc(lua_State *L)
     gx_compile_result_free(&program->compiled);
     free(program->image);
     program->image = NULL;
+    gx_image_kernels_free(&program->offline_kernels);
     free(program->source);
     program->source = NULL;
     return 0;
@@ -75,7 +76,7 @@ static int program_gc(lua_State *L)
 /* A new Program userdata on the stack, with the device at device_index (0: none yet) as its uservalue. */
 l_program *l_push_program(lua_State *L, int device_index, const char *source_name, const char *compiler)
 {
-    l_program *program = lua_newuserdatauv(L, sizeof *program, 1);
+    l_program *program = lua_newuserdatauv(L, sizeof *program, 2); /* 1: the device, 2: the compile spec */
     memset(program, 0, sizeof *program);
     luaL_setmetatable(L, GX_PROGRAM_TYPE);
     snprintf(program->source_name, sizeof program->source_name, "%s", source_name);
@@ -159,10 +160,10 @@ static int gpuexp_load(lua_State *L)
         program->compiled.log = strdup("");
         if (!program->compiled.ptx || !program->compiled.log)
             return l_raisef(L, GX_ERR_SYSTEM, "out of memory");
-    } else if (!device_index) {
-        return l_raisef(L, GX_ERR_USAGE, "load: %s is a %s, which only the driver can read: an offline plan (%s) "
-                        "cannot open it; run on a GPU, or load PTX", path, gx_image_kind_name(program->image_kind),
-                        l_offline_arch(L));
+    } else if (!device_index) { /* an offline plan: the kernels and their parameter sizes from the ELF */
+        if (gx_image_list_kernels(data, size, &program->offline_kernels, &error))
+            return l_raisef(L, error.kind, "load: %s: %s (an offline plan for %s reads its kernels from the file)", path,
+                            error.message, l_offline_arch(L));
     }
     XXH128_hash_t hash = XXH3_128bits(data, size);
     char key[33];
@@ -283,6 +284,9 @@ static const char **kernel_symbols(lua_State *L, int program_index, int *count)
         for (char *saveptr = NULL, *token = strtok_r(entries, ", ", &saveptr); token; token = strtok_r(NULL, ", ", &saveptr))
             ADD_SYMBOL(token, 0);
         free(entries);
+    } else if (program->offline_kernels.count) {
+        for (int i = 0; i < program->offline_kernels.count; i++)
+            ADD_SYMBOL(program->offline_kernels.kernels[i].symbol, 0);
     } else {
         int modules = load_modules(L, program_index);
         for (int m = 0; m < modules; m++) {
@@ -308,17 +312,45 @@ static const char **kernel_symbols(lua_State *L, int program_index, int *count)
     return list;
 }
 
-/* "a<float> (_Z1aIfEvv), b" for messages: names as C++ writes them, at most `limit`. */
-static void describe_symbols(const char *const *symbols, int count, char *out, size_t size)
+/* A name with template arguments that no canonical form matched (an enumerator, or an
+   instantiation a header-only program lacks): where the program has its source, the compiler
+   lowers it exactly, as compile{names = {name}} would (the program's compile spec again with the
+   name added; cached like any compile). Returns 1 when this program has the symbol (symbol set),
+   2 when only the new compile has it (that Program left on the stack), else 0. */
+static int lower_from_source(lua_State *L, int program_index, int symbol_table, const char *name, char *symbol,
+                             size_t size)
 {
-    out[0] = 0;
-    for (int i = 0; i < count && strlen(out) + 64 < size; i++) {
-        char name[256];
-        gx_symbol_name(symbols[i], name, sizeof name);
-        snprintf(out + strlen(out), size - strlen(out), "%s%s", i ? ", " : "", name);
+    if (!strchr(name, '<') || lua_getiuservalue(L, program_index, 2) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        return 0;
     }
-    if (!count)
-        snprintf(out, size, "(no kernels)");
+    int spec = lua_gettop(L);
+    lua_pushcfunction(L, l_compile);
+    lua_newtable(L);
+    for (lua_pushnil(L); lua_next(L, spec);) {
+        lua_pushvalue(L, -2);
+        lua_insert(L, -2);
+        lua_settable(L, -4);
+    }
+    lua_createtable(L, 1, 0);
+    lua_pushstring(L, name);
+    lua_rawseti(L, -2, 1);
+    lua_setfield(L, -2, "names");
+    int found = 0;
+    if (lua_pcall(L, 1, 1, 0) == LUA_OK) {
+        l_program *lowered = luaL_testudata(L, -1, GX_PROGRAM_TYPE);
+        if (lowered && gx_compile_lowered_name(&lowered->compiled, name, symbol, size)) {
+            found = lua_getfield(L, symbol_table, symbol) != LUA_TNIL ? 1 : 2;
+            lua_pop(L, 1);
+        }
+    }
+    if (found == 2) { /* keep the new program */
+        lua_replace(L, spec);
+        lua_settop(L, spec);
+    } else {
+        lua_settop(L, spec - 1);
+    }
+    return found;
 }
 
 /* program:kernel(name): an extern "C" name, a C++ name ("ns::k<float, 128>", with or without its
@@ -344,12 +376,19 @@ static int program_kernel(lua_State *L)
                             "arguments or the parameter list (\"%s(...)\"), or the mangled name (%s)", name,
                             program->source_name, a, b, name, symbols[first]);
         }
-        if (found < 0) {
-            char list[4096];
-            describe_symbols(symbols, count, list, sizeof list);
-            return l_raisef(L, GX_ERR_USAGE, "no kernel '%s' in %s; it has: %s", name, program->source_name, list);
+        int lowered_in = found < 0 ? lower_from_source(L, 1, 3, name, lowered, sizeof lowered) : 0;
+        if (lowered_in == 2) { /* the kernel of the compile that instantiated it */
+            lua_replace(L, 1);
+            lua_settop(L, 1);
+            lua_pushstring(L, lowered);
+            return program_kernel(L);
         }
-        symbol = symbols[first];
+        if (lowered_in == 1)
+            symbol = lowered;
+        else if (found < 0)
+            return l_raise_kernel_not_found(L, program, symbols, count, name);
+        else
+            symbol = symbols[first];
     }
     lua_getfield(L, 3, symbol);
     int module_index = (int)lua_tointeger(L, -1);
@@ -362,6 +401,18 @@ static int program_kernel(lua_State *L)
         kernel->param_count = gx_ptx_params(program->compiled.ptx, symbol, kernel->params, GX_MAX_PARAMS);
         if (kernel->param_count < 0)
             kernel->param_count = 0;
+    }
+    for (int i = 0; i < program->offline_kernels.count; i++) { /* a binary in a plan: sizes from its ELF */
+        const gx_image_kernel *k = &program->offline_kernels.kernels[i];
+        if (strcmp(k->symbol, symbol) != 0)
+            continue;
+        kernel->param_count = k->param_count;
+        for (int p = 0; p < k->param_count; p++) {
+            gx_param *param = &kernel->params[p];
+            param->type_class = GX_PARAM_SIZED;
+            param->size_bytes = k->param_sizes[p];
+            snprintf(param->ptx_type, sizeof param->ptx_type, "%d bytes", param->size_bytes);
+        }
     }
     if (program->source && kernel->param_count > 0) { /* the C types, when the source says them plainly */
         char types[GX_MAX_PARAMS][48], plain[512];
@@ -394,18 +445,30 @@ static int program_kernel(lua_State *L)
     return 1;
 }
 
-/* program:kernels() -> the kernels' names as C++ writes them */
+/* program:kernels([{details = true}]) -> the kernels' names as C++ writes them, or with details a
+   table per kernel: name, symbol, base, template_args, params */
 static int program_kernels(lua_State *L)
 {
     l_check_program(L, 1);
+    int details = 0;
+    if (!lua_isnoneornil(L, 2)) {
+        static const char *const allowed[] = {"details", NULL};
+        l_check_options(L, 2, "kernels", allowed);
+        lua_getfield(L, 2, "details");
+        details = lua_toboolean(L, -1);
+    }
     lua_settop(L, 1);
     int count;
     const char **symbols = kernel_symbols(L, 1, &count);
     lua_createtable(L, count, 0);
     for (int i = 0; i < count; i++) {
-        char name[512];
-        gx_symbol_name(symbols[i], name, sizeof name);
-        lua_pushstring(L, name);
+        if (details) {
+            l_push_kernel_details(L, symbols[i]);
+        } else {
+            char name[512];
+            gx_symbol_name(symbols[i], name, sizeof name);
+            lua_pushstring(L, name);
+        }
         lua_rawseti(L, -2, i + 1);
     }
     return 1;

@@ -29,6 +29,8 @@ static int make_scalar(lua_State *L, int type)
         case GX_U64: ok = v >= 0; scalar->value.u64 = (uint64_t)v; break;
         case GX_U8: ok = v >= 0 && v <= 255; scalar->value.u8 = (uint8_t)v; break;
         case GX_I8: ok = v >= -128 && v <= 127; scalar->value.i8 = (int8_t)v; break;
+        case GX_I16: ok = v >= INT16_MIN && v <= INT16_MAX; scalar->value.i16 = (int16_t)v; break;
+        case GX_U16: ok = v >= 0 && v <= UINT16_MAX; scalar->value.u16 = (uint16_t)v; break;
         }
         if (!ok)
             return l_raisef(L, GX_ERR_USAGE, "gpuexp.%s: %lld is out of range", gx_type_name((gx_type)type), (long long)v);
@@ -47,6 +49,34 @@ SCALAR_CONSTRUCTOR(i64, GX_I64)
 SCALAR_CONSTRUCTOR(u64, GX_U64)
 SCALAR_CONSTRUCTOR(u8, GX_U8)
 SCALAR_CONSTRUCTOR(i8, GX_I8)
+SCALAR_CONSTRUCTOR(i16, GX_I16)
+SCALAR_CONSTRUCTOR(u16, GX_U16)
+SCALAR_CONSTRUCTOR(f16, GX_F16)
+SCALAR_CONSTRUCTOR(bf16, GX_BF16)
+SCALAR_CONSTRUCTOR(fp8_e4m3, GX_FP8_E4M3)
+SCALAR_CONSTRUCTOR(fp8_e5m2, GX_FP8_E5M2)
+
+/* gpuexp.from_bits(type, pattern) -> Scalar: a value given by its bit pattern ("f16", 0x3c00 is 1.0),
+   for NaN payloads and exact test values. */
+static int scalar_from_bits(lua_State *L)
+{
+    const char *name = luaL_checkstring(L, 1);
+    int type = gx_type_parse(name);
+    if (type < 0)
+        return l_raisef(L, GX_ERR_USAGE, "gpuexp.from_bits: unknown type '%s'", name);
+    int is_integer;
+    lua_Integer pattern = lua_tointegerx(L, 2, &is_integer);
+    size_t size = gx_type_size((gx_type)type);
+    if (!is_integer || (size < 8 && (pattern < 0 || (uint64_t)pattern >> (8 * size))))
+        return l_raisef(L, GX_ERR_USAGE, "gpuexp.from_bits: %s takes a pattern of %zu bits, got %s", name, 8 * size,
+                        luaL_tolstring(L, 2, NULL));
+    l_scalar *scalar = lua_newuserdatauv(L, sizeof *scalar, 0);
+    memset(scalar, 0, sizeof *scalar);
+    scalar->type = type;
+    memcpy(&scalar->value, &pattern, size); /* little-endian, as every CUDA host */
+    luaL_setmetatable(L, GX_SCALAR_TYPE);
+    return 1;
+}
 
 static int scalar_tostring(lua_State *L)
 {
@@ -74,6 +104,10 @@ static int scalar_index(lua_State *L)
             lua_pushinteger(L, (lua_Integer)s->value.i64);
         else
             lua_pushinteger(L, (lua_Integer)gx_element_get(&s->value, (gx_type)s->type, 0));
+    } else if (strcmp(key, "bits") == 0) { /* the bit pattern, as an unsigned integer of the type's size */
+        lua_Integer pattern = 0;
+        memcpy(&pattern, &s->value, gx_type_size((gx_type)s->type));
+        lua_pushinteger(L, pattern);
     } else
         lua_pushnil(L);
     return 1;
@@ -86,6 +120,9 @@ void l_open_scalar(lua_State *L)
     l_new_class(L, GX_SCALAR_TYPE, no_methods, metamethods);
     static const luaL_Reg scalars[] = {{"f32", scalar_f32}, {"f64", scalar_f64}, {"i32", scalar_i32},
                                        {"u32", scalar_u32}, {"i64", scalar_i64}, {"u64", scalar_u64},
-                                       {"u8", scalar_u8},   {"i8", scalar_i8},   {NULL, NULL}};
+                                       {"u8", scalar_u8},   {"i8", scalar_i8},   {"i16", scalar_i16},
+                                       {"u16", scalar_u16}, {"f16", scalar_f16}, {"bf16", scalar_bf16},
+                                       {"fp8_e4m3", scalar_fp8_e4m3}, {"fp8_e5m2", scalar_fp8_e5m2},
+                                       {"from_bits", scalar_from_bits}, {NULL, NULL}};
     luaL_setfuncs(L, scalars, 0);
 }

@@ -161,7 +161,7 @@ static l_device *sequence_device(lua_State *L, int index)
 static int sequence_time(lua_State *L)
 {
     l_check_sequence(L, 1);
-    static const char *const allowed[] = {"warmup", "reps", "cold", "graph", "clock", NULL};
+    static const char *const allowed[] = {"warmup", "reps", "cold", "graph", "batch", "clock", NULL};
     int options = lua_isnoneornil(L, 2) ? 0 : 2;
     if (options)
         l_check_options(L, options, "time", allowed);

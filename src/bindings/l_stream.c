@@ -74,6 +74,14 @@ const gx_stream *l_opt_stream(lua_State *L, int index, const char *what, const g
         return NULL;
     }
     l_stream *stream = luaL_testudata(L, -1, GX_STREAM_TYPE);
+    if (!stream && l_offline_arch(L) && lua_istable(L, -1)) { /* a plan's stream: nothing is enqueued */
+        lua_getfield(L, -1, "kind");
+        int planned = lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), "planned_stream") == 0;
+        lua_pop(L, 2);
+        if (planned)
+            return NULL;
+        lua_getfield(L, index, "stream");
+    }
     if (!stream)
         l_raisef(L, GX_ERR_USAGE, "%s: 'stream' must be a gpuexp.stream{}, got %s", what, luaL_typename(L, -1));
     if (!stream->stream.handle)

@@ -10,24 +10,44 @@ static int flush_before(void *user, gx_error *error)
     return gx_tools_flush_l2(user, error);
 }
 
+/* batch = N: N runs back to back between one sample's two events (no graph: for work a graph
+   cannot capture, such as copies from pageable memory) */
+struct batch_work {
+    gx_work_fn work;
+    void *user;
+    int runs;
+};
+
+static int run_batch(void *user, gx_error *error)
+{
+    struct batch_work *batch = user;
+    for (int i = 0; i < batch->runs; i++)
+        if (batch->work(batch->user, error))
+            return error->kind;
+    return GX_OK;
+}
+
 int l_time_work(lua_State *L, const l_timed_work *work, int options)
 {
-    lua_Integer warmup = 5, reps = 100, graph = 0;
+    lua_Integer warmup = 5, reps = 100, graph = 0, batch = 0;
     int cold = 0, clock = 0;
     if (options) {
         l_opt_integer_field(L, options, "warmup", 5, &warmup);
         l_opt_integer_field(L, options, "reps", 100, &reps);
         l_opt_integer_field(L, options, "graph", 0, &graph);
+        l_opt_integer_field(L, options, "batch", 0, &batch);
         lua_getfield(L, options, "cold");
         cold = lua_toboolean(L, -1);
         lua_getfield(L, options, "clock");
         clock = lua_toboolean(L, -1);
         lua_pop(L, 2);
     }
-    if (warmup < 0 || reps < 1 || reps > 10000000 || graph < 0 || graph > 100000)
+    if (warmup < 0 || reps < 1 || reps > 10000000 || graph < 0 || graph > 100000 || batch < 0 || batch > 100000)
         return l_raisef(L, GX_ERR_USAGE,
-                        "time: warmup must be >= 0, reps from 1 to 10^7 and graph from 0 to 10^5 (got %lld, %lld, %lld)",
-                        (long long)warmup, (long long)reps, (long long)graph);
+                        "time: warmup must be >= 0, reps from 1 to 10^7, graph and batch from 0 to 10^5 (got %lld, %lld, "
+                        "%lld, %lld)", (long long)warmup, (long long)reps, (long long)graph, (long long)batch);
+    if (graph > 0 && batch > 0)
+        return l_raisef(L, GX_ERR_USAGE, "time: graph and batch are two ways to time back-to-back runs: give one");
     if (!work->device) { /* offline plan: no timings, never invented ones */
         lua_createtable(L, 0, 3);
         l_set_integer(L, "samples", 0);
@@ -44,18 +64,23 @@ int l_time_work(lua_State *L, const l_timed_work *work, int options)
     gx_graph captured;
     memset(&captured, 0, sizeof captured);
     int status = GX_OK;
+    struct batch_work batched = {work->work, work->user, (int)batch};
     if (graph > 0) {
         status = gx_graph_capture(&captured, device, work->enqueue, work->user, (int)graph, &error);
         request.work = gx_graph_launch;
         request.user = &captured;
+    } else if (batch > 0) {
+        request.work = run_batch;
+        request.user = &batched;
     }
     if (status == GX_OK)
         status = gx_time_events(device, &request, samples, &error);
     gx_graph_destroy(&captured); /* before anything can raise */
     if (status)
         return work->raise ? work->raise(L, work->user, &error) : l_raise(L, &error);
-    for (lua_Integer i = 0; graph > 0 && i < reps; i++)
-        samples[i] /= (double)graph;
+    lua_Integer runs = graph > 0 ? graph : batch > 0 ? batch : 1;
+    for (lua_Integer i = 0; runs > 1 && i < reps; i++)
+        samples[i] /= (double)runs;
     double clock_mhz = 0;
     if (clock && gx_tools_sm_clock(tools, &clock_mhz, &error))
         return l_raise(L, &error);
@@ -69,9 +94,9 @@ int l_time_work(lua_State *L, const l_timed_work *work, int options)
     lua_setfield(L, -2, "samples_ms");
     l_set_integer(L, "warmup", warmup);
     l_set_string(L, "timer", "cuda_events");
-    l_set_string(L, "mode", graph > 0 ? "graph" : cold ? "cold" : "hot");
-    if (graph > 0)
-        l_set_integer(L, "launches_per_sample", graph);
+    l_set_string(L, "mode", graph > 0 ? "graph" : batch > 0 ? "batch" : cold ? "cold" : "hot");
+    if (runs > 1)
+        l_set_integer(L, "launches_per_sample", runs);
     if (clock)
         l_set_number(L, "sm_clock_mhz", clock_mhz);
     return 1;

@@ -240,9 +240,19 @@ void l_check_element_spec(lua_State *L, int index, int *type, size_t *count)
     const char *type_name = luaL_checkstring(L, index);
     *type = gx_type_parse(type_name);
     if (*type < 0)
-        l_raisef(L, GX_ERR_USAGE, "unknown element type '%s' (f32, f64, i32, u32, i64, u64, u8, i8)", type_name);
+        l_raisef(L, GX_ERR_USAGE, "unknown element type '%s' (f32, f64, f16, bf16, fp8_e4m3, fp8_e5m2, i8, u8, i16, u16, i32, u32, i64, u64)", type_name);
     lua_Integer n = luaL_checkinteger(L, index + 1);
     if (n < 0)
         l_raisef(L, GX_ERR_USAGE, "element count must be >= 0, got %lld", (long long)n);
     *count = (size_t)n;
+}
+
+int l_is_planned_buffer(lua_State *L, int index)
+{
+    if (!l_offline_arch(L) || !lua_istable(L, index))
+        return 0;
+    lua_getfield(L, index, "kind");
+    int planned = lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), "planned") == 0;
+    lua_pop(L, 1);
+    return planned;
 }

@@ -198,6 +198,20 @@ static void push_run_options(lua_State *L, int argc, char **argv, const struct o
     lua_setfield(L, -2, "argv");
 }
 
+/* An error message on standard error: names from data in it (a point, a CSV cell) may hold control
+   characters, shown as \xHH so that none moves the cursor, clears the screen or recolours the
+   terminal; new lines and tabs stay (tracebacks, compile logs). */
+static void print_message(const char *text)
+{
+    for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
+        if ((*c < 0x20 && *c != '\n' && *c != '\t') || *c == 0x7f)
+            fprintf(stderr, "\\x%02x", *c);
+        else
+            fputc(*c, stderr);
+    }
+    fputc('\n', stderr);
+}
+
 /* --trace in the process that runs the script. A second worker of the run (another GPU, or a
    fresh one after a crash) writes FILE with its pid before the extension instead. */
 static int start_trace(const struct options *options)
@@ -330,11 +344,12 @@ static int run_script(int argc, char **argv, const struct options *options)
             int wanted = options->trace && !options->arch;
             if (options->trace && options->arch && !options->worker)
                 fprintf(stderr, "gpuexp: --trace: an offline plan runs nothing on a GPU; no trace is written\n");
-            int tracing = wanted && start_trace(options) == GX_OK;
-            if (wanted && !tracing) {
-                lua_close(L);
-                return GX_EXIT_GPU;
+            int trace_status = wanted ? start_trace(options) : GX_OK;
+            if (trace_status != GX_OK) {
+                lua_close(L); /* a bad --trace (2), a trace file that cannot be written (7), no CUPTI (3) */
+                return trace_status == GX_ERR_USAGE ? GX_EXIT_USAGE : trace_status == GX_ERR_SYSTEM ? GX_EXIT_WRITE : GX_EXIT_GPU;
             }
+            int tracing = wanted;
             for (int i = options->script_index + 1; i < argc; i++)
                 lua_pushstring(L, argv[i]);
             status = lua_pcall(L, argc - options->script_index - 1, 0, handler);
@@ -375,7 +390,7 @@ static int run_script(int argc, char **argv, const struct options *options)
         const char *text = lua_tostring(L, -1);
         if (!text) /* syntax errors never reach the handler */
             text = luaL_tolstring(L, -2, NULL);
-        fprintf(stderr, "%s\n", text);
+        print_message(text);
     }
     lua_close(L); /* runs __gc: buffers freed, contexts released, files closed */
     return code;

@@ -2,6 +2,8 @@
 
 #include <elf.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define FATBIN_MAGIC 0xBA55ED50u
@@ -111,4 +113,159 @@ int gx_host_fatbins(const void *data, size_t size, size_t offsets[GX_MAX_IMAGES]
     if (*count == 0)
         return gx_fail(error, GX_ERR_USAGE, "its .nv_fatbin section holds no fat binary");
     return GX_OK;
+}
+
+/* The kernels of one cubin (ELF): FUNC symbols marked as entries (st_other bit 0x10, what the
+   driver calls STO_CUDA_ENTRY), with their parameter sizes from the .nv.info.<symbol> section's
+   EIATTR_KPARAM_INFO records (0x17: index, ordinal, offset, then the size in bits 18..31), which
+   is what the driver reads for cuFuncGetParamInfo. Appended to list, without duplicates. */
+enum { EIFMT_SVAL = 4, EIATTR_KPARAM_INFO = 0x17 };
+
+static int add_kernel(gx_image_kernels *list, const char *symbol)
+{
+    for (int i = 0; i < list->count; i++)
+        if (strcmp(list->kernels[i].symbol, symbol) == 0)
+            return -1; /* already there (a fat binary holds one ELF per architecture) */
+    if (list->count == list->capacity) {
+        int capacity = list->capacity ? 2 * list->capacity : 64;
+        gx_image_kernel *grown = realloc(list->kernels, sizeof *grown * (size_t)capacity);
+        if (!grown)
+            return -2;
+        list->kernels = grown;
+        list->capacity = capacity;
+    }
+    gx_image_kernel *k = &list->kernels[list->count];
+    memset(k, 0, sizeof *k);
+    k->symbol = strdup(symbol);
+    if (!k->symbol)
+        return -2;
+    return list->count++;
+}
+
+static void read_param_info(const unsigned char *info, size_t size, gx_image_kernel *k)
+{
+    for (size_t at = 0; at + 4 <= size;) {
+        unsigned format = info[at], attribute = info[at + 1];
+        if (format == EIFMT_SVAL) {
+            uint16_t length;
+            memcpy(&length, info + at + 2, 2);
+            if (at + 4 + length > size)
+                return;
+            if (attribute == EIATTR_KPARAM_INFO && length >= 12) {
+                uint16_t ordinal;
+                uint32_t word;
+                memcpy(&ordinal, info + at + 8, 2);
+                memcpy(&word, info + at + 12, 4);
+                if (ordinal < GX_IMAGE_MAX_PARAMS) {
+                    k->param_sizes[ordinal] = (int)((word >> 18) & 0x3fff);
+                    if (ordinal + 1 > k->param_count)
+                        k->param_count = ordinal + 1;
+                }
+            }
+            at += 4 + (size_t)length;
+        } else {
+            at += 4; /* EIFMT_NVAL, EIFMT_HVAL: format, attribute and 2 bytes (unused or a value) */
+        }
+    }
+}
+
+static int cubin_kernels(const unsigned char *data, size_t size, gx_image_kernels *list, gx_error *error)
+{
+    if (!is_elf64(data, size))
+        return gx_fail(error, GX_ERR_USAGE, "a cubin in it is not a 64-bit ELF file");
+    const Elf64_Ehdr *header = (const Elf64_Ehdr *)data;
+    const Elf64_Shdr *symtab = find_section(data, size, ".symtab");
+    if (!symtab || symtab->sh_link >= header->e_shnum || symtab->sh_offset > size || symtab->sh_size > size - symtab->sh_offset)
+        return gx_fail(error, GX_ERR_USAGE, "a cubin in it has no readable symbol table");
+    const Elf64_Shdr *strings = (const Elf64_Shdr *)(data + header->e_shoff) + symtab->sh_link;
+    if (strings->sh_offset > size || strings->sh_size > size - strings->sh_offset)
+        return gx_fail(error, GX_ERR_USAGE, "a cubin in it has a damaged string table");
+    const Elf64_Sym *symbols = (const Elf64_Sym *)(data + symtab->sh_offset);
+    size_t symbol_count = symtab->sh_size / sizeof(Elf64_Sym);
+    for (size_t i = 0; i < symbol_count; i++) {
+        const Elf64_Sym *s = &symbols[i];
+        if (ELF64_ST_TYPE(s->st_info) != STT_FUNC || !(s->st_other & 0x10) || s->st_name >= strings->sh_size)
+            continue;
+        const char *name = (const char *)data + strings->sh_offset + s->st_name;
+        if (strnlen(name, strings->sh_size - s->st_name) == strings->sh_size - s->st_name)
+            continue;
+        int index = add_kernel(list, name);
+        if (index == -2)
+            return gx_fail(error, GX_ERR_SYSTEM, "out of memory");
+        if (index < 0)
+            continue;
+        char section_name[1100];
+        snprintf(section_name, sizeof section_name, ".nv.info.%s", name);
+        const Elf64_Shdr *info = find_section(data, size, section_name);
+        if (info && info->sh_offset <= size && info->sh_size <= size - info->sh_offset)
+            read_param_info(data + info->sh_offset, info->sh_size, &list->kernels[index]);
+    }
+    return GX_OK;
+}
+
+/* A fat binary: a 16-byte header (magic, version, header size, size of what follows), then entries
+   of a header (kind 1 PTX or 2 ELF, header size, payload size, flags at 0x30; bit 0x2000 is a
+   compressed payload) and their payload. */
+static int fatbin_kernels(const unsigned char *data, size_t size, gx_image_kernels *list, int *compressed,
+                          gx_error *error)
+{
+    uint16_t header_size;
+    uint64_t fat_size;
+    memcpy(&header_size, data + 6, 2);
+    memcpy(&fat_size, data + 8, 8);
+    if (header_size < 16 || fat_size > size - header_size)
+        return gx_fail(error, GX_ERR_USAGE, "a fat binary in it is cut short");
+    size_t end = header_size + (size_t)fat_size;
+    for (size_t at = header_size; at + 0x40 <= end;) {
+        uint16_t kind;
+        uint32_t entry_header;
+        uint64_t payload, flags;
+        memcpy(&kind, data + at, 2);
+        memcpy(&entry_header, data + at + 4, 4);
+        memcpy(&payload, data + at + 8, 8);
+        memcpy(&flags, data + at + 0x30, 8);
+        if (entry_header < 0x40 || entry_header > end - at || payload > end - at - entry_header)
+            return gx_fail(error, GX_ERR_USAGE, "an entry of a fat binary in it is cut short");
+        const unsigned char *body = data + at + entry_header;
+        if (flags & 0x2000)
+            (*compressed)++;
+        else if (kind == 2 && cubin_kernels(body, (size_t)payload, list, error))
+            return error->kind;
+        at += entry_header + (size_t)payload;
+    }
+    return GX_OK;
+}
+
+int gx_image_list_kernels(const void *data, size_t size, gx_image_kernels *list, gx_error *error)
+{
+    memset(list, 0, sizeof *list);
+    gx_image_kind kind = gx_image_detect(data, size);
+    int compressed = 0, status = GX_OK;
+    if (kind == GX_IMAGE_CUBIN) {
+        status = cubin_kernels(data, size, list, error);
+    } else if (kind == GX_IMAGE_FATBIN) {
+        status = fatbin_kernels(data, size, list, &compressed, error);
+    } else if (kind == GX_IMAGE_HOST_ELF) {
+        size_t offsets[GX_MAX_IMAGES], sizes[GX_MAX_IMAGES];
+        int count = 0;
+        status = gx_host_fatbins(data, size, offsets, sizes, &count, error);
+        for (int i = 0; status == GX_OK && i < count; i++)
+            status = fatbin_kernels((const unsigned char *)data + offsets[i], sizes[i], list, &compressed, error);
+    } else {
+        status = gx_fail(error, GX_ERR_USAGE, "not a cubin, fat binary or host binary");
+    }
+    if (status == GX_OK && list->count == 0 && compressed)
+        status = gx_fail(error, GX_ERR_USAGE, "its device code is compressed (nvcc's default for large builds), which "
+                         "only the driver can read: build with -Xfatbin=-compress-all=false, or run on a GPU");
+    if (status)
+        gx_image_kernels_free(list);
+    return status;
+}
+
+void gx_image_kernels_free(gx_image_kernels *list)
+{
+    for (int i = 0; i < list->count; i++)
+        free(list->kernels[i].symbol);
+    free(list->kernels);
+    memset(list, 0, sizeof *list);
 }

@@ -26,4 +26,21 @@ gx_image_kind gx_image_detect(const void *data, size_t size);
 int gx_host_fatbins(const void *data, size_t size, size_t offsets[GX_MAX_IMAGES], size_t sizes[GX_MAX_IMAGES],
                     int *count, gx_error *error);
 
+/* The kernels of a cubin, fat binary or host binary, read without the driver (an offline plan):
+   their symbols and parameter sizes as the driver would report them. Fat binaries hold one ELF per
+   architecture: a kernel is listed once. Compressed device code cannot be read here (an error says
+   so when nothing else could be). */
+#define GX_IMAGE_MAX_PARAMS 256
+typedef struct gx_image_kernel {
+    char *symbol;
+    int param_count;
+    int param_sizes[GX_IMAGE_MAX_PARAMS];
+} gx_image_kernel;
+typedef struct gx_image_kernels {
+    gx_image_kernel *kernels;
+    int count, capacity;
+} gx_image_kernels;
+int gx_image_list_kernels(const void *data, size_t size, gx_image_kernels *list, gx_error *error);
+void gx_image_kernels_free(gx_image_kernels *list);
+
 #endif

@@ -1,4 +1,5 @@
 #include "gx_cache.h"
+#include "gx_output.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -64,19 +65,9 @@ int gx_make_directories(const char *path, gx_error *error)
 
 int gx_write_file_atomic(const char *path, const void *data, size_t size, gx_error *error)
 {
-    char temporary[4200];
-    snprintf(temporary, sizeof temporary, "%s.tmp.%ld", path, (long)getpid());
-    FILE *file = fopen(temporary, "wb");
-    if (!file)
-        return gx_fail(error, GX_ERR_SYSTEM, "cannot write %s: %s", temporary, strerror(errno));
-    int ok = fwrite(data, 1, size, file) == size;
-    ok = (fclose(file) == 0) && ok;
-    if (!ok || rename(temporary, path) != 0) {
-        int saved = errno;
-        remove(temporary);
-        return gx_fail(error, GX_ERR_SYSTEM, "cannot write %s: %s", path, strerror(saved));
-    }
-    return GX_OK;
+    if (gx_output_write(path, data, size, error) == GX_OK)
+        return GX_OK;
+    return error->kind = GX_ERR_SYSTEM; /* the cache and nvcc's sources: not a user's output */
 }
 
 int gx_blob_load(const char *path, uint8_t **data, size_t *size, char *why, size_t why_size)

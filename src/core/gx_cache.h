@@ -9,7 +9,7 @@
 
 /* Reads a whole file, NUL-terminated; *data is malloc'ed. */
 int gx_read_file(const char *path, char **data, size_t *size, gx_error *error);
-/* Writes via a temporary file and rename, so readers never see half a file. */
+/* gx_output_write (gx_output.h: a unique temporary and a rename), failing as GX_ERR_SYSTEM. */
 int gx_write_file_atomic(const char *path, const void *data, size_t size, gx_error *error);
 int gx_make_directories(const char *path, gx_error *error);
 

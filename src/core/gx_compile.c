@@ -1,6 +1,7 @@
 /* What every compiler route shares: the cache key (source, headers, options, architecture,
    compiler), the on-disk cubin cache with its manifest, and the compile result. */
 #include "gx_compile.h"
+#include "gx_cxxname.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -172,28 +173,35 @@ int gx_compile_cache_load(const gx_compile_request *request, gx_compile_result *
     return 0;
 }
 
-/* A failed cache write costs only a recompile later, so it is not an error. */
-void gx_compile_cache_store(const gx_compile_request *request, const gx_compile_result *result)
+/* A failed cache write costs only a recompile later, so it is not an error: it is said in
+   result->cache_store_warning, for the caller to warn about (once). */
+void gx_compile_cache_store(const gx_compile_request *request, gx_compile_result *result)
 {
+    result->cache_store_warning[0] = 0;
     if (!request->cache_directory || !*request->cache_directory)
         return;
     char directory[4096];
-    gx_error ignored;
+    gx_error problem;
     snprintf(directory, sizeof directory, "%s/%.2s", request->cache_directory, result->key);
-    if (gx_make_directories(directory, &ignored))
-        return;
+    int failed = gx_make_directories(directory, &problem);
     char *data[] = {result->cubin, result->ptx, result->log, result->lowered_names};
     size_t sizes[] = {result->cubin_size, strlen(result->ptx), strlen(result->log), strlen(result->lowered_names)};
     char path[4096];
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 4 && !failed; i++) {
         cache_path(path, sizeof path, request->cache_directory, result->key, cache_extensions[i]);
-        if (gx_write_file_atomic(path, data[i], sizes[i], &ignored))
-            return;
+        failed = gx_write_file_atomic(path, data[i], sizes[i], &problem);
     }
-    char manifest[512]; /* last: it marks the entry complete */
-    cache_manifest(manifest, sizeof manifest, data, sizes);
-    cache_path(path, sizeof path, request->cache_directory, result->key, "sum");
-    gx_write_file_atomic(path, manifest, strlen(manifest), &ignored);
+    if (!failed) {
+        char manifest[512]; /* last: it marks the entry complete */
+        cache_manifest(manifest, sizeof manifest, data, sizes);
+        cache_path(path, sizeof path, request->cache_directory, result->key, "sum");
+        failed = gx_write_file_atomic(path, manifest, strlen(manifest), &problem);
+    }
+    if (failed)
+        snprintf(result->cache_store_warning, sizeof result->cache_store_warning,
+                 "the compile cache %.160s cannot be written (%.200s): every run compiles again (GPUEXP_CACHE_DIR names "
+                 "another folder)",
+                 request->cache_directory, problem.message);
 }
 
 void gx_compile_result_free(gx_compile_result *result)
@@ -208,17 +216,30 @@ void gx_compile_result_free(gx_compile_result *result)
 const char *gx_compile_lowered_name(const gx_compile_result *result, const char *expression, char *buffer,
                                     size_t size)
 {
+    /* the expression as given, else as written another way (canonical forms equal) */
+    char wanted[2048], given[2048], canonical[2048];
+    gx_cxx_normalize(expression, wanted, sizeof wanted);
     size_t length = strlen(expression);
-    for (const char *line = result->lowered_names; line && *line;) {
-        const char *tab = strchr(line, '\t');
-        const char *end = strchr(line, '\n');
-        if (!tab || !end)
-            break;
-        if ((size_t)(tab - line) == length && strncmp(line, expression, length) == 0) {
-            snprintf(buffer, size, "%.*s", (int)(end - tab - 1), tab + 1);
-            return buffer;
+    for (int pass = 0; pass < 2; pass++) {
+        for (const char *line = result->lowered_names; line && *line;) {
+            const char *tab = strchr(line, '\t');
+            const char *end = strchr(line, '\n');
+            if (!tab || !end)
+                break;
+            int match;
+            if (pass == 0) {
+                match = (size_t)(tab - line) == length && strncmp(line, expression, length) == 0;
+            } else {
+                snprintf(given, sizeof given, "%.*s", (int)(tab - line), line);
+                gx_cxx_normalize(given, canonical, sizeof canonical);
+                match = strcmp(canonical, wanted) == 0;
+            }
+            if (match) {
+                snprintf(buffer, size, "%.*s", (int)(end - tab - 1), tab + 1);
+                return buffer;
+            }
+            line = end + 1;
         }
-        line = end + 1;
     }
     return NULL;
 }

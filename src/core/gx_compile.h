@@ -37,6 +37,7 @@ typedef struct gx_compile_result {
     char source_key[33]; /* the same without architecture and NVRTC version: "did the kernel change" */
     int from_cache;
     char cache_warning[512]; /* a damaged cache entry that was compiled again, "" when none */
+    char cache_store_warning[512]; /* the cache could not be written (every run compiles again), "" when it was */
     double compile_seconds;
 } gx_compile_result;
 
@@ -46,7 +47,7 @@ void gx_compile_keys(const gx_compile_request *request, const char *compiler, ch
 /* 0 and the result filled on a hit; -1 on a miss (result->cache_warning says when an entry was damaged). */
 int gx_compile_cache_load(const gx_compile_request *request, gx_compile_result *result);
 /* Best effort: a failed write costs a compile later. */
-void gx_compile_cache_store(const gx_compile_request *request, const gx_compile_result *result);
+void gx_compile_cache_store(const gx_compile_request *request, gx_compile_result *result);
 void gx_compile_result_free(gx_compile_result *result);
 /* The lowered (mangled) name of a name expression, or NULL. */
 const char *gx_compile_lowered_name(const gx_compile_result *result, const char *expression, char *buffer,

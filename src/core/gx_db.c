@@ -21,7 +21,37 @@ static int db_fail(gx_db *db, gx_error *error, const char *call, int code, const
         gx_error_append(error, " in: %.120s", sql);
     if ((code & 0xff) == SQLITE_FULL)
         gx_error_append(error, "; the disk is full");
+    if ((code & 0xff) == SQLITE_READONLY)
+        gx_error_append(error, "; the history is read-only here (its file or folder is not writable by this user)");
     return kind;
+}
+
+/* Whether the file is a gpuexp history or an empty database, before anything is written to it:
+   a corrupt file or another program's database is refused and left exactly as it was (no journal
+   mode set, no table added). */
+static int check_is_history(gx_db *db, gx_error *error)
+{
+    sqlite3_stmt *statement = NULL;
+    int rc = sqlite3_prepare_v2(db->handle,
+                                "SELECT count(*), coalesce(sum(name = 'gpuexp_schema'), 0) FROM sqlite_master "
+                                "WHERE type = 'table'",
+                                -1, &statement, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(statement);
+    if (rc != SQLITE_ROW) {
+        gx_fail(error, GX_ERR_SYSTEM, "%s is not a gpuexp history: SQLite cannot read it (%s); it was left as it was",
+                db->path, sqlite3_errstr(rc));
+        sqlite3_finalize(statement);
+        return GX_ERR_SYSTEM;
+    }
+    int tables = sqlite3_column_int(statement, 0), ours = sqlite3_column_int(statement, 1);
+    sqlite3_finalize(statement);
+    if (tables > 0 && ours == 0)
+        return gx_fail(error, GX_ERR_SYSTEM,
+                       "%s is an SQLite database of another program, not a gpuexp history (%d table(s), none of "
+                       "gpuexp's); it was left as it was: give another history file",
+                       db->path, tables);
+    return GX_OK;
 }
 
 int gx_db_open(const char *path, int readonly, gx_db **out, gx_error *error)
@@ -49,6 +79,18 @@ int gx_db_open(const char *path, int readonly, gx_db **out, gx_error *error)
     rc = sqlite3_busy_timeout(db->handle, 30000); /* another run writing: wait, do not fail */
     if (rc != SQLITE_OK) {
         db_fail(db, error, "sqlite3_busy_timeout", rc, NULL);
+        gx_db_close(db);
+        return GX_ERR_SYSTEM;
+    }
+    /* SQLite opens a file it cannot write read-only without a word: say so before a write fails */
+    if (!readonly && sqlite3_db_readonly(db->handle, "main") == 1) {
+        gx_fail(error, GX_ERR_SYSTEM, "the history %s cannot be written by this user (a read-only file, folder or disk); "
+                                      "give another --history",
+                path);
+        gx_db_close(db);
+        return GX_ERR_SYSTEM;
+    }
+    if (check_is_history(db, error)) {
         gx_db_close(db);
         return GX_ERR_SYSTEM;
     }

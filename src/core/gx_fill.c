@@ -3,6 +3,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "gx_narrow.h"
+
 /* splitmix64 of (seed, index): counter-based, so element i is the same whatever the count. */
 static uint64_t mix(uint64_t seed, uint64_t index)
 {
@@ -25,6 +27,12 @@ void gx_fill_random(void *base, gx_type type, size_t first, size_t count, uint64
         double *out = base;
         for (size_t i = 0; i < count; i++)
             out[i] = low + (high - low) * (double)(mix(seed, first + i) >> 11) * 0x1.0p-53;
+        return;
+    }
+    if (gx_type_is_narrow_float(type)) { /* the f32 values, rounded to the type */
+        float span = (float)(high - low), lo = (float)low;
+        for (size_t i = 0; i < count; i++)
+            gx_element_set(base, type, i, lo + span * (float)(mix(seed, first + i) >> 40) * 0x1.0p-24f);
         return;
     }
     double lo = ceil(low), span = floor(high) - lo + 1;

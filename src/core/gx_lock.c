@@ -15,12 +15,25 @@ static int lock_once(const char *path, char *note, size_t note_size, gx_error *e
     if (note && note_size)
         note[0] = 0;
     /* readable and writable by everyone: a lock left by one user never shuts out another */
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    /* never through a link: one planted at the lock's name in a shared folder would have its
+       target truncated and written (the holder's pid) */
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0666);
+    struct stat opened;
+    if (fd >= 0 && (fstat(fd, &opened) != 0 || !S_ISREG(opened.st_mode))) {
+        close(fd);
+        gx_fail(error, GX_ERR_SYSTEM, "cannot use the lock file %s: it is not a regular file", path);
+        return -1;
+    }
     int writable = fd >= 0;
     if (fd >= 0)
         fchmod(fd, 0666); /* whatever the umask */
     else if (errno == EACCES)
-        fd = open(path, O_RDONLY | O_CLOEXEC); /* another user's file: flock works on it all the same */
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW); /* another user's file: flock works on it all the same */
+    if (fd < 0 && errno == ELOOP) {
+        gx_fail(error, GX_ERR_SYSTEM, "cannot use the lock file %s: it is a symbolic link (not followed); remove it",
+                path);
+        return -1;
+    }
     if (fd < 0) {
         gx_fail(error, GX_ERR_SYSTEM, "cannot open the lock file %s: %s", path, strerror(errno));
         return -1;

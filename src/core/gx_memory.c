@@ -7,6 +7,7 @@
 
 #include "gx_driver.h"
 #include "gx_module.h"
+#include "gx_narrow.h"
 
 #define STAGING_BYTES ((size_t)32 << 20)
 
@@ -218,10 +219,22 @@ static int host_view(const gx_buffer *buffer, size_t first, size_t n, void *stag
     return gx_buffer_read(buffer, first * size, staging, n * size, error);
 }
 
-int gx_buffer_compare(const gx_buffer *actual, const gx_buffer *expected, double rtol, double atol,
+/* Units in the last place of type between a and b (b rounded to type first); INFINITY when either is
+   NaN (a NaN never matches, as in the tolerance test). */
+static double ulp_distance(gx_type type, double a, double b)
+{
+    int64_t x = gx_float_ordinal(type, a), y = gx_float_ordinal(type, b);
+    if (x == INT64_MIN || y == INT64_MIN)
+        return INFINITY;
+    return x > y ? (double)(uint64_t)(x - y) : (double)(uint64_t)(y - x);
+}
+
+int gx_buffer_compare(const gx_buffer *actual, const gx_buffer *expected, double rtol, double atol, double ulps,
                       gx_compare_result *result, gx_error *error)
 {
     memset(result, 0, sizeof *result);
+    int in_ulps = gx_type_is_float(actual->type);
+    result->max_ulp_error = in_ulps ? 0 : -1;
     if (actual->count != expected->count)
         return gx_fail(error, GX_ERR_USAGE, "cannot compare buffers of %zu and %zu elements", actual->count,
                        expected->count);
@@ -244,11 +257,15 @@ int gx_buffer_compare(const gx_buffer *actual, const gx_buffer *expected, double
                 result->max_abs_error = isnan(difference) ? NAN : difference;
             if (relative > result->max_rel_error)
                 result->max_rel_error = relative;
-            if (!(difference <= atol + rtol * fabs(y))) {
+            double distance = in_ulps ? ulp_distance(actual->type, x, y) : -1;
+            if (distance > result->max_ulp_error)
+                result->max_ulp_error = distance;
+            if (!(difference <= atol + rtol * fabs(y)) && !(ulps >= 0 && distance >= 0 && distance <= ulps)) {
                 if (result->mismatches++ == 0) {
                     result->first_mismatch = first + i;
                     result->first_value = x;
                     result->first_expected = y;
+                    result->first_ulps = distance;
                 }
             }
         }

@@ -20,10 +20,14 @@ typedef struct gx_buffer {
 } gx_buffer;
 
 typedef struct gx_compare_result {
-    size_t mismatches;      /* elements outside |a - b| <= atol + rtol |b|, NaNs included */
+    size_t mismatches;      /* elements outside |a - b| <= atol + rtol |b| (and, with ulps >= 0, more
+                               than ulps apart), NaNs included */
     size_t first_mismatch;  /* 0-based; valid when mismatches > 0 */
     double first_value, first_expected;
     double max_abs_error, max_rel_error;
+    /* for a float `actual`: units in the last place of its type between a and b rounded to that
+       type (the largest, and the first mismatch's); -1 for integer types; INFINITY for a NaN */
+    double max_ulp_error, first_ulps;
 } gx_compare_result;
 
 const char *gx_memory_kind_name(gx_memory_kind kind);
@@ -44,8 +48,10 @@ int gx_buffer_read(const gx_buffer *source, size_t offset_bytes, void *data, siz
 
 int gx_buffer_fill(gx_buffer *buffer, double value, gx_error *error);
 int gx_buffer_random(gx_buffer *buffer, uint64_t seed, double low, double high, gx_error *error);
-/* Compares `actual` with `expected` element-wise (same count; any kinds and types). */
-int gx_buffer_compare(const gx_buffer *actual, const gx_buffer *expected, double rtol, double atol,
+/* Compares `actual` with `expected` element-wise (same count; any kinds and types): an element
+   matches when |a - b| <= atol + rtol |b|, or when ulps >= 0 and a is within ulps units in the last
+   place of actual's type from b (rounded to that type). */
+int gx_buffer_compare(const gx_buffer *actual, const gx_buffer *expected, double rtol, double atol, double ulps,
                       gx_compare_result *result, gx_error *error);
 
 #endif

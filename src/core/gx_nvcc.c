@@ -68,6 +68,122 @@ static char *format(const char *pattern, const char *value)
     return asprintf(&text, pattern, value) < 0 ? NULL : text;
 }
 
+/* Runs argv (nvcc) with its output into log_file; 0 when it exited 0, else its wait status (or -1
+   with error set when it could not start). */
+static int run_nvcc(char **argv, const char *log_file, int *wait_status, gx_error *error)
+{
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, log_file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    pid_t pid;
+    int spawned = posix_spawn(&pid, argv[0], &actions, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (spawned != 0)
+        return gx_fail(error, GX_ERR_SYSTEM, "nvcc: cannot start %s: %s", argv[0], strerror(spawned));
+    *wait_status = 0;
+    while (waitpid(pid, wait_status, 0) < 0 && errno == EINTR)
+        ;
+    return GX_OK;
+}
+
+static int exited_cleanly(int wait_status) { return WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0; }
+
+/* nvcc has no name expressions: a second translation unit includes the source and takes the
+   address of each requested name in a __device__ variable, so nvcc instantiates it and the PTX
+   names its mangled symbol ("gx_name_3 = _Z7reduce6IiLj256ELb1EEvPT_S1_j;"). The result is
+   NVRTC's form, "expression\tsymbol\n" per name. base_argv: the main compile's options. */
+static int lower_names(const gx_compile_request *request, char *const *base_argv, int base_argc, const char *folder,
+                       const char *source_file, gx_compile_result *result, gx_error *error)
+{
+    char names_file[4096], names_ptx[4096], names_log[4096], absolute[4096];
+    snprintf(names_file, sizeof names_file, "%s/gpuexp_names.cu", folder);
+    snprintf(names_ptx, sizeof names_ptx, "%s/gpuexp_names.ptx", folder);
+    snprintf(names_log, sizeof names_log, "%s/gpuexp_names.log", folder);
+    if (!realpath(source_file, absolute))
+        return gx_fail(error, GX_ERR_SYSTEM, "nvcc: cannot resolve %s: %m", source_file);
+    size_t capacity = 256 + strlen(absolute);
+    for (int i = 0; i < request->name_expression_count; i++)
+        capacity += strlen(request->name_expressions[i]) + 96;
+    char *text = malloc(capacity);
+    if (!text)
+        return gx_fail(error, GX_ERR_SYSTEM, "out of memory");
+    size_t used = (size_t)snprintf(text, capacity, "#include \"%s\"\n", absolute);
+    for (int i = 0; i < request->name_expression_count; i++)
+        used += (size_t)snprintf(text + used, capacity - used, "__device__ void *gpuexp_name_%d = (void *)&%s;\n", i,
+                                 request->name_expressions[i]);
+    int status = gx_write_file_atomic(names_file, text, used, error);
+    free(text);
+    if (status)
+        return status;
+    enum { CAPACITY = 600 };
+    char *argv[CAPACITY] = {0};
+    int argc = 0, built = 0;
+    for (int i = 0; !built && i < base_argc; i++) { /* the same options, -ptx into names_ptx, the new file */
+        const char *a = base_argv[i];
+        if (strcmp(a, "-cubin") == 0 || strcmp(a, "-ptx") == 0 || strcmp(a, "-Xptxas=-v") == 0 || strcmp(a, "--keep") == 0
+            || strncmp(a, "--keep-dir=", 11) == 0 || strcmp(a, source_file) == 0)
+            continue;
+        if (strcmp(a, "-o") == 0) {
+            i++;
+            continue;
+        }
+        built = push(argv, &argc, CAPACITY, strdup(a));
+    }
+    if (!built)
+        built = push(argv, &argc, CAPACITY, strdup("-ptx")) || push(argv, &argc, CAPACITY, strdup("-o"))
+                || push(argv, &argc, CAPACITY, strdup(names_ptx)) || push(argv, &argc, CAPACITY, strdup(names_file));
+    int wait_status = 0;
+    if (built)
+        status = gx_fail(error, GX_ERR_USAGE, "nvcc: too many options");
+    else if ((status = run_nvcc(argv, names_log, &wait_status, error)) == GX_OK && !exited_cleanly(wait_status)) {
+        char *log = NULL;
+        size_t log_size;
+        gx_error ignored;
+        if (gx_read_file(names_log, &log, &log_size, &ignored))
+            log = NULL;
+        status = gx_fail(error, GX_ERR_COMPILE, "nvcc could not resolve the names given to compile{names=...} in %s "
+                         "(each must name a kernel, e.g. \"k<float, 128>\"):\n%s", request->source_name, log ? log : "");
+        free(log);
+    }
+    for (int i = 0; i < argc; i++)
+        free(argv[i]);
+    if (status)
+        return status;
+    char *ptx = NULL;
+    size_t ptx_size = 0;
+    if (gx_read_file(names_ptx, &ptx, &ptx_size, error))
+        return error->kind;
+    size_t names_capacity = 1;
+    for (int i = 0; i < request->name_expression_count; i++)
+        names_capacity += strlen(request->name_expressions[i]) + 1024;
+    char *names = calloc(1, names_capacity);
+    size_t names_used = 0;
+    for (int i = 0; names && i < request->name_expression_count; i++) {
+        char variable[64];
+        snprintf(variable, sizeof variable, "gpuexp_name_%d = ", i);
+        const char *at = strstr(ptx, variable), *symbol = at ? at + strlen(variable) : NULL;
+        size_t length = symbol ? strcspn(symbol, ";, \n}") : 0;
+        if (symbol && *symbol == '{') /* "= {symbol}" in some PTX versions */
+            symbol++, length = strcspn(symbol, ";, \n}");
+        if (!length || length > 900) {
+            free(names);
+            free(ptx);
+            return gx_fail(error, GX_ERR_COMPILE, "nvcc: the name '%s' did not lower to a kernel symbol in %s",
+                           request->name_expressions[i], request->source_name);
+        }
+        names_used += (size_t)snprintf(names + names_used, names_capacity - names_used, "%s\t%.*s\n",
+                                       request->name_expressions[i], (int)length, symbol);
+    }
+    free(ptx);
+    if (!names)
+        return gx_fail(error, GX_ERR_SYSTEM, "out of memory");
+    free(result->lowered_names);
+    result->lowered_names = names;
+    return GX_OK;
+}
+
 int gx_nvcc_compile(const gx_compile_request *request, gx_compile_result *result, gx_error *error)
 {
     memset(result, 0, sizeof *result);
@@ -132,26 +248,14 @@ int gx_nvcc_compile(const gx_compile_request *request, gx_compile_result *result
         goto done;
     }
 
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, log_file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    posix_spawn_file_actions_adddup2(&actions, 1, 2);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    pid_t pid;
-    int spawned = posix_spawn(&pid, nvcc, &actions, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&actions);
-    if (spawned != 0) {
-        status = gx_fail(error, GX_ERR_SYSTEM, "nvcc: cannot start %s: %s", nvcc, strerror(spawned));
-        goto done;
-    }
     int wait_status = 0;
-    while (waitpid(pid, &wait_status, 0) < 0 && errno == EINTR)
-        ;
+    if ((status = run_nvcc(argv, log_file, &wait_status, error)) != GX_OK)
+        goto done;
     size_t log_size = 0;
     gx_error ignored;
     if (gx_read_file(log_file, &result->log, &log_size, &ignored))
         result->log = strdup("");
-    if (!WIFEXITED(wait_status) || WEXITSTATUS(wait_status) != 0) {
+    if (!exited_cleanly(wait_status)) {
         char command[1024] = "";
         for (int i = 0; i < argc && strlen(command) + 2 < sizeof command; i++)
             snprintf(command + strlen(command), sizeof command - strlen(command), "%s%s", i ? " " : "", argv[i]);
@@ -182,6 +286,9 @@ int gx_nvcc_compile(const gx_compile_request *request, gx_compile_result *result
         status = gx_fail(error, GX_ERR_SYSTEM, "out of memory");
         goto done;
     }
+    if (request->name_expression_count
+        && (status = lower_names(request, argv, argc, folder, source_file, result, error)) != GX_OK)
+        goto done;
     clock_gettime(CLOCK_MONOTONIC, &end);
     result->compile_seconds = (double)(end.tv_sec - start.tv_sec) + (double)(end.tv_nsec - start.tv_nsec) * 1e-9;
     gx_compile_cache_store(request, result);

@@ -2,28 +2,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gx_cxxname.h" /* gx_edit_distance, the one edit distance */
 #include "gx_suggest.h"
-
-size_t gx_edit_distance(const char *a, const char *b)
-{
-    size_t n = strlen(b), row[256];
-    if (n >= 255)
-        return 1000;
-    for (size_t j = 0; j <= n; j++)
-        row[j] = j;
-    for (size_t i = 1; a[i - 1]; i++) {
-        size_t diagonal = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= n; j++) {
-            size_t above = row[j];
-            size_t cost = diagonal + (a[i - 1] != b[j - 1]);
-            size_t best = row[j - 1] + 1 < above + 1 ? row[j - 1] + 1 : above + 1;
-            row[j] = cost < best ? cost : best;
-            diagonal = above;
-        }
-    }
-    return row[n];
-}
 
 int gx_suggest(const char *target, const char *const *candidates, size_t count, int want, int close_only,
                int *chosen)
@@ -34,7 +14,7 @@ int gx_suggest(const char *target, const char *const *candidates, size_t count, 
         want = 16;
     size_t target_length = strlen(target);
     for (size_t i = 0; i < count; i++) {
-        size_t score = gx_edit_distance(target, candidates[i]);
+        size_t score = (size_t)gx_edit_distance(target, candidates[i]);
         int contains = target_length >= 3 && strlen(candidates[i]) >= 3
                        && (strstr(candidates[i], target) || strstr(target, candidates[i]));
         if (close_only) {

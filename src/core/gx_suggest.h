@@ -1,12 +1,10 @@
-/* "Did you mean": the candidates closest to a misspelled name, by edit distance, for every
-   suggestion gpuexp makes (metric names, commands, options, experiments, axes, option keys). */
+/* "Did you mean": the candidates closest to a misspelled name, by edit distance (gx_cxxname.h's),
+   for every suggestion gpuexp makes (metric names, commands, options, experiments, axes, option keys;
+   kernel names have their own ranking in gx_symbols.c). */
 #ifndef GX_SUGGEST_H
 #define GX_SUGGEST_H
 
 #include <stddef.h>
-
-/* The Levenshtein distance between a and b (1000 when b is too long to score). */
-size_t gx_edit_distance(const char *a, const char *b);
 
 /* Writes into chosen[0 .. want-1] the indexes of the candidates closest to target, best first, and
    returns how many; a candidate holding target (or held by it) counts as half as far. With

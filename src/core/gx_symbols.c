@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gx_cxxname.h"
+
 typedef char *(*demangle_fn)(const char *mangled, char *buffer, size_t *length, int *status);
 static demangle_fn cxa_demangle;
 static pthread_once_t demangle_once = PTHREAD_ONCE_INIT;
@@ -72,25 +74,11 @@ void gx_symbol_name(const char *symbol, char *out, size_t size)
     free(signature);
 }
 
-static int equal_ignoring_space(const char *a, const char *b)
-{
-    for (;;) {
-        while (*a == ' ' || *a == '\t')
-            a++;
-        while (*b == ' ' || *b == '\t')
-            b++;
-        if (*a != *b)
-            return 0;
-        if (!*a)
-            return 1;
-        a++, b++;
-    }
-}
-
-/* Equal, or name ends with "::" + wanted (a name given without its namespaces), spaces ignored. */
+/* Equal, or name ends with "::" + wanted at the top level (a name given without its namespaces);
+   both canonical (gx_cxx_normalize). */
 static int names_match(const char *name, const char *wanted)
 {
-    if (equal_ignoring_space(name, wanted))
+    if (strcmp(name, wanted) == 0)
         return 1;
     int depth = 0;
     for (const char *p = name; *p; p++) {
@@ -98,8 +86,28 @@ static int names_match(const char *name, const char *wanted)
             depth++;
         else if ((*p == '>' || *p == ')') && depth > 0)
             depth--;
-        else if (depth == 0 && p[0] == ':' && p[1] == ':' && equal_ignoring_space(p + 2, wanted))
+        else if (depth == 0 && p[0] == ':' && p[1] == ':' && strcmp(p + 2, wanted) == 0)
             return 1;
+    }
+    return 0;
+}
+
+enum { NAME_BYTES = 4096 };
+
+/* Cuts a canonical "ns::k<float,128>" to "ns::k" in place; 0 when it has no template arguments. */
+static int cut_template_arguments(char *name)
+{
+    size_t length = strlen(name);
+    if (!length || name[length - 1] != '>')
+        return 0;
+    int depth = 0;
+    for (size_t i = length; i-- > 0;) {
+        if (name[i] == '>')
+            depth++;
+        else if (name[i] == '<' && --depth == 0) {
+            name[i] = 0;
+            return 1;
+        }
     }
     return 0;
 }
@@ -111,25 +119,80 @@ int gx_symbol_matches(const char *symbol, const char *wanted)
     char *signature = gx_demangle(symbol);
     if (!signature)
         return 0;
-    int match = equal_ignoring_space(signature, wanted);
-    char *name = short_name(signature);
-    if (!match)
-        match = names_match(name, wanted);
-    size_t length = strlen(name);
-    if (!match && length && name[length - 1] == '>') { /* "k<float, 128>" is also "k" */
-        int depth = 0;
-        for (size_t i = length; i-- > 0;) {
-            if (name[i] == '>')
-                depth++;
-            else if (name[i] == '<' && --depth == 0) {
-                name[i] = 0;
-                match = names_match(name, wanted);
-                break;
-            }
+    char *want = malloc(NAME_BYTES), *form = malloc(NAME_BYTES);
+    int match = 0;
+    if (want && form) {
+        gx_cxx_normalize(wanted, want, NAME_BYTES);
+        gx_cxx_normalize(signature, form, NAME_BYTES); /* "void ns::k<float,128>(float*,int)" */
+        match = strcmp(form, want) == 0 || (strncmp(form, "void ", 5) == 0 && names_match(form + 5, want));
+        if (!match) { /* "ns::k<float,128>", then "ns::k" */
+            gx_cxx_normalize(short_name(signature), form, NAME_BYTES);
+            match = names_match(form, want) || (cut_template_arguments(form) && names_match(form, want));
         }
     }
+    free(want);
+    free(form);
     free(signature);
     return match;
+}
+
+void gx_symbol_canonical_name(const char *symbol, char *out, size_t size)
+{
+    char name[NAME_BYTES];
+    gx_symbol_name(symbol, name, sizeof name);
+    gx_cxx_normalize(name, out, size);
+}
+
+int gx_symbol_nearest(const char *const *symbols, int count, const char *wanted, int *nearest, int max)
+{
+    char want[NAME_BYTES], name[NAME_BYTES];
+    gx_cxx_normalize(wanted, want, sizeof want);
+    int *distances = malloc(sizeof(int) * (size_t)(count ? count : 1));
+    if (!distances)
+        return 0;
+    for (int i = 0; i < count; i++) {
+        gx_symbol_canonical_name(symbols[i], name, sizeof name);
+        distances[i] = gx_edit_distance(want, name);
+        /* a name given without its namespaces is measured against the name without them too */
+        const char *last = name;
+        int depth = 0;
+        for (const char *p = name; *p; p++) {
+            if (*p == '<' || *p == '(')
+                depth++;
+            else if ((*p == '>' || *p == ')') && depth > 0)
+                depth--;
+            else if (depth == 0 && p[0] == ':' && p[1] == ':')
+                last = p + 2;
+        }
+        if (last != name) {
+            int d = gx_edit_distance(want, last);
+            if (d < distances[i])
+                distances[i] = d;
+        }
+    }
+    int found = 0;
+    for (; found < max && found < count; found++) { /* the max smallest, ties in the symbols' order */
+        int best = -1;
+        for (int i = 0; i < count; i++)
+            if (distances[i] >= 0 && (best < 0 || distances[i] < distances[best]))
+                best = i;
+        nearest[found] = best;
+        distances[best] = -1;
+    }
+    free(distances);
+    return found;
+}
+
+int gx_symbol_enumerator_match(const char *const *symbols, int count, const char *wanted)
+{
+    char want[NAME_BYTES], name[NAME_BYTES];
+    gx_cxx_normalize(wanted, want, sizeof want);
+    for (int i = 0; i < count; i++) {
+        gx_symbol_canonical_name(symbols[i], name, sizeof name);
+        if (gx_cxx_differs_by_enumerators(want, name))
+            return i;
+    }
+    return -1;
 }
 
 int gx_symbol_find(const char *const *symbols, int count, const char *wanted, int *first, int *second)

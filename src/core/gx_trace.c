@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "gx_cupti_internal.h"
@@ -180,6 +181,13 @@ int gx_trace_start(const char *path, int exclusive, gx_error *error)
 {
     if (trace.active)
         return gx_fail(error, GX_ERR_USAGE, "a trace is already being recorded");
+    /* PATH.tmp is renamed over PATH at the end: a device, a FIFO or a link there would be
+       replaced (gx_output.h's rules), so the trace names a regular file or a new name */
+    struct stat named;
+    if (lstat(path, &named) == 0 && !S_ISREG(named.st_mode))
+        return gx_fail(error, GX_ERR_USAGE, "--trace %s: it is not a regular file (a device, a FIFO, a folder or a "
+                                            "link); name a file",
+                       path);
     if (gx_cupti_get(error))
         return error->kind;
     /* written to PATH.tmp and renamed at the end: PATH is never cut, emptied or removed by a trace
@@ -187,7 +195,8 @@ int gx_trace_start(const char *path, int exclusive, gx_error *error)
     if (snprintf(trace.path, sizeof trace.path, "%s", path) >= (int)sizeof trace.path
         || snprintf(trace.temporary, sizeof trace.temporary, "%s.tmp", path) >= (int)sizeof trace.temporary)
         return gx_fail(error, GX_ERR_USAGE, "the trace's path is too long");
-    int fd = open(trace.temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | (exclusive ? O_EXCL : 0), 0644);
+    int fd = open(trace.temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | (exclusive ? O_EXCL : 0),
+                  0644); /* never through a link planted at PATH.tmp */
     if (fd < 0) {
         int saved = errno;
         gx_fail(error, GX_ERR_SYSTEM, "cannot write the trace %s: %s", trace.temporary, strerror(saved));

@@ -1,10 +1,13 @@
 #include "gx_types.h"
 
+#include "gx_narrow.h"
+
 #include <stdint.h>
 #include <string.h>
 
-static const char *const type_names[GX_TYPE_COUNT] = {"f32", "f64", "i32", "u32", "i64", "u64", "u8", "i8"};
-static const size_t type_sizes[GX_TYPE_COUNT] = {4, 8, 4, 4, 8, 8, 1, 1};
+static const char *const type_names[GX_TYPE_COUNT] = {"f32", "f64", "i32", "u32", "i64", "u64", "u8", "i8",
+                                                     "f16", "bf16", "fp8_e4m3", "fp8_e5m2", "i16", "u16"};
+static const size_t type_sizes[GX_TYPE_COUNT] = {4, 8, 4, 4, 8, 8, 1, 1, 2, 2, 1, 1, 2, 2};
 
 int gx_type_parse(const char *name)
 {
@@ -16,7 +19,7 @@ int gx_type_parse(const char *name)
 
 const char *gx_type_name(gx_type type) { return type_names[type]; }
 size_t gx_type_size(gx_type type) { return type_sizes[type]; }
-int gx_type_is_float(gx_type type) { return type == GX_F32 || type == GX_F64; }
+int gx_type_is_float(gx_type type) { return type == GX_F32 || type == GX_F64 || gx_type_is_narrow_float(type); }
 
 double gx_element_get(const void *base, gx_type type, size_t i)
 {
@@ -29,6 +32,12 @@ double gx_element_get(const void *base, gx_type type, size_t i)
     case GX_U64: return (double)((const uint64_t *)base)[i];
     case GX_U8: return ((const uint8_t *)base)[i];
     case GX_I8: return ((const int8_t *)base)[i];
+    case GX_F16:
+    case GX_BF16: return gx_narrow_decode(type, ((const uint16_t *)base)[i]);
+    case GX_FP8_E4M3:
+    case GX_FP8_E5M2: return gx_narrow_decode(type, ((const uint8_t *)base)[i]);
+    case GX_I16: return ((const int16_t *)base)[i];
+    case GX_U16: return ((const uint16_t *)base)[i];
     case GX_TYPE_COUNT: break;
     }
     return 0;
@@ -45,6 +54,12 @@ void gx_element_set(void *base, gx_type type, size_t i, double v)
     case GX_U64: ((uint64_t *)base)[i] = (uint64_t)v; break;
     case GX_U8: ((uint8_t *)base)[i] = (uint8_t)v; break;
     case GX_I8: ((int8_t *)base)[i] = (int8_t)v; break;
+    case GX_F16:
+    case GX_BF16: ((uint16_t *)base)[i] = (uint16_t)gx_narrow_encode(type, v); break;
+    case GX_FP8_E4M3:
+    case GX_FP8_E5M2: ((uint8_t *)base)[i] = (uint8_t)gx_narrow_encode(type, v); break;
+    case GX_I16: ((int16_t *)base)[i] = (int16_t)v; break;
+    case GX_U16: ((uint16_t *)base)[i] = (uint16_t)v; break;
     case GX_TYPE_COUNT: break;
     }
 }

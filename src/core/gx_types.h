@@ -4,7 +4,12 @@
 
 #include <stddef.h>
 
-typedef enum gx_type { GX_F32, GX_F64, GX_I32, GX_U32, GX_I64, GX_U64, GX_U8, GX_I8, GX_TYPE_COUNT } gx_type;
+/* New types go at the end: the device random kernel (gx_tools.c) knows the first eight by number. */
+typedef enum gx_type {
+    GX_F32, GX_F64, GX_I32, GX_U32, GX_I64, GX_U64, GX_U8, GX_I8,
+    GX_F16, GX_BF16, GX_FP8_E4M3, GX_FP8_E5M2, GX_I16, GX_U16,
+    GX_TYPE_COUNT
+} gx_type;
 
 /* "f32" -> GX_F32; -1 when unknown. */
 int gx_type_parse(const char *name);
@@ -12,7 +17,8 @@ const char *gx_type_name(gx_type type);
 size_t gx_type_size(gx_type type);
 int gx_type_is_float(gx_type type);
 
-/* Reads/writes one element as a double (integers beyond 2^53 lose precision) or int64. */
+/* Reads/writes one element as a double (integers beyond 2^53 lose precision); f16, bf16 and fp8
+   are rounded as the CUDA headers round (gx_narrow.h). */
 double gx_element_get(const void *base, gx_type type, size_t index);
 void gx_element_set(void *base, gx_type type, size_t index, double value);
 

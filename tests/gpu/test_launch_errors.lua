@@ -33,7 +33,7 @@ T.raises(function() k:launch{grid = 1, block = 32, args = args, streams = 1} end
 local freed = dev:alloc("f32", 4)
 freed:free()
 T.raises(function() k:launch{grid = 1, block = 32, args = {freed, gpuexp.f32(1), gpuexp.i32(4)}} end, "freed")
-T.raises(function() program:kernel("nope") end, "no kernel 'nope' in source.cu; it has: k, bounded")
+T.raises(function() program:kernel("nope") end, "no kernel 'nope' in source.cu; nearest: k, bounded. It has: k, bounded")
 T.raises(function() dev:alloc("f32", 1 << 50) end, "cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY")
 T.raises(function() dev:attribute("warp_sized") end, "unknown device attribute 'warp_sized'")
 T.raises(function() gpuexp.device(999) end, "no GPU 999")

@@ -43,7 +43,7 @@ local parsers = {
 }
 -- literals in those sources that are not options of the command
 -- (nightly passes --only and the --night options to the runs it starts)
-local not_options = {nightly = {["--only"] = true, ["--night"] = true, ["--counters"] = true, ["--night-kind"] = true,
+local not_options = {nightly = {["--only"] = true, ["--night"] = true, ["--counters"] = true, ["--diagnose"] = true, ["--night-kind"] = true,
   ["--night-suite"] = true, ["--night-experiment"] = true},
   bisect = {["--"] = true, ["--quiet"] = true, ["--inline"] = true, ["--only"] = true, ["--out"] = true}}
 

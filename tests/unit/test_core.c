@@ -152,10 +152,10 @@ static void test_host_buffers(void)
     CHECK(gx_buffer_random(&a, 1, 0, 1, &error) == GX_OK);
     CHECK(gx_buffer_copy(&b, 0, &a, 0, 100, &error) == GX_OK);
     gx_compare_result r;
-    CHECK(gx_buffer_compare(&a, &b, 0, 0, &r, &error) == GX_OK && r.mismatches == 0);
+    CHECK(gx_buffer_compare(&a, &b, 0, 0, -1, &r, &error) == GX_OK && r.mismatches == 0);
     ((float *)b.host_pointer)[42] += 0.5f;
     ((float *)b.host_pointer)[77] = NAN;
-    CHECK(gx_buffer_compare(&b, &a, 1e-6, 0, &r, &error) == GX_OK);
+    CHECK(gx_buffer_compare(&b, &a, 1e-6, 0, -1, &r, &error) == GX_OK);
     CHECK(r.mismatches == 2 && r.first_mismatch == 42);
     CHECK_NEAR(r.first_value - r.first_expected, 0.5, 1e-6);
     CHECK(gx_buffer_copy(&b, 50, &a, 0, 60, &error) == GX_ERR_USAGE);

@@ -96,21 +96,22 @@ function M.cached(device)
   return cached
 end
 
+-- The ceilings as a Lua table in the cache, written whole (a unique temporary and a rename); a
+-- cache that cannot be written only means measuring again next time.
 local function save(device, ceilings)
   local dir, path = cache_path(device)
-  gpuexp.mkdir(dir)
-  local file = io.open(path, "w")
-  if not file then return end
-  file:write("return {\n")
+  if not pcall(gpuexp.mkdir, dir) then return end
+  local lines = {"return {"}
   local keys = {}
   for key in pairs(ceilings) do keys[#keys + 1] = key end
   table.sort(keys)
   for _, key in ipairs(keys) do
     local value = ceilings[key]
-    file:write(string.format("  %s = %s,\n", key, type(value) == "string" and string.format("%q", value) or tostring(value)))
+    lines[#lines + 1] = string.format("  %s = %s,", key, type(value) == "string" and string.format("%q", value) or
+      tostring(value))
   end
-  file:write("}\n")
-  file:close()
+  lines[#lines + 1] = "}\n"
+  gpuexp._write_file(path, table.concat(lines, "\n"))
 end
 
 -- gpuexp.calibrate{force = false, device = dev} -> {dram_copy_gbps, dram_copy_method, l2_gbps,

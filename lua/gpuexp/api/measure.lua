@@ -11,14 +11,15 @@ local M = {}
 -- Documented defaults (NVBench's: 10 samples, 0.5% noise, 0.5 s, 15 s timeout); change per call
 -- or for the whole script through gpuexp.measure_defaults.
 M.defaults = {
-  mode = "auto",          -- "hot", "cold", "graph", or "auto": graph below 10 µs, else hot
+  mode = "auto",          -- "hot" (per-run events), "cold", "graph", "batch", or "auto" (see choose_auto)
   warmup = 10,            -- launches before the first sample
   min_samples = 10,
   min_time_ms = 500,      -- GPU time summed over the samples
   max_noise_pct = 0.5,    -- relative standard deviation to stop at
   timeout_s = 15,         -- wall time after which it stops whatever the noise
   max_samples = 100000,
-  graph_launches = nil,   -- launches per graph sample; default: enough for about 50 µs
+  graph_launches = nil,   -- runs per graph or batch sample; default: enough for about 50 µs
+  host_share_pct = 5,     -- auto: back-to-back timing once per-run events read this much above it
   throttle_pct = 90,      -- a batch below this % of the highest batch clock is dropped (0: keep all)
   recovery_ms = 50,       -- the wait after a throttled batch (NVBench: 50 ms)
   telemetry = false,      -- power, energy, temperature and throttle reasons through NVML (or --telemetry)
@@ -64,8 +65,8 @@ local function check_policy(spec, known_keys, what)
     end
   end
   local mode = option(spec, "mode")
-  if mode ~= "hot" and mode ~= "cold" and mode ~= "graph" and mode ~= "auto" then
-    gpuexp.error("usage", what .. ": mode must be hot, cold, graph or auto", 3)
+  if mode ~= "hot" and mode ~= "cold" and mode ~= "graph" and mode ~= "batch" and mode ~= "auto" then
+    gpuexp.error("usage", what .. ": mode must be hot, cold, graph, batch or auto", 3)
   end
   return mode
 end
@@ -116,7 +117,33 @@ local function telemetry_finish(device, state, result, launches, busy_ms)
   end
 end
 
--- The policy over anything with :time{warmup, reps, cold, graph, clock} (a bound launch, a sequence).
+-- Auto mode: what the GPU takes per run, not what the host takes to enqueue it. Per-run events
+-- time a run from its first launch call to its last: when the host's enqueue time (Lua calls, a
+-- sequence's several launches) is a noticeable share of the GPU time, they time the host. So the
+-- probe's per-run reading is compared with the same work run back to back, as the GPU runs it in a
+-- loop: a CUDA graph of N runs (or, when the work cannot be captured, a batch of N runs between
+-- two events). When per-run events read more than host_share_pct above back-to-back, the
+-- measurement is back to back (mode "graph" or "batch"); else per-run events ("hot"). Work of a
+-- millisecond or more is always hot: no enqueue cost is a noticeable share of it.
+-- Returns mode, runs per sample (graph or batch), and the facts behind the choice.
+local function choose_auto(timer, per_run_ms, spec)
+  if per_run_ms >= 1.0 then return "hot", 0, {} end
+  local runs = option(spec, "graph_launches") or math.max(2, math.min(1000, math.ceil(0.050 / math.max(per_run_ms, 1e-4))))
+  local kind, back = "graph", nil
+  local ok, t = pcall(timer.time, timer, {warmup = 1, reps = 3, graph = runs})
+  if ok then back = t.median_ms else
+    kind = "batch"
+    ok, t = pcall(timer.time, timer, {warmup = 1, reps = 3, batch = runs})
+    if ok then back = t.median_ms end
+  end
+  if not back then return "hot", 0, {auto_note = "back-to-back timing failed: " .. tostring(type(t) == "table" and t.message or t)} end
+  local share = back > 0 and 100 * (per_run_ms - back) / per_run_ms or 0
+  local facts = {per_run_ms = per_run_ms, back_to_back_ms = back, host_share_pct = share}
+  if per_run_ms > back * (1 + option(spec, "host_share_pct") / 100) then return kind, runs, facts end
+  return "hot", 0, facts
+end
+
+-- The policy over anything with :time{warmup, reps, cold, graph, batch, clock} (a bound launch, a sequence).
 local function run_policy(timer, spec, mode, device)
   local warmup = option(spec, "warmup")
   -- a first look decides auto mode and the graph size
@@ -124,10 +151,14 @@ local function run_policy(timer, spec, mode, device)
   -- with telemetry, the probe loads the clock probe too, so no one-time work falls in the window
   local probe = timer:time{warmup = warmup, reps = 3, clock = telemetry_on or nil}
   local single_ms = probe.median_ms
-  local graph = 0
-  if mode == "auto" then mode = single_ms < 0.010 and "graph" or "hot" end
-  if mode == "graph" then
-    graph = option(spec, "graph_launches") or math.max(1, math.min(1000, math.ceil(0.050 / math.max(single_ms, 1e-4))))
+  local graph, batch, auto_facts = 0, 0, nil
+  if mode == "auto" then
+    local runs
+    mode, runs, auto_facts = choose_auto(timer, single_ms, spec)
+    if mode == "graph" then graph = runs elseif mode == "batch" then batch = runs end
+  elseif mode == "graph" or mode == "batch" then
+    local runs = option(spec, "graph_launches") or math.max(1, math.min(1000, math.ceil(0.050 / math.max(single_ms, 1e-4))))
+    if mode == "graph" then graph = runs else batch = runs end
   end
   local min_samples, min_time_ms = option(spec, "min_samples"), option(spec, "min_time_ms")
   local max_noise, timeout_s, max_samples = option(spec, "max_noise_pct"), option(spec, "timeout_s"), option(spec, "max_samples")
@@ -136,7 +167,7 @@ local function run_policy(timer, spec, mode, device)
   local telemetry = telemetry_on and telemetry_start(device)
   local started, total_ms, reference = gpuexp.clock(), 0, 0
   local stop_reason
-  local batch = min_samples
+  local samples_wanted = min_samples
   -- the samples of the batches at or above the threshold of the highest clock seen so far
   local function keep()
     samples, total_ms = {}, 0
@@ -149,7 +180,8 @@ local function run_policy(timer, spec, mode, device)
     end
   end
   while true do
-    local t = timer:time{warmup = 0, reps = batch, cold = mode == "cold", graph = graph > 0 and graph or nil, clock = true}
+    local t = timer:time{warmup = 0, reps = samples_wanted, cold = mode == "cold", graph = graph > 0 and graph or nil,
+      batch = batch > 0 and batch or nil, clock = true}
     local clock = t.sm_clock_mhz
     batches[#batches + 1] = {samples = t.samples_ms, clock = clock}
     if telemetry then telemetry_batch(device, telemetry) end
@@ -171,7 +203,7 @@ local function run_policy(timer, spec, mode, device)
     if throttled and recovery_ms > 0 then gpuexp.sleep(recovery_ms / 1000) end
     -- the next batch: enough for the remaining minimum time, within bounds
     local mean = math.max(stats.mean_ms, 1e-4)
-    batch = math.max(10, math.min(2000, math.ceil((min_time_ms - total_ms) / mean), max_samples - #samples))
+    samples_wanted = math.max(10, math.min(2000, math.ceil((min_time_ms - total_ms) / mean), max_samples - #samples))
   end
   local dropped, measured, busy_ms = 0, 0, 0
   for _, b in ipairs(batches) do
@@ -189,7 +221,8 @@ local function run_policy(timer, spec, mode, device)
   local clock_stats = gpuexp.stats(clocks)
   result.samples_ms = samples
   result.mode = mode
-  result.launches_per_sample = graph > 0 and graph or 1
+  result.launches_per_sample = graph > 0 and graph or batch > 0 and batch or 1
+  for key, value in pairs(auto_facts or {}) do result[key] = value end
   result.batches = #clocks
   result.stop_reason = stop_reason
   result.sm_clock_mhz = clock_stats.median

@@ -3,7 +3,8 @@
 -- Kernels compile for the architecture, launches are checked but not run, and timings are empty.
 local M = {}
 
-local element_bytes = {f32 = 4, f64 = 8, i32 = 4, u32 = 4, i64 = 8, u64 = 8, u8 = 1, i8 = 1}
+local element_bytes = {f32 = 4, f64 = 8, i32 = 4, u32 = 4, i64 = 8, u64 = 8, u8 = 1, i8 = 1, i16 = 2, u16 = 2,
+  f16 = 2, bf16 = 2, fp8_e4m3 = 1, fp8_e5m2 = 1}
 
 local Planned = {}
 local function no_data()
@@ -17,6 +18,15 @@ local planned_methods = {
   get = no_data, set = no_data, to_table = no_data, compare = no_data,
   time_copy_from = function() return {samples = 0} end,
 }
+planned_methods.write = function(self, data, offset)
+  if type(data) ~= "string" then gpuexp.error("usage", "write: expected a string of bytes", 2) end
+  if (offset or 0) < 0 or (offset or 0) + #data > rawget(self, "bytes") then
+    gpuexp.error("usage", string.format("write: %d bytes at offset %d do not fit in %d bytes", #data, offset or 0,
+      rawget(self, "bytes")), 2)
+  end
+  return self
+end
+planned_methods.read = no_data
 Planned.__index = function(self, key)
   if type(key) == "number" then no_data() end
   return planned_methods[key]
@@ -76,10 +86,70 @@ function M.device(arch)
   return device
 end
 
+-- Streams and events of a plan: work enqueued on them is checked, nothing runs; an event has no
+-- time (elapsed_ms is nil, never an invented number), a stream and an event are always done.
+local PlannedStream, PlannedEvent = {}, {}
+local function check_planned(value, class, what)
+  if getmetatable(value) ~= class then
+    gpuexp.error("usage", what .. ": expected a " .. (class == PlannedStream and "gpuexp.stream{}" or "gpuexp.event{}") ..
+      " of this plan, got " .. type(value), 3)
+  end
+  return value
+end
+PlannedStream.__index = {
+  synchronize = function(self) check_planned(self, PlannedStream, "stream:synchronize") end,
+  query = function(self) check_planned(self, PlannedStream, "stream:query") return true end,
+  wait = function(self, event)
+    check_planned(self, PlannedStream, "stream:wait")
+    check_planned(event, PlannedEvent, "stream:wait")
+  end,
+  destroy = function() end,
+}
+PlannedStream.__tostring = function(self) return "gpuexp.Stream(planned, priority " .. self.priority .. ")" end
+PlannedEvent.__index = {
+  record = function(self, stream)
+    check_planned(self, PlannedEvent, "event:record")
+    if stream ~= nil then check_planned(stream, PlannedStream, "event:record") end
+  end,
+  synchronize = function(self) check_planned(self, PlannedEvent, "event:synchronize") end,
+  query = function(self) check_planned(self, PlannedEvent, "event:query") return true end,
+  elapsed_ms = function(self, other)
+    check_planned(self, PlannedEvent, "event:elapsed_ms")
+    check_planned(other, PlannedEvent, "event:elapsed_ms")
+    return nil
+  end,
+  destroy = function() end,
+}
+PlannedEvent.__tostring = function() return "gpuexp.Event(planned)" end
+
+local function check_options(options, allowed, what)
+  if options == nil then return {} end
+  if type(options) ~= "table" then gpuexp.error("usage", what .. ": expected a table of options", 3) end
+  for key in pairs(options) do
+    if not allowed[key] then gpuexp.error("usage", what .. ": unknown option '" .. tostring(key) .. "'", 3) end
+  end
+  return options
+end
+
+function M.stream(options, device)
+  options = check_options(options, {device = true, priority = true, blocking = true}, "stream")
+  local priority = options.priority or 0
+  if math.type(priority) ~= "integer" then gpuexp.error("usage", "stream: priority must be an integer", 2) end
+  return setmetatable({kind = "planned_stream", priority = priority, device = device}, PlannedStream)
+end
+
+function M.event(options, device)
+  options = check_options(options, {device = true, timing = true}, "event")
+  return setmetatable({kind = "planned_event", timing = options.timing ~= false, device = device}, PlannedEvent)
+end
+
 function M.install(gpuexp)
   local device = M.device(gpuexp.offline_arch)
   gpuexp.device = function() return device end
   gpuexp.devices = function() return {device} end
+  gpuexp.stream = function(options) return M.stream(options, device) end
+  gpuexp.event = function(options) return M.event(options, device) end
+  gpuexp.stream_priorities = function() return 0, -5 end -- (every Hopper and Ampere GPU's range)
   local host = gpuexp.host
   gpuexp.host = function(element_type, count, options)
     if type(options) == "table" and options.pinned then return M.buffer(element_type, count) end

@@ -2,34 +2,45 @@
 -- group, and roofline plots (log-log, memory and compute roofs, one point per row). PNG or SVG by
 -- the output's extension.
 local csv = require("gpuexp.store.csv")
+local text = require("gpuexp.store.text")
 local M = {}
 
+-- Every text from data (titles, group names, labels) reaches gnuplot only as a quoted string
+-- constant (text.gnuplot); the data itself only in files; enhanced text (markup in strings) off.
+local quote = text.gnuplot
+
 local function terminal(out)
-  if out:match("%.svg$") then return "set terminal svg size 1000,650 dynamic background rgb 'white'" end
+  if out:find("[%c\127]") then gpuexp.error("usage", "plot: the output's name holds a control character", 3) end
+  if out:match("%.svg$") then return "set terminal svg size 1000,650 dynamic noenhanced background rgb 'white'" end
   if out:match("%.png$") then return "set terminal pngcairo size 1000,650 noenhanced" end
   gpuexp.error("usage", "plot: the output must end in .png or .svg, got " .. out, 3)
 end
 
-local function quote(text) return "'" .. tostring(text):gsub("'", "''") .. "'" end
 
--- Runs a gnuplot script; raises with gnuplot's message when it fails or writes nothing.
+-- Runs a gnuplot script (lines[1] the terminal); raises with gnuplot's message when it fails or
+-- writes nothing. gnuplot draws into a temporary file of its own; the image then goes to out as
+-- every output does (a unique temporary beside it and a rename, a device written in place, a
+-- planted link never followed), so gnuplot never opens a path the user named.
 local function render(lines, out)
   local base = os.tmpname()
+  local image = base .. ".image"
+  table.insert(lines, 2, "set output " .. quote(image))
   local script = io.open(base .. ".gp", "w")
   script:write(table.concat(lines, "\n"), "\n")
   script:close()
-  os.remove(out)
   local ok = os.execute("gnuplot " .. base .. ".gp > " .. base .. ".log 2>&1")
   local log = io.open(base .. ".log")
   local message = log and log:read("a") or ""
   if log then log:close() end
-  os.remove(base .. ".gp"); os.remove(base .. ".log"); os.remove(base)
-  local written = io.open(out)
-  if written then written:close() end
-  if not ok or not written then
+  local drawn = io.open(image, "rb")
+  local bytes = drawn and drawn:read("a")
+  if drawn then drawn:close() end
+  for _, path in ipairs({base .. ".gp", base .. ".log", image, base}) do os.remove(path) end
+  if not ok or not bytes or bytes == "" then
     gpuexp.error("system", "plot: gnuplot failed" .. (message ~= "" and (": " .. message) or
       " (is gnuplot installed? apt-get install gnuplot-nox)"), 3)
   end
+  csv.write_file(out, bytes)
   return out
 end
 
@@ -40,7 +51,7 @@ local function draw(out, title, settings, curves, files, style)
     for _, f in ipairs(files) do os.remove(f[2]) end
     error(chosen, 0)
   end
-  local lines = {chosen, "set output " .. quote(out), "set grid", "set key outside right", "set title " .. quote(title)}
+  local lines = {chosen, "set grid", "set key outside right", "set title " .. quote(title)}
   for _, line in ipairs(settings) do lines[#lines + 1] = line end
   for _, f in ipairs(files) do curves[#curves + 1] = quote(f[2]) .. " using 1:2 " .. style .. " title " .. quote(f[1]) end
   lines[#lines + 1] = "plot " .. table.concat(curves, ", \\\n  ")
@@ -141,7 +152,7 @@ function M.history(spec)
   curve(spec.series, "with linespoints pt 7 ps 0.8 lc rgb '#4477aa'", "recorded runs")
   curve({spec.new}, "with points pt 9 ps 2.2 lc rgb '#cc3311'", "this night")
   if spec.confirm then curve({spec.confirm}, "with points pt 5 ps 1.6 lc rgb '#ee7733'", "re-measured") end
-  local lines = {terminal(spec.out), "set output " .. quote(spec.out), "set grid", "set key outside right",
+  local lines = {terminal(spec.out), "set grid", "set key outside right",
     "set title " .. quote(spec.title), "set xlabel 'history run'", "set ylabel " .. quote(spec.ylabel),
     "set offsets graph 0.05, graph 0.05, graph 0.1, graph 0.1",
     string.format("set arrow from graph 0, first %.10g to graph 1, first %.10g nohead dt 2 lc rgb 'gray40'", spec.center, spec.center),

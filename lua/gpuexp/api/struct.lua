@@ -9,7 +9,10 @@ local scalars = {
   i8 = {"i1", 1}, u8 = {"I1", 1}, bool = {"I1", 1}, i16 = {"i2", 2}, u16 = {"I2", 2},
   i32 = {"i4", 4}, u32 = {"I4", 4}, i64 = {"i8", 8}, u64 = {"I8", 8},
   f32 = {"f", 4}, f64 = {"d", 8}, ptr = {"I8", 8},
+  -- stored as their bit patterns, rounded as the CUDA headers round (gpuexp.f16(x).bits)
+  f16 = {"I2", 2}, bf16 = {"I2", 2}, fp8_e4m3 = {"I1", 1}, fp8_e5m2 = {"I1", 1},
 }
+local narrow = {f16 = true, bf16 = true, fp8_e4m3 = true, fp8_e5m2 = true}
 
 local Layout = {}
 Layout.__index = Layout
@@ -83,6 +86,9 @@ local function flatten(t, value, out, keep, where)
     elseif type(value) == "userdata" and value.address then
       out[#out + 1] = value.address
       keep[#keep + 1] = value
+    elseif type(value) == "table" and rawget(value, "kind") == "planned" then
+      out[#out + 1] = 0 -- a plan's buffer has no address: the struct is laid out and checked, never read
+      keep[#keep + 1] = value
     elseif math.type(value) == "integer" then
       out[#out + 1] = value
     else
@@ -92,10 +98,10 @@ local function flatten(t, value, out, keep, where)
     out[#out + 1] = value and 1 or 0
   else
     if type(value) ~= "number" then fail(string.format("%s: expected a number, got %s", where, type(value)), 4) end
-    if t.kind:sub(1, 1) ~= "f" and math.type(value) ~= "integer" then
+    if t.kind:sub(1, 1) ~= "f" and not narrow[t.kind] and math.type(value) ~= "integer" then
       fail(string.format("%s: %s takes an integer, got %s", where, t.kind, tostring(value)), 4)
     end
-    out[#out + 1] = value
+    out[#out + 1] = narrow[t.kind] and gpuexp[t.kind](value).bits or value
   end
 end
 
@@ -156,6 +162,7 @@ local function rebuild(layout, flat, at)
       local value = flat[at]
       at = at + 1
       if field.type.kind == "bool" then value = value ~= 0 end
+      if narrow[field.type.kind] then value = gpuexp.from_bits(field.type.kind, value).value end
       return value
     end
     if field.count then

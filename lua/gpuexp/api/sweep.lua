@@ -13,6 +13,10 @@ local known_options = {
   out = true, device = true, meta = true, quiet = true, timeout_s = true,
 }
 
+-- The columns gpuexp adds to every row: no axis may take their names.
+local RESERVED = {status = "ok, error, crashed or timeout", error = "a failed point's message",
+  device = "the GPU that measured the row, under --devices"}
+
 -- Axes are a list of {name, values} pairs, in order: the last one varies fastest.
 local function normalize_axes(axes)
   if type(axes) ~= "table" or #axes == 0 then
@@ -24,7 +28,21 @@ local function normalize_axes(axes)
       gpuexp.error("usage", string.format("sweep: axes[%d] must be {name, {values...}} with at least one value", i))
     end
     if seen[axis[1]] then gpuexp.error("usage", "sweep: axis '" .. axis[1] .. "' appears twice") end
+    if RESERVED[axis[1]] then
+      gpuexp.error("usage", string.format("sweep: an axis cannot be named '%s': gpuexp writes a column of that " ..
+        "name in every row (%s); rename the axis", axis[1], RESERVED[axis[1]]))
+    end
     seen[axis[1]] = true
+    -- a value twice would be two rows for one point (the CSV's rows are keyed by their cells)
+    local texts = {}
+    for j, value in ipairs(axis[2]) do
+      local text = csv.format_value(value)
+      if texts[text] then
+        gpuexp.error("usage", string.format("sweep: axis '%s' has the value %s twice (values %d and %d); each value " ..
+          "once", axis[1], text, texts[text], j))
+      end
+      texts[text] = j
+    end
     result[i] = {name = axis[1], values = axis[2]}
   end
   return result
@@ -88,14 +106,27 @@ local function output_for(spec, name)
     gpuexp.error("usage", string.format("sweep '%s': %s is written by sweep '%s' of this script already; give each " ..
       "sweep its own name or out", name, path, taken[path]))
   end
-  -- never over the script itself (gpuexp -o k.lua k.lua)
+  -- a CSV and its companions (X.meta.json, X.samples.csv) by name: never a kernel's source
+  -- (-o kernels/a.cu) or anything else that is not a .csv
+  -- (a bad --out is a usage error, exit 2; a bad out in the script is the script's, exit 1)
+  local kind = not explicit and gpuexp.out and "option" or "usage"
+  if not path:match("[^/]%.csv$") then
+    gpuexp.error(kind, string.format("sweep '%s': its output %s does not end in .csv (gpuexp writes X.csv, " ..
+      "X.meta.json and X.samples.csv: give --out or out a .csv file)", name, path))
+  end
+  -- never over the script itself (gpuexp -o k.lua k.lua, or a script named X.meta.json)
   local script = gpuexp.script and gpuexp._realpath(gpuexp.script)
-  local target = gpuexp._realpath(path)
-  if script and target == script then
-    gpuexp.error("usage", string.format("sweep '%s': its output %s is the script itself; give another --out", name, path))
+  local stem = path:sub(1, -5)
+  for _, written in ipairs({path, stem .. ".meta.json", stem .. ".samples.csv"}) do
+    if script and gpuexp._realpath(written) == script then
+      gpuexp.error(kind, string.format("sweep '%s': its output %s is the script itself; give another --out", name,
+        written))
+    end
   end
   taken[path] = name
-  return path
+  -- results/ is gpuexp's own folder (the default's): made for results/X.csv however it was named;
+  -- any other folder the user names must exist
+  return path, (not explicit and not gpuexp.out) or path:match("^results/[^/]+$") ~= nil
 end
 
 local function progress(state, done, total)
@@ -259,7 +290,7 @@ function M.run(spec)
   if #points == 0 then gpuexp.error("usage", "sweep: the filter ('where') left no point to run") end
   local name = spec.name or "sweep"
   if type(name) ~= "string" or name == "" then gpuexp.error("usage", "sweep: 'name' must be a non-empty string") end
-  local path = output_for(spec, name)
+  local path, default_folder = output_for(spec, name)
   -- the device recorded in the metadata: given, else the default one when there is a GPU;
   -- device = false for sweeps that use none
   local device = spec.device
@@ -280,8 +311,9 @@ function M.run(spec)
   end
   local columns = spec.columns
   local options = gpuexp.run_options or {}
-  if columns and not gpuexp.plan and (options.counters or options.telemetry) then
-    columns = {table.unpack(columns)} -- the columns --counters and --telemetry add (and why a point has none)
+  if columns and not gpuexp.plan and (options.counters or options.telemetry or options.diagnose) then
+    columns = {table.unpack(columns)} -- the columns --counters, --telemetry and --diagnose add (and why a point has none)
+    if options.diagnose then columns[#columns + 1] = "diagnosis"; columns[#columns + 1] = "diagnosis_evidence" end
     if options.telemetry then
       for _, column in ipairs(measure.TELEMETRY_COLUMNS) do columns[#columns + 1] = column end
     end
@@ -291,7 +323,7 @@ function M.run(spec)
     end
   end
   local client = gpuexp._worker and remote_client(gpuexp._worker) or local_client()
-  local registration = client:register{name = name, out = path, axes = axes_meta, points = cells,
+  local registration = client:register{name = name, out = path, make_folder = default_folder, axes = axes_meta, points = cells,
     columns = columns, info = info, timeout_s = spec.timeout_s,
     mode = gpuexp.offline_arch and "plan" or "measured", offline_arch = gpuexp.offline_arch}
   if registration.error then gpuexp.error(registration.kind or "usage", "sweep '" .. name .. "': " .. registration.error) end

@@ -5,6 +5,7 @@
 -- close to the threshold is measured again before it decides. Prints every step and the first bad
 -- commit.
 local csv = require("gpuexp.store.csv")
+local text = require("gpuexp.store.text")
 local history = require("gpuexp.store.history")
 local json = require("gpuexp.store.json")
 local rule = require("gpuexp.judge.rule")
@@ -17,7 +18,7 @@ local M = {}
 
 M.MAX_MEASUREMENTS = 3 -- of one commit, while its change stays close to the threshold
 
-local function say(message) io.stderr:write("gpuexp bisect: " .. message .. "\n") end
+local function say(message) io.stderr:write("gpuexp bisect: " .. text.message(message) .. "\n") end
 
 local function quote(text) return "'" .. tostring(text):gsub("'", "'\\''") .. "'" end
 
@@ -298,6 +299,11 @@ function M.main(args)
   local good, bad = git(o.repo, "rev-parse --verify " .. quote(o.good .. "^{commit}")),
     git(o.repo, "rev-parse --verify " .. quote(o.bad .. "^{commit}"))
   if not good or not bad then say("unknown commit: " .. (good and o.bad or o.good)); return EXIT.USAGE end
+  if good == bad then
+    say(string.format("--good %s and --bad %s are the same commit (%s): there is nothing between them to search; " ..
+      "give --good a commit before the regression", o.good, o.bad, good:sub(1, 12)))
+    return EXIT.USAGE
+  end
   local list = git(o.repo, string.format("rev-list --reverse --first-parent %s..%s", good, bad))
   local commits = {}
   for commit in (list or ""):gmatch("%x+") do commits[#commits + 1] = commit end

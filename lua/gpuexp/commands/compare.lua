@@ -1,6 +1,7 @@
 -- gpuexp compare BASE.csv [MORE_BASE.csv...] NEW.csv: the verdict of every point of a run against
 -- one or more baseline runs, as a table, Markdown, JSON or JUnit XML.
 local csv = require("gpuexp.store.csv")
+local text = require("gpuexp.store.text")
 local result = require("gpuexp.store.result")
 local compare = require("gpuexp.judge.compare")
 local printers = require("gpuexp.judge.printers")
@@ -12,7 +13,7 @@ local M = {}
 
 
 local function fail(code, message)
-  io.stderr:write("gpuexp compare: " .. message .. "\n")
+  io.stderr:write("gpuexp compare: " .. text.message(message) .. "\n")
   return code
 end
 

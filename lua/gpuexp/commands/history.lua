@@ -1,6 +1,7 @@
 -- gpuexp history [--history PATH] COMMAND: lists, shows, exports, records, excludes and prunes the
 -- runs of the history (store/history.lua).
 local csv = require("gpuexp.store.csv")
+local text = require("gpuexp.store.text")
 local history = require("gpuexp.store.history")
 local result = require("gpuexp.store.result")
 local verdict = require("gpuexp.judge.verdict")
@@ -13,7 +14,7 @@ local M = {}
 local function message_of(problem) return type(problem) == "table" and problem.message or tostring(problem) end
 
 local function fail(code, message)
-  io.stderr:write("gpuexp history: " .. message .. "\n")
+  io.stderr:write("gpuexp history: " .. text.message(message) .. "\n")
   return code
 end
 
@@ -105,7 +106,12 @@ local function export(db, args)
   local ok, problem
   if output then
     ok, problem = pcall(csv.write_file, output, text)
-    if ok and samples then ok, problem = pcall(csv.write_file, (output:gsub("%.csv$", "")) .. ".samples.csv", samples) end
+    -- the samples beside a .csv only: never a name made up beside a device (-o /dev/null)
+    if ok and samples and output:match("[^/]%.csv$") then
+      ok, problem = pcall(csv.write_file, output:sub(1, -5) .. ".samples.csv", samples)
+    elseif ok and samples then
+      io.stderr:write("gpuexp history: " .. output .. " does not end in .csv: the samples were not written\n")
+    end
   else
     ok, problem = io.stdout:write(text)
     if ok then ok, problem = io.stdout:flush() end
@@ -276,7 +282,10 @@ local function site(db, args)
     else return fail(EXIT.USAGE, "site: unknown argument '" .. args[i] .. "'") end
   end
   if not dir then return fail(EXIT.USAGE, "site: which folder? (gpuexp history site DIR)") end
+  if dir == "" then return fail(EXIT.USAGE, "site: the folder's name is empty") end
   if not limit or limit < 2 then return fail(EXIT.USAGE, "--limit takes a whole number of nights >= 2") end
+  local made, why = gpuexp._output_folder(dir)
+  if not made then return fail(EXIT.WRITE, why) end
   local pages = require("gpuexp.judge.site")
   local model = pages.model(db, limit)
   for _, page in ipairs(pages.files(model)) do
@@ -288,12 +297,18 @@ local function site(db, args)
   return 0
 end
 
+local merged_runs = 0 -- by merge: an OUT it made is removed again when nothing went into it
+
 -- gpuexp history merge OUT.db IN.db...: another host's runs joined into OUT (made if need be).
 local function merge(db, args)
   if #args == 0 then return fail(EXIT.USAGE, "merge: which histories? (gpuexp history merge OUT.db IN.db...)") end
   for _, path in ipairs(args) do
     local added, present = history.merge(db, path)
-    if not added then return fail(EXIT.HISTORY, path .. ": " .. tostring(present)) end
+    if not added then
+      local why = tostring(present)
+      return fail(EXIT.HISTORY, why:sub(1, #path) == path and why or (path .. ": " .. why))
+    end
+    merged_runs = merged_runs + added
     print(string.format("%s: %d run(s) added, %d already there", path, added, present))
   end
   return 0
@@ -325,10 +340,15 @@ function M.main(args)
   if not commands[command] then return fail(EXIT.USAGE, "unknown command '" .. command .. "' (gpuexp history --help)") end
   path = path or history.default_path()
   local reading = command == "list" or command == "show" or command == "export" or command == "site"
+  local existed = io.open(path, "rb")
+  if existed then existed:close() end
   local db, why = history.open(path, reading)
   if not db then return fail(EXIT.HISTORY, why) end
   local ok, code = pcall(commands[command], db, rest)
   db:close()
+  if command == "merge" and not existed and merged_runs == 0 then -- nothing merged: no OUT made
+    history.remove(path)
+  end
   -- the history's own failures are error values; anything else is a bug of gpuexp (exit 70)
   if not ok and type(code) ~= "table" then error(code, 0) end
   if not ok then return fail(EXIT.HISTORY, message_of(code)) end

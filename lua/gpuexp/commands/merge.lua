@@ -4,6 +4,7 @@
 -- Memory grows with the rows, not with rows times parts: each part's metadata describes only its
 -- own share of the points.
 local csv = require("gpuexp.store.csv")
+local text = require("gpuexp.store.text")
 local meta = require("gpuexp.store.meta")
 local result = require("gpuexp.store.result")
 local catalog = require("gpuexp.catalog")
@@ -12,7 +13,7 @@ local EXIT = require("gpuexp.catalog").EXIT
 local M = {}
 
 local function fail(message)
-  io.stderr:write("gpuexp merge: " .. message .. "\n")
+  io.stderr:write("gpuexp merge: " .. text.message(message) .. "\n")
   return EXIT.USAGE
 end
 
@@ -44,6 +45,8 @@ function M.main(args)
   end
   if #paths < 2 then return fail("needs OUT.csv and at least one PART.csv (see gpuexp merge --help)") end
   local out = table.remove(paths, 1)
+  -- OUT.meta.json goes beside it: OUT names a CSV file, never a device or a kernel
+  if not out:match("[^/]%.csv$") then return fail(out .. " does not end in .csv (gpuexp merge OUT.csv PART.csv...)") end
   for _, path in ipairs(paths) do
     if path == out then return fail(out .. " is both the output and a part") end
   end

@@ -4,6 +4,7 @@
 -- a regression, prints a one-screen summary, writes a Markdown and an HTML report and exits with
 -- a code a scheduler understands.
 local csv = require("gpuexp.store.csv")
+local text = require("gpuexp.store.text")
 local history = require("gpuexp.store.history")
 local compare = require("gpuexp.judge.compare")
 local explain = require("gpuexp.judge.explain")
@@ -15,7 +16,7 @@ local catalog = require("gpuexp.catalog")
 local EXIT = catalog.EXIT
 local M = {}
 
-local function say(message) io.stderr:write("gpuexp nightly: " .. message .. "\n") end
+local function say(message) io.stderr:write("gpuexp nightly: " .. text.message(message) .. "\n") end
 local release_locks
 
 local function shell_quote(text)
@@ -256,11 +257,13 @@ local function set_up(o)
   end
   -- the night's tag too: two nightlies started in the same second never share (and overwrite) a folder
   night.out_dir = o.out or ("gpuexp-nightly/" .. os.date("!%Y%m%d-%H%M%S") .. "-" .. night.id:match("%-(%x+)$"))
-  local made, problem = pcall(gpuexp.mkdir, night.out_dir)
+  -- the default folder is made with its parents; one named by --out must go in a folder that exists
+  local made, problem
+  if o.out then made, problem = gpuexp._output_folder(o.out) else made, problem = pcall(gpuexp.mkdir, night.out_dir) end
   -- an absolute path in the history's metadata: the site links each night's report from anywhere
   night.out_dir = made and gpuexp._realpath(night.out_dir) or night.out_dir
   if not made then
-    say("cannot make " .. night.out_dir .. ": " .. tostring(type(problem) == "table" and problem.message or problem))
+    say(tostring(type(problem) == "table" and problem.message or problem))
     if night.db then night.db:close() end
     return nil, EXIT.USAGE
   end
@@ -274,7 +277,10 @@ end
 local function run_stage(night, experiment, kind, out, only)
   local o = night.options
   local arguments = {}
-  if night.db then
+  -- a diagnosis (gpuexp --diagnose on the confirmed regressions nothing accounts for) is read from
+  -- its CSV, not recorded: its replayed launches are no night's times
+  if kind == "diagnose" then arguments[#arguments + 1] = "--diagnose" end
+  if night.db and kind ~= "diagnose" then
     for _, a in ipairs({"--history", night.history, "--night", night.id, "--night-kind", kind, "--night-suite",
       night.suite.name, "--night-experiment", experiment.name}) do arguments[#arguments + 1] = a end
   end
@@ -284,6 +290,13 @@ local function run_stage(night, experiment, kind, out, only)
   if o.arch then arguments[#arguments + 1] = "--arch"; arguments[#arguments + 1] = o.arch end
   for _, a in ipairs(o.pass) do arguments[#arguments + 1] = a end
   for _, a in ipairs({"--out", out}) do arguments[#arguments + 1] = a end
+  -- the night's folder is the nightly's own: its subfolders (confirm/) are made here, as an
+  -- experiment's --out must name a folder that exists
+  local made, problem = pcall(gpuexp.mkdir, out:match("^(.*)/[^/]*$"))
+  if not made then
+    io.stderr:write("gpuexp nightly: " .. tostring(type(problem) == "table" and problem.message or problem) .. "\n")
+    return EXIT.WRITE, {}
+  end
   if only then arguments[#arguments + 1] = "--only"; arguments[#arguments + 1] = only end
   arguments[#arguments + 1] = "--"
   arguments[#arguments + 1] = experiment.path
@@ -291,6 +304,7 @@ local function run_stage(night, experiment, kind, out, only)
   local code, stop = run_gpuexp(arguments)
   if stop ~= 0 then return nil, 128 + stop end
   if stopped_by_signal(code) then return nil, code end
+  if kind == "diagnose" then return code, {} end
   return code, night.db and history.runs_of_night(night.db, night.id, experiment.name, kind) or {}
 end
 
@@ -358,16 +372,60 @@ end
 
 -- The result's regressions (slower, or ok in the baseline and failing now), each slower one with
 -- what its counters say changed, and a failure when points fail that had no ok baseline either.
-local function classify(result)
+-- The counters' noise is read from the sweep's recent nights (explain.noise_runs), loaded only when
+-- a point is slower.
+local function classify(night, result)
   result.regressions = {}
+  local noise_runs
   for _, e in ipairs(result.comparison.points) do
     if compare.is_regression(e) then
-      if e.verdict == "slower" then e.explanation = explain.entry(e, e.base_runs or {}, result.run) end
+      if e.verdict == "slower" then
+        noise_runs = noise_runs or explain.noise_runs(night.db, result.run_id)
+        e.explanation, e.accounted = explain.entry(e, e.base_runs or {}, result.run, noise_runs)
+      end
       result.regressions[#result.regressions + 1] = e
     elseif e.verdict == "error" then
       result.failure = result.failure or "points failed (they had no ok baseline either)"
     end
   end
+end
+
+-- The confirm stage's last step: the confirmed regressions that nothing in the counter set
+-- accounts for get gpuexp diagnose's verdict and evidence for their point, measured now (one
+-- re-run of those points with --diagnose), appended to their explanation. Returns the stop code, if any.
+local function diagnose_stage(night, experiment, result)
+  local o = night.options
+  local unexplained = {}
+  for _, e in ipairs(result.regressions or {}) do
+    -- newly confirmed only: a regression open since an earlier night was diagnosed that night
+    if e.explanation and e.accounted == false then
+      if e.open then
+        e.explanation = explain.with_diagnosis(e, result.run, e.explanation, false)
+      else
+        unexplained[#unexplained + 1] = e
+      end
+    end
+  end
+  if #unexplained == 0 or not o.confirm or not o.counters then return nil end
+  local only = only_spec(result.run, unexplained)
+  if not only then
+    for _, e in ipairs(unexplained) do
+      e.explanation = e.explanation .. "; gpuexp diagnose not run (an axis value holds , ; or =, which --only cannot name)"
+    end
+    return nil
+  end
+  if not o.quiet then
+    say(string.format("diagnosing %d regression(s) of %s that no counter accounts for", #unexplained, result.name))
+  end
+  local path = explain.diagnoses_path(night.out_dir, experiment.name)
+  local code, stop = run_stage(night, experiment, "diagnose", path, only)
+  if not code then return stop end
+  local readable, rows = pcall(csv.read, path)
+  for _, e in ipairs(unexplained) do
+    local text, found = explain.with_diagnosis(e, result.run, e.explanation, false, readable and rows or nil)
+    e.explanation = found and text or string.format("%s; gpuexp diagnose gave no verdict (exit %d; see %s)", text, code, path)
+  end
+  return nil
 end
 
 -- The report files: a history plot per regressed point, then every printer over one model.
@@ -405,6 +463,15 @@ function M.night(args)
   local ok, o = pcall(parse, args)
   if not ok then say(type(o) == "table" and o.usage or tostring(o)); return EXIT.USAGE end
   if o.help then io.write(catalog.help("nightly")) return EXIT.OK end
+  -- its experiments would take a job array's share of every sweep from the environment, and a
+  -- night of 2 points in 8 would be recorded as complete: a nightly is one whole job
+  for _, name in ipairs({"JOB_COMPLETION_INDEX", "SLURM_ARRAY_TASK_ID"}) do
+    if os.getenv(name) and os.getenv(name) ~= "" then
+      say(string.format("%s is set: a nightly runs every point of every experiment, so it does not run as one share " ..
+        "of a job array or Indexed Job (run it as a single job, or unset %s)", name, name))
+      return EXIT.USAGE
+    end
+  end
   gpuexp._process.init() -- a stop signal is taken while an experiment runs, and passed on to it
   local night, refused = set_up(o)
   if not night then return refused end
@@ -449,7 +516,8 @@ function M.night(args)
         return EXIT.HISTORY
       end
       interrupted = stop
-      classify(result)
+      classify(night, result)
+      interrupted = interrupted or diagnose_stage(night, experiment, result)
       night.results[#night.results + 1] = result
       if interrupted then break end
     end

@@ -207,14 +207,20 @@ function Ledger:register(msg)
     end
   end
   -- one writer per output: a second run on it waits its turn (exit 75)
+  -- the folder of the default output (results/) is made; one the user named must exist
   local dir = out:match("^(.*)/[^/]*$")
-  if dir and dir ~= "" then
+  if msg.make_folder and dir and dir ~= "" then
     local made, problem = pcall(gpuexp.mkdir, dir)
     if not made then return nil, type(problem) == "table" and problem.message or tostring(problem) end
   end
+  if dir and dir ~= "" and not gpuexp._is_directory(dir) then
+    return nil, string.format("cannot write %s: the folder %s does not exist (it is not created)", out, dir), "write"
+  end
   local locked, note, kind = gpuexp._process.lock(out .. ".lock")
-  if not locked then
+  if not locked and kind == "busy" then
     return nil, string.format("%s: another run is writing it (%s); try later", out, note), kind
+  elseif not locked then -- a read-only folder, a name too long: not another run's doing
+    return nil, string.format("cannot write %s: %s", out, note), "write"
   end
   if note then io.stderr:write("gpuexp: " .. note .. "\n") end
   sweep.lock_path = out .. ".lock"
@@ -299,8 +305,8 @@ function Ledger:register(msg)
       sweep:open_for_append(resumed.good_bytes)
     end
   else
-    local file, message = io.open(out, "wb")
-    if not file then return nil, "cannot write " .. out .. ": " .. tostring(message), "write" end
+    local file, message = gpuexp._open_output(out)
+    if not file then return nil, message, "write" end
     sweep.file, sweep.good_bytes = file, 0
     if sweep.columns then sweep:write_header() end
     os.remove(sweep.samples_path)
@@ -352,8 +358,8 @@ function Sweep:append(text)
 end
 
 function Sweep:open_for_append(good_bytes)
-  local file, why = io.open(self.out, "ab")
-  if not file then csv.write_failed(self.out, "append to", why) end
+  local file, why = gpuexp._open_output(self.out, true)
+  if not file then gpuexp.error("write", why) end
   self.file, self.good_bytes = file, good_bytes
 end
 
@@ -482,8 +488,8 @@ end
 function Sweep:write_samples(index, arrays)
   if not self.samples_file then
     local fresh = not file_exists(self.samples_path)
-    local file, why = io.open(self.samples_path, "ab")
-    if not file then csv.write_failed(self.samples_path, "write", why) end
+    local file, why = gpuexp._open_output(self.samples_path, true)
+    if not file then gpuexp.error("write", why) end
     self.samples_file, self.samples_bytes = file, file:seek("end")
     if fresh then
       local header = {}

@@ -35,10 +35,18 @@ end
 -- JOB_COMPLETIONS (the Job's spec.completions, which the manifest passes: Kubernetes does not).
 local function kubernetes_shard()
   local index, why = environment_integer("JOB_COMPLETION_INDEX", true)
+  if not index then
+    return nil, "a Kubernetes Indexed Job: " .. why .. " (Kubernetes sets it to the pod's index, 0 to completions - 1; " ..
+      "unset it, or give --shard I/N)"
+  end
   local count, why_count = environment_integer("JOB_COMPLETIONS", true)
-  if not index or not count then
-    return nil, "a Kubernetes Indexed Job: " .. (why or why_count) .. " (set JOB_COMPLETIONS to the Job's " ..
+  if not count then
+    return nil, "a Kubernetes Indexed Job: " .. why_count .. " (set JOB_COMPLETIONS to the Job's " ..
       "completions in its manifest, as experiments/kubernetes/sweep-job.yaml does, or give --shard I/N)"
+  end
+  if count < 1 then
+    return nil, string.format("a Kubernetes Indexed Job: JOB_COMPLETIONS=%d is not a number of completions (1 or " ..
+      "more: the Job's spec.completions); give --shard I/N", count)
   end
   if index < 0 or index >= count then
     return nil, string.format("a Kubernetes Indexed Job: JOB_COMPLETION_INDEX=%d is outside 0..%d of its %d " ..

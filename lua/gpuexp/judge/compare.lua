@@ -199,7 +199,8 @@ function M.compare(bases, new, options)
         entry.verdict, entry.status = "error", new_row.status
         entry.basis = string.format("status %s: %s", tostring(new_row.status), tostring(new_row.error or ""))
       elseif metric.status_only then
-        entry.verdict = "same" -- ok now; its status is all that is judged
+        -- ok now; its status is all that is judged: same as an ok baseline, new without one
+        entry.verdict = #baseline > 0 and "same" or "new"
       elseif type(value) ~= "number" or value ~= value then
         entry.verdict = "error"
         entry.basis = string.format("no %s value in the new row", metric.name)

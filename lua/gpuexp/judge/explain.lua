@@ -1,25 +1,63 @@
 -- What changed, as the hardware sees it, when a point got slower: its counters against its
 -- baseline nights'. The counters are columns of the point's row (ctr_* below, and the SM clock);
 -- a run that has none gets no explanation. Each counter is compared with the median of the
--- baseline rows; a change is named when it is past the counter's own noise (the baseline's
--- spread) and its floor. Counters that did not move are said too: then the time moved alone, and
--- the clock or the machine is where to look.
+-- baseline rows; a change is named when it is past the counter's noise: twice its floor, three
+-- times the spread of the point's recent nights (noise_runs: 20 nights, earlier regressions left
+-- out) and every one of those nights by the floor.
+--
+-- A named change must account for the time that moved. The accounting model: each counter
+-- stands for a resource, and its effect is the change of the time if the kernel's time were
+-- proportional to that resource (an upper bound: a kernel limited by it):
+--   instructions, DRAM bytes, L2 bytes    the counter's own ratio (new / base)
+--   L2 and L1 hit rate                    the misses' ratio ((100 - new) / (100 - base)): misses go one level down
+--   bank conflicts                        shared wavefronts: wavefronts per request x shared requests
+--   coalescing                            global sectors: sectors per request x requests, loads and stores together
+--   divergence                            base lanes / new lanes: the same thread work in more warp instructions
+--   achieved occupancy, SM clock          base / new: fewer warps to hide latency, fewer cycles a second
+--   registers, shared memory bytes        through the achieved occupancy they moved (none when it stayed)
+--   spills                                through the instructions and the L2 traffic they added
+--   tensor pipe                           when its work (activity x time) fell by half: through the
+--                                         instructions of the path that replaced it
+-- A change accounts for a time change of T% when its effect is at least half of T (ACCOUNT_SHARE):
+-- a kernel rarely has one limiter, but a change far smaller than the time's cannot be its cause.
+-- The changes that account come first, the most telling first; the others follow, each marked
+-- "(does not explain it)"; when none accounts, the explanation says so first (the nightly then
+-- attaches gpuexp diagnose's verdict, taken in its confirm stage). Counters that did not move are
+-- said too: then the time moved alone, and the clock or the machine is where to look.
+local csv = require("gpuexp.store.csv")
+local history = require("gpuexp.store.history")
 local rule = require("gpuexp.judge.rule")
 
 local M = {}
 
+M.NOISE_NIGHTS = 20 -- the nights whose counters tell the explainer their noise (the baseline's among them)
+
+M.ACCOUNT_SHARE = 0.5
+M.NOISE_SPREADS = 3 -- a change is past the noise at this many spreads of the recent nights
+M.INCIDENTAL = " (does not explain it)"
+
 -- The counters. floor: the smallest relative change (percent) or absolute change (points, for
 -- percentages and counts of a few) called a change. rank: where a change of it goes in the
 -- explanation, most telling first (ranks of the work and the traffic depend on what the kernel
--- waits on: see order below).
+-- waits on: see explain below). cause: what a change of it is called.
 M.COUNTERS = {
   {column = "ctr_spill_bytes", label = "spilled bytes", kind = "count", floor = 1, rank = 1},
   {column = "ctr_registers", label = "registers", kind = "count", floor = 1, rank = 9},
   {column = "ctr_shared_bytes", label = "shared memory bytes", kind = "count", floor = 1, rank = 9},
+  {column = "ctr_shared_wavefronts_per_request", label = "shared wavefronts per request", kind = "relative", floor = 5,
+    unit = "", cause = "bank conflicts", rank = 2.5},
+  {column = "ctr_load_sectors_per_request", label = "sectors per global load", kind = "relative", floor = 5, unit = "",
+    cause = "coalescing", rank = 2.5},
+  {column = "ctr_store_sectors_per_request", label = "sectors per global store", kind = "relative", floor = 5, unit = "",
+    cause = "coalescing", rank = 2.5},
+  {column = "ctr_lanes_per_instruction", label = "active lanes per instruction", kind = "relative", floor = 5, unit = "",
+    cause = "divergence", rank = 2.5},
+  {column = "ctr_tensor_pct", label = "tensor pipe active", kind = "points", floor = 5, unit = "%", rank = 2.5},
   {column = "ctr_instructions", label = "instructions", kind = "relative", floor = 1, work = true},
   {column = "ctr_dram_bytes", label = "DRAM bytes", kind = "relative", floor = 2, traffic = 1},
   {column = "ctr_l2_bytes", label = "L2 bytes", kind = "relative", floor = 2, traffic = 2},
   {column = "ctr_l2_hit_pct", label = "L2 hit rate", kind = "points", floor = 5, unit = "%", traffic = 3},
+  {column = "ctr_l1_hit_pct", label = "L1 hit rate", kind = "points", floor = 5, unit = "%", traffic = 4},
   {column = "ctr_occupancy_pct", label = "achieved occupancy", kind = "points", floor = 5, unit = "%", rank = 7},
   {column = "sm_clock_mhz", label = "SM clock", kind = "relative", floor = 2, unit = " MHz", rank = 7},
 }
@@ -27,12 +65,44 @@ M.STALL = "ctr_stall" -- the dominant stall reason (text)
 -- stalls of warps waiting on memory: then a change of bytes explains more than one of instructions
 local MEMORY_STALLS = {long_scoreboard = true, lg_throttle = true, drain = true, imc_miss = true}
 
-local function median_of(rows, column)
+-- a counter's value that can be compared (a NaN or an infinity from a broken collection cannot)
+local function finite(value) return type(value) == "number" and value == value and math.abs(value) ~= math.huge end
+
+local function numbers_of(rows, column)
   local values = {}
   for _, row in ipairs(rows) do
-    if type(row[column]) == "number" then values[#values + 1] = row[column] end
+    if finite(row[column]) then values[#values + 1] = row[column] end
   end
-  return rule.median(values), values
+  return values
+end
+
+-- The spread of values around their median in the counter's own terms: percent of the median for
+-- a relative counter, points for the rest (the second largest deviation, as rule.spread).
+local function spread_of(counter, values, base)
+  if counter.kind == "relative" then return base ~= 0 and rule.spread(values, base) or 0 end
+  local deviations = {}
+  for i, v in ipairs(values) do deviations[i] = math.abs(v - base) end
+  table.sort(deviations)
+  if #deviations >= 4 then table.remove(deviations) end
+  return deviations[#deviations] or 0
+end
+
+-- The values that are the counter's noise: those within six median absolute deviations (and four times
+-- the floor) of their median. A night of a regression, or of a change since accepted, is not the
+-- counter's noise: with it, the spread and the range would hide the next change of its size.
+local function noise_values(counter, values)
+  local center = rule.median(values)
+  if not center then return values end
+  local function deviation(v)
+    if counter.kind == "relative" then return center ~= 0 and math.abs(v - center) / math.abs(center) * 100 or math.abs(v) end
+    return math.abs(v - center)
+  end
+  local deviations = {}
+  for i, v in ipairs(values) do deviations[i] = deviation(v) end
+  local limit = math.max(4 * counter.floor, 6 * rule.median(deviations))
+  local kept = {}
+  for _, v in ipairs(values) do if deviation(v) <= limit then kept[#kept + 1] = v end end
+  return kept
 end
 
 local function number(value, unit)
@@ -54,30 +124,98 @@ local function usual_text(rows, column)
   return usual
 end
 
--- explain(base_rows, new_row, change_pct) -> the findings (strings, most telling first), or nil
--- when the point has no counters. Order: spills; registers or shared memory that moved occupancy;
--- then the work and the traffic, bytes first for a kernel waiting on memory, instructions first
--- for the rest; occupancy and the clock; the dominant stall; registers or shared memory that cost
--- nothing.
-function M.explain(base_rows, new_row, change_pct)
+-- new / base - 1, in percent (0 when either is missing; a rise from 0 is unbounded)
+local function growth(base, new)
+  if type(base) ~= "number" or type(new) ~= "number" then return 0 end
+  if base == 0 then return new > 0 and math.huge or 0 end
+  return (new / base - 1) * 100
+end
+
+-- The effect of each moved counter (percent of time it can account for, by the model above).
+-- b and n: the baseline medians and the new values by column; moved: the moved counters by column.
+local function effects(b, n, moved, change_pct)
+  local effect = {}
+  effect.ctr_instructions = growth(b.ctr_instructions, n.ctr_instructions)
+  effect.ctr_dram_bytes = growth(b.ctr_dram_bytes, n.ctr_dram_bytes)
+  effect.ctr_l2_bytes = growth(b.ctr_l2_bytes, n.ctr_l2_bytes)
+  for _, column in ipairs({"ctr_l2_hit_pct", "ctr_l1_hit_pct"}) do
+    if b[column] and n[column] then effect[column] = growth(100 - b[column], 100 - n[column]) end
+  end
+  effect.ctr_occupancy_pct = growth(n.ctr_occupancy_pct, b.ctr_occupancy_pct)
+  effect.sm_clock_mhz = growth(n.sm_clock_mhz, b.sm_clock_mhz)
+  effect.ctr_lanes_per_instruction = growth(n.ctr_lanes_per_instruction, b.ctr_lanes_per_instruction)
+  -- the totals the per-request ratios make with their requests (the ratio alone when they are missing)
+  local function total(row, ratio, requests) return (row[ratio] or 0) * (row[requests] or 1) end
+  effect.ctr_shared_wavefronts_per_request = growth(total(b, "ctr_shared_wavefronts_per_request", "ctr_shared_requests"),
+    total(n, "ctr_shared_wavefronts_per_request", "ctr_shared_requests"))
+  local function sectors(row)
+    return total(row, "ctr_load_sectors_per_request", "ctr_load_requests") + total(row, "ctr_store_sectors_per_request",
+      "ctr_store_requests")
+  end
+  effect.ctr_load_sectors_per_request = growth(sectors(b), sectors(n))
+  effect.ctr_store_sectors_per_request = effect.ctr_load_sectors_per_request
+  for _, column in ipairs({"ctr_registers", "ctr_shared_bytes"}) do
+    effect[column] = moved.ctr_occupancy_pct and effect.ctr_occupancy_pct or 0
+  end
+  effect.ctr_spill_bytes = math.max(effect.ctr_instructions, effect.ctr_l2_bytes)
+  -- the tensor pipe's work is its activity times the time; a path that left it did its math elsewhere
+  if b.ctr_tensor_pct and n.ctr_tensor_pct and b.ctr_tensor_pct > 0 then
+    local work_ratio = n.ctr_tensor_pct * (1 + (change_pct or 0) / 100) / b.ctr_tensor_pct
+    effect.ctr_tensor_pct = work_ratio <= 0.5 and effect.ctr_instructions or 0
+  end
+  return effect
+end
+
+-- explain(base_rows, new_row, change_pct, noise_rows) -> the findings (strings, most telling
+-- first) and whether a named change accounts for change_pct, or nil when the point has no
+-- counters. The level is the median of base_rows; the noise (spread and range) is that of
+-- noise_rows (the point's longer history, base_rows included; base_rows when none). Order: the
+-- changes that account, by rank (spills; registers or shared memory that moved occupancy; bank
+-- conflicts, coalescing, divergence, the tensor pipe; then the work and the traffic, bytes first for a
+-- kernel waiting on memory, instructions first for the rest; occupancy and the clock); then the
+-- dominant stall; then the changes that do not account, marked.
+function M.explain(base_rows, new_row, change_pct, noise_rows)
+  noise_rows = noise_rows or base_rows
   local found, present, unchanged, moved = {}, false, 0, {}
   local stall, usual = new_row[M.STALL], usual_text(base_rows, M.STALL)
   local memory_bound = MEMORY_STALLS[type(stall) == "string" and stall or ""] or MEMORY_STALLS[usual or ""]
+  local b, n = {}, {}
   for _, counter in ipairs(M.COUNTERS) do
     local new = new_row[counter.column]
-    local base, values = median_of(base_rows, counter.column)
-    if type(new) == "number" and base then
+    local base = rule.median(numbers_of(base_rows, counter.column))
+    local values = numbers_of(noise_rows, counter.column)
+    if #values == 0 then values = numbers_of(base_rows, counter.column) end
+    values = noise_values(counter, values)
+    if finite(new) and base then
+      b[counter.column], n[counter.column] = base, new
       present = true
       local delta, text = new - base, nil
-      if counter.kind == "relative" then
+      -- the noise guard: a counter may move by its floor each night, so two nights can differ by
+      -- twice it; past that, by three times the spread its recent nights showed
+      local noise = math.max(2 * counter.floor, M.NOISE_SPREADS * spread_of(counter, values, rule.median(values)))
+      -- and past every one of those nights by the floor: a new value inside what they already did
+      -- is no change, however tight the others were
+      local low, high = math.min(table.unpack(values)), math.max(table.unpack(values))
+      local margin = counter.kind == "relative" and math.abs(base) * counter.floor / 100 or counter.floor
+      local outside = counter.kind == "count" or new >= high + margin or new <= low - margin
+      if not outside then
+        text = nil
+      elseif counter.kind == "relative" then
         local pct = base ~= 0 and delta / base * 100 or (delta ~= 0 and math.huge or 0)
-        local spread = base ~= 0 and rule.spread(values, base) or 0
-        if math.abs(pct) >= math.max(counter.floor, 3 * spread) then
-          text = string.format("%s %+.1f%%%s", counter.label, pct,
-            counter.unit and string.format(" (%s -> %s)", number(base, counter.unit), number(new, counter.unit)) or "")
+        if math.abs(pct) >= noise then
+          -- a ratio reads best as its two values, a total as its change, a clock as both
+          if counter.unit == "" then
+            text = string.format("%s %s -> %s", counter.label, number(base), number(new))
+          elseif counter.unit then
+            text = string.format("%s %+.1f%% (%s -> %s)", counter.label, pct, number(base, counter.unit),
+              number(new, counter.unit))
+          else
+            text = string.format("%s %+.1f%%", counter.label, pct)
+          end
+          if counter.cause then text = text .. " (" .. counter.cause .. ")" end
           if counter.work and change_pct then text = text .. string.format(" (the time moved %+.1f%%)", change_pct) end
         end
-      elseif math.abs(delta) >= counter.floor then
+      elseif math.abs(delta) >= (counter.kind == "points" and noise or counter.floor) then
         text = string.format("%s %s -> %s", counter.label, number(base, counter.unit), number(new, counter.unit))
       end
       if text then
@@ -93,44 +231,136 @@ function M.explain(base_rows, new_row, change_pct)
   end
   if type(stall) == "string" and stall ~= "" and usual then
     present = true
-    if stall ~= usual then found[#found + 1] = {text = string.format("dominant stall %s -> %s", usual, stall), rank = 8} end
+    if stall ~= usual then found[#found + 1] = {text = string.format("dominant stall %s -> %s", usual, stall), rank = 8,
+      symptom = true} end
   end
   if not present then return nil end
+  local effect = effects(b, n, moved, change_pct)
   -- registers (or shared memory) that cost occupancy: one finding, cause and effect
   local occupancy = moved.ctr_occupancy_pct
   for _, column in ipairs({"ctr_registers", "ctr_shared_bytes"}) do
     local resource = moved[column]
-    if resource and occupancy and occupancy.rank then
+    if resource and occupancy and occupancy.rank and effect[column] > 0 then
       resource.text, resource.rank = resource.text .. ": " .. occupancy.text, 2
       occupancy.rank = nil
     end
   end
+  -- a tensor path that left: the instructions that replaced it are part of the finding
+  local tensor = moved.ctr_tensor_pct
+  if tensor and (effect.ctr_tensor_pct or 0) > 0 then
+    tensor.text = tensor.text .. " (the tensor-core path replaced"
+      .. (moved.ctr_instructions and string.format(": instructions %+.0f%%)", effect.ctr_instructions) or ")")
+  end
+  local needed = M.ACCOUNT_SHARE * math.max(change_pct or 0, 0)
+  local accounting = false
+  local kind_of = {}
+  for _, counter in ipairs(M.COUNTERS) do kind_of[counter.column] = counter.kind end
+  for n_found, f in ipairs(found) do
+    f.n = n_found
+    if not f.symptom and f.rank then
+      f.accounts = (effect[f.column] or 0) >= needed and (effect[f.column] or 0) > 0
+      accounting = accounting or f.accounts
+
+    end
+  end
+  local function key(f) return (f.symptom or f.accounts) and 0 or 1 end
+  table.sort(found, function(x, y)
+    if key(x) ~= key(y) then return key(x) < key(y) end
+    return (x.rank or 99) < (y.rank or 99) or ((x.rank or 99) == (y.rank or 99) and x.n < y.n)
+  end)
   local findings = {}
-  for n, f in ipairs(found) do f.n = n end
-  table.sort(found, function(a, b) return (a.rank or 99) < (b.rank or 99) or ((a.rank or 99) == (b.rank or 99) and a.n < b.n) end)
+  if #found > 0 and not accounting then
+    findings[1] = string.format("nothing the counters see accounts for %+.1f%%", change_pct or 0)
+  end
   for _, f in ipairs(found) do
-    if f.rank then findings[#findings + 1] = f.text end
+    if f.rank then findings[#findings + 1] = f.text .. ((f.symptom or f.accounts) and "" or M.INCIDENTAL) end
   end
   if #findings == 0 then
     findings[1] = string.format("counters unchanged (%d compared): the time moved %+.1f%% alone; look at the clocks " ..
       "or the machine", unchanged, change_pct or 0)
   end
-  return findings
+  return findings, accounting
 end
 
--- The explanation of a regressed entry of a comparison, as one line, or nil: base_runs and new_run
--- are results (store/result.lua) holding the point's rows.
-function M.entry(e, base_runs, new_run)
+-- The runs whose counters tell the points of run_id their noise: its sweep's last NOISE_NIGHTS
+-- nights (five nights alone cannot bound it: docs/explain-counters.md). The nightly and the site
+-- read the same.
+function M.noise_runs(db, run_id)
+  local runs = {}
+  for i, id in ipairs(history.baseline_ids(db, run_id, M.NOISE_NIGHTS)) do runs[i] = history.load_run(db, id) end
+  return runs
+end
+
+-- Where a night's confirm stage writes the diagnoses of an experiment's regressions that nothing
+-- accounts for (gpuexp --diagnose's CSV; not recorded in the history), under the night's folder.
+function M.diagnoses_path(night_dir, experiment)
+  return string.format("%s/confirm/%s.diagnose.csv", night_dir, experiment)
+end
+
+-- The text of a diagnosis (a row's diagnosis and diagnosis_evidence columns, as gpuexp --diagnose
+-- writes them), attached to an explanation that nothing accounts for, or nil.
+function M.diagnosis_text(row)
+  if not row or type(row.diagnosis) ~= "string" or row.diagnosis == "" then return nil end
+  local evidence = type(row.diagnosis_evidence) == "string" and row.diagnosis_evidence ~= "" and
+    (": " .. row.diagnosis_evidence) or ""
+  return "gpuexp diagnose says " .. row.diagnosis:upper() .. evidence
+end
+
+M.OPEN_NOTE = "(open since an earlier night: gpuexp diagnose runs on the night a regression is confirmed)"
+
+-- An explanation (text, and whether a change accounts for the time) of a regressed entry e of run,
+-- with the diagnosis of e's point among rows (a diagnose CSV) when nothing accounts, or the note
+-- that an open regression was diagnosed on the night it was confirmed. The text, and whether the
+-- diagnosis was found.
+function M.with_diagnosis(e, run, text, accounted, rows)
+  if not text or accounted ~= false then return text, false end
+  if e.open then return text .. "; " .. M.OPEN_NOTE, false end
+  for _, row in ipairs(rows or {}) do
+    local same = true
+    for a, axis in ipairs(run.axes) do
+      same = same and csv.format_value(row[axis]) == tostring(run:axis_cells(e.key)[a])
+    end
+    local diagnosis = same and M.diagnosis_text(row)
+    if diagnosis then return text .. "; " .. diagnosis, true end
+  end
+  return text, false
+end
+
+-- The explanation of a regressed entry of a comparison, as one line, and whether a change it names
+-- accounts for the time, or nil: base_runs, new_run and noise_runs (the point's longer history,
+-- optional) are results (store/result.lua) holding the point's rows.
+function M.entry(e, base_runs, new_run, noise_runs)
   local new_row = new_run:row(e.key)
   if not new_row then return nil end
-  local base_rows = {}
-  for _, run in ipairs(base_runs) do
-    local row = run:row(e.key)
-    if row and (row.status == nil or row.status == "ok") then base_rows[#base_rows + 1] = row end
+  local function ok_rows(runs)
+    local rows = {}
+    for _, run in ipairs(runs or {}) do
+      local row = run:row(e.key)
+      if row and (row.status == nil or row.status == "ok") then rows[#rows + 1] = row end
+    end
+    return rows
   end
+  local base_rows = ok_rows(base_runs)
   if #base_rows == 0 then return nil end
-  local findings = M.explain(base_rows, new_row, e.change_pct)
-  return findings and table.concat(findings, "; ") or nil
+  local noise_rows = ok_rows(noise_runs)
+  local findings, accounted = M.explain(base_rows, new_row, e.change_pct, #noise_rows > #base_rows and noise_rows or nil)
+  if not findings then return nil end
+  return table.concat(findings, "; "), accounted
+end
+
+-- The explanation of a slower regression e of a recorded night (run, from db) as its nightly gave
+-- it: the counters against e's baselines with the noise of the sweep's recent nights, and when
+-- nothing accounts, the diagnosis its confirm stage wrote in the night's folder. read: a table
+-- kept for the night's other points (what was loaded once).
+function M.recorded(db, e, run, read)
+  read.noise = read.noise or M.noise_runs(db, run.record.id)
+  local text, accounted = M.entry(e, e.base_runs or {}, run, read.noise)
+  local output = run.info and run.info.sweep and run.info.sweep.output
+  if read.diagnoses == nil and accounted == false and output then
+    local readable, rows = pcall(csv.read, M.diagnoses_path(output:match("^(.*)/[^/]*$") or ".", run.record.experiment))
+    read.diagnoses = readable and rows or false
+  end
+  return (M.with_diagnosis(e, run, text, accounted, read.diagnoses or nil))
 end
 
 return M

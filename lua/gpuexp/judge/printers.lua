@@ -1,9 +1,9 @@
 -- Printers of a comparison (judge/compare.lua's result): an aligned table, Markdown, JSON and
 -- JUnit XML, each writing to a file (or anything with a write method). Measuring, judging and
 -- printing never touch.
-local csv = require("gpuexp.store.csv")
 local json = require("gpuexp.store.json")
 local compare = require("gpuexp.judge.compare")
+local text = require("gpuexp.store.text")
 
 local M = {}
 
@@ -39,22 +39,27 @@ local function table_row(e)
     is_regression(e) and e.verdict:upper() or e.verdict, e.basis or ""}
 end
 
+-- The cells for a terminal: names from data shown with their control characters escaped.
+local function terminal_row(e)
+  local cells = table_row(e)
+  for c, cell in ipairs(cells) do cells[c] = text.terminal(cell) end
+  return cells
+end
+
 function M.format_table(result, file)
   local widths = {}
   for c, name in ipairs(COLUMNS) do widths[c] = #name end
   for _, e in ipairs(result.points) do
-    for c, text in ipairs(table_row(e)) do if #text > widths[c] then widths[c] = #text end end
+    for c, cell in ipairs(terminal_row(e)) do widths[c] = math.max(widths[c], text.width(cell)) end
   end
   local function line(cells)
-    for c, text in ipairs(cells) do cells[c] = c == #COLUMNS and text or csv.pad(text, widths[c], c <= 2) end
+    for c, cell in ipairs(cells) do cells[c] = c == #COLUMNS and cell or text.pad(cell, widths[c], c <= 2) end
     file:write(table.concat(cells, "  "), "\n")
   end
   line({table.unpack(COLUMNS)})
-  for _, e in ipairs(result.points) do line(table_row(e)) end
+  for _, e in ipairs(result.points) do line(terminal_row(e)) end
   file:write(M.summary_line(result.counts), "\n")
 end
-
-local function markdown_cell(text) return (tostring(text):gsub("|", "\\|")) end
 
 function M.format_markdown(result, file)
   file:write("| ", table.concat(COLUMNS, " | "), " |\n|")
@@ -62,10 +67,10 @@ function M.format_markdown(result, file)
   file:write("\n")
   for _, e in ipairs(result.points) do
     local cells = table_row(e)
-    for c, text in ipairs(cells) do
-      text = markdown_cell(text)
-      if COLUMNS[c] == "verdict" and text ~= text:lower() then text = "**" .. text .. "**" end
-      cells[c] = text
+    for c, cell in ipairs(cells) do
+      cell = text.markdown(cell)
+      if COLUMNS[c] == "verdict" and cell ~= cell:lower() then cell = "**" .. cell .. "**" end
+      cells[c] = cell
     end
     file:write("| ", table.concat(cells, " | "), " |\n")
   end
@@ -90,19 +95,9 @@ function M.format_json(result, file, header)
   file:write(json.encode(document), "\n")
 end
 
--- Text as XML character data or an attribute value: valid UTF-8, escaped, no control characters.
-local function xml(text)
-  return (json.valid_utf8(tostring(text))
-    :gsub("[&<>\"]", {["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ['"'] = "&quot;"})
-    :gsub("[%z\1-\8\11\12\14-\31]", ""))
-end
+local xml = text.xml
 M.xml = xml
-
--- Text as HTML character data or an attribute value (either quote): valid UTF-8, escaped.
-function M.html(text)
-  return (json.valid_utf8(tostring(text)):gsub("[&<>\"']", {["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;",
-    ['"'] = "&quot;", ["'"] = "&#39;"}))
-end
+M.html = text.html
 
 function M.format_junit(result, file, suite_name)
   local failures, skipped = 0, 0
@@ -114,14 +109,14 @@ function M.format_junit(result, file, suite_name)
     xml(suite_name or "gpuexp compare"), #result.points, failures, skipped))
   for _, e in ipairs(result.points) do
     file:write(string.format('  <testcase classname="%s" name="%s %s">', xml(suite_name or "gpuexp"), xml(e.point), xml(e.metric)))
-    local text = string.format("%s: base %s, new %s, change %s, threshold %s (%s)", e.verdict, number_text(e.base),
+    local message = string.format("%s: base %s, new %s, change %s, threshold %s (%s)", e.verdict, number_text(e.base),
       number_text(e.new), change_text(e), threshold_text(e), e.basis or "")
     if is_regression(e) then
-      file:write(string.format('<failure type="%s" message="%s"/>', e.verdict, xml(text)))
+      file:write(string.format('<failure type="%s" message="%s"/>', e.verdict, xml(message)))
     elseif e.verdict == "new" or e.verdict == "missing" then
-      file:write(string.format('<skipped message="%s"/>', xml(text)))
+      file:write(string.format('<skipped message="%s"/>', xml(message)))
     else
-      file:write(string.format("<system-out>%s</system-out>", xml(text)))
+      file:write(string.format("<system-out>%s</system-out>", xml(message)))
     end
     file:write("</testcase>\n")
   end

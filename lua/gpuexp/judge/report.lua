@@ -6,6 +6,7 @@ local json = require("gpuexp.store.json")
 local compare = require("gpuexp.judge.compare")
 local printers = require("gpuexp.judge.printers")
 local rule = require("gpuexp.judge.rule")
+local text = require("gpuexp.store.text")
 
 local M = {}
 
@@ -90,30 +91,34 @@ end
 
 -- The terminal summary: the regressions first, then failures and the counts.
 function M.summary(model, file)
+  local term = text.terminal
   file:write(string.format("gpuexp nightly %s: %s (driver %s), suite %s: %d experiment(s), %d points, %.0f s%s\n",
-    model.id, model.gpu, model.driver, model.suite, #model.results, model.points, model.elapsed_s or 0,
+    term(model.id), term(model.gpu), term(model.driver), term(model.suite), #model.results, model.points, model.elapsed_s or 0,
     model.counters_s and string.format(" (counters %.1f s)", model.counters_s) or ""))
   if #model.regressions > 0 then
     file:write(string.format("REGRESSIONS (%d):\n", #model.regressions))
     csv.print_table(model.regressions, REGRESSION_COLUMNS, file)
     for _, row in ipairs(model.regressions) do
-      if row.explanation then file:write(string.format("  %s %s: %s\n", row.experiment, row.point, row.explanation)) end
+      if row.explanation then
+        file:write(string.format("  %s %s: %s\n", term(row.experiment), term(row.point), term(row.explanation)))
+      end
     end
   end
   local states = state_lines(model)
   if #states > 0 then file:write("REGRESSION STATES:\n  ", table.concat(states, "\n  "), "\n") end
   for _, r in ipairs(model.results) do
-    if r.failure then file:write("FAILED ", r.name, ": ", r.failure, "\n") end
+    if r.failure then file:write("FAILED ", term(r.name), ": ", term(r.failure), "\n") end
   end
   file:write(counts_line(model), "\n")
 end
 
-local function md_cell(text) return (tostring(text):gsub("|", "\\|"):gsub("\n", " ")) end
+local md_cell = text.markdown
 
 function M.markdown(model, file)
-  file:write(string.format("# gpuexp nightly %s\n\n", model.id))
-  file:write(string.format("- suite: `%s`\n- GPU: %s, driver %s\n- result: **%s** (exit %d)\n- history: `%s`\n\n",
-    model.suite, model.gpu, model.driver, model.verdict, model.exit_code, model.history))
+  file:write(string.format("# gpuexp nightly %s\n\n", md_cell(model.id)))
+  file:write(string.format("- suite: %s\n- GPU: %s, driver %s\n- result: **%s** (exit %d)\n- history: %s\n\n",
+    md_cell(model.suite), md_cell(model.gpu), md_cell(model.driver), md_cell(model.verdict), model.exit_code,
+    md_cell(model.history)))
   file:write(string.format("## Regressions (%d)\n\n", #model.regressions))
   if #model.regressions > 0 then
     file:write("| ", table.concat(REGRESSION_COLUMNS, " | "),
@@ -126,7 +131,8 @@ function M.markdown(model, file)
     end
     file:write("\n")
     for _, row in ipairs(model.regressions) do
-      if row.plot then file:write(string.format("![%s %s](%s)\n", row.experiment, row.point, row.plot)) end
+      -- the plot's name is gpuexp's own (plots/NN.png); the alt text is data
+      if row.plot then file:write(string.format("![%s %s](%s)\n", md_cell(row.experiment), md_cell(row.point), row.plot)) end
     end
     file:write("\n")
   end
@@ -137,16 +143,17 @@ function M.markdown(model, file)
     file:write("\n")
   end
   for _, r in ipairs(model.results) do
-    file:write(string.format("## %s\n\n", r.name))
-    if r.failure then file:write("**", r.failure, "**\n\n") end
-    if r.note then file:write(r.note, "\n\n") end
+    file:write(string.format("## %s\n\n", md_cell(r.name)))
+    if r.failure then file:write("**", md_cell(r.failure), "**\n\n") end
+    if r.note then file:write(md_cell(r.note), "\n\n") end
     if #r.rows > 0 then
       file:write("| point | metric | base | new | change | threshold | verdict | basis |\n")
       file:write("| --- | --- | ---: | ---: | ---: | ---: | --- | --- |\n")
       for _, row in ipairs(r.rows) do
         local verdict = row.regression and ("**" .. row.verdict:upper() .. "**") or row.verdict
         file:write(string.format("| %s | %s | %s | %s | %s | %s | %s | %s |\n", md_cell(row.point), md_cell(row.metric),
-          row.before, row.after, row.change, row.threshold, verdict, md_cell(row.basis)))
+          md_cell(row.before), md_cell(row.after), md_cell(row.change), md_cell(row.threshold), verdict,
+          md_cell(row.basis)))
       end
       file:write("\n")
     end

@@ -39,6 +39,7 @@ function M.model(db, limit)
     for n, id in ipairs(group.ids) do
       local night = by_id[id]
       local new, judged = night.run, night.comparison
+      local read = {} -- what the explainer read for this night (explain.recorded)
       series.metric = judged.metric.name
       local record = new.record
       local output = new.info.sweep and new.info.sweep.output
@@ -56,7 +57,7 @@ function M.model(db, limit)
         point.values[n] = {value = type(e.new) == "number" and e.new or nil, verdict = e.verdict,
           regression = compare.is_regression(e), unconfirmed = e.unconfirmed, basis = e.basis,
           change = printers.change_text(e),
-          explanation = compare.is_regression(e) and e.verdict == "slower" and explain.entry(e, e.base_runs or {}, new) or nil,
+          explanation = compare.is_regression(e) and e.verdict == "slower" and explain.recorded(db, e, new, read) or nil,
           state = e.state and e.state.name, state_text = e.state and e.state.text}
       end
     end

@@ -1,6 +1,9 @@
 -- CSV: checked writing (one flushed row at a time, or a whole file through a temporary file and
 -- a rename), strict reading (a UTF-8 BOM and CRLF accepted; an unclosed quote or a ragged row is an
 -- error naming the file and line), and a plain-text table for the terminal.
+local text_formats = require("gpuexp.store.text")
+local terminal_text = text_formats.terminal
+
 local M = {}
 
 local function format_value(value)
@@ -57,26 +60,12 @@ function M.close(file, path)
   if not ok then write_failed(path, "close", message) end
 end
 
--- M.write_file(path, text): the whole file through PATH.tmp and a rename, so a reader, a kill or a
--- full disk never sees half of it where a good one was. The temporary file is removed on failure.
+-- M.write_file(path, text): the whole file, as gx_output.h writes outputs: a unique temporary
+-- beside it and a rename (a reader, a kill or a full disk never sees half of it where a good one
+-- was), a device or a FIFO written in place, a link of another user refused, no folder created.
 function M.write_file(path, text)
-  local dir = path:match("^(.*)/[^/]*$")
-  if dir and dir ~= "" then gpuexp.mkdir(dir) end
-  local temporary = path .. ".tmp"
-  local file, message = io.open(temporary, "wb")
-  if not file then write_failed(path, "write", message) end
-  local ok, why = file:write(text)
-  if ok then ok, why = file:flush() end
-  local closed, close_why = file:close()
-  if not ok or not closed then
-    os.remove(temporary)
-    write_failed(path, "write", why or close_why)
-  end
-  local renamed, rename_why = os.rename(temporary, path)
-  if not renamed then
-    os.remove(temporary)
-    write_failed(path, "replace", rename_why)
-  end
+  local ok, message = gpuexp._write_file(path, text)
+  if not ok then gpuexp.error("write", message, 2) end
 end
 
 -- M.write_printed(path, print): print(file) writes into memory (file:write, as io's), then the
@@ -93,10 +82,8 @@ Writer.__index = Writer
 -- M.open(path): a writer whose header() and row() each write one line and flush it, so an
 -- interrupted run keeps every row it finished; every write is checked.
 function M.open(path)
-  local dir = path:match("^(.*)/[^/]*$")
-  if dir and dir ~= "" then gpuexp.mkdir(dir) end
-  local file, message = io.open(path, "w")
-  if not file then write_failed(path, "write", message) end
+  local file, message = gpuexp._open_output(path)
+  if not file then gpuexp.error("write", message, 2) end
   return setmetatable({file = file, path = path}, Writer)
 end
 
@@ -247,37 +234,35 @@ function M.read(path)
   return rows, columns
 end
 
--- M.pad(text, width [, left]): text padded with spaces to width (on the right when left, else on
--- the left). string.format's widths stop at 99 and refuse a string with a zero byte; this has
--- neither limit (a 120-character point name, a threshold of 1e308).
-function M.pad(text, width, left)
-  text = tostring(text)
-  local fill = string.rep(" ", width - #text)
-  return left and (text .. fill) or (fill .. text)
-end
+-- M.pad(text, width [, left]): text padded with spaces to width columns (on the right when left);
+-- string.format's widths stop at 99 (store/text.lua's, which counts UTF-8 characters).
+M.pad = text_formats.pad
 
 -- M.print_table(rows, columns [, file]): aligned columns for a terminal.
 function M.print_table(rows, columns, file)
   file = file or io.stdout
   local widths, cells = {}, {}
-  for c, name in ipairs(columns) do widths[c] = #name end
+  for c, name in ipairs(columns) do widths[c] = text_formats.width(terminal_text(name)) end
   for r, row in ipairs(rows) do
     cells[r] = {}
     for c, name in ipairs(columns) do
       local value = row[name]
       local text = type(value) == "number" and math.type(value) == "float" and string.format("%.4g", value)
         or format_value(value)
-      if #text > 48 then text = text:sub(1, 45) .. "..." end
+      text = terminal_text(text) -- a name from data never moves the cursor or forges a line
+      if utf8.len(text) > 48 then text = text:sub(1, utf8.offset(text, 46) - 1) .. "..." end
       cells[r][c] = text
-      if #text > widths[c] then widths[c] = #text end
+      widths[c] = math.max(widths[c], text_formats.width(text))
     end
   end
   local function line(values)
     local parts = {}
-    for c, text in ipairs(values) do parts[c] = M.pad(text, widths[c]) end
+    for c, text in ipairs(values) do parts[c] = text_formats.pad(text, widths[c]) end
     file:write(table.concat(parts, "  "), "\n")
   end
-  line(columns)
+  local header = {}
+  for c, name in ipairs(columns) do header[c] = terminal_text(name) end
+  line(header)
   for _, row in ipairs(cells) do line(row) end
 end
 

@@ -105,6 +105,11 @@ local function message_of(problem)
   return type(problem) == "table" and problem.message or tostring(problem)
 end
 
+-- M.remove(path): a history file gone, with SQLite's write-ahead log and shared memory beside it.
+function M.remove(path)
+  for _, suffix in ipairs({"", "-wal", "-shm"}) do os.remove(path .. suffix) end
+end
+
 -- M.open(path [, readonly]) -> db, or nil and why (the folder is made; the schema created or
 -- checked). readonly: for reading only (list, show, export), which works on a history this user
 -- cannot write (another user's, a read-only disk).
@@ -123,7 +128,9 @@ function M.open(path, readonly)
   local ok, db = pcall(gpuexp._db.open, path, readonly)
   if not ok then return nil, message_of(db) end
   local done, problem = pcall(function()
-    if not readonly then db:exec(SCHEMA) end
+    -- all of the schema or none of it: a writer killed while it makes a new history leaves an
+    -- empty file, never a history with half its tables
+    if not readonly then db:exec("BEGIN IMMEDIATE;\n" .. SCHEMA .. "\nCOMMIT;") end
     local versions = db:rows("SELECT version FROM gpuexp_schema")
     local found = versions[1] and versions[1].version
     if #versions == 0 and not readonly then

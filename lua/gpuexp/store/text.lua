@@ -1,0 +1,81 @@
+-- One escaper per text format that a name from data reaches (a sweep, axis, point or column name,
+-- a CSV cell, an error message: all written by others on other hosts). Each turns any byte string
+-- into text that the format shows as those characters and never reads as markup or as a command:
+-- valid UTF-8 (bad bytes become U+FFFD), no control characters that could start a new line, a new
+-- command or a terminal escape. The CSV writer quotes (store/csv.lua) and the JSON writer escapes
+-- (store/json.lua) by themselves; tests/lua/test_escaping.lua runs every escaper on one list of
+-- hostile names.
+local json = require("gpuexp.store.json")
+
+local M = {}
+
+local valid_utf8 = json.valid_utf8
+
+-- C0 controls but tab and newline, DEL, and C1 controls (U+0080..U+009F, as UTF-8)
+local function without_controls(text, replacement)
+  return (text:gsub("[\0-\8\11-\31\127]", replacement):gsub("\194[\128-\159]", replacement))
+end
+
+-- Terminal text (tables, messages): one line, every control character shown as \n, \r, \t or
+-- \xHH, so a name cannot move the cursor, clear the screen or forge a line of output.
+function M.terminal(value)
+  local text = valid_utf8(tostring(value))
+  text = text:gsub("[\0-\31\127]", function(c)
+    return c == "\n" and "\\n" or c == "\r" and "\\r" or c == "\t" and "\\t" or string.format("\\x%02x", c:byte())
+  end)
+  return (text:gsub("\194([\128-\159])", function(c) return string.format("\\u%04x", c:byte()) end))
+end
+
+-- A message for standard error (several lines may be): as terminal text, with its new lines and
+-- tabs kept.
+function M.message(value)
+  local text = valid_utf8(tostring(value)):gsub("[\0-\8\11-\31\127]", function(c) return string.format("\\x%02x", c:byte()) end)
+  return (text:gsub("\194([\128-\159])", function(c) return string.format("\\u%04x", c:byte()) end))
+end
+
+-- M.width(text): the columns a terminal text takes (its UTF-8 characters).
+function M.width(value) return utf8.len(value) or #value end
+
+-- M.pad(text, width, left): text padded with spaces to width columns, on the right when left
+-- (string.format's %-Ns takes no width past 99: a 300-character name would raise).
+function M.pad(value, width, left)
+  local room = string.rep(" ", math.max(0, width - M.width(value)))
+  return left and (value .. room) or (room .. value)
+end
+
+-- HTML character data or an attribute value (either quote).
+function M.html(value)
+  return (without_controls(valid_utf8(tostring(value)), ""):gsub("[&<>\"']", {["&"] = "&amp;", ["<"] = "&lt;",
+    [">"] = "&gt;", ['"'] = "&quot;", ["'"] = "&#39;"}))
+end
+
+-- XML character data or an attribute value (JUnit, SVG): as HTML, with XML's entity for a quote
+-- and no character XML 1.0 forbids.
+function M.xml(value)
+  return (without_controls(valid_utf8(tostring(value)), ""):gsub("[\t\n]", " "):gsub("[&<>\"']", {["&"] = "&amp;",
+    ["<"] = "&lt;", [">"] = "&gt;", ['"'] = "&quot;", ["'"] = "&apos;"}))
+end
+
+-- Markdown inline text (a table cell, a heading, a list item): rendered as the characters it
+-- holds, wherever a CI system renders Markdown as HTML. HTML is escaped as entities (no raw tag
+-- reaches the page), the inline Markdown characters are backslash-escaped (no link, image,
+-- emphasis, code span, strike-through or table cell border), and a new line becomes a space.
+function M.markdown(value)
+  local text = without_controls(valid_utf8(tostring(value)), " "):gsub("[\t\r\n]", " ")
+  local plain = text
+  text = text:gsub("()([\\`*_%[%]|~!])", function(at, c)
+    -- an underscore inside a word (median_ms) is no emphasis in CommonMark: left as it reads
+    if c == "_" and plain:sub(at - 1, at - 1):match("%w") and plain:sub(at + 1, at + 1):match("%w") then return c end
+    return "\\" .. c
+  end)
+  return (text:gsub("[&<>\"]", {["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ['"'] = "&quot;"}))
+end
+
+-- A gnuplot string constant in single quotes: the quote doubled, no control character (a new
+-- line would end the command and start the next one), valid UTF-8. Printed as written only with
+-- the terminal's enhanced text mode off (api/plot.lua sets noenhanced).
+function M.gnuplot(value)
+  return "'" .. without_controls(valid_utf8(tostring(value)), " "):gsub("[\t\r\n]", " "):gsub("'", "''") .. "'"
+end
+
+return M
