@@ -73,7 +73,7 @@ M.commands = {
         "L2 and L1 hit rates, sectors per global load and store, shared wavefronts per request, tensor\n" ..
         "pipe activity, achieved occupancy, the dominant stall, registers, spills, shared memory of the\n" ..
         "point's last timed launch (ctr_* columns, 4 replay passes on GH100; gpuexp nightly collects\n" ..
-        "them to explain a regression; docs/explain-counters.md)", field = "counters"},
+        "them to explain a regression; docs/explanation/what-changed.md)", field = "counters"},
       {"--profile", "each measured launch once, between cuProfilerStart and cuProfilerStop, in this\n" ..
         "process (gpuexp profile --help)", field = "profile"},
       {"--telemetry", "every measurement reads NVML: mean power (power_w), energy per launch (energy_j),\n" ..
@@ -183,7 +183,8 @@ M.commands = {
       "point order, with OUT.meta.json listing every part. The parts must come from the same script\n" ..
       "(hash), the same points and the same GPU model (their .meta.json files say so). Missing and\n" ..
       "duplicated points are listed. OUT.csv and its metadata are written through a temporary file\n" ..
-      "and a rename (docs/threat-model.md: a device is written in place, no folder is created).",
+      "and a rename (docs/explanation/threat-model.md: a device is written in place, no folder is\n" ..
+      "created).",
     options = {{"--allow-mixed", "merge parts measured on different GPU models (listing them all)"},
       {"-h, --help", "this text"}},
     exits = {{0, "complete"}, {1, "incomplete, or points in two parts"},
@@ -242,7 +243,7 @@ M.commands = {
       {"exclude RUN... | include RUN...", "keep a run out of nightly baselines (a known bad night), or back"},
       {"accept RUN [--point 'A=V,B=W'] [--note TEXT]", "the level of a nightly run's points (or of this point) is intended:\n" ..
         "an open regression there is closed as accepted, and that level is the baseline from\n" ..
-        "then on (docs/regression-state.md)"},
+        "then on (docs/explanation/regression-state.md)"},
       {"unaccept RUN [--point 'A=V,B=W']", "take an acceptance back (the regression is open again)"},
       {"prune --keep N", "keep the newest N runs of each experiment, sweep and GPU"},
       {"prune --run RUN...", "delete these runs"},
@@ -290,7 +291,9 @@ M.commands = {
         "median_cycles judges in cycles, which a clock that differs between nights does not move"},
       {"--on-regression CMD", "when the night is not clean (exit 1, 5 or 6), run CMD REPORT.md through the\n" ..
         "shell, with GPUEXP_REPORT (the Markdown), GPUEXP_REPORT_HTML and\n" ..
-        "GPUEXP_NIGHTLY_EXIT set"},
+        "GPUEXP_NIGHTLY_EXIT set; the GPU's lock is released first"},
+      {"--on-regression-timeout S", "end the --on-regression command (its process group) after S seconds\n" ..
+        "(default 600; 0: no limit)"},
       {"-d, --device N", "passed to each experiment"},
       {"--devices LIST", "passed to each experiment"},
       {"--point-timeout S", "passed to each experiment"},
@@ -323,11 +326,14 @@ M.commands = {
       {"--history PATH", "the history of --run (default: gpuexp history --help says where)"},
       {"--point 'A=V,B=W'", "the point (with --run: the night's regressed point, when only one)"},
       {"--metric COL[:lower|:higher]", "the column judged (default median_ms)"},
-      {"--build CMD", "run through the shell in each commit's worktree before measuring"},
+      {"--build CMD", "run through the shell in each commit's worktree before measuring (its own process\n" ..
+        "group, ended with bisect on Ctrl-C or SIGTERM)"},
+      {"--build-timeout S", "end a build after S seconds: that commit is skipped (default 3600; 0: no limit)"},
       {"--threshold PCT", "the smallest change called slower (default 2)"},
       {"-d, --device N", "passed to each measurement"},
       {"-a, --arch ARCH", "passed to each measurement (an offline plan: for trying it out)"},
-      {"--point-timeout S", "passed to each measurement"},
+      {"--point-timeout S", "each measurement is a supervised run: a point past S seconds is ended and its\n" ..
+        "commit skipped (default 300; 0: no limit)"},
       {"-h, --help", "this text"},
     },
     exits = {{0, "the first bad commit was found (printed with the path taken)"},
@@ -335,6 +341,73 @@ M.commands = {
       {5, "no regression between good and bad (or the --run night is none), or the first bad commit is among\n" ..
         "commits that could not be measured (they are listed)"},
       {130, "interrupted (143: SIGTERM); the worktrees are removed"}, internal_exit}},
+  {name = "tune", module = "gpuexp.commands.tune", summary = "search a space under a budget; the tie set of the best",
+    usage = "gpuexp tune [options] SCRIPT.lua [script arguments...]",
+    about = "Runs a script whose gpuexp.tune{...} searches a sweep's space (axes and where) for the\n" ..
+      "configurations that minimise or maximise an objective column, and prints the tie set: the\n" ..
+      "configurations that cannot be told apart from the best (Mann-Whitney against the best, Holm-\n" ..
+      "corrected at alpha 0.05, or a bootstrap 95% interval of the ratio to the best starting below\n" ..
+      "+tie-pct). Strategies: brute (every configuration), random, racing (successive halving: short\n" ..
+      "measurements first, configurations shown worse by their own samples dropped early) and model (a\n" ..
+      "tree-structured Parzen estimator). Every round is a sweep: supervised, resumable (--resume),\n" ..
+      "recorded (--history); winners are stored by source hash, architecture, GPU, driver and CUDA, and\n" ..
+      "a tune that starts from them reports tuning drift when a stored winner left the tie set. The\n" ..
+      "options below win over the script's. docs/tune.md has the method and the studies.",
+    options = {
+      {"--strategy brute|random|racing|model", "the search (default: the script's, else model)"},
+      {"--seed N", "the search's seed (default 1)"},
+      {"--max-evals N", "full-measurement equivalents at most (default: every configuration for\n" ..
+        "brute, else a tenth of them, at least 20)"},
+      {"--budget-s S", "stop once the measurements took S seconds of GPU time"},
+      {"--tie-pct P", "configurations not shown more than P% worse than the best tie (default 1)"},
+      {"--start stored", "start from the history's stored winners of this tune (and check their drift)"},
+      {"-d, --device N", "passed to the run"}, {"-a, --arch ARCH", "passed to the run (an offline plan)"},
+      {"-o, --out PATH", "passed to the run: rounds go in PATH-stem.NAME.round-NNN.csv"},
+      {"-q, --quiet", "passed to the run"}, {"--resume", "passed to the run: finished rounds are replayed"},
+      {"--allow-changed", "passed to the run"}, {"--history PATH", "passed to the run: rounds and winners recorded"},
+      {"--record", "passed to the run"}, {"--point-timeout S", "passed to the run"},
+      {"--shard I/N", "passed to the run (brute and random only)"}, {"--devices LIST", "passed to the run"},
+      {"--inline", "passed to the run"}, {"--no-plan", "passed to the run"},
+      {"-h, --help", "this text"},
+    },
+    exits = {{0, "the tie set was printed"}, {1, "the script failed, or no configuration gave a value"},
+      {2, "usage"}, {3, "GPU or driver"}, {4, "a kernel did not compile"},
+      {5, "finished, but configurations crashed or timed out (their rows say so; they were skipped)"},
+      {6, "the history could not be written"}, {130, "interrupted (143: SIGTERM); --resume finishes"}, internal_exit}},
+  {name = "ab", module = "gpuexp.commands.ab", summary = "two variants interleaved on one GPU: a paired verdict",
+    usage = "gpuexp ab VARIANTS [options] SCRIPT.lua [script arguments...]",
+    about = "Runs a script whose gpuexp.ab{variant = function(v) ... end} builds the measurement of a variant\n" ..
+      "(A the base, B the change) from v: v.root (a commit's worktree), v.binary, v.source, v.options,\n" ..
+      "v.defines, as the options below set them. Both are timed in ONE process on one GPU, in blocks\n" ..
+      "whose order (AB or BA) is drawn from a seed, until the paired statistics could detect --mde or\n" ..
+      "the budget ends: the ratio B/A per block, their geometric mean, a bootstrap 99.5% interval and\n" ..
+      "the Wilcoxon signed-rank test. Slower (exit 1) when the test rejects and the interval is above\n" ..
+      "1; every verdict states the change the run could have detected. The same samples judged by\n" ..
+      "NVBench's rule and by compare's are shown beside it. docs/ab.md has the method and the studies.",
+    options = {
+      {"--a-commit REV", "variant A is REV, checked out in a temporary worktree (v.root)"},
+      {"--b-commit REV", "variant B likewise"},
+      {"--build CMD", "run through the shell in each commit's worktree first"},
+      {"--a-binary FILE", "v.binary of A (a cubin, fatbin or PTX the script loads)"},
+      {"--b-binary FILE", "v.binary of B"},
+      {"--a-source FILE", "v.source of A (a kernel source the script compiles)"}, {"--b-source FILE", "v.source of B"},
+      {"--a-options 'OPTS'", "v.options of A (compile options, split at spaces)"}, {"--b-options 'OPTS'", "v.options of B"},
+      {"--a-define K=V", "v.defines.K of A (repeatable)"}, {"--b-define K=V", "v.defines.K of B (repeatable)"},
+      {"--mde PCT", "the minimum detectable effect to reach (default 1)"},
+      {"--budget-s S", "stop after S seconds whatever was reached (default 30)"},
+      {"--seed N", "the block order's seed (default 1)"},
+      {"--threshold PCT", "a change smaller than this is never called (default 0)"},
+      {"--markdown", "Markdown (a pull-request comment)"}, {"--json", "JSON"}, {"--junit", "JUnit XML"},
+      {"-o, --output FILE", "write the verdict there instead of stdout"},
+      {"-d, --device N", "the GPU"}, {"-a, --arch ARCH", "an offline plan: both variants built and checked"},
+      {"--no-plan", "with no GPU, no offline plan (as gpuexp --no-plan)"},
+      {"-h, --help", "this text"},
+    },
+    exits = {{0, "B is not slower (same or faster), or an offline plan"}, {1, "B is slower than A (a regression), or the script failed or gave no\n" ..
+        "verdict (never called gpuexp.ab), or a commit did not build"},
+      {2, "usage or unreadable input"}, {3, "GPU or driver"}, {4, "a kernel did not compile"},
+      {7, "the verdict could not be written"}, {130, "interrupted (143: SIGTERM); the worktrees are removed"},
+      internal_exit}},
   {name = "doctor", module = "gpuexp.commands.doctor", summary = "check this machine and say what to fix",
     usage = "gpuexp doctor",
     about = "Checks this machine: the NVIDIA driver, the GPUs, NVRTC (by compiling a kernel), the CUDA\n" ..
@@ -381,6 +454,10 @@ M.environment = {
     read_by = "(set by nightly)"},
   {name = "GPUEXP_NIGHTLY_EXIT", text = "set for nightly --on-regression's command: the night's exit code",
     read_by = "(set by nightly)"},
+  {name = "GPUEXP_TUNE", text = "set by gpuexp tune for the script it runs: the search's options (JSON), which win " ..
+    "over the script's", read_by = "(set by tune)"},
+  {name = "GPUEXP_AB", text = "set by gpuexp ab for the script it runs: the request file naming the variants and " ..
+    "options", read_by = "(set by ab)"},
   {name = "SLURM_ARRAY_TASK_ID", text = "with SLURM_ARRAY_TASK_COUNT, _MIN and _STEP: the --shard of a Slurm job " ..
     "array's task when --shard is not given", read_by = "run"},
   {name = "SLURM_ARRAY_TASK_COUNT", text = "the number of tasks of a Slurm job array (see SLURM_ARRAY_TASK_ID)",

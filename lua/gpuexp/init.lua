@@ -11,6 +11,9 @@ local struct = require("gpuexp.api.struct")
 gpuexp.struct = struct.struct
 gpuexp.layout = struct.layout
 gpuexp.sweep = sweep.run
+-- gpuexp.tune{...} -> the tie set of a search (docs/tune.md); gpuexp.ab{...} -> a paired verdict (docs/ab.md)
+gpuexp.tune = function(spec) return require("gpuexp.api.tune").run(spec) end
+gpuexp.ab = function(spec) return require("gpuexp.api.ab").run(spec) end
 gpuexp.points = sweep.points
 gpuexp.csv = {read = csv.read, open = csv.open} -- the store's CSV module is the library's; scripts get these
 gpuexp.metadata = meta.collect
@@ -140,7 +143,8 @@ local function at_users_line(name, fn)
     error(err, 0)
   end
 end
-local passes_through = {check = true, sweep = true, lesson = true, try_plot = true}
+-- (tune and ab locate their own errors at the script's line, by the same rule)
+local passes_through = {check = true, sweep = true, lesson = true, try_plot = true, tune = true, ab = true}
 for _, key in ipairs((function()
   local keys = {}
   for key, value in pairs(gpuexp) do

@@ -109,12 +109,13 @@ function Device:attributes() end
 function Device:memory_info() end
 ---Waits for everything queued on the device.
 function Device:synchronize() end
----The SM clock in MHz, measured now by a probe kernel.
----@return number
+---The SM clock in MHz, measured now by a probe kernel (in an offline plan: nil and why).
+---@return number|nil mhz
+---@return string? why
 function Device:sm_clock() end
 ---What NVML reads of this GPU now: energy_j (total since the driver loaded), power_w,
 ---temperature_c, throttle_reasons (names), throttle_mask, sm_clock_mhz, applications_clock_mhz,
----power_limit_w; nil and why without NVML. gpuexp never changes a setting.
+---power_limit_w; nil and why without NVML or in an offline plan. gpuexp never changes a setting.
 ---@return {energy_j?: number, power_w?: number, temperature_c?: integer, throttle_reasons?: string, throttle_mask?: integer, sm_clock_mhz?: integer, applications_clock_mhz?: integer, power_limit_w?: number}|nil
 ---@return string? why
 function Device:telemetry() end
@@ -292,7 +293,7 @@ function Event:destroy() end
 local Sequence = {}
 ---Runs the function once and waits for the GPU (in an offline plan: checks its launches).
 function Sequence:run() end
----Event-timed samples of whole runs: warmup (5), reps (100), cold, graph (runs per captured graph), batch (runs back to back between two events), clock.
+---Event-timed samples of whole runs: warmup (5), reps (100), cold, graph (runs per captured graph), batch (runs back to back between two events), clock. In an offline plan: one run checks its launches, samples = 0.
 ---@param options? {warmup?: integer, reps?: integer, cold?: boolean, graph?: integer, batch?: integer, clock?: boolean}
 ---@return gpuexp.Timing
 function Sequence:time(options) end
@@ -342,7 +343,7 @@ function gpuexp.device(n) end
 ---Every GPU.
 ---@return gpuexp.Device[]
 function gpuexp.devices() end
----How many GPUs the driver sees.
+---How many GPUs the driver sees (1 in an offline plan: its device).
 ---@return integer
 function gpuexp.device_count() end
 ---Compiles CUDA C++ with NVRTC, the toolkit's headers found (or with nvcc: compiler = "nvcc"; cached on disk). options may be a project's nvcc options.
@@ -449,6 +450,16 @@ function gpuexp.from_bits(type, bits) end
 ---@param spec {name?: string, axes: table, where?: fun(p: table): boolean, setup?: fun(), run: fun(p: table): table, columns?: string[], out?: string, meta?: table, device?: gpuexp.Device|false, quiet?: boolean, timeout_s?: number}
 ---@return table[] rows, string path, string[] columns
 function gpuexp.sweep(spec) end
+---Searches a sweep's space for the configurations that minimise or maximise an objective under a
+---budget; returns the tie set (docs/tune.md). nil in an offline plan.
+---@param spec {name?: string, axes: table, where?: fun(p: table): boolean, setup?: fun(), run: fun(p: table): table, objective?: string|{column: string, goal?: "min"|"max"}, condition?: string|fun(row: table): boolean, samples?: string, strategy?: "brute"|"random"|"racing"|"model", seed?: integer, max_evals?: number, budget_s?: number, start?: table[]|"stored", tie_pct?: number, alpha?: number, eta?: number, batch?: integer, sources?: string[], options?: table, history?: string, columns?: string[], out?: string, quiet?: boolean, timeout_s?: number}
+---@return {best: table, ties: table[], drift: table[], strategy: string, evaluations: number, measured: integer, cost_s: number, stopped_by?: string, rounds: integer, prefix: string, rule: string}?
+function gpuexp.tune(spec) end
+---Two variants of one measurement timed in interleaved blocks until a stated minimum detectable
+---effect is reached; a paired verdict (docs/ab.md). nil in an offline plan.
+---@param spec {name?: string, a?: any, b?: any, variant?: fun(v: table): any, variants?: {A?: table, B?: table}, mde_pct?: number, budget_s?: number, min_blocks?: integer, max_blocks?: integer, block_ms?: number, block_reps?: integer, warmup?: integer, cold?: boolean, confidence?: number, power?: number, threshold_pct?: number, seed?: integer, quiet?: boolean}
+---@return {verdict: "slower"|"faster"|"same", basis: string, summary: table, a_median_ms: number, b_median_ms: number, gpu_s: number, nvbench: table, compare: table}?
+function gpuexp.ab(spec) end
 ---The enumeration of a sweep's points alone.
 ---@param axes table
 ---@param where? fun(p: table): boolean
@@ -505,7 +516,7 @@ function gpuexp.resolve(path) end
 ---@param rows table[]
 ---@param columns string[]
 function gpuexp.print_table(rows, columns) end
----The metadata table of this run.
+---The metadata table of this run (with a plan's device: offline_arch, no GPU facts).
 ---@param device? gpuexp.Device
 ---@return table
 function gpuexp.metadata(device) end
@@ -553,10 +564,12 @@ function gpuexp.diagnose(kernel, spec) end
 ---Measures this GPU's ceilings (cached per GPU and driver): dram_copy_gbps, l2_gbps, shared_gbps,
 ---fp32_gflops, fp64_gflops, tensor_{fp16,bf16,tf32,int8,fp8}_gflops (where the GPU has them),
 ---h2d_pinned_gbps, d2h_pinned_gbps.
----@param options? {force?: boolean}
----@return table
+---In an offline plan: nil and why (nothing is measured).
+---@param options? {force?: boolean, device?: gpuexp.Device}
+---@return table|nil ceilings
+---@return string? why
 function gpuexp.calibrate(options) end
----The cached ceilings, or nil until calibrated.
+---The cached ceilings, or nil until calibrated (and in an offline plan).
 ---@param device? gpuexp.Device
 ---@return table|nil
 function gpuexp.ceilings(device) end

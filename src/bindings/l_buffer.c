@@ -241,10 +241,12 @@ static int buffer_to_table(lua_State *L)
 {
     l_buffer *b = l_check_buffer(L, 1);
     lua_Integer first = luaL_optinteger(L, 2, 1);
+    if (first < 1 || (size_t)(first - 1) > b->buffer.count) /* before first is used in arithmetic */
+        return l_raisef(L, GX_ERR_USAGE, "to_table: first %lld outside 1..%zu", (long long)first, b->buffer.count);
     lua_Integer count = luaL_optinteger(L, 3, (lua_Integer)b->buffer.count - first + 1);
-    if (first < 1 || count < 0 || (size_t)(first - 1) > b->buffer.count || (size_t)count > b->buffer.count - (size_t)(first - 1))
-        return l_raisef(L, GX_ERR_USAGE, "to_table: range %lld..%lld outside 1..%zu", (long long)first,
-                        (long long)(first + count - 1), b->buffer.count);
+    if (count < 0 || (size_t)(first - 1) > b->buffer.count || (size_t)count > b->buffer.count - (size_t)(first - 1))
+        return l_raisef(L, GX_ERR_USAGE, "to_table: %lld elements from %lld run past the end (%zu)", (long long)count,
+                        (long long)first, b->buffer.count);
     if (count > (1 << 26))
         return l_raisef(L, GX_ERR_USAGE, "to_table: %lld elements is too many for a Lua table; copy a range", (long long)count);
     size_t size = gx_type_size(b->buffer.type);

@@ -127,9 +127,9 @@ static int gpuexp_versions(lua_State *L)
 /* gpuexp.error(kind, message): raises a gpuexp error value from Lua code (kind as in exit codes). */
 static int gpuexp_error(lua_State *L)
 {
-    static const char *const kinds[] = {"usage", "driver", "compile", "system", "write", "busy", "option", NULL};
+    static const char *const kinds[] = {"usage", "driver", "compile", "system", "write", "busy", "option", "interrupted", NULL};
     static const enum gx_error_kind values[] = {GX_ERR_USAGE, GX_ERR_DRIVER, GX_ERR_COMPILE, GX_ERR_SYSTEM,
-                                                GX_ERR_WRITE, GX_ERR_BUSY, GX_ERR_OPTION};
+                                                GX_ERR_WRITE, GX_ERR_BUSY, GX_ERR_OPTION, GX_ERR_INTERRUPTED};
     int kind = luaL_checkoption(L, 1, NULL, kinds);
     int level = (int)luaL_optinteger(L, 3, 1);
     l_push_where(L, level);

@@ -160,6 +160,10 @@ const gx_stream *l_opt_stream(lua_State *L, int index, const char *what, const g
 const char *l_offline_arch(lua_State *L); /* NULL when a GPU is used */
 /* 1 for a buffer of an offline plan: a table with kind = "planned" (made by the Lua library). */
 int l_is_planned_buffer(lua_State *L, int index);
+/* 1 for the device of an offline plan: gpuexp.device() there, a table with plan = true. */
+int l_is_planned_device(lua_State *L, int index);
+/* Pushes what gpuexp.<name>() returns (the plan's device or stream, which the Lua library makes). */
+void l_call_gpuexp(lua_State *L, const char *name);
 
 void l_open_error(lua_State *L);
 void l_open_device(lua_State *L);
@@ -188,6 +192,9 @@ void l_open_metrics(lua_State *L);
    slots of slot_size bytes: how many, 0 when name is no preset, -1 when the presets cannot be read. */
 int l_metric_preset(const char *name, char *slots, size_t slot_size, int max);
 void l_open_process(lua_State *L);
+/* Stop signals in this process (gx_process_catch_stops): "interrupted" raised at the next Lua
+   instruction; the process ended grace_s later if the run has not come back by then. */
+void l_process_catch_stops(lua_State *L, double grace_s);
 void l_open_db(lua_State *L);
 /* gpuexp._write_file, _open_output and _output_folder (l_files.c), set in the table on top. */
 void l_open_files(lua_State *L);

@@ -268,8 +268,10 @@ void l_read_launch(lua_State *L, int table, l_kernel *k, l_launch *launch, int k
 int l_launch_work(void *user, gx_error *error)
 {
     l_launch *launch = user;
-    if (!launch->kernel->kernel.function)
-        return GX_OK; /* offline plan: launches are checked, not run */
+    if (!launch->kernel->kernel.function) { /* offline plan: launches are checked, not run, */
+        gx_note_launch(launch->kernel->kernel.name); /* and counted, as a sequence records them */
+        return GX_OK;
+    }
     return gx_kernel_launch(&launch->kernel->kernel, &launch->config, launch->pointers, error);
 }
 

@@ -185,14 +185,17 @@ static int process_stop_signal(lua_State *L)
     return 1;
 }
 
-/* gpuexp._process.run({argv...} [, output]) -> exit code (128 + N for a signal), and the
-   stop signal received while it ran (0 when none): nightly's experiments. _process.init() first. */
+/* gpuexp._process.run({argv...} [, output or {output=, capture=, timeout_s=, grace_s=, directory=}])
+   -> exit code (128 + N for a signal), the stop signal received while it ran (0 when none),
+   whether it ran past timeout_s, and (capture) its standard output. Every child but the workers:
+   its own process group, default signals, an empty mask (gx_process_run). */
 static int process_run(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
+    lua_settop(L, 2); /* the options (or nil) stay at 2, below what is pushed here */
     int argc = (int)lua_rawlen(L, 1);
     if (argc < 1)
-        return luaL_error(L, "_process.run: an empty command");
+        return l_raisef(L, GX_ERR_USAGE, "_process.run: an empty command");
     char **argv = lua_newuserdatauv(L, sizeof(char *) * (size_t)(argc + 1), 0);
     for (int i = 0; i < argc; i++) {
         lua_rawgeti(L, 1, i + 1);
@@ -200,15 +203,79 @@ static int process_run(lua_State *L)
         lua_pop(L, 1); /* anchored in the argument table */
     }
     argv[argc] = NULL;
-    const char *output = luaL_optstring(L, 2, NULL);
-    int stop = 0;
+    gx_run_options options = {.error_sink = -1};
+    if (lua_type(L, 2) == LUA_TSTRING) {
+        options.output = lua_tostring(L, 2);
+    } else if (!lua_isnoneornil(L, 2)) {
+        static const char *const allowed[] = {"output", "capture", "timeout_s", "grace_s", "directory", "record", NULL};
+        l_check_options(L, 2, "_process.run", allowed);
+        lua_getfield(L, 2, "output");
+        options.output = luaL_optstring(L, -1, NULL); /* anchored in the options table */
+        lua_getfield(L, 2, "directory");
+        options.directory = luaL_optstring(L, -1, NULL);
+        lua_getfield(L, 2, "capture");
+        options.capture = lua_toboolean(L, -1);
+        lua_getfield(L, 2, "timeout_s");
+        options.timeout_s = luaL_optnumber(L, -1, 0);
+        lua_getfield(L, 2, "grace_s");
+        options.grace_s = luaL_optnumber(L, -1, 0);
+        lua_getfield(L, 2, "record");
+        options.record = luaL_optstring(L, -1, NULL);
+        lua_pop(L, 6);
+    }
+    gx_run_result result;
     gx_error error;
-    int code = gx_process_run(argv, output, &stop, &error);
-    if (code < 0)
+    if (gx_process_run(argv, &options, &result, &error))
         return l_raise(L, &error);
-    lua_pushinteger(L, code);
-    lua_pushinteger(L, stop);
-    return 2;
+    lua_pushinteger(L, result.exit_code);
+    lua_pushinteger(L, result.stop);
+    lua_pushboolean(L, result.timed_out);
+    if (result.captured)
+        lua_pushlstring(L, result.captured, result.captured_size);
+    else
+        lua_pushnil(L);
+    free(result.captured);
+    return 4;
+}
+
+/* An in-process run: a stop signal sets a hook that raises "interrupted" at the next Lua
+   instruction (as lua.c does for Ctrl-C), so Lua code that spins is stopped too. */
+static lua_State *interrupted_state;
+
+static void interrupt_hook(lua_State *L, lua_Debug *debug)
+{
+    (void)debug;
+    lua_sethook(L, NULL, 0, 0);
+    int number = gx_process_stop_signal();
+    l_raisef(L, GX_ERR_INTERRUPTED, "interrupted by SIG%s", sigabbrev_np(number) ? sigabbrev_np(number) : "?");
+}
+
+static void on_stop(int signal_number)
+{
+    (void)signal_number;
+    if (interrupted_state)
+        lua_sethook(interrupted_state, interrupt_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+}
+
+void l_process_catch_stops(lua_State *L, double grace_s)
+{
+    interrupted_state = L;
+    gx_process_catch_stops(on_stop, grace_s);
+}
+
+/* gpuexp._process.end_recorded(path) -> true when the recorded group was still running and was ended */
+static int process_end_recorded(lua_State *L)
+{
+    lua_pushboolean(L, gx_process_end_recorded(luaL_checkstring(L, 1)) == 1);
+    return 1;
+}
+
+/* gpuexp._process.stop_handled(): the run has seen the stop signal and is ending (the watchdog is off) */
+static int process_stop_handled(lua_State *L)
+{
+    (void)L;
+    gx_process_stop_handled();
+    return 0;
 }
 
 #define HELD_LOCKS "gpuexp.held_locks" /* path -> fd */
@@ -293,6 +360,7 @@ void l_open_process(lua_State *L)
     static const luaL_Reg functions[] = {{"init", process_init}, {"spawn", process_spawn}, {"wait", process_wait},
                                          {"stop_signal", process_stop_signal}, {"lock", process_lock},
                                          {"unlock", process_unlock}, {"run", process_run},
+                                         {"stop_handled", process_stop_handled}, {"end_recorded", process_end_recorded},
                                          {NULL, NULL}};
     lua_newtable(L);
     luaL_setfuncs(L, functions, 0);

@@ -98,10 +98,11 @@ void l_note_source(lua_State *L, const char *name, const char *key)
 }
 
 /* The device option at t.device, else the default device unless planning offline; its stack
-   index or 0. With need_arch, the default device is opened only when no explicit arch is given. */
+   index or 0. With need_arch, the default device is opened only when no explicit arch is given.
+   The plan's own device (gpuexp.device() in a plan) is no GPU: 0, as when none is named. */
 int l_device_option(lua_State *L, int table, int open_default)
 {
-    if (lua_getfield(L, table, "device") != LUA_TNIL) {
+    if (lua_getfield(L, table, "device") != LUA_TNIL && !l_is_planned_device(L, -1)) {
         l_check_device(L, -1);
         return lua_gettop(L);
     }

@@ -21,6 +21,22 @@ l_sequence *l_check_sequence(lua_State *L, int index)
     return luaL_checkudata(L, index, GX_SEQUENCE_TYPE);
 }
 
+/* A sequence of an offline plan: its device is the plan's, and its function gets a planned stream
+   (gpuexp.stream{}), so that what the function does with it (events, waits, launches) is checked
+   as on a GPU. Nothing runs; its launches are counted (sequence.kernels). */
+static int plan_sequence(lua_State *L, int index, int device_index)
+{
+    if (device_index)
+        lua_pushvalue(L, device_index);
+    else
+        l_call_gpuexp(L, "device");
+    lua_setiuservalue(L, index, 1);
+    l_call_gpuexp(L, "stream");
+    lua_setiuservalue(L, index, 3);
+    lua_settop(L, index);
+    return 1;
+}
+
 /* gpuexp.sequence(function(stream) ... end [, {device =, name =}]) -> Sequence */
 static int gpuexp_sequence(lua_State *L)
 {
@@ -33,7 +49,8 @@ static int gpuexp_sequence(lua_State *L)
         l_check_options(L, options, "sequence", allowed);
         name = l_opt_string_field(L, options, "name", name);
         if (lua_getfield(L, options, "device") != LUA_TNIL) {
-            l_check_device(L, -1);
+            if (!l_is_planned_device(L, -1))
+                l_check_device(L, -1);
             device_index = lua_gettop(L);
         } else {
             lua_pop(L, 1);
@@ -49,8 +66,8 @@ static int gpuexp_sequence(lua_State *L)
     int index = lua_gettop(L);
     lua_pushvalue(L, 1);
     lua_setiuservalue(L, index, 2);
-    if (!device_index) /* an offline plan: nothing runs */
-        return 1;
+    if (l_offline_arch(L)) /* an offline plan: nothing runs; the function gets a plan's stream */
+        return plan_sequence(L, index, device_index);
     lua_pushvalue(L, device_index);
     lua_setiuservalue(L, index, 1);
     l_device *device = lua_touserdata(L, device_index);
@@ -168,6 +185,11 @@ static int sequence_time(lua_State *L)
     lua_settop(L, 2);
     struct timed_run run = {L, 1, NULL};
     l_device *device = sequence_device(L, 1);
+    if (!device) { /* an offline plan: one run checks the function's launches; no time */
+        gx_error error;
+        if (l_sequence_run(L, 1, &error))
+            return l_sequence_raise(L, &error);
+    }
     if (device) { /* a borrowed Stream to hand to the function while it is captured */
         run.capture = lua_newuserdatauv(L, sizeof *run.capture, 1);
         memset(run.capture, 0, sizeof *run.capture);

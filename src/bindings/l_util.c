@@ -256,3 +256,21 @@ int l_is_planned_buffer(lua_State *L, int index)
     lua_pop(L, 1);
     return planned;
 }
+
+int l_is_planned_device(lua_State *L, int index)
+{
+    if (!l_offline_arch(L) || !lua_istable(L, index))
+        return 0;
+    lua_getfield(L, index, "plan");
+    int planned = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    return planned;
+}
+
+void l_call_gpuexp(lua_State *L, const char *name)
+{
+    lua_getglobal(L, "gpuexp");
+    lua_getfield(L, -1, name);
+    lua_remove(L, -2);
+    lua_call(L, 0, 1);
+}

@@ -15,6 +15,7 @@
 #include "gx_cli.h"
 #include "gx_occupancy.h"
 #include "gx_paths.h"
+#include "gx_process.h"
 #include "gx_trace.h"
 #include "gx_worker.h"
 #include "l_gpuexp.h"
@@ -83,11 +84,14 @@ static int exit_code_for(lua_State *L, int index, int builtin)
         code = GX_EXIT_BUSY;
     else if (kind && strcmp(kind, "option") == 0)
         code = GX_EXIT_USAGE;
+    else if (kind && strcmp(kind, "interrupted") == 0)
+        code = 128 + (gx_process_stop_signal() ? gx_process_stop_signal() : SIGINT);
     lua_pop(L, 1);
     return code;
 }
 
 #define GX_DEFAULT_PLAN_ARCH "sm_90"
+#define GX_STOP_GRACE_S 1.0 /* from a stop signal to the end of an in-process run stuck in a call */
 
 struct options {
     const char *arch; /* offline plan */
@@ -257,6 +261,10 @@ static int run_script(int argc, char **argv, const struct options *options)
         return GX_EXIT_SCRIPT;
     }
     luaL_openlibs(L);
+    /* Ctrl-C, SIGTERM, SIGHUP: "interrupted" at the next Lua instruction, the process ended 1 s
+       later if the run is stuck in a call (a kernel spinning on the GPU); the supervisor, nightly
+       and bisect take them their own way (gx_process_init) */
+    l_process_catch_stops(L, GX_STOP_GRACE_S);
     lua_pushinteger(L, options->device);
     lua_setfield(L, LUA_REGISTRYINDEX, GX_REGISTRY_DEFAULT_DEVICE);
     if (options->arch) {
@@ -335,6 +343,7 @@ static int run_script(int argc, char **argv, const struct options *options)
         }
         if (status == LUA_OK && options->builtin) {
             status = lua_pcall(L, 1, 1, handler); /* main may return the exit code */
+            gx_process_stop_handled();
             if (status == LUA_OK && lua_isinteger(L, -1)) {
                 int returned = (int)lua_tointeger(L, -1);
                 lua_close(L);
@@ -353,6 +362,7 @@ static int run_script(int argc, char **argv, const struct options *options)
             for (int i = options->script_index + 1; i < argc; i++)
                 lua_pushstring(L, argv[i]);
             status = lua_pcall(L, argc - options->script_index - 1, 0, handler);
+            gx_process_stop_handled(); /* the run came back: no watchdog while it closes */
             if (status == LUA_OK && !options->worker)
                 failed_points = report_failures(L, handler);
             gx_error trace_error;
@@ -367,7 +377,10 @@ static int run_script(int argc, char **argv, const struct options *options)
             return GX_EXIT_USAGE;
         }
     }
+    gx_process_stop_handled();
     int code = trace_failed ? GX_EXIT_WRITE : failed_points;
+    if (status == LUA_OK && gx_process_stop_signal()) /* the script caught the interruption itself */
+        code = 128 + gx_process_stop_signal();
     if (status != LUA_OK) {
         code = exit_code_for(L, -1, options->builtin != NULL);
         /* a command's own error raised as a value (gpuexp.error: a bad argument, a file it cannot
@@ -381,8 +394,9 @@ static int run_script(int argc, char **argv, const struct options *options)
         if (code == GX_EXIT_INTERNAL)
             fprintf(stderr, "gpuexp: internal error in %s (exit %d; please report it with the text below):\n",
                     options->builtin, GX_EXIT_INTERNAL);
-        /* a bad option, a busy output or a failed write is not a bug in the script: no traceback */
-        int plain = command_error || code == GX_EXIT_USAGE || code == GX_EXIT_BUSY || code == GX_EXIT_WRITE;
+        /* a bad option, a busy output, a failed write or an interruption is not a bug in the
+           script: no traceback */
+        int plain = command_error || code == GX_EXIT_USAGE || code == GX_EXIT_BUSY || code == GX_EXIT_WRITE || code > 128;
         if (plain && lua_istable(L, -1))
             lua_getfield(L, -1, "message");
         else

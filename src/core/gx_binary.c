@@ -44,32 +44,39 @@ gx_image_kind gx_image_detect(const void *data, size_t size)
             return GX_IMAGE_FATBIN;
     }
     if (is_elf64(data, size)) {
-        const Elf64_Ehdr *header = data;
-        return header->e_machine == EM_CUDA ? GX_IMAGE_CUBIN : GX_IMAGE_HOST_ELF;
+        Elf64_Ehdr header;
+        memcpy(&header, data, sizeof header);
+        return header.e_machine == EM_CUDA ? GX_IMAGE_CUBIN : GX_IMAGE_HOST_ELF;
     }
     return looks_like_ptx(data, size) ? GX_IMAGE_PTX : GX_IMAGE_UNKNOWN;
 }
 
-/* Finds the section called name; returns its header or NULL. Bounds are checked. */
-static const Elf64_Shdr *find_section(const unsigned char *data, size_t size, const char *name)
+/* Finds the section called name: fills *found and returns 1, or 0. Bounds are checked, and the
+   headers are copied out (a file's offsets need not be aligned). */
+static int find_section(const unsigned char *data, size_t size, const char *name, Elf64_Shdr *found)
 {
-    const Elf64_Ehdr *header = (const Elf64_Ehdr *)data;
-    if (header->e_shoff == 0 || header->e_shentsize != sizeof(Elf64_Shdr) || header->e_shoff > size
-        || (size - header->e_shoff) / sizeof(Elf64_Shdr) < header->e_shnum || header->e_shstrndx >= header->e_shnum)
-        return NULL;
-    const Elf64_Shdr *sections = (const Elf64_Shdr *)(data + header->e_shoff);
-    const Elf64_Shdr *names = &sections[header->e_shstrndx];
-    if (names->sh_offset > size || names->sh_size > size - names->sh_offset)
-        return NULL;
-    for (int i = 0; i < header->e_shnum; i++) {
-        if (sections[i].sh_name >= names->sh_size)
+    Elf64_Ehdr header;
+    memcpy(&header, data, sizeof header);
+    if (header.e_shoff == 0 || header.e_shentsize != sizeof(Elf64_Shdr) || header.e_shoff > size
+        || (size - header.e_shoff) / sizeof(Elf64_Shdr) < header.e_shnum || header.e_shstrndx >= header.e_shnum)
+        return 0;
+    const unsigned char *sections = data + header.e_shoff;
+    Elf64_Shdr names, section;
+    memcpy(&names, sections + (size_t)header.e_shstrndx * sizeof names, sizeof names);
+    if (names.sh_offset > size || names.sh_size > size - names.sh_offset)
+        return 0;
+    for (int i = 0; i < header.e_shnum; i++) {
+        memcpy(&section, sections + (size_t)i * sizeof section, sizeof section);
+        if (section.sh_name >= names.sh_size)
             continue;
-        const char *section_name = (const char *)data + names->sh_offset + sections[i].sh_name;
-        size_t room = names->sh_size - sections[i].sh_name;
-        if (strnlen(section_name, room) < room && strcmp(section_name, name) == 0)
-            return &sections[i];
+        const char *section_name = (const char *)data + names.sh_offset + section.sh_name;
+        size_t room = names.sh_size - section.sh_name;
+        if (strnlen(section_name, room) < room && strcmp(section_name, name) == 0) {
+            *found = section;
+            return 1;
+        }
     }
-    return NULL;
+    return 0;
 }
 
 int gx_host_fatbins(const void *data, size_t size, size_t offsets[GX_MAX_IMAGES], size_t sizes[GX_MAX_IMAGES],
@@ -79,9 +86,10 @@ int gx_host_fatbins(const void *data, size_t size, size_t offsets[GX_MAX_IMAGES]
     if (!is_elf64(data, size))
         return gx_fail(error, GX_ERR_USAGE, "not a 64-bit ELF file");
     const unsigned char *bytes = data;
-    const Elf64_Shdr *section = find_section(bytes, size, ".nv_fatbin");
+    Elf64_Shdr found;
+    const Elf64_Shdr *section = find_section(bytes, size, ".nv_fatbin", &found) ? &found : NULL;
     if (!section || section->sh_type == SHT_NOBITS) {
-        if (find_section(bytes, size, "__nv_relfatbin"))
+        if (find_section(bytes, size, "__nv_relfatbin", &found))
             return gx_fail(error, GX_ERR_USAGE,
                            "its device code was compiled with -rdc=true and is not linked yet (section __nv_relfatbin): "
                            "load the output of nvcc -dlink, or build with -rdc=false");
@@ -102,7 +110,8 @@ int gx_host_fatbins(const void *data, size_t size, size_t offsets[GX_MAX_IMAGES]
         uint64_t fat_size;
         memcpy(&header_size, bytes + at + 6, 2);
         memcpy(&fat_size, bytes + at + 8, 8);
-        if (header_size < 16 || fat_size > end - at - header_size)
+        /* header_size first: end - at - header_size would wrap past a header larger than what is left */
+        if (header_size < 16 || header_size > end - at || fat_size > end - at - header_size)
             return gx_fail(error, GX_ERR_USAGE, "a fat binary in .nv_fatbin at offset %zu is cut short", at - start);
         if (*count == GX_MAX_IMAGES)
             return gx_fail(error, GX_ERR_USAGE, "more than %d fat binaries in .nv_fatbin", GX_MAX_IMAGES);
@@ -173,17 +182,23 @@ static int cubin_kernels(const unsigned char *data, size_t size, gx_image_kernel
 {
     if (!is_elf64(data, size))
         return gx_fail(error, GX_ERR_USAGE, "a cubin in it is not a 64-bit ELF file");
-    const Elf64_Ehdr *header = (const Elf64_Ehdr *)data;
-    const Elf64_Shdr *symtab = find_section(data, size, ".symtab");
-    if (!symtab || symtab->sh_link >= header->e_shnum || symtab->sh_offset > size || symtab->sh_size > size - symtab->sh_offset)
+    /* headers and symbols are copied out: a file's offsets need not be aligned */
+    Elf64_Ehdr header;
+    memcpy(&header, data, sizeof header);
+    Elf64_Shdr symtab_copy, strings_copy;
+    const Elf64_Shdr *symtab = find_section(data, size, ".symtab", &symtab_copy) ? &symtab_copy : NULL;
+    if (!symtab || symtab->sh_link >= header.e_shnum || symtab->sh_offset > size ||
+        symtab->sh_size > size - symtab->sh_offset)
         return gx_fail(error, GX_ERR_USAGE, "a cubin in it has no readable symbol table");
-    const Elf64_Shdr *strings = (const Elf64_Shdr *)(data + header->e_shoff) + symtab->sh_link;
+    memcpy(&strings_copy, data + header.e_shoff + (size_t)symtab->sh_link * sizeof strings_copy, sizeof strings_copy);
+    const Elf64_Shdr *strings = &strings_copy;
     if (strings->sh_offset > size || strings->sh_size > size - strings->sh_offset)
         return gx_fail(error, GX_ERR_USAGE, "a cubin in it has a damaged string table");
-    const Elf64_Sym *symbols = (const Elf64_Sym *)(data + symtab->sh_offset);
     size_t symbol_count = symtab->sh_size / sizeof(Elf64_Sym);
     for (size_t i = 0; i < symbol_count; i++) {
-        const Elf64_Sym *s = &symbols[i];
+        Elf64_Sym symbol;
+        memcpy(&symbol, data + symtab->sh_offset + i * sizeof symbol, sizeof symbol);
+        const Elf64_Sym *s = &symbol;
         if (ELF64_ST_TYPE(s->st_info) != STT_FUNC || !(s->st_other & 0x10) || s->st_name >= strings->sh_size)
             continue;
         const char *name = (const char *)data + strings->sh_offset + s->st_name;
@@ -196,7 +211,8 @@ static int cubin_kernels(const unsigned char *data, size_t size, gx_image_kernel
             continue;
         char section_name[1100];
         snprintf(section_name, sizeof section_name, ".nv.info.%s", name);
-        const Elf64_Shdr *info = find_section(data, size, section_name);
+        Elf64_Shdr info_copy;
+        const Elf64_Shdr *info = find_section(data, size, section_name, &info_copy) ? &info_copy : NULL;
         if (info && info->sh_offset <= size && info->sh_size <= size - info->sh_offset)
             read_param_info(data + info->sh_offset, info->sh_size, &list->kernels[index]);
     }
@@ -211,9 +227,11 @@ static int fatbin_kernels(const unsigned char *data, size_t size, gx_image_kerne
 {
     uint16_t header_size;
     uint64_t fat_size;
+    if (size < 16) /* found by tests/fuzz: a file of the magic and a few bytes was read past */
+        return gx_fail(error, GX_ERR_USAGE, "a fat binary in it is cut short");
     memcpy(&header_size, data + 6, 2);
     memcpy(&fat_size, data + 8, 8);
-    if (header_size < 16 || fat_size > size - header_size)
+    if (header_size < 16 || header_size > size || fat_size > size - header_size)
         return gx_fail(error, GX_ERR_USAGE, "a fat binary in it is cut short");
     size_t end = header_size + (size_t)fat_size;
     for (size_t at = header_size; at + 0x40 <= end;) {

@@ -42,6 +42,7 @@ const char *gx_error_kind_name(enum gx_error_kind kind)
     case GX_ERR_WRITE: return "write";
     case GX_ERR_BUSY: return "busy";
     case GX_ERR_OPTION: return "option";
+    case GX_ERR_INTERRUPTED: return "interrupted";
     }
     return "unknown";
 }

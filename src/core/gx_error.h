@@ -14,6 +14,7 @@ enum gx_error_kind {
     GX_ERR_WRITE,   /* an output could not be written (a full disk, an I/O error): the run stops */
     GX_ERR_BUSY,    /* another process holds what this one needs (an output, a GPU's nightly): try later */
     GX_ERR_OPTION,  /* a command-line option does not fit the script (--only naming an axis it lacks) */
+    GX_ERR_INTERRUPTED, /* a stop signal (Ctrl-C, SIGTERM, SIGHUP) ended the run: exit 128 + N */
 };
 
 typedef struct gx_error {

@@ -4,16 +4,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "gx_cache.h"
+#include "gx_process.h"
 #include "gx_toolkit.h"
 
 extern char **environ;
@@ -68,27 +67,54 @@ static char *format(const char *pattern, const char *value)
     return asprintf(&text, pattern, value) < 0 ? NULL : text;
 }
 
-/* Runs argv (nvcc) with its output into log_file; 0 when it exited 0, else its wait status (or -1
-   with error set when it could not start). */
-static int run_nvcc(char **argv, const char *log_file, int *wait_status, gx_error *error)
+/* Runs argv (nvcc) through the spawn helper (its own process group, ended with gpuexp's stop
+   signals) with its output into log_file and TMPDIR set to log_file's folder, so its own tmpxft_*
+   files go with that folder. *exit_code: its code, 128 + N when signal N ended it. */
+static int run_nvcc(char **argv, const char *log_file, int *exit_code, gx_error *error)
 {
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, log_file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    posix_spawn_file_actions_adddup2(&actions, 1, 2);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    pid_t pid;
-    int spawned = posix_spawn(&pid, argv[0], &actions, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&actions);
-    if (spawned != 0)
-        return gx_fail(error, GX_ERR_SYSTEM, "nvcc: cannot start %s: %s", argv[0], strerror(spawned));
-    *wait_status = 0;
-    while (waitpid(pid, wait_status, 0) < 0 && errno == EINTR)
-        ;
+    char tmpdir[4200];
+    snprintf(tmpdir, sizeof tmpdir, "TMPDIR=%s", log_file);
+    char *slash = strrchr(tmpdir, '/');
+    if (slash && slash > tmpdir + 7)
+        *slash = 0;
+    size_t count = 0;
+    while (environ[count])
+        count++;
+    char **environment = calloc(count + 2, sizeof *environment);
+    if (!environment)
+        return gx_fail(error, GX_ERR_SYSTEM, "out of memory");
+    size_t kept = 0;
+    for (size_t i = 0; i < count; i++)
+        if (strncmp(environ[i], "TMPDIR=", 7) != 0)
+            environment[kept++] = environ[i];
+    environment[kept] = tmpdir;
+    gx_run_options options = {.output = log_file, .error_sink = -1, .environment = environment};
+    gx_run_result run;
+    int status = gx_process_run(argv, &options, &run, error);
+    free(environment);
+    if (status)
+        return status;
+    if (run.stop)
+        return gx_fail(error, GX_ERR_INTERRUPTED, "nvcc: interrupted by signal %d", run.stop);
+    *exit_code = run.exit_code;
     return GX_OK;
 }
 
-static int exited_cleanly(int wait_status) { return WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0; }
+/* nvcc options that make it print something or stop early instead of writing the cubin (or that
+   run what it built): a compile with them would fail with "cannot open out.cubin". NULL if fine. */
+static const char *refused_option(const char *option)
+{
+    static const char *const refused[] = {"--version", "-V", "--dryrun", "-dryrun", "--help", "-h", "-help",
+                                          "--list-gpu-arch", "-arch-ls", "--list-gpu-code", "-code-ls",
+                                          "--preprocess", "-E", "--generate-dependencies", "-M", "-MM",
+                                          "--generate-nonsystem-dependencies", "--run", "-run", "--lib", "-lib",
+                                          "--link", "-link", "--compile", "-c", "--fatbin", "-fatbin",
+                                          "--ptx", "-ptx", "--cubin", "-cubin", "--output-file", "-o", NULL};
+    for (int i = 0; refused[i]; i++)
+        if (strcmp(option, refused[i]) == 0)
+            return refused[i];
+    return NULL;
+}
 
 /* nvcc has no name expressions: a second translation unit includes the source and takes the
    address of each requested name in a __device__ variable, so nvcc instantiates it and the PTX
@@ -134,10 +160,10 @@ static int lower_names(const gx_compile_request *request, char *const *base_argv
     if (!built)
         built = push(argv, &argc, CAPACITY, strdup("-ptx")) || push(argv, &argc, CAPACITY, strdup("-o"))
                 || push(argv, &argc, CAPACITY, strdup(names_ptx)) || push(argv, &argc, CAPACITY, strdup(names_file));
-    int wait_status = 0;
+    int exit_code = 0;
     if (built)
         status = gx_fail(error, GX_ERR_USAGE, "nvcc: too many options");
-    else if ((status = run_nvcc(argv, names_log, &wait_status, error)) == GX_OK && !exited_cleanly(wait_status)) {
+    else if ((status = run_nvcc(argv, names_log, &exit_code, error)) == GX_OK && exit_code != 0) {
         char *log = NULL;
         size_t log_size;
         gx_error ignored;
@@ -187,6 +213,14 @@ static int lower_names(const gx_compile_request *request, char *const *base_argv
 int gx_nvcc_compile(const gx_compile_request *request, gx_compile_result *result, gx_error *error)
 {
     memset(result, 0, sizeof *result);
+    for (int i = 0; i < request->option_count; i++) {
+        const char *refused = refused_option(request->options[i]);
+        if (refused)
+            return gx_fail(error, GX_ERR_USAGE,
+                           "nvcc option '%s' is not accepted: gpuexp runs nvcc to write one cubin (or PTX) and reads "
+                           "it; options that print, stop early, link or choose the output have no place there",
+                           refused);
+    }
     const gx_toolkit *toolkit = gx_toolkit_get();
     char nvcc[GX_TOOLKIT_PATH];
     if (gx_toolkit_nvcc(toolkit, nvcc, sizeof nvcc, error))
@@ -248,20 +282,19 @@ int gx_nvcc_compile(const gx_compile_request *request, gx_compile_result *result
         goto done;
     }
 
-    int wait_status = 0;
-    if ((status = run_nvcc(argv, log_file, &wait_status, error)) != GX_OK)
+    int exit_code = 0;
+    if ((status = run_nvcc(argv, log_file, &exit_code, error)) != GX_OK)
         goto done;
     size_t log_size = 0;
     gx_error ignored;
     if (gx_read_file(log_file, &result->log, &log_size, &ignored))
         result->log = strdup("");
-    if (!exited_cleanly(wait_status)) {
+    if (exit_code != 0) {
         char command[1024] = "";
         for (int i = 0; i < argc && strlen(command) + 2 < sizeof command; i++)
             snprintf(command + strlen(command), sizeof command - strlen(command), "%s%s", i ? " " : "", argv[i]);
         status = gx_fail(error, GX_ERR_COMPILE, "nvcc failed (%s %d) for %s (arch %s):\n%s\ncommand: %s",
-                         WIFEXITED(wait_status) ? "exit code" : "signal",
-                         WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : WTERMSIG(wait_status),
+                         exit_code < 128 ? "exit code" : "signal", exit_code < 128 ? exit_code : exit_code - 128,
                          request->source_name, request->arch, result->log ? result->log : "", command);
         goto done;
     }

@@ -9,14 +9,18 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <spawn.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+extern char **environ;
+
 static volatile sig_atomic_t stop_signal;
-static sigset_t stop_signals, original_mask;
+static sigset_t stop_signals;
 
 static void on_stop_signal(int signal_number) { stop_signal = signal_number; }
 
@@ -33,21 +37,24 @@ void gx_process_init(void)
     sigaction(SIGTERM, &action, NULL);
     sigaction(SIGHUP, &action, NULL);
     /* taken only inside ppoll, so a signal can never slip between the check and the wait */
-    sigprocmask(SIG_BLOCK, &stop_signals, &original_mask);
+    sigprocmask(SIG_BLOCK, &stop_signals, NULL);
 }
 
 int gx_process_stop_signal(void) { return stop_signal; }
 
-/* In a child: the stop signals' default actions and the mask this process started with, so the
+/* In a forked child: every signal's default action and an empty mask, whatever this process
+   inherited (a shell's `cmd &` ignores SIGINT; the supervisor blocks the stop signals), so the
    command it becomes can be stopped as any other. */
-static void restore_stop_signals(void)
+static void reset_signals(void)
 {
     struct sigaction default_action = {0};
     default_action.sa_handler = SIG_DFL;
-    sigaction(SIGINT, &default_action, NULL);
-    sigaction(SIGTERM, &default_action, NULL);
-    sigaction(SIGHUP, &default_action, NULL);
-    sigprocmask(SIG_SETMASK, &original_mask, NULL);
+    for (int number = 1; number < NSIG; number++)
+        if (number != SIGKILL && number != SIGSTOP)
+            sigaction(number, &default_action, NULL); /* fails harmlessly for the few reserved ones */
+    sigset_t empty;
+    sigemptyset(&empty);
+    sigprocmask(SIG_SETMASK, &empty, NULL);
 }
 
 int gx_process_spawn(gx_process *process, char *const argv[], int device, int slot, int discard_stdout,
@@ -92,7 +99,7 @@ int gx_process_spawn(gx_process *process, char *const argv[], int device, int sl
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != parent)
             _exit(127);
-        restore_stop_signals();
+        reset_signals();
         int channel = dup(pair[1]); /* dup clears close-on-exec */
         int shared = dup(page_fd);
         if (discard_stdout) {
@@ -204,60 +211,309 @@ void gx_process_release(gx_process *process)
     process->page = NULL;
 }
 
-int gx_process_run(char *const argv[], const char *output, int *stop, gx_error *error)
+/* ---- other commands: one spawn for every child (builds, hooks, git, nvcc, gnuplot, experiments) ---- */
+
+/* The process groups of the commands running now, so a stop signal or the watchdog can end them
+   from a signal handler (kill is async-signal-safe). */
+#define GX_MAX_RUNNING 16
+static volatile pid_t running_groups[GX_MAX_RUNNING];
+
+static void remember_group(pid_t pid, int add)
 {
-    *stop = 0;
+    for (int i = 0; i < GX_MAX_RUNNING; i++)
+        if (running_groups[i] == (add ? 0 : pid)) {
+            running_groups[i] = add ? pid : 0;
+            return;
+        }
+}
+
+void gx_process_end_children(int signal_number)
+{
+    for (int i = 0; i < GX_MAX_RUNNING; i++)
+        if (running_groups[i] > 0)
+            kill(-running_groups[i], signal_number);
+}
+
+/* A process's start time (field 22 of /proc/PID/stat, in clock ticks since boot), or 0. */
+static unsigned long long start_time(pid_t pid)
+{
+    char path[64], text[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t got = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (got <= 0)
+        return 0;
+    text[got] = 0;
+    const char *after = strrchr(text, ')'); /* the command name may hold spaces and parentheses */
+    if (!after)
+        return 0;
+    int field = 2; /* the name was field 2; each space starts the next */
+    for (const char *p = after + 1; *p; p++)
+        if (*p == ' ' && ++field == 22)
+            return strtoull(p + 1, NULL, 10);
+    return 0;
+}
+
+int gx_process_end_recorded(const char *path)
+{
+    FILE *file = fopen(path, "re");
+    if (!file)
+        return errno == ENOENT ? 0 : -1;
+    int group = 0;
+    unsigned long long recorded = 0;
+    int read_both = fscanf(file, "%d %llu", &group, &recorded) == 2;
+    fclose(file);
+    if (!read_both || group <= 1 || recorded == 0)
+        return -1;
+    if (start_time(group) != recorded)
+        return 0; /* gone, or its pid now belongs to another process */
+    kill(-group, SIGKILL);
+    return 1;
+}
+
+static double monotonic_seconds(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
+}
+
+static int spawn_command(char *const argv[], const gx_run_options *options, int sink, pid_t *pid, gx_error *error)
+{
+    posix_spawnattr_t attributes;
+    posix_spawn_file_actions_t actions;
+    int failed = posix_spawnattr_init(&attributes);
+    if (failed)
+        return gx_fail(error, GX_ERR_SYSTEM, "posix_spawnattr_init failed: %s", strerror(failed));
+    failed = posix_spawn_file_actions_init(&actions);
+    if (failed) {
+        posix_spawnattr_destroy(&attributes);
+        return gx_fail(error, GX_ERR_SYSTEM, "posix_spawn_file_actions_init failed: %s", strerror(failed));
+    }
+    /* an empty mask, every signal's default action, a process group of its own */
+    sigset_t empty, every;
+    sigemptyset(&empty);
+    sigfillset(&every);
+    sigdelset(&every, SIGKILL);
+    sigdelset(&every, SIGSTOP);
+    const char *call = "posix_spawnattr_setflags";
+    failed =
+        posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+    if (!failed)
+        call = "posix_spawnattr_setsigmask", failed = posix_spawnattr_setsigmask(&attributes, &empty);
+    if (!failed)
+        call = "posix_spawnattr_setsigdefault", failed = posix_spawnattr_setsigdefault(&attributes, &every);
+    if (!failed)
+        call = "posix_spawnattr_setpgroup", failed = posix_spawnattr_setpgroup(&attributes, 0);
+    if (!failed)
+        call = "posix_spawn_file_actions_addopen",
+        failed = posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    if (!failed && sink >= 0) {
+        call = "posix_spawn_file_actions_adddup2";
+        failed = posix_spawn_file_actions_adddup2(&actions, sink, STDOUT_FILENO);
+        if (!failed)
+            failed = posix_spawn_file_actions_adddup2(&actions, options->capture ? options->error_sink : sink,
+                                                      STDERR_FILENO);
+    }
+    if (!failed && options->directory)
+        call = "posix_spawn_file_actions_addchdir_np",
+        failed = posix_spawn_file_actions_addchdir_np(&actions, options->directory);
+    if (!failed) {
+        fflush(NULL);
+        call = "posix_spawnp";
+        failed = posix_spawnp(pid, argv[0], &actions, &attributes, argv,
+                              options->environment ? options->environment : environ);
+    }
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attributes);
+    if (failed == ENOENT && strcmp(call, "posix_spawnp") == 0)
+        return gx_fail(error, GX_ERR_SYSTEM, "cannot run %s: no such program", argv[0]);
+    if (failed)
+        return gx_fail(error, GX_ERR_SYSTEM, "cannot run %s: %s failed: %s", argv[0], call, strerror(failed));
+    return GX_OK;
+}
+
+int gx_process_run(char *const argv[], const gx_run_options *options, gx_run_result *result, gx_error *error)
+{
+    static const gx_run_options defaults = {.grace_s = 5, .error_sink = -1};
+    if (!options)
+        options = &defaults;
+    memset(result, 0, sizeof *result);
     int sink = -1;
-    if (output && (sink = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
-        return gx_fail(error, GX_ERR_SYSTEM, "cannot write %s: %s", output, strerror(errno)), -1;
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        gx_fail(error, GX_ERR_SYSTEM, "fork failed: %s", strerror(errno));
+    if (options->capture && (sink = memfd_create("gpuexp-capture", MFD_CLOEXEC)) < 0)
+        return gx_fail(error, GX_ERR_SYSTEM, "memfd_create failed: %s", strerror(errno));
+    if (!options->capture && options->output
+        && (sink = open(options->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644)) < 0)
+        return gx_fail(error, GX_ERR_SYSTEM, "cannot write %s: %s", options->output, strerror(errno));
+    gx_run_options adjusted = *options;
+    int null_fd = -1;
+    if (options->capture && options->error_sink < 0) { /* a captured command's errors: discarded */
+        null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        adjusted.error_sink = null_fd >= 0 ? null_fd : sink;
+    }
+    pid_t pid = 0;
+    int failed = spawn_command(argv, &adjusted, sink, &pid, error);
+    if (null_fd >= 0)
+        close(null_fd);
+    if (failed) {
         if (sink >= 0)
             close(sink);
-        return -1;
+        return failed;
     }
-    if (pid == 0) {
-        setpgid(0, 0); /* a group of its own: a stop signal is passed on to all of it */
-        if (sink >= 0 && (dup2(sink, STDOUT_FILENO) < 0 || dup2(sink, STDERR_FILENO) < 0))
-            _exit(127);
-        restore_stop_signals();
-        execvp(argv[0], argv);
-        fprintf(stderr, "gpuexp: cannot run %s: %s\n", argv[0], strerror(errno));
-        _exit(127);
+    remember_group(pid, 1);
+    if (options->record) { /* written after the spawn: the group exists, and is named only while it runs */
+        FILE *record = fopen(options->record, "we");
+        if (record) {
+            fprintf(record, "%d %llu\n", (int)pid, start_time(pid));
+            fclose(record);
+        }
     }
-    setpgid(pid, pid);
-    if (sink >= 0)
-        close(sink);
     int status = 0;
-    double grace_until = -1;
+    double started = monotonic_seconds(), kill_at = -1;
+    double grace = options->grace_s > 0 ? options->grace_s : 5;
     for (;;) {
         pid_t done = waitpid(pid, &status, WNOHANG);
         if (done == pid)
             break;
         if (done < 0 && errno != EINTR) {
             gx_fail(error, GX_ERR_SYSTEM, "waitpid failed: %s", strerror(errno));
-            return -1;
+            kill(-pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            remember_group(pid, 0);
+            if (sink >= 0)
+                close(sink);
+            return error->kind;
         }
         /* sleep a little with the stop signals let in, so one is taken here and passed on */
-        struct timespec nap = {0, 50 * 1000 * 1000};
-        sigset_t during = original_mask;
+        struct timespec nap = {0, 20 * 1000 * 1000};
+        sigset_t during;
+        sigprocmask(SIG_SETMASK, NULL, &during);
         sigdelset(&during, SIGINT);
         sigdelset(&during, SIGTERM);
         sigdelset(&during, SIGHUP);
         ppoll(NULL, 0, &nap, &during);
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        double seconds = (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
-        if (stop_signal && !*stop) {
-            *stop = stop_signal;
-            kill(-pid, stop_signal);
-            grace_until = seconds + 30; /* it finishes its rows and exits; past that it is killed */
-        } else if (grace_until > 0 && seconds > grace_until) {
+        double now = monotonic_seconds();
+        if (stop_signal && !result->stop) {
+            result->stop = stop_signal;
+            kill(-pid, stop_signal); /* the group: a shell and what it started */
+            kill_at = now + grace;
+        } else if (!result->stop && !result->timed_out && options->timeout_s > 0 &&
+                   now - started > options->timeout_s) {
+            result->timed_out = 1;
+            kill(-pid, SIGTERM);
+            kill_at = now + grace;
+        } else if (kill_at > 0 && now > kill_at) {
             kill(-pid, SIGKILL);
-            grace_until = -1;
+            kill_at = -1;
         }
     }
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    remember_group(pid, 0);
+    if (options->record)
+        unlink(options->record);
+    if (result->stop || result->timed_out)
+        kill(-pid, SIGKILL); /* what the command left in its group goes with it */
+    result->seconds = monotonic_seconds() - started;
+    result->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (options->capture) {
+        off_t size = lseek(sink, 0, SEEK_END);
+        result->captured = size >= 0 ? malloc((size_t)size + 1) : NULL;
+        if (!result->captured || pread(sink, result->captured, (size_t)size, 0) != size) {
+            free(result->captured);
+            result->captured = NULL;
+            close(sink);
+            return gx_fail(error, GX_ERR_SYSTEM, "cannot read the output of %s: %s", argv[0],
+                           strerror(errno ? errno : EIO));
+        }
+        result->captured[size] = 0;
+        result->captured_size = (size_t)size;
+    }
+    if (sink >= 0)
+        close(sink);
+    return GX_OK;
+}
+
+/* ---- an in-process run (--inline, --profile): stop signals as a flag, a callback and a watchdog ---- */
+
+static void (*on_stop_callback)(int);
+static double watchdog_s;
+static volatile sig_atomic_t stop_handled;
+
+static void on_watchdog(int signal_number)
+{
+    (void)signal_number;
+    if (stop_handled)
+        return;
+    static const char text[] =
+        "gpuexp: interrupted; the running point did not return within the grace time (a "
+        "kernel still running on the GPU ends with this process); rows written so far are kept\n";
+    ssize_t written = write(STDERR_FILENO, text, sizeof text - 1); /* nothing to do if it fails */
+    (void)written;
+    gx_process_end_children(SIGKILL);
+    _exit(128 + stop_signal);
+}
+
+static void on_catch(int signal_number)
+{
+    if (stop_signal) { /* a second signal: no more waiting */
+        gx_process_end_children(SIGKILL);
+        _exit(128 + stop_signal);
+    }
+    stop_signal = signal_number;
+    if (on_stop_callback)
+        on_stop_callback(signal_number);
+    gx_process_end_children(signal_number);
+    struct itimerval timer = {0};
+    timer.it_value.tv_sec = (time_t)watchdog_s;
+    timer.it_value.tv_usec = (suseconds_t)((watchdog_s - (double)(time_t)watchdog_s) * 1e6);
+    setitimer(ITIMER_REAL, &timer, NULL);
+}
+
+void gx_process_catch_stops(void (*callback)(int), double grace_s)
+{
+    on_stop_callback = callback;
+    watchdog_s = grace_s > 0 ? grace_s : 1;
+    struct sigaction action = {0};
+    action.sa_handler = on_catch;
+    action.sa_flags = SA_RESTART; /* driver calls are not cut short */
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, NULL);
+    sigaction(SIGTERM, &action, NULL);
+    sigaction(SIGHUP, &action, NULL);
+    action.sa_handler = on_watchdog;
+    sigaction(SIGALRM, &action, NULL);
+    sigset_t stops;
+    sigemptyset(&stops);
+    sigaddset(&stops, SIGINT);
+    sigaddset(&stops, SIGTERM);
+    sigaddset(&stops, SIGHUP);
+    sigaddset(&stops, SIGALRM);
+    sigprocmask(SIG_UNBLOCK, &stops, NULL);
+}
+
+void gx_process_stop_handled(void)
+{
+    stop_handled = 1;
+    struct itimerval off = {0};
+    setitimer(ITIMER_REAL, &off, NULL);
+}
+
+/* A worker: a stop signal ends the commands it started (nvcc), then the worker, as the default would. */
+static void on_worker_stop(int signal_number)
+{
+    gx_process_end_children(SIGKILL);
+    signal(signal_number, SIG_DFL);
+    raise(signal_number);
+}
+
+void gx_process_end_children_on_stop(void)
+{
+    struct sigaction action = {0};
+    action.sa_handler = on_worker_stop;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, NULL);
+    sigaction(SIGTERM, &action, NULL);
+    sigaction(SIGHUP, &action, NULL);
 }

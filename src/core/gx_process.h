@@ -35,11 +35,52 @@ void gx_process_kill(gx_process *process, int signal_number); /* the whole proce
 void gx_process_reap(gx_process *process, double grace_s);
 void gx_process_release(gx_process *process); /* closes the channel, unmaps the page */
 
-/* Runs argv (execvp) in a process group of its own and waits for it; output (or NULL: this
-   process's) gets its standard output and error. A stop signal received
-   meanwhile (after gx_process_init) is passed to that group, *stop set to it, and the command
-   waited for (killed 30 s later). Returns its exit code, 128 + N when a signal ended it; -1 (with
-   *error) when it could not be started. */
-int gx_process_run(char *const argv[], const char *output, int *stop, gx_error *error);
+/* How gx_process_run runs a command. Zero is the default for each field but error_sink (-1). */
+typedef struct gx_run_options {
+    const char *output;    /* file for its standard output and error (created, O_NOFOLLOW), or NULL: ours */
+    int capture;           /* its standard output into result->captured (a memory file, nothing on disk) */
+    int error_sink;        /* with capture: where its standard error goes (-1: /dev/null) */
+    double timeout_s;      /* > 0: then SIGTERM to its group, grace_s, SIGKILL; result->timed_out */
+    double grace_s;        /* between SIGTERM (or the stop signal passed on) and SIGKILL; 0: 5 s */
+    const char *directory; /* its working folder, or NULL: ours */
+    char *const *environment; /* its environment, or NULL: ours */
+    const char *record;    /* a file that names its process group while it runs ("PGID STARTTIME"), so
+                              a later gpuexp can end it if this one is killed (gx_process_end_recorded) */
+} gx_run_options;
+
+typedef struct gx_run_result {
+    int exit_code;   /* its code, 128 + N when signal N ended it */
+    int stop;        /* the stop signal received while it ran (passed on to its group), or 0 */
+    int timed_out;   /* it ran past timeout_s and was ended */
+    double seconds;
+    char *captured;  /* with capture: its standard output, NUL-terminated (free it) */
+    size_t captured_size;
+} gx_run_result;
+
+/* Runs argv (PATH searched) with posix_spawn: standard input /dev/null, an empty signal mask,
+   every signal at its default action, in a process group of its own, so that a stop signal
+   received meanwhile (SIGINT, SIGTERM, SIGHUP) is passed on to that whole group and, grace_s
+   later, SIGKILL ends what is left. Returns GX_OK with *result filled, or an error when it could
+   not be started (*error names the call). Every child of gpuexp but the workers starts here. */
+int gx_process_run(char *const argv[], const gx_run_options *options, gx_run_result *result, gx_error *error);
+
+/* Ends (SIGKILL) the process group a file written by gx_process_run's record names, if its leader
+   is still the process that was recorded (same start time: a reused pid is left alone). Returns 1
+   when a group was ended, 0 when there was none, -1 when the file cannot be read. */
+int gx_process_end_recorded(const char *path);
+
+/* Sends signal_number to the process group of every command gx_process_run is running now
+   (async-signal-safe). */
+void gx_process_end_children(int signal_number);
+
+/* An in-process run (--inline, --profile): SIGINT, SIGTERM and SIGHUP set the stop flag and call
+   callback (from the signal handler: it may only set a flag or a Lua hook); if the run has not
+   called gx_process_stop_handled within grace_s, the watchdog ends the commands it started and
+   the process (_exit(128 + N)): a kernel still running on the GPU ends with it. A second signal
+   ends it at once. */
+void gx_process_catch_stops(void (*callback)(int), double grace_s);
+void gx_process_stop_handled(void);
+/* A worker: a stop signal ends the commands it started, then the worker (the default action). */
+void gx_process_end_children_on_stop(void);
 
 #endif

@@ -53,7 +53,10 @@ int gx_ptxas_parse(const char *log, gx_resources *out, int max)
         if (strstr(line, "Compiling entry function") && strstr(line, "Compiling entry function") < end) {
             copy_quoted(line, end, name, sizeof name);
         } else if (strstr(line, "Function properties for") && strstr(line, "Function properties for") < end) {
-            const char *p = strstr(line, "for ") + 4;
+            /* the name after the words, on this line (a damaged report may have no space there) */
+            const char *p = strstr(line, "Function properties for") + strlen("Function properties for");
+            while (p < end && (*p == ' ' || *p == '\t'))
+                p++;
             size_t n = (size_t)(end - p);
             if (n >= sizeof name)
                 n = sizeof name - 1;
@@ -155,7 +158,10 @@ int gx_ptx_params(const char *ptx, const char *name, gx_param *out, int max)
                 t = word_end;
                 while (t < line_end && isspace((unsigned char)*t))
                     t++;
-                param->align_bytes = atoi(t);
+                long align = strtol(t, NULL, 10);
+                if (align < 0 || align > 4096)
+                    return -1; /* not PTX a compiler wrote */
+                param->align_bytes = (int)align;
                 while (t < line_end && isdigit((unsigned char)*t))
                     t++;
                 continue;
@@ -171,14 +177,19 @@ int gx_ptx_params(const char *ptx, const char *name, gx_param *out, int max)
         if (!type)
             continue;
         int bits = atoi(type + 1);
+        if (bits != 8 && bits != 16 && bits != 32 && bits != 64)
+            return -1; /* .u7, .f0: not PTX a compiler wrote, so its parameters are not known */
         param->type_class = type[0] == 'f' ? GX_PARAM_FLOAT : GX_PARAM_INTEGER;
         param->size_bytes = bits / 8;
         const char *bracket = memchr(t, '[', (size_t)(line_end - t));
         if (bracket) { /* .b8 name[16] */
+            long elements = strtol(bracket + 1, NULL, 10);
+            if (elements < 1 || elements > (1L << 20))
+                return -1; /* [-4], [2111111111111...]: no parameter is that */
             param->type_class = GX_PARAM_BYTES;
-            param->size_bytes = atoi(bracket + 1) * (bits / 8);
-            snprintf(param->ptx_type + strlen(param->ptx_type), sizeof param->ptx_type - strlen(param->ptx_type), "[%d]",
-                     atoi(bracket + 1));
+            param->size_bytes = (int)elements * (bits / 8);
+            snprintf(param->ptx_type + strlen(param->ptx_type), sizeof param->ptx_type - strlen(param->ptx_type),
+                     "[%ld]", elements);
         }
     }
     return count;

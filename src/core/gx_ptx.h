@@ -35,7 +35,8 @@ typedef struct gx_param {
     char c_type[48];   /* "float*", "int": as the source writes it, when known (gx_signature.h); else "" */
 } gx_param;
 
-/* Parameters of entry `name` in PTX text; returns the count, or -1 when there is no such entry. */
+/* Parameters of entry `name` in PTX text; returns the count, or -1 when there is no such entry or
+   its parameter list is not one a compiler writes (a negative or huge array, an odd type): not known. */
 int gx_ptx_params(const char *ptx, const char *name, gx_param *out, int max);
 /* Entry names in PTX text, written comma-separated into buffer (for "it has: a, b" messages). */
 void gx_ptx_entries(const char *ptx, char *buffer, size_t size);

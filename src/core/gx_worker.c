@@ -1,9 +1,12 @@
 #include "gx_worker.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cuda.h>
 
@@ -28,6 +31,11 @@ int gx_worker_attach(int *device, int *slot, gx_error *error)
     if (shared == MAP_FAILED)
         return -gx_fail(error, GX_ERR_SYSTEM, "mmap of the worker page failed");
     page = shared;
+    /* the worker's own children (a build, a shell of the script's) must not hold the channel: the
+       supervisor sees the worker end when its end of the channel closes */
+    close(page_fd);
+    if (fcntl(channel, F_SETFD, FD_CLOEXEC) != 0)
+        return -gx_fail(error, GX_ERR_SYSTEM, "fcntl(FD_CLOEXEC) on the worker channel failed: %s", strerror(errno));
     channel_fd = channel;
     worker_slot = *slot;
     unsetenv("GPUEXP_WORKER");

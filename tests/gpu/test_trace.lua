@@ -38,7 +38,7 @@ T.ok(syncs >= 1, "the synchronization is in the trace")
 os.remove(work .. "/timeline.json")
 T.eq(run(""), 0, "an untraced run")
 T.ok(not io.open(work .. "/timeline.json"), "no trace without --trace")
--- the trace's output under the rules of every output (docs/threat-model.md): a planted
+-- the trace's output under the rules of every output (docs/explanation/threat-model.md): a planted
 -- timeline.json.tmp link is never written through; a FIFO or a link as the trace is refused
 ws.write("victim.txt", "precious\n")
 os.execute(string.format("ln -s %s/victim.txt %s/timeline.json.tmp", work, work))

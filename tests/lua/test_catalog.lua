@@ -38,14 +38,20 @@ local parsers = {
   plot = {"lua/gpuexp/commands/plot.lua"}, merge = {"lua/gpuexp/commands/merge.lua"},
   compare = {"lua/gpuexp/commands/compare.lua"}, history = {"lua/gpuexp/commands/history.lua"},
   nightly = {"lua/gpuexp/commands/nightly.lua"}, doctor = {"lua/gpuexp/commands/doctor.lua"},
-  bisect = {"lua/gpuexp/commands/bisect.lua"},
+  bisect = {"lua/gpuexp/commands/bisect.lua"}, tune = {"lua/gpuexp/commands/tune.lua"},
+  ab = {"lua/gpuexp/commands/ab.lua"},
   help = {"lua/gpuexp/commands/help.lua"},
 }
 -- literals in those sources that are not options of the command
 -- (nightly passes --only and the --night options to the runs it starts)
 local not_options = {nightly = {["--only"] = true, ["--night"] = true, ["--counters"] = true, ["--diagnose"] = true, ["--night-kind"] = true,
-  ["--night-suite"] = true, ["--night-experiment"] = true},
-  bisect = {["--"] = true, ["--quiet"] = true, ["--inline"] = true, ["--only"] = true, ["--out"] = true}}
+  ["--night-suite"] = true, ["--night-experiment"] = true, ["-c"] = true},
+  -- bisect's own command lines: the measurement's options, git's, sh's and rm's
+  bisect = {["--"] = true, ["--quiet"] = true, ["--only"] = true, ["--out"] = true, ["--detach"] = true,
+    ["--end-of-options"] = true, ["--first-parent"] = true, ["--force"] = true, ["--reverse"] = true,
+    ["--show-toplevel"] = true, ["--verify"] = true, ["-C"] = true, ["-c"] = true, ["-rf"] = true},
+  doctor = {["-c"] = true}, help = {["-name"] = true},
+  tune = {["--"] = true}, ab = {["--"] = true, ["--inline"] = true, ["--quiet"] = true}} -- sh -c, find -name
 
 local _, listed_text = ws.run("help --commands")
 local listed = {}

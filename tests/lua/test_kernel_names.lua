@@ -16,6 +16,7 @@ end
 
 -- the forms a programmer writes, and the symbol each must find
 local reduce_int_256 = "_ZN3own6reduceIiLj256ELb1EEEvPKT_PS1_j"
+local reduce_int_256_false = "_ZN3own6reduceIiLj256ELb0EEEvPKT_PS1_j"
 local multi_warp = "_ZN3own10multi_warpIfLm256ELy128EEEvPT_"
 local prefix_scaled = "_ZN3own10prefix_sumILi4ELNS_13ScanAlgorithmE1ELNS_4ModeE3EEEvPKiPi"
 local forms = {
@@ -23,6 +24,8 @@ local forms = {
   {"own::reduce<int,256,true>", reduce_int_256},            -- no spaces
   {"own::reduce < int , 256u , 1 >", reduce_int_256},       -- suffix, 1 for true, spaces anywhere
   {"reduce<int, 256ul, true>", reduce_int_256},             -- without the namespace
+  {"own::reduce<int, 256, false>", reduce_int_256_false},  -- false as the source writes it
+  {"own::reduce<int,0x100,0>", reduce_int_256_false},       -- 0 for false
   {"own::reduce<int, 256, true>(const int*, int*, unsigned)", reduce_int_256}, -- with its parameter list, const before
   {"own::reduce<int, 256, true>(int const *, int *, unsigned int)", reduce_int_256}, -- const after
   {"own::multi_warp<float, 256, 128>", multi_warp},         -- the demangler writes 256ul, 128ull
@@ -37,7 +40,7 @@ local function check_forms(program, label)
 end
 
 -- NVRTC, with the enumerator forms given as names (NVRTC lowers them exactly)
-local names = {"own::reduce<int, 256, true>", "own::prefix_sum<4, own::SCAN_WARP_SCANS, own::Mode::Scaled>",
+local names = {"own::reduce<int, 256, true>", "own::reduce<int, 256, false>", "own::prefix_sum<4, own::SCAN_WARP_SCANS, own::Mode::Scaled>",
   "own::prefix_sum<4, own::SCAN_RAKING, own::Mode::Plain>", "own::multi_warp<float, 256, 128>", "own::scale_half"}
 local nvrtc = gpuexp.compile{file = own .. "names_kernels.cuh", arch = "sm_90", names = names}
 check_forms(nvrtc, "nvrtc")

@@ -28,7 +28,7 @@ local allowed = {
   store = {store = true},
   judge = {store = true, judge = true},
   engine = {store = true, engine = true},
-  api = {store = true, engine = true, api = true},
+  api = {store = true, engine = true, api = true, judge = true}, -- tune's tie set and ab's verdict are judgments
   commands = {store = true, judge = true, engine = true, api = true, commands = true},
   init = {store = true, api = true},
   catalog = {}, -- plain data (the commands, options and exit codes): every layer may read it

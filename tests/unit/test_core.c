@@ -107,6 +107,15 @@ static void test_ptx_params(void)
     CHECK(gx_ptx_params(ptx, "empty", p, 8) == 0);
     CHECK(gx_ptx_params(ptx, "nope", p, 8) == -1);
     CHECK(gx_ptx_params(ptx, "em", p, 8) == -1); /* a prefix is not a match */
+    /* found by tests/fuzz: a negative or huge array, an odd width, a huge alignment are not PTX a
+       compiler writes: the parameters are not known (-1), never a negative size */
+    CHECK(gx_ptx_params(".entry k(\n.param .align 8 .b8 k_p[-4]\n)\n{\n}\n", "k", p, 8) == -1);
+    CHECK(gx_ptx_params(".entry k(\n.param .b8 k_p[2111111111111111111114]\n)\n{\n}\n", "k", p, 8) == -1);
+    CHECK(gx_ptx_params(".entry k(\n.param .u7 k_p\n)\n{\n}\n", "k", p, 8) == -1);
+    CHECK(gx_ptx_params(".entry k(\n.param .align 99999999999 .b8 k_p[4]\n)\n{\n}\n", "k", p, 8) == -1);
+    /* a damaged ptxas report: "Function properties for" with no space after it, no "for " later */
+    gx_resources damaged[2];
+    CHECK(gx_ptxas_parse("ptxas info    : Function properties for\xd8\xd8 k\n    8 bytes stack frame\n", damaged, 2) == 1);
     char names[64];
     gx_ptx_entries(ptx, names, sizeof names);
     CHECK(strcmp(names, "k, empty") == 0);

@@ -188,7 +188,24 @@ static void test_binaries(void)
     memcpy(file + offsets[1] + 8, &too_long, 8);
     CHECK(gx_host_fatbins(file, size, offsets, sizes, &count, &error) == GX_ERR_USAGE);
     CHECK(strstr(error.message, "cut short") != NULL);
+    /* a header larger than what is left of the section: end - at - header_size must not wrap into
+       a size that claims bytes past the buffer (issue 25, a crafted object file) */
+    uint64_t no_payload = 0;
+    uint16_t huge_header = 0xFFFF;
+    memcpy(file + offsets[1] + 8, &no_payload, 8);
+    memcpy(file + offsets[1] + 6, &huge_header, 2);
+    CHECK(gx_host_fatbins(file, size, offsets, sizes, &count, &error) == GX_ERR_USAGE);
+    CHECK(strstr(error.message, "cut short") != NULL);
     free(file);
+    /* found by tests/fuzz: the fat binary magic and 11 bytes more was read past its end (the
+       sanitizer job sees the read; here the answer) */
+    static const unsigned char short_fatbin[15] = {0x50, 0xed, 0x55, 0xba, 'e', 'r', 's', 'i', 'o', 'n', 0xc1, 0, 0x7f, 'E', 'L'};
+    unsigned char *exact = malloc(sizeof short_fatbin);
+    memcpy(exact, short_fatbin, sizeof short_fatbin);
+    gx_image_kernels listed;
+    CHECK(gx_image_list_kernels(exact, sizeof short_fatbin, &listed, &error) == GX_ERR_USAGE);
+    CHECK(strstr(error.message, "cut short") != NULL);
+    free(exact);
     file = host_elf(&size, 0); /* only relocatable device code */
     CHECK(gx_host_fatbins(file, size, offsets, sizes, &count, &error) == GX_ERR_USAGE);
     CHECK(strstr(error.message, "-rdc=true") != NULL);

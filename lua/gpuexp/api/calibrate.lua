@@ -88,6 +88,7 @@ end
 
 -- The ceilings cached for this GPU and driver, or nil.
 function M.cached(device)
+  if gpuexp.plan then return nil, "no measured ceilings in an offline plan (nothing runs on a GPU)" end
   device = device or gpuexp.device()
   local _, path = cache_path(device)
   local chunk = loadfile(path, "t", {})
@@ -120,19 +121,9 @@ end
 -- d2h_pinned_gbps, measured_utc, gpu, uuid, driver}
 local measure_ceilings
 
--- Calibration's own kernels are not the script's: gpuexp diagnose leaves them alone.
-function M.run(options)
-  gpuexp._calibrating = true
-  local ok, result = pcall(measure_ceilings, options)
-  gpuexp._calibrating = nil
-  if not ok then error(result, 0) end
-  return result
-end
-
 local known_options = {force = true, device = true}
-
-function measure_ceilings(options)
-  options = options or {}
+local function check_options(options)
+  if options == nil then return end
   if type(options) ~= "table" then gpuexp.error("usage", "calibrate: expected a table of options, got " .. type(options)) end
   for key in pairs(options) do
     if not known_options[key] then
@@ -140,10 +131,21 @@ function measure_ceilings(options)
         gpuexp._did_you_mean(tostring(key), {"device", "force"})))
     end
   end
-  if gpuexp.plan then
-    gpuexp.error("usage", "calibrate: an offline plan has no GPU to measure; its ceilings come from a GPU " ..
-      "(gpuexp calibrate there), and a plan's scripts can skip them when gpuexp.plan is true")
-  end
+end
+
+-- Calibration's own kernels are not the script's: gpuexp diagnose leaves them alone.
+function M.run(options)
+  check_options(options) -- wrong input is said in a plan too
+  if gpuexp.plan then return nil, "no ceilings are measured in an offline plan (nothing runs on a GPU)" end
+  gpuexp._calibrating = true
+  local ok, result = pcall(measure_ceilings, options)
+  gpuexp._calibrating = nil
+  if not ok then error(result, 0) end
+  return result
+end
+
+function measure_ceilings(options)
+  options = options or {}
   local device = options.device or gpuexp.device()
   if not options.force then
     local cached = M.cached(device)

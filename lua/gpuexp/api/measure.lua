@@ -31,10 +31,31 @@ for key in pairs(M.defaults) do policy_keys[key] = true end
 local known = {grid = true, block = true, shared = true, args = true}
 for key in pairs(policy_keys) do known[key] = true end
 
+-- The range of each numeric option: {lowest, highest, whole number?, lowest excluded?}. A value
+-- outside it (throttle_pct = 150, recovery_ms = -5, max_noise_pct = 0/0) is refused, naming it.
+local ranges = {
+  warmup = {0, 1e7, true}, min_samples = {1, 1e9, true}, min_time_ms = {0, 1e9}, max_noise_pct = {0, 100, false, true},
+  timeout_s = {0, 1e7, false, true}, max_samples = {1, 1e9, true}, graph_launches = {1, 1e7, true},
+  throttle_pct = {0, 100}, recovery_ms = {0, 600000},
+}
+
+local function checked(key, value, where)
+  local range = ranges[key]
+  if not range then return value end
+  local low, high, whole, open = range[1], range[2], range[3], range[4]
+  if type(value) ~= "number" or value ~= value or value < low or value > high or (open and value == low)
+    or (whole and math.type(value) ~= "integer" and value ~= math.floor(value)) then
+    gpuexp.error("usage", string.format("%s%s = %s: it must be %s %s %.15g to %.15g", where, key,
+      value ~= value and "NaN" or tostring(value), whole and "a whole number" or "a number", open and "above" or "from",
+      low, high), 2)
+  end
+  return value
+end
+
 local function option(spec, key)
-  if spec[key] ~= nil then return spec[key] end
+  if spec[key] ~= nil then return checked(key, spec[key], "measure: ") end
   local global = gpuexp.measure_defaults and gpuexp.measure_defaults[key]
-  if global ~= nil then return global end
+  if global ~= nil then return checked(key, global, "gpuexp.measure_defaults.") end
   -- gpuexp --telemetry: every measurement reads power, energy and temperature
   if key == "telemetry" and gpuexp.run_options and gpuexp.run_options.telemetry then return true end
   return M.defaults[key]
@@ -64,6 +85,7 @@ local function check_policy(spec, known_keys, what)
         gpuexp._did_you_mean(tostring(key), names), table.concat(names, ", ")), 3)
     end
   end
+  for key in pairs(ranges) do option(spec, key) end -- every numeric option in its range, a plan too
   local mode = option(spec, "mode")
   if mode ~= "hot" and mode ~= "cold" and mode ~= "graph" and mode ~= "batch" and mode ~= "auto" then
     gpuexp.error("usage", what .. ": mode must be hot, cold, graph, batch or auto", 3)
@@ -300,7 +322,7 @@ function M.measure_sequence(sequence, spec)
   local mode = check_policy(spec or {}, policy_keys, "measure")
   if gpuexp.plan then -- its launches are checked, not run
     sequence:run()
-    return {samples = 0, mode = mode == "auto" and "hot" or mode, timer = "none (offline plan)"}
+    return {samples = 0, mode = mode == "auto" and "hot" or mode, timer = "none (offline plan)", kernels = sequence.kernels}
   end
   local result
   if M.profiling() then

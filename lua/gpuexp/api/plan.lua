@@ -15,7 +15,9 @@ local planned_methods = {
   random = function(self) return self end,
   copy_from = function(self) return self end,
   free = function() end,
-  get = no_data, set = no_data, to_table = no_data, compare = no_data,
+  -- (called, not tail-called, so that the error names the script's line)
+  get = function() no_data() end, set = function() no_data() end,
+  to_table = function() no_data() end, compare = function() no_data() end,
   time_copy_from = function() return {samples = 0} end,
 }
 planned_methods.write = function(self, data, offset)
@@ -26,7 +28,7 @@ planned_methods.write = function(self, data, offset)
   end
   return self
 end
-planned_methods.read = no_data
+planned_methods.read = function() no_data() end
 Planned.__index = function(self, key)
   if type(key) == "number" then no_data() end
   return planned_methods[key]
@@ -74,15 +76,10 @@ function M.device(arch)
   function device:alloc(element_type, count) return M.buffer(element_type, count) end
   function device:synchronize() end
   function device:memory_info() return nil end
-  -- what only a GPU can tell: an error at the script's line, not a nil method
-  local function needs_gpu(what)
-    return function()
-      gpuexp.error("usage", string.format("device:%s(): an offline plan for %s has no GPU to read; check " ..
-        "gpuexp.plan before asking", what, limits.arch))
-    end
-  end
-  device.sm_clock, device.telemetry, device.flush_l2 = needs_gpu("sm_clock"), needs_gpu("telemetry"),
-    needs_gpu("flush_l2")
+  function device:flush_l2() end -- enqueued on a GPU; nothing to evict in a plan
+  -- no clock and no NVML in a plan: nil and why, never an invented number
+  function device:sm_clock() return nil, "no SM clock in an offline plan (nothing runs on a GPU)" end
+  function device:telemetry() return nil, "no telemetry in an offline plan (nothing runs on a GPU)" end
   return device
 end
 
@@ -131,8 +128,16 @@ local function check_options(options, allowed, what)
   return options
 end
 
+-- A device = option must be the plan's own device (gpuexp.device()).
+local function check_device(options, device, what)
+  if options.device ~= nil and options.device ~= device then
+    gpuexp.error("usage", what .. ": 'device' must be gpuexp.device() of this plan, got " .. type(options.device), 3)
+  end
+end
+
 function M.stream(options, device)
   options = check_options(options, {device = true, priority = true, blocking = true}, "stream")
+  check_device(options, device, "stream")
   local priority = options.priority or 0
   if math.type(priority) ~= "integer" then gpuexp.error("usage", "stream: priority must be an integer", 2) end
   return setmetatable({kind = "planned_stream", priority = priority, device = device}, PlannedStream)
@@ -140,6 +145,7 @@ end
 
 function M.event(options, device)
   options = check_options(options, {device = true, timing = true}, "event")
+  check_device(options, device, "event")
   return setmetatable({kind = "planned_event", timing = options.timing ~= false, device = device}, PlannedEvent)
 end
 
@@ -147,6 +153,7 @@ function M.install(gpuexp)
   local device = M.device(gpuexp.offline_arch)
   gpuexp.device = function() return device end
   gpuexp.devices = function() return {device} end
+  gpuexp.device_count = function() return 1 end
   gpuexp.stream = function(options) return M.stream(options, device) end
   gpuexp.event = function(options) return M.event(options, device) end
   gpuexp.stream_priorities = function() return 0, -5 end -- (every Hopper and Ampere GPU's range)

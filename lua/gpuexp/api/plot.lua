@@ -17,25 +17,50 @@ local function terminal(out)
 end
 
 
--- Runs a gnuplot script (lines[1] the terminal); raises with gnuplot's message when it fails or
--- writes nothing. gnuplot draws into a temporary file of its own; the image then goes to out as
--- every output does (a unique temporary beside it and a rename, a device written in place, a
--- planted link never followed), so gnuplot never opens a path the user named.
-local function render(lines, out)
-  local base = os.tmpname()
+M.GNUPLOT_TIMEOUT_S = 120 -- a gnuplot that hangs (a huge plot, a broken font setup) ends here
+
+-- Runs fn(folder) with a folder of its own for one plot's files (data, script, log, image) in
+-- $TMPDIR, removed with everything in it whatever happens; returns what fn returns.
+local function with_folder(fn)
+  local code, _, _, made = gpuexp._process.run({"mktemp", "-d", (os.getenv("TMPDIR") or "/tmp") .. "/gpuexp-plot.XXXXXX"},
+    {capture = true})
+  local folder = code == 0 and made and made:gsub("%s+$", "") or ""
+  if folder == "" then gpuexp.error("system", "plot: cannot make a temporary folder (mktemp -d failed)", 3) end
+  local results = table.pack(pcall(fn, folder))
+  gpuexp._process.run({"rm", "-rf", "--", folder})
+  if not results[1] then error(results[2], 0) end
+  return table.unpack(results, 2, results.n)
+end
+
+local function write_file(path, text)
+  local file, why = io.open(path, "w")
+  if not file then gpuexp.error("system", "plot: cannot write " .. path .. ": " .. tostring(why), 3) end
+  local ok, problem = file:write(text)
+  file:close()
+  if not ok then gpuexp.error("system", "plot: cannot write " .. path .. ": " .. tostring(problem), 3) end
+end
+
+-- Runs a gnuplot script (lines[1] the terminal; its own process group, a time limit); raises with
+-- gnuplot's message when it fails or writes nothing. gnuplot draws into a file of the plot's
+-- folder; the image then goes to out as every output does (a unique temporary beside it and a
+-- rename, a device written in place, a planted link never followed), so gnuplot never opens a
+-- path the user named.
+local function render(lines, out, folder)
+  local base = folder .. "/plot"
   local image = base .. ".image"
   table.insert(lines, 2, "set output " .. quote(image))
-  local script = io.open(base .. ".gp", "w")
-  script:write(table.concat(lines, "\n"), "\n")
-  script:close()
-  local ok = os.execute("gnuplot " .. base .. ".gp > " .. base .. ".log 2>&1")
+  write_file(base .. ".gp", table.concat(lines, "\n") .. "\n")
+  local code, stop, timed_out = gpuexp._process.run({"gnuplot", base .. ".gp"},
+    {output = base .. ".log", timeout_s = M.GNUPLOT_TIMEOUT_S})
+  if stop ~= 0 then gpuexp.error("interrupted", "plot: interrupted while gnuplot ran", 3) end
+  local ok = code == 0 and not timed_out
   local log = io.open(base .. ".log")
   local message = log and log:read("a") or ""
   if log then log:close() end
+  if timed_out then message = string.format("it ran past %g s and was ended", M.GNUPLOT_TIMEOUT_S) end
   local drawn = io.open(image, "rb")
   local bytes = drawn and drawn:read("a")
   if drawn then drawn:close() end
-  for _, path in ipairs({base .. ".gp", base .. ".log", image, base}) do os.remove(path) end
   if not ok or not bytes or bytes == "" then
     gpuexp.error("system", "plot: gnuplot failed" .. (message ~= "" and (": " .. message) or
       " (is gnuplot installed? apt-get install gnuplot-nox)"), 3)
@@ -45,18 +70,13 @@ local function render(lines, out)
 end
 
 -- The common part of every plot: terminal, title, the settings, then one curve per data file.
-local function draw(out, title, settings, curves, files, style)
-  local ok, chosen = pcall(terminal, out)
-  if not ok then -- the data files were written already: do not leave them behind
-    for _, f in ipairs(files) do os.remove(f[2]) end
-    error(chosen, 0)
-  end
+local function draw(out, title, settings, curves, files, style, folder)
+  local chosen = terminal(out)
   local lines = {chosen, "set grid", "set key outside right", "set title " .. quote(title)}
   for _, line in ipairs(settings) do lines[#lines + 1] = line end
   for _, f in ipairs(files) do curves[#curves + 1] = quote(f[2]) .. " using 1:2 " .. style .. " title " .. quote(f[1]) end
   lines[#lines + 1] = "plot " .. table.concat(curves, ", \\\n  ")
-  render(lines, out)
-  for _, f in ipairs(files) do os.remove(f[2]) end
+  render(lines, out, folder)
   return out
 end
 
@@ -91,7 +111,7 @@ local function rows_of(spec, keys, what)
 end
 
 -- Writes one data file per group of rows; returns {{name, path}, ...} sorted by name.
-local function group_files(rows, by, columns_fn)
+local function group_files(rows, by, columns_fn, folder)
   local groups, order = {}, {}
   for _, row in ipairs(rows) do
     local values = columns_fn(row)
@@ -106,10 +126,10 @@ local function group_files(rows, by, columns_fn)
   for _, key in ipairs(order) do
     local points = groups[key]
     table.sort(points, function(a, b) return a[1] < b[1] end)
-    local path = os.tmpname()
-    local file = io.open(path, "w")
-    for _, p in ipairs(points) do file:write(table.concat(p, " "), "\n") end
-    file:close()
+    local path = string.format("%s/%d.dat", folder, #files + 1)
+    local text = {}
+    for n, p in ipairs(points) do text[n] = table.concat(p, " ") end
+    write_file(path, table.concat(text, "\n") .. "\n")
     files[#files + 1] = {key, path}
   end
   return files
@@ -119,30 +139,33 @@ end
 function M.lines(spec)
   local rows = rows_of(spec, {"x", "y", "by"}, "plot")
   if not spec.x or not spec.y or not spec.out then gpuexp.error("usage", "plot: x, y and out are required", 2) end
-  local files = group_files(rows, spec.by, function(row)
-    local x, y = tonumber(row[spec.x]), tonumber(row[spec.y])
-    if x and y then return {x, y} end
+  terminal(spec.out) -- a bad output name is said before anything is made
+  return with_folder(function(folder)
+    local files = group_files(rows, spec.by, function(row)
+      local x, y = tonumber(row[spec.x]), tonumber(row[spec.y])
+      if x and y then return {x, y} end
+    end, folder)
+    if #files == 0 then gpuexp.error("usage", "plot: no row has numbers in both '" .. spec.x .. "' and '" .. spec.y .. "'", 2) end
+    local settings = {"set xlabel " .. quote(spec.xlabel or spec.x), "set ylabel " .. quote(spec.ylabel or spec.y)}
+    if spec.logx then settings[#settings + 1] = "set logscale x 2" end
+    if spec.logy then settings[#settings + 1] = "set logscale y" end
+    return draw(spec.out, spec.title or (spec.y .. " vs " .. spec.x .. (spec.by and (" by " .. spec.by) or "")), settings,
+      {}, files, "with linespoints", folder)
   end)
-  if #files == 0 then gpuexp.error("usage", "plot: no row has numbers in both '" .. spec.x .. "' and '" .. spec.y .. "'", 2) end
-  local settings = {"set xlabel " .. quote(spec.xlabel or spec.x), "set ylabel " .. quote(spec.ylabel or spec.y)}
-  if spec.logx then settings[#settings + 1] = "set logscale x 2" end
-  if spec.logy then settings[#settings + 1] = "set logscale y" end
-  return draw(spec.out, spec.title or (spec.y .. " vs " .. spec.x .. (spec.by and (" by " .. spec.by) or "")), settings,
-    {}, files, "with linespoints")
 end
 
 -- M.history{series = {{id=, value=}...}, center=, limit=, new = {id=, value=}, confirm=, out=,
 -- title=, ylabel=} -> out: a point's value over the recorded runs, the baseline's centre and the
 -- regression limit as lines, this run's value (and its re-measure) marked.
-function M.history(spec)
+local function history_in(spec, folder)
+  local files, curves = {}, {}
   local function data(points)
-    local path = os.tmpname()
-    local file = io.open(path, "w")
-    for _, p in ipairs(points) do file:write(string.format("%d %.10g\n", p.id, p.value)) end
-    file:close()
+    local path = string.format("%s/%d.dat", folder, #files + 1)
+    local text = {}
+    for n, p in ipairs(points) do text[n] = string.format("%d %.10g", p.id, p.value) end
+    write_file(path, table.concat(text, "\n") .. "\n")
     return path
   end
-  local files, curves = {}, {}
   local function curve(points, style, title)
     if #points == 0 then return end
     local path = data(points)
@@ -160,26 +183,21 @@ function M.history(spec)
     string.format("set arrow from graph 0, first %.10g to graph 1, first %.10g nohead dt 3 lc rgb '#cc3311'", spec.limit, spec.limit),
     string.format("set label 'regression limit' at graph 0.01, first %.10g offset 0,0.6 tc rgb '#cc3311'", spec.limit),
     "plot " .. table.concat(curves, ", \\\n  ")}
-  local ok, problem = pcall(render, lines, spec.out)
-  for _, path in ipairs(files) do os.remove(path) end
-  if not ok then error(problem, 0) end
+  render(lines, spec.out, folder)
   return spec.out
 end
 
--- M.roofline{csv= | rows=, flops=, bytes=, time_ms=, by=, out=, peak_gflops=, peak_gbps=, title=,
---            ceiling_source=, roof_name=, roofs = {{name=, gbps=}...}} -> out: arithmetic intensity (FLOP/byte) against GFLOP/s, log-log,
--- the memory roof peak_gbps x intensity and the compute roof peak_gflops.
-function M.roofline(spec)
-  local rows = rows_of(spec, {"flops", "bytes", "time_ms", "by"}, "roofline plot")
-  for _, key in ipairs({"flops", "bytes", "time_ms", "out", "peak_gflops", "peak_gbps"}) do
-    if not spec[key] then gpuexp.error("usage", "roofline plot: '" .. key .. "' is required", 2) end
-  end
+function M.history(spec)
+  return with_folder(function(folder) return history_in(spec, folder) end)
+end
+
+local function roofline_in(spec, rows, folder)
   local files = group_files(rows, spec.by, function(row)
     local flops, bytes, ms = tonumber(row[spec.flops]), tonumber(row[spec.bytes]), tonumber(row[spec.time_ms])
     if flops and bytes and ms and flops > 0 and bytes > 0 and ms > 0 then
       return {flops / bytes, flops / (ms * 1e-3) / 1e9}
     end
-  end)
+  end, folder)
   if #files == 0 then gpuexp.error("usage", "roofline plot: no row with positive FLOPs, bytes and time", 2) end
   local knee = spec.peak_gflops / spec.peak_gbps
   local title = spec.title or string.format("roofline: %.0f GB/s, %.0f GFLOP/s, knee %.1f FLOP/byte%s", spec.peak_gbps,
@@ -194,7 +212,19 @@ function M.roofline(spec)
       spec.peak_gflops, roof.gbps, spec.peak_gflops)
     curves[#curves + 1] = string.format("roof%d(x) with lines lw 1 dt %d title %s", i, i + 1, quote(roof.name))
   end
-  return draw(spec.out, title, settings, curves, files, "with points pt 7 ps 1.2")
+  return draw(spec.out, title, settings, curves, files, "with points pt 7 ps 1.2", folder)
+end
+
+-- M.roofline{csv= | rows=, flops=, bytes=, time_ms=, by=, out=, peak_gflops=, peak_gbps=, title=,
+--            ceiling_source=, roof_name=, roofs = {{name=, gbps=}...}} -> out: arithmetic intensity (FLOP/byte) against GFLOP/s, log-log,
+-- the memory roof peak_gbps x intensity and the compute roof peak_gflops.
+function M.roofline(spec)
+  local rows = rows_of(spec, {"flops", "bytes", "time_ms", "by"}, "roofline plot")
+  for _, key in ipairs({"flops", "bytes", "time_ms", "out", "peak_gflops", "peak_gbps"}) do
+    if not spec[key] then gpuexp.error("usage", "roofline plot: '" .. key .. "' is required", 2) end
+  end
+  terminal(spec.out)
+  return with_folder(function(folder) return roofline_in(spec, rows, folder) end)
 end
 
 return M

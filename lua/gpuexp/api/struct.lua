@@ -14,6 +14,14 @@ local scalars = {
 }
 local narrow = {f16 = true, bf16 = true, fp8_e4m3 = true, fp8_e5m2 = true}
 
+-- the range of each integer type (i64 and u64 take any Lua integer: u64 as its bit pattern)
+local integer_ranges = {i8 = {-128, 127}, u8 = {0, 255}, i16 = {-32768, 32767}, u16 = {0, 65535},
+  i32 = {-2147483648, 2147483647}, u32 = {0, 4294967295}}
+
+-- Limits that keep a layout something a kernel parameter or a buffer element can be, and that
+-- string.pack can build: one struct at most 1 MiB and 100000 values, aligned to at most 4096.
+M.MAX_BYTES, M.MAX_VALUES, M.MAX_ALIGN = 1 << 20, 100000, 4096
+
 local Layout = {}
 Layout.__index = Layout
 
@@ -45,7 +53,7 @@ function M.layout(fields, options)
   for key in pairs(options) do
     if key ~= "align" then fail("layout: unknown option '" .. tostring(key) .. "'") end
   end
-  local layout = setmetatable({fields = {}, offsets = {}, align = 1}, Layout)
+  local layout = setmetatable({fields = {}, offsets = {}, align = 1, values = 0}, Layout)
   local parts, offset = {"<"}, 0
   for i, spec in ipairs(fields) do
     if type(spec) ~= "table" or type(spec[1]) ~= "string" then
@@ -53,19 +61,29 @@ function M.layout(fields, options)
     end
     local name, count = spec[1], spec[3] or 1
     if layout.offsets[name] then fail("layout: field '" .. name .. "' appears twice") end
+    if math.type(count) == "float" and count == math.floor(count) then count = math.tointeger(count) or count end
     if math.type(count) ~= "integer" or count < 1 then fail("layout: field '" .. name .. "' count must be an integer >= 1") end
     local t = field_type(spec[2], "layout: field '" .. name .. "'")
     local at = align_up(offset, t.align)
+    local values = (t.layout and t.layout.values or 1) * count
+    if count > M.MAX_BYTES or at + t.size * count > M.MAX_BYTES or layout.values + values > M.MAX_VALUES then
+      fail(string.format("layout: field '%s' (%d x %s) makes the struct larger than gpuexp takes (%d bytes, %d " ..
+        "values); pass big arrays in a device buffer", name, count, t.layout and "struct" or t.kind, M.MAX_BYTES,
+        M.MAX_VALUES))
+    end
+    layout.values = layout.values + values
     if at > offset then parts[#parts + 1] = string.rep("x", at - offset) end
     parts[#parts + 1] = string.rep(t.format, count)
-    layout.fields[i] = {name = name, type = t, count = spec[3], offset = at}
+    layout.fields[i] = {name = name, type = t, count = spec[3] and count, offset = at}
     layout.offsets[name] = at
     layout.align = math.max(layout.align, t.align)
     offset = at + t.size * count
   end
   local align = options.align or layout.align
-  if math.type(align) ~= "integer" or align < layout.align or align & (align - 1) ~= 0 then
-    fail(string.format("layout: align must be a power of two of at least %d", layout.align))
+  if math.type(align) == "float" and align == math.floor(align) then align = math.tointeger(align) or align end -- 2^4
+  if math.type(align) ~= "integer" or align < layout.align or align > M.MAX_ALIGN or align & (align - 1) ~= 0 then
+    fail(string.format("layout: align must be a power of two of at least %d (and at most %d), got %s", layout.align,
+      M.MAX_ALIGN, tostring(align)))
   end
   layout.align = align
   layout.size = align_up(offset, align)
@@ -100,6 +118,10 @@ local function flatten(t, value, out, keep, where)
     if type(value) ~= "number" then fail(string.format("%s: expected a number, got %s", where, type(value)), 4) end
     if t.kind:sub(1, 1) ~= "f" and not narrow[t.kind] and math.type(value) ~= "integer" then
       fail(string.format("%s: %s takes an integer, got %s", where, t.kind, tostring(value)), 4)
+    end
+    local range = integer_ranges[t.kind]
+    if range and (value < range[1] or value > range[2]) then
+      fail(string.format("%s: %d does not fit in %s (%d to %d)", where, value, t.kind, range[1], range[2]), 4)
     end
     out[#out + 1] = narrow[t.kind] and gpuexp[t.kind](value).bits or value
   end
@@ -214,7 +236,8 @@ function M.struct(fields, options)
   for i, spec in ipairs(fields) do
     if type(spec) ~= "table" then fail(string.format("struct: field %d must be {type, value}", i)) end
     local kind, value = spec[1], spec[2]
-    local count = (type(value) == "table" and not is_layout(kind)) and #value or nil
+    -- a list of values is an array field; a plan's buffer (a table too) is one pointer
+    local count = (type(value) == "table" and rawget(value, "kind") ~= "planned" and not is_layout(kind)) and #value or nil
     if count == 0 then fail(string.format("struct: field %d has an empty list", i)) end
     layout_fields[i] = {"_" .. i, kind, count}
     values["_" .. i] = value

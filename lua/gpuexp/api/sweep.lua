@@ -140,6 +140,16 @@ local function progress(state, done, total)
   io.stderr:flush()
 end
 
+-- A stop signal (Ctrl-C, SIGTERM, SIGHUP) between points, or during one: the run ends here, exit
+-- 128 + N; the point it interrupted gets no row (a --resume runs it).
+local function check_stop()
+  local number = gpuexp._process.stop_signal()
+  if number ~= 0 then
+    gpuexp.error("interrupted", string.format("interrupted by %s; the rows written so far are kept (--resume " ..
+      "finishes the run)", ({[1] = "SIGHUP", [2] = "SIGINT", [15] = "SIGTERM"})[number] or ("signal " .. number)))
+  end
+end
+
 local function error_text(err)
   if type(err) == "table" and err.message then return err.message end
   return tostring(err)
@@ -167,6 +177,8 @@ local function remote_client(channel)
     setup_failed = function(_, id, index, message)
       request({op = "setup_failed", id = id, index = index, message = message})
     end,
+    -- the setup runs (true) or has run (false): a worker that ends meanwhile is the setup's fault
+    setup = function(_, id, running) request({op = "setup", id = id, running = running}) end,
     -- as a point starts: ask for the one after it, whose answer waits in the channel meanwhile
     prefetch = function(_, id)
       request({op = "prefetch", id = id})
@@ -214,6 +226,7 @@ local function local_client()
       return {id = sweep.out, done_before = #sweep.mine - #sweep.queue, total = #sweep.mine}
     end,
     setup_failed = function(_, id) local_ledger:sweep(id):close("the sweep's setup failed") end,
+    setup = function() end,
     next = function(_, id)
       local sweep = local_ledger:sweep(id)
       local index = sweep:next_point()
@@ -337,13 +350,25 @@ function M.run(spec)
   local done = state.done_before
   local reply = client:next(id)
   while not reply.done do
+    check_stop()
     local index = reply.index
     if not set_up then
       set_up = true
       -- a failing setup ends the sweep once, with its message and line: no point is run or written
       local ok, problem = true, nil
-      if spec.setup then ok, problem = pcall(spec.setup) end
+      if spec.setup then
+        client:setup(id, true)
+        ok, problem = pcall(spec.setup)
+        client:setup(id, false)
+      end
+      check_stop()
       if not ok then
+        if type(problem) ~= "string" and not (type(problem) == "table" and problem.message) then
+          -- error({}) or error(): nothing says where; the setup's own line does
+          local info = debug.getinfo(spec.setup, "S")
+          problem = {kind = "usage", message = string.format("%s:%d: sweep '%s': its setup raised %s, not a message",
+            info.short_src, info.linedefined, name, problem == nil and "nil" or ("a " .. type(problem)))}
+        end
         client:setup_failed(id, index, error_text(problem))
         error(problem, 0)
       end
@@ -361,6 +386,7 @@ function M.run(spec)
     gpuexp._range_push(name .. "/" .. table.concat(label, " "))
     local ok, result = pcall(spec.run, copy)
     gpuexp._range_pop()
+    check_stop()
     if ok and type(result) ~= "table" then
       ok, result = false, "run returned " .. type(result) .. ", not a row table"
     end

@@ -17,26 +17,17 @@ local EXIT = catalog.EXIT
 local M = {}
 
 M.MAX_MEASUREMENTS = 3 -- of one commit, while its change stays close to the threshold
+M.BUILD_TIMEOUT_S = 3600 -- --build-timeout's default: a build that hangs ends here (0: no limit)
+M.POINT_TIMEOUT_S = 300 -- --point-timeout's default, as a run's
 
 local function say(message) io.stderr:write("gpuexp bisect: " .. text.message(message) .. "\n") end
 
-local function quote(text) return "'" .. tostring(text):gsub("'", "'\\''") .. "'" end
+local worktree = require("gpuexp.commands.worktree")
+local git = worktree.git
 
--- Runs a shell command; its output (stdout) and whether it exited 0.
-local function shell(command)
-  local pipe = io.popen(command .. " 2>/dev/null")
-  local output = pipe:read("a")
-  local ok = pipe:close()
-  return output, ok == true
-end
-
-local function git(repo, arguments)
-  local output, ok = shell("git -C " .. quote(repo) .. " " .. arguments)
-  return ok and output:gsub("%s+$", "") or nil
-end
 
 local function parse(args)
-  local o = {pass = {}, script_args = {}}
+  local o = {pass = {}, script_args = {}, build_timeout = M.BUILD_TIMEOUT_S, point_timeout = M.POINT_TIMEOUT_S}
   local i = 1
   local function value(name)
     i = i + 1
@@ -51,6 +42,11 @@ local function parse(args)
     elseif a == "--point" then o.point = value(a)
     elseif a == "--metric" then o.metric = value(a)
     elseif a == "--build" then o.build = value(a)
+    elseif a == "--build-timeout" then
+      o.build_timeout = tonumber(value(a))
+      if not o.build_timeout or o.build_timeout < 0 or o.build_timeout ~= o.build_timeout then
+        error({usage = "--build-timeout takes a number of seconds >= 0 (0: no limit)"})
+      end
     elseif a == "--threshold" then
       o.threshold = tonumber(value(a))
       if not o.threshold or o.threshold <= 0 then error({usage = "--threshold takes a percentage > 0"}) end
@@ -58,7 +54,12 @@ local function parse(args)
     elseif a == "--run" then
       o.run = math.tointeger(tonumber(value(a)))
       if not o.run then error({usage = "--run takes a run id (gpuexp history list)"}) end
-    elseif a == "-d" or a == "--device" or a == "-a" or a == "--arch" or a == "--point-timeout" then
+    elseif a == "--point-timeout" then
+      o.point_timeout = tonumber(value(a))
+      if not o.point_timeout or o.point_timeout < 0 or o.point_timeout ~= o.point_timeout then
+        error({usage = "--point-timeout takes a number of seconds >= 0 (0: no limit)"})
+      end
+    elseif a == "-d" or a == "--device" or a == "-a" or a == "--arch" then
       o.pass[#o.pass + 1] = a
       o.pass[#o.pass + 1] = value(a)
     elseif a:sub(1, 1) == "-" then error({usage = catalog.unknown_option("bisect", a)})
@@ -150,37 +151,40 @@ end
 -- run or give a value).
 local function measure(o, commit, step)
   local tree = string.format("%s/tree-%d", o.work, step)
-  local added = shell(string.format("git -C %s worktree add --detach %s %s >/dev/null 2>&1 && echo ok", quote(o.repo),
-    quote(tree), quote(commit)))
-  if not added:find("ok") then return nil, "git worktree add failed" end
   local function finish(...)
-    shell(string.format("git -C %s worktree remove --force %s", quote(o.repo), quote(tree)))
+    worktree.remove(o.repo, tree)
     return ...
   end
-  if o.build then
-    local _, built = shell(string.format("cd %s && (%s) >%s/build-%d.log 2>&1", quote(tree), o.build, quote(o.work), step))
-    if not built then return finish(nil, "the build command failed (" .. o.build .. ")") end
-  end
+  local added, why, interrupted = worktree.add(o.repo, tree, commit, o.work, o.build,
+    string.format("%s/build-%d.log", o.work, step), o.build_timeout)
+  if not added then return finish(nil, why, interrupted) end
+  -- a supervised run: --point-timeout ends a point that hangs (its row says timeout)
   local out = string.format("%s/point-%d.csv", o.work, step)
-  local argv = {gpuexp.executable or "gpuexp", "--quiet", "--inline", "--only", o.point, "--out", out}
+  local argv = {gpuexp.executable or "gpuexp", "--quiet", "--only", o.point, "--out", out,
+    "--point-timeout", tostring(o.point_timeout)}
   for _, a in ipairs(o.pass) do argv[#argv + 1] = a end
   argv[#argv + 1] = "--"
   argv[#argv + 1] = tree .. "/" .. o.script_in_repo
   for _, a in ipairs(o.script_args) do argv[#argv + 1] = a end
   local log = string.format("%s/point-%d.log", o.work, step)
-  local code, stop = gpuexp._process.run(argv, log)
-  if stop ~= 0 then return finish(nil, "interrupted", 128 + stop) end
-  if code ~= 0 then
+  local code, stopped = gpuexp._process.run(argv, {output = log, record = o.work .. "/running.pid"})
+  if stopped ~= 0 then return finish(nil, "interrupted", 128 + stopped) end
+  local ok, rows = pcall(csv.read, out)
+  local row = ok and rows[1]
+  if row and row.status and row.status ~= "ok" then
+    local why = tostring(row.error or ""):gsub("^.-/tree%-%d+/", "")
+    if row.status == "timeout" then
+      return finish(nil, string.format("the point ran past --point-timeout %g s", o.point_timeout))
+    end
+    return finish(nil, string.format("the point's row says %s: %s", row.status, why))
+  end
+  if code ~= 0 and not row then
     -- the script's own message: its first line that says what failed
-    local text = ""
-    local file = io.open(log)
-    if file then text = file:read("a"); file:close() end
+    local text = worktree.read_file(log) or ""
     local first = text:match("[^\n]*error[^\n]*") or text:match("([^\n]+)") or ""
     first = first:gsub("^.-/tree%-%d+/", "") -- the worktree's path (Lua may have shortened it to ".../")
     return finish(nil, string.format("the script failed (exit %d): %s", code, first))
   end
-  local ok, rows = pcall(csv.read, out)
-  local row = ok and rows[1]
   local value = row and (row.status == nil or row.status == "ok") and row[o.metric]
   if type(value) ~= "number" or value <= 0 then return finish(nil, "no " .. o.metric .. " value for the point") end
   return finish({value = value, noise_pct = tonumber(row.noise_pct), samples = tonumber(row.samples)})
@@ -208,7 +212,7 @@ end
 
 -- Bisects the commits (oldest first) between good and bad; prints each step. Returns the exit code.
 local function search(o, good, bad, commits)
-  local function subject(commit) return git(o.repo, "log -1 --format=%s " .. commit) or "" end
+  local function subject(commit) return git(o.repo, "log", "-1", "--format=%s", commit) or "" end
   print(string.format("gpuexp bisect: %s, point %s, %s: %d commit(s) after %s", o.script_in_repo, o.point, o.metric,
     #commits, good:sub(1, 10)))
   local reference, problem, stop = measure(o, good, 0)
@@ -287,36 +291,28 @@ function M.main(args)
   o.metric, o.direction = metric:match("^(.-):(%a+)$")
   if not o.metric then o.metric, o.direction = metric, rule.direction(metric) or "lower" end
   -- the repository and the script's place in it
-  local script_dir = o.script:match("^(.*)/[^/]*$") or "."
-  o.repo = git(script_dir, "rev-parse --show-toplevel")
-  if not o.repo then say(o.script .. " is not in a git repository"); return EXIT.USAGE end
-  local script_real = gpuexp._realpath(o.script)
-  local repo_real = gpuexp._realpath(o.repo)
-  if not script_real or script_real:sub(1, #repo_real + 1) ~= repo_real .. "/" then
-    say(o.script .. " is not inside " .. o.repo); return EXIT.USAGE
-  end
-  o.script_in_repo = script_real:sub(#repo_real + 2)
-  local good, bad = git(o.repo, "rev-parse --verify " .. quote(o.good .. "^{commit}")),
-    git(o.repo, "rev-parse --verify " .. quote(o.bad .. "^{commit}"))
+  o.repo, o.script_in_repo = worktree.locate(o.script)
+  if not o.repo then say(o.script_in_repo); return EXIT.USAGE end
+  local good, bad = worktree.commit(o.repo, o.good), worktree.commit(o.repo, o.bad)
   if not good or not bad then say("unknown commit: " .. (good and o.bad or o.good)); return EXIT.USAGE end
   if good == bad then
     say(string.format("--good %s and --bad %s are the same commit (%s): there is nothing between them to search; " ..
       "give --good a commit before the regression", o.good, o.bad, good:sub(1, 12)))
     return EXIT.USAGE
   end
-  local list = git(o.repo, string.format("rev-list --reverse --first-parent %s..%s", good, bad))
+  local list = git(o.repo, "rev-list", "--reverse", "--first-parent", good .. ".." .. bad)
   local commits = {}
   for commit in (list or ""):gmatch("%x+") do commits[#commits + 1] = commit end
   if #commits == 0 then say(o.good .. " is not an ancestor of " .. o.bad); return EXIT.USAGE end
-  -- the worktrees and measurements go in a folder of their own ($TMPDIR, else /tmp)
-  o.work = string.format("%s/gpuexp-bisect-%s", os.getenv("TMPDIR") or "/tmp",
-    gpuexp.hash(string.format("%.9f %s", gpuexp.clock(), tostring({}))):sub(1, 10))
-  gpuexp.mkdir(o.work)
+  -- the worktrees and measurements go in a folder of their own ($TMPDIR, else /tmp), locked while
+  -- this bisect runs; folders left by killed bisects are removed first
   gpuexp._process.init()
+  local problem
+  o.work, problem = worktree.work_folder("bisect", o.repo, say)
+  if not o.work then say(problem); return EXIT.FAILED end
   -- the search, then the worktrees and their folder removed whatever happened
   local searched, code = pcall(search, o, good, bad, commits)
-  shell("rm -rf " .. quote(o.work))
-  shell("git -C " .. quote(o.repo) .. " worktree prune")
+  worktree.clean(o.repo, o.work)
   if not searched then error(code, 0) end
   return code
 end

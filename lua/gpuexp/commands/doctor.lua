@@ -110,7 +110,7 @@ extern "C" __global__ void doctor(float *x) {
       "not tried: no GPU here", "options nvidia NVreg_RestrictProfilingToAdminUsers=0 in /etc/modprobe.d, or run as root",
       not admin_only)
   end
-  local gnuplot = os.execute("command -v gnuplot >/dev/null 2>&1")
+  local gnuplot = gpuexp._process.run({"sh", "-c", "command -v gnuplot"}, {capture = true}) == 0
   add(gnuplot == true, "gnuplot (plots)", gnuplot and "found" or "not found",
     "apt-get install gnuplot-nox (studies and reports work without it, minus the pictures)")
   local cache = gpuexp.cache_directory()

@@ -4,7 +4,6 @@ local catalog = require("gpuexp.catalog")
 
 local M = {}
 
-local function shell_quote(text) return "'" .. tostring(text):gsub("'", "'\\''") .. "'" end
 
 -- A command's help text, as the command prints it ("help": the list of commands), or nil.
 function M.text(command)
@@ -92,9 +91,12 @@ function M.main(args)
   end
   if first == "--experiments" then -- the shipped experiments, by the names gpuexp runs them
     if gpuexp.data_dir then
-      local pipe = io.popen("cd " .. shell_quote(gpuexp.data_dir .. "/experiments") .. " && find . -name '*.lua' | sort")
-      for path in pipe:lines() do print((path:gsub("^%./", ""):gsub("%.lua$", ""))) end
-      pipe:close()
+      local _, _, _, listing = gpuexp._process.run({"find", ".", "-name", "*.lua"},
+        {capture = true, directory = gpuexp.data_dir .. "/experiments"})
+      local paths = {}
+      for path in (listing or ""):gmatch("[^\n]+") do paths[#paths + 1] = path end
+      table.sort(paths)
+      for _, path in ipairs(paths) do print((path:gsub("^%./", ""):gsub("%.lua$", ""))) end
     end
     return 0
   end

@@ -16,6 +16,8 @@ local catalog = require("gpuexp.catalog")
 local EXIT = catalog.EXIT
 local M = {}
 
+M.HOOK_TIMEOUT_S = 600 -- --on-regression-timeout's default: a hook that hangs ends here
+
 local function say(message) io.stderr:write("gpuexp nightly: " .. text.message(message) .. "\n") end
 local release_locks
 
@@ -55,11 +57,11 @@ end
 function M.read_suite(path)
   local experiments = {}
   if gpuexp._is_directory(path) then
-    local pipe = io.popen("ls -1 " .. shell_quote(path) .. " 2>/dev/null")
-    for name in pipe:lines() do
+    local code, _, _, listing = gpuexp._process.run({"ls", "-1", "--", path}, {capture = true})
+    if code ~= 0 then return nil, "cannot list the suite folder " .. path end
+    for name in listing:gmatch("[^\n]+") do
       if name:match("%.lua$") then experiments[#experiments + 1] = {path = path .. "/" .. name, args = {}} end
     end
-    pipe:close()
     if #experiments == 0 then return nil, path .. ": no experiment (*.lua) in this folder" end
   else
     local file, message = io.open(path, "r")
@@ -99,7 +101,8 @@ function M.read_suite(path)
 end
 
 local function parse(args)
-  local o = {baseline = verdict.DEFAULT_BASELINE_RUNS, floor_pct = rule.FLOOR_PCT, confirm = true, counters = true, pass = {}}
+  local o = {baseline = verdict.DEFAULT_BASELINE_RUNS, floor_pct = rule.FLOOR_PCT, confirm = true, counters = true, pass = {},
+    hook_timeout = M.HOOK_TIMEOUT_S}
   local i = 1
   local function value(name)
     i = i + 1
@@ -124,6 +127,11 @@ local function parse(args)
       if not metric then error({usage = why}) end
       o.metric = metric
     elseif a == "--on-regression" then o.on_regression = value(a)
+    elseif a == "--on-regression-timeout" then
+      o.hook_timeout = tonumber(value(a))
+      if not o.hook_timeout or o.hook_timeout < 0 or o.hook_timeout ~= o.hook_timeout then
+        error({usage = "--on-regression-timeout takes a number of seconds >= 0 (0: no limit)"})
+      end
     elseif a == "-q" or a == "--quiet" then o.quiet = true
     elseif a == "-d" or a == "--device" or a == "--devices" or a == "--point-timeout" then
       local v = value(a)
@@ -554,6 +562,8 @@ function M.night(args)
     model = model_of()
   end
   report.summary(model, io.stdout)
+  -- tuning drift: stored winners this night's tunes found out of their tie set (docs/tune.md)
+  for _, line in ipairs(require("gpuexp.store.winners").drift_lines(night.history, night.id:sub(1, 20))) do print(line) end
   local md_path, html_path = night.out_dir .. "/report.md", night.out_dir .. "/report.html"
   if written then print("report: " .. md_path .. " and " .. html_path .. " (and report.xml, JUnit; report.json)") end
   -- the hook
@@ -561,8 +571,18 @@ function M.night(args)
     local command = string.format("GPUEXP_REPORT=%s GPUEXP_REPORT_HTML=%s GPUEXP_NIGHTLY_EXIT=%d %s %s",
       shell_quote(written and md_path or ""), shell_quote(written and html_path or ""), exit_code, o.on_regression,
       shell_quote(written and md_path or ""))
-    local hook_ok, _, hook_code = os.execute(command)
-    if not hook_ok then say(string.format("--on-regression command failed (exit %s): %s", tostring(hook_code), o.on_regression)) end
+    -- the GPU is free while it runs (the night is over), and it has a time limit
+    release_locks()
+    local hook_code, stop, timed_out = gpuexp._process.run({"sh", "-c", command}, {timeout_s = o.hook_timeout})
+    if stop ~= 0 then
+      say(string.format("interrupted during the --on-regression command (exit %d)", 128 + stop))
+      return 128 + stop
+    elseif timed_out then
+      say(string.format("--on-regression command ran past its %g s limit (--on-regression-timeout) and was ended: %s",
+        o.hook_timeout, o.on_regression))
+    elseif hook_code ~= 0 then
+      say(string.format("--on-regression command failed (exit %d): %s", hook_code, o.on_regression))
+    end
   end
   return exit_code
 end

@@ -140,6 +140,12 @@ function M.main()
       send(slot, {index = index})
       return
     end
+    if message.op == "setup" then
+      -- while a sweep's setup runs, a worker that ends is the setup's doing, not its point's (the
+      -- point's deadline still holds)
+      slot.in_setup = message.running and book:sweep(message.id).name or nil
+      return
+    end
     slot.deadline = outside_timeout > 0 and now + outside_timeout or nil
     if message.op == "register" then
       local sweep, reason, kind = book:register(message)
@@ -207,6 +213,19 @@ function M.main()
       slot.prefetched = nil
     end
     local point = slot.point
+    if point and slot.in_setup and reason ~= "timeout" then
+      -- the setup ended its process (os.exit, a crash): a fresh worker would only do it again, for
+      -- every point. Stop here; the point is not done, so --resume runs it once the setup is fixed.
+      point.sweep:give_back(point.index)
+      slot.point, slot.finished = nil, true
+      if show then io.stderr:write("\n") end
+      io.stderr:write(string.format("gpuexp: sweep '%s': its setup ended the worker (%s%s); no point was run. " ..
+        "Stopping: a new worker would run the same setup again\n", slot.in_setup, how,
+        status.context_error and (": " .. status.context_error) or ""))
+      exit_code, ended = exit_code or EXIT.FAILED, "the setup of sweep '" .. slot.in_setup .. "' ended its worker"
+      stop_all("TERM")
+      return
+    end
     if point then
       local text
       if reason == "timeout" then

@@ -283,7 +283,7 @@ function M.explain(base_rows, new_row, change_pct, noise_rows)
 end
 
 -- The runs whose counters tell the points of run_id their noise: its sweep's last NOISE_NIGHTS
--- nights (five nights alone cannot bound it: docs/explain-counters.md). The nightly and the site
+-- nights (five nights alone cannot bound it: docs/explanation/what-changed.md). The nightly and the site
 -- read the same.
 function M.noise_runs(db, run_id)
   local runs = {}

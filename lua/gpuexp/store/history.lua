@@ -172,16 +172,18 @@ function M.transaction(db, fn)
 end
 
 -- The experiment's git commit (and whether the tree has changes), when its script is in a repository.
+-- git runs as every child does (its own process group, a time limit: a git that waits on a lock or
+-- a network file system does not hold the run).
 local function git_state(script)
   local dir = script and script:match("^(.*)/[^/]*$") or "."
-  local quoted = "'" .. dir:gsub("'", "'\\''") .. "'"
-  local pipe = io.popen("git -C " .. quoted .. " rev-parse HEAD 2>/dev/null")
-  local commit = pipe and pipe:read("l")
-  if pipe then pipe:close() end
-  if not commit or not commit:match("^%x+$") then return nil end
-  pipe = io.popen("git -C " .. quoted .. " status --porcelain --untracked-files=no 2>/dev/null")
-  local changes = pipe and pipe:read("a") or ""
-  if pipe then pipe:close() end
+  local function git(...)
+    local ok, code, _, timed_out, output = pcall(gpuexp._process.run, {"git", "-C", dir, ...},
+      {capture = true, timeout_s = 30})
+    return ok and code == 0 and not timed_out and output or nil
+  end
+  local commit = (git("rev-parse", "HEAD") or ""):match("^(%x+)\n?$")
+  if not commit then return nil end
+  local changes = git("status", "--porcelain", "--untracked-files=no") or ""
   return commit, changes ~= ""
 end
 

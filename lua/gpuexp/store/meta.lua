@@ -45,7 +45,9 @@ function M.collect(device)
     time_utc = os.date("!%Y-%m-%dT%H:%M:%SZ"),
     host = M.host(),
   }
-  if device then
+  if device and device.facts and device.facts.plan then -- an offline plan's device: only its architecture
+    info.offline_arch = device.facts.arch
+  elseif device then
     info.driver_version = M.driver_version()
     local facts = device.facts
     info.gpu = {

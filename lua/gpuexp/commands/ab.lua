@@ -1,0 +1,180 @@
+-- gpuexp ab VARIANTS SCRIPT.lua: two variants of one measurement (two commits in temporary
+-- worktrees with an optional build, two binaries, two kernel sources, two compile option or define
+-- sets) timed in one process, interleaved, by the script's gpuexp.ab{variant = ...}; the paired
+-- verdict printed as compare prints its verdicts (table, Markdown, JSON, JUnit), with compare's
+-- exit codes. The run gets the variants and options in a request file named by GPUEXP_AB, and
+-- writes its result beside it.
+local catalog = require("gpuexp.catalog")
+local csv = require("gpuexp.store.csv")
+local json = require("gpuexp.store.json")
+local printers = require("gpuexp.judge.printers")
+local ab = require("gpuexp.api.ab")
+local worktree = require("gpuexp.commands.worktree")
+
+local EXIT = catalog.EXIT
+local M = {}
+
+local function say(message) io.stderr:write("gpuexp ab: " .. message .. "\n") end
+
+local function absolute(path)
+  local real = gpuexp._realpath(path)
+  if not real then error({usage = path .. ": no such file"}) end
+  return real
+end
+
+local function number_option(name, text, positive)
+  local value = tonumber(text)
+  if not value or value ~= value or value < 0 or (positive and value == 0) then
+    error({usage = name .. " takes a number " .. (positive and "> 0" or ">= 0") .. ", got '" .. tostring(text) .. "'"})
+  end
+  return value
+end
+
+-- the variant options: which side, and what of it
+local VARIANT_OPTIONS = {
+  ["--a-commit"] = {"A", "commit"}, ["--b-commit"] = {"B", "commit"}, ["--a-binary"] = {"A", "binary"},
+  ["--b-binary"] = {"B", "binary"}, ["--a-source"] = {"A", "source"}, ["--b-source"] = {"B", "source"},
+  ["--a-options"] = {"A", "options"}, ["--b-options"] = {"B", "options"}, ["--a-define"] = {"A", "define"},
+  ["--b-define"] = {"B", "define"},
+}
+
+local function parse(args)
+  local o = {variants = {A = {}, B = {}}, commits = {}, options = {}, format = "table", pass = {}}
+  local i = 1
+  local function value(name)
+    i = i + 1
+    if args[i] == nil then error({usage = name .. " needs a value"}) end
+    return args[i]
+  end
+  while i <= #args do
+    local a = args[i]
+    local side, what = table.unpack(VARIANT_OPTIONS[a] or {})
+    local v = side and o.variants[side]
+    if a == "-h" or a == "--help" then o.help = true
+    elseif side and what == "commit" then o.commits[side] = value(a)
+    elseif side and what == "binary" then v.binary = absolute(value(a))
+    elseif side and what == "source" then v.source = absolute(value(a))
+    elseif side and what == "options" then
+      v.options = {}
+      for word in value(a):gmatch("%S+") do v.options[#v.options + 1] = word end
+    elseif side and what == "define" then
+      local key, text = value(a):match("^([%w_]+)=(.*)$")
+      if not key then error({usage = a .. " takes NAME=VALUE"}) end
+      v.defines = v.defines or {}
+      v.defines[key] = text
+    elseif a == "--build" then o.build = value(a)
+    elseif a == "--mde" then o.options.mde_pct = number_option(a, value(a), true)
+    elseif a == "--budget-s" then o.options.budget_s = number_option(a, value(a), true)
+    elseif a == "--seed" then o.options.seed = math.tointeger(number_option(a, value(a)))
+      if not o.options.seed then error({usage = "--seed takes an integer"}) end
+    elseif a == "--threshold" then o.options.threshold_pct = number_option(a, value(a))
+    elseif a == "--markdown" or a == "--json" or a == "--junit" then o.format = a:sub(3)
+    elseif a == "-o" or a == "--output" then o.output = value(a)
+    elseif a == "--no-plan" then o.pass[#o.pass + 1] = a
+    elseif a == "-d" or a == "--device" or a == "-a" or a == "--arch" then
+      o.pass[#o.pass + 1] = a
+      o.pass[#o.pass + 1] = value(a)
+    elseif a:sub(1, 1) == "-" then error({usage = "unknown option '" .. a .. "'"})
+    else
+      o.script = a
+      o.script_args = {table.unpack(args, i + 1)}
+      break
+    end
+    i = i + 1
+  end
+  if (o.commits.A == nil) ~= (o.commits.B == nil) then error({usage = "give both --a-commit and --b-commit"}) end
+  if o.build and not o.commits.A then error({usage = "--build is for --a-commit/--b-commit (it runs in their worktrees)"}) end
+  return o
+end
+
+-- The verdict as compare prints its own, plus the same samples judged by NVBench's rule and compare's.
+local function print_result(o, result)
+  local judged = ab.as_comparison({result})
+  local function print_to(file)
+    if o.format == "markdown" then
+      printers.format_markdown(judged, file)
+    elseif o.format == "json" then
+      printers.format_json(judged, file, {rule = "ab", gpu = result.gpu, mde_target_pct = result.mde_target_pct,
+        blocks = result.summary.blocks, gpu_s = result.gpu_s, stopped_by = result.stopped_by, nvbench = result.nvbench,
+        compare = result.compare})
+    elseif o.format == "junit" then
+      printers.format_junit(judged, file, "gpuexp ab")
+    else
+      printers.format_table(judged, file)
+    end
+    if o.format == "table" or o.format == "markdown" then
+      file:write(string.format("%d blocks of %d launches a side in %.1f s (%.2f s of GPU time), stopped by %s; the " ..
+        "same samples pooled: NVBench's rule says %s (%+.2f%%, threshold %.2f%%), compare's says %s (threshold %.2f%%)\n",
+        result.summary.blocks, result.reps_per_block or 0, result.wall_s, result.gpu_s, result.stopped_by,
+        result.nvbench.verdict, result.nvbench.change_pct, result.nvbench.threshold_pct, result.compare.verdict,
+        result.compare.threshold_pct))
+    end
+  end
+  if o.output then
+    local written, problem = pcall(csv.write_printed, o.output, print_to)
+    if not written then say(type(problem) == "table" and problem.message or tostring(problem)); return EXIT.WRITE end
+  else
+    print_to(io.stdout)
+  end
+  return result.verdict == "slower" and EXIT.FAILED or EXIT.OK
+end
+
+local function measure(o, work)
+  -- two commits: each in a worktree of its own (built when asked), v.root the worktree
+  if o.commits.A then
+    local repo, why = worktree.locate(o.script)
+    if not repo then say(why); return EXIT.USAGE end
+    o.repo = repo
+    for _, side in ipairs({"A", "B"}) do
+      local commit = worktree.commit(repo, o.commits[side])
+      if not commit then say("unknown commit: " .. o.commits[side]); return EXIT.USAGE end
+      local tree = work .. "/tree-" .. side
+      local added, problem, interrupted = worktree.add(repo, tree, commit, work, o.build,
+        work .. "/build-" .. side .. ".log", worktree.BUILD_TIMEOUT_S)
+      if interrupted then return interrupted end
+      if not added then
+        say(string.format("variant %s (%s): %s (the log: %s/build-%s.log is removed; rerun the build by hand)", side,
+          o.commits[side], problem, work, side))
+        return EXIT.FAILED
+      end
+      o.variants[side].root, o.variants[side].commit = tree, commit
+    end
+  end
+  local request_path, result_path = work .. "/request.json", work .. "/result.json"
+  csv.write_file(request_path, json.encode({variants = o.variants, options = o.options, result = result_path}))
+  local argv = {"/usr/bin/env", "GPUEXP_AB=" .. request_path, gpuexp.executable or "gpuexp", "--inline", "--quiet"}
+  for _, a in ipairs(o.pass) do argv[#argv + 1] = a end
+  argv[#argv + 1] = "--"
+  argv[#argv + 1] = o.script
+  for _, a in ipairs(o.script_args) do argv[#argv + 1] = a end
+  local code = gpuexp._process.run(argv, nil) -- (nil said: with one argument the binding reads its own scratch as #2)
+  if code ~= 0 then return code end
+  local file = io.open(result_path, "r")
+  if not file then
+    say(o.script .. " ran but never called gpuexp.ab{...}: there is no verdict (docs/ab.md shows such a script)")
+    return EXIT.FAILED
+  end
+  local text = file:read("a")
+  file:close()
+  local ok, result = pcall(json.decode, text)
+  if not ok or type(result) ~= "table" then say("the run's result is not readable: " .. result_path); return EXIT.FAILED end
+  if result.plan then return EXIT.OK end -- an offline plan: the run said what it checked
+  result.summary.mde_pct = result.summary.mde_pct or math.huge
+  return print_result(o, result)
+end
+
+function M.main(args)
+  local ok, o = pcall(parse, args)
+  if not ok then say(type(o) == "table" and o.usage or tostring(o)); return EXIT.USAGE end
+  if o.help then io.write(catalog.help("ab")) return EXIT.OK end
+  if not o.script then say("which script? (gpuexp ab --help)"); return EXIT.USAGE end
+  gpuexp._process.init()
+  local work, problem = worktree.work_folder("ab", nil, say)
+  if not work then say(problem); return EXIT.FAILED end
+  local measured, code = pcall(measure, o, work)
+  worktree.clean(o.repo, work)
+  if not measured then error(code, 0) end
+  return code
+end
+
+return M
