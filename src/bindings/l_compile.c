@@ -245,6 +245,7 @@ int l_compile(lua_State *L)
     l_program *program = l_push_program(L, device_index, source_name, use_nvcc ? "nvcc" : "nvrtc");
     snprintf(program->arch, sizeof program->arch, "%s", arch);
     snprintf(program->notes, sizeof program->notes, "%s", notes);
+    program->source = strdup(source); /* NULL when out of memory: the messages then give PTX types */
     int failed = use_nvcc ? gx_nvcc_compile(&request, &program->compiled, &error)
                           : gx_nvrtc_compile(&request, &program->compiled, &error);
     if (program->compiled.cache_warning[0])

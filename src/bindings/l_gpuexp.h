@@ -64,6 +64,7 @@ typedef struct l_program {
     gx_image_kind image_kind;   /* a binary's kind */
     char notes[2048];           /* what became of a project's nvcc options */
     unsigned char *image;       /* a binary: the file's bytes */
+    char *source;               /* compiled from source: its text, for the kernels' C parameter types */
     size_t image_size;
     gx_module modules[GX_MAX_IMAGES]; /* loaded on first use of a kernel: one per fat binary */
     int module_count;
@@ -187,6 +188,9 @@ int l_sequence_run(lua_State *L, int sequence_index, gx_error *error);
 int l_sequence_raise(lua_State *L, const gx_error *error);
 void l_open_occupancy(lua_State *L);
 void l_open_metrics(lua_State *L);
+/* The metric names of a preset (lua/gpuexp/api/metrics.lua's presets, the one list), written into
+   slots of slot_size bytes: how many, 0 when name is no preset, -1 when the presets cannot be read. */
+int l_metric_preset(const char *name, char *slots, size_t slot_size, int max);
 void l_open_process(lua_State *L);
 /* Stop signals in this process (gx_process_catch_stops): "interrupted" raised at the next Lua
    instruction; the process ended grace_s later if the run has not come back by then. */
@@ -265,5 +269,11 @@ enum l_command_kind { L_COMMAND_NONE, L_COMMAND_LUA, L_COMMAND_NATIVE, L_COMMAND
 enum l_command_kind l_catalog_command(const char *name, char *detail, size_t size);
 /* Writes the command's help text to out; 0, or -1 when there is none. */
 int l_catalog_help(const char *name, FILE *out);
+/* A command's option read generically (catalog.option_field): -1 when the catalog gives it no
+   field, else 1 when it takes a value and 0 when it is a flag, with the field in field. */
+int l_catalog_option(const char *command, const char *flag, char *field, size_t size);
+/* " (did you mean 'x'?)" naming what word was likely meant, or "": among the commands and the
+   shipped experiments when command is NULL, else among that command's options. */
+void l_catalog_did_you_mean(const char *command, const char *word, char *out, size_t size);
 
 #endif

@@ -77,7 +77,13 @@ end
 local function check_policy(spec, known_keys, what)
   if type(spec) ~= "table" then gpuexp.error("usage", what .. ": expected a table of options", 3) end
   for key in pairs(spec) do
-    if not known_keys[key] then gpuexp.error("usage", what .. ": unknown option '" .. tostring(key) .. "'", 3) end
+    if not known_keys[key] then
+      local names = {}
+      for name in pairs(known_keys) do names[#names + 1] = name end
+      table.sort(names)
+      gpuexp.error("usage", string.format("%s: unknown option '%s'%s (known: %s)", what, tostring(key),
+        gpuexp._did_you_mean(tostring(key), names), table.concat(names, ", ")), 3)
+    end
   end
   for key in pairs(ranges) do option(spec, key) end -- every numeric option in its range, a plan too
   local mode = option(spec, "mode")

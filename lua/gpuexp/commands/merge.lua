@@ -40,7 +40,7 @@ function M.main(args)
   for _, a in ipairs(args) do
     if a == "--help" or a == "-h" then io.write(catalog.help("merge")) return 0
     elseif a == "--allow-mixed" then allow_mixed = true
-    elseif a:sub(1, 1) == "-" then return fail("unknown option '" .. a .. "' (see gpuexp merge --help)")
+    elseif a:sub(1, 1) == "-" then return fail(catalog.unknown_option("merge", a) .. " (see gpuexp merge --help)")
     else paths[#paths + 1] = a end
   end
   if #paths < 2 then return fail("needs OUT.csv and at least one PART.csv (see gpuexp merge --help)") end
@@ -125,6 +125,25 @@ function M.main(args)
   columns[#columns + 1] = "status"
   columns[#columns + 1] = "error"
 
+  -- a point no part describes (its share's part is missing) is named by its axis values when the
+  -- sweep's points are its axes' whole product (no filter), which the metadata's axes give
+  local product = nil
+  local axes = reference.sweep.axes
+  if type(axes) == "table" and #axes > 0 then
+    local count = 1
+    for _, axis in ipairs(axes) do count = count * #(axis.values or {}) end
+    if count == points then
+      product = function(i)
+        local cells, rest = {}, i - 1
+        for a = #axes, 1, -1 do
+          local values = axes[a].values
+          cells[a] = axes[a].name .. "=" .. csv.format_value(values[rest % #values + 1])
+          rest = rest // #values
+        end
+        return table.concat(cells, ",")
+      end
+    end
+  end
   local missing, output = {}, {csv.line(columns)}
   local counts = {ok = 0, error = 0, crashed = 0, timeout = 0}
   for i = 1, points do
@@ -136,7 +155,14 @@ function M.main(args)
       local status = counts[row.status] and row.status or "ok"
       counts[status] = counts[status] + 1
     else
-      missing[#missing + 1] = cells_of[i] and csv.line(cells_of[i]) or string.format("point %d (its share's part is missing)", i)
+      if cells_of[i] then
+        local named = {}
+        for a, axis in ipairs(axes) do named[a] = axis.name .. "=" .. tostring(cells_of[i][a]) end
+        missing[#missing + 1] = table.concat(named, ",")
+      else
+        missing[#missing + 1] = string.format("%s (point %d: its share's part is missing)",
+          product and product(i) or "a point", i)
+      end
     end
   end
   local written, problem = pcall(csv.write_file, out, table.concat(output, "\n") .. "\n")
