@@ -24,6 +24,21 @@ import time
 
 import numpy as np
 import kernel_tuner
+import kernel_tuner.backends.nvcuda as kt_nvcuda
+
+# Kernel Tuner 1.5's CUDA Python backend passes cuLaunchKernel's (CUresult,) tuple to its error check,
+# which checks only a bare CUresult: a launch that fails (too many registers for the block) goes
+# unnoticed, and the output check then stops the whole tuning ("verification failed" for
+# bx=32 by=32 tm=8 tn=8: 122 registers x 1024 threads). Unwrapped here, the launch error reaches
+# Kernel Tuner's own handling, which skips such a configuration, as gpuexp does.
+_error_check = kt_nvcuda.cuda_error_check
+
+
+def _error_check_unwrapped(error):
+    _error_check(error[0] if isinstance(error, tuple) and error else error)
+
+
+kt_nvcuda.cuda_error_check = _error_check_unwrapped
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 1024

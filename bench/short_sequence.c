@@ -1,12 +1,14 @@
 /* The C peer of bench/short_sequence.lua: the 3-kernel sequence (scale, add, add over SEQUENCE_N
    floats) and the single kernel (scale over SINGLE_N), each run RUNS times back to back between
-   two events (what the GPU takes per run, the host's enqueue hidden behind the GPU), and per run
+   two events, enqueued while gpuexp's blocking kernel (gx_helper_kernels_block) holds the stream,
+   so the host's enqueue speed cannot show (what the GPU takes per run), and per run
    between its own events (what per-run events read). Same kernels, sizes and grid as the script.
    usage: bench_short_sequence [RUNS] (prints "name value" lines for the comparison) */
 #include <string.h>
 
 #include "bench_common.h"
 #include "gx_files.h"
+#include "gx_helper_kernels.h"
 
 #define SEQUENCE_N (2u << 20)
 #define SINGLE_N (1u << 19)
@@ -19,6 +21,7 @@ typedef struct launch {
 static const gx_driver *d;
 static gx_error error;
 static unsigned grid;
+static gx_helper_kernels *helper_kernels;
 
 static void enqueue(const launch *launches, int count)
 {
@@ -48,13 +51,17 @@ static void measure(const char *name, const launch *launches, int count, int run
     double back[11], single[201];
     for (int i = 0; i < 10; i++)
         enqueue(launches, count);
+    unsigned timeouts = gx_helper_kernels_block_timeouts(helper_kernels);
     for (int s = 0; s < 11; s++) {
+        bench_check(gx_helper_kernels_block(helper_kernels, &error), &error);
         bench_check(GX_CU(&error, d->cuEventRecord(start, NULL)), &error);
         for (int r = 0; r < runs; r++)
             enqueue(launches, count);
         bench_check(GX_CU(&error, d->cuEventRecord(stop, NULL)), &error);
+        bench_check(gx_helper_kernels_release(helper_kernels, &error), &error);
         back[s] = elapsed_ms(start, stop) / runs;
     }
+    printf("c_%s_block_timeouts %u\n", name, gx_helper_kernels_block_timeouts(helper_kernels) - timeouts);
     for (int s = 0; s < 201; s++) {
         bench_check(GX_CU(&error, d->cuEventRecord(start, NULL)), &error);
         enqueue(launches, count);
@@ -89,11 +96,13 @@ int main(int argc, char **argv)
     unsigned long long n = SEQUENCE_N, single_n = SINGLE_N;
     launch sequence[3] = {{scale, {&c, &a, &factor, &n}}, {add, {&c, &b, &n}}, {add, {&c, &a, &n}}};
     launch single[1] = {{scale, {&c, &a, &factor, &single_n}}};
+    bench_check(gx_helper_kernels_open(&helper_kernels, &device, &error), &error);
     CUevent start, stop;
     bench_check(GX_CU(&error, d->cuEventCreate(&start, CU_EVENT_DEFAULT)), &error);
     bench_check(GX_CU(&error, d->cuEventCreate(&stop, CU_EVENT_DEFAULT)), &error);
     measure("sequence", sequence, 3, runs, start, stop);
     measure("single", single, 1, runs, start, stop);
+    gx_helper_kernels_close(helper_kernels);
     free(source);
     return 0;
 }

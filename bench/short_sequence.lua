@@ -104,6 +104,12 @@ if mode == "compare" then
     c.c_single_back_to_back_ms, "C back to back") and all
   print(string.format("  (per-run events: gpuexp hot %.4f ms, C %.4f ms)", ours.single_hot.median_ms,
     c.c_single_per_run_events_ms))
+  print(string.format("blocking-kernel timeouts: gpuexp sequence %s, single %s; C sequence %s, single %s",
+    tostring(ours.sequence.block_timeouts), tostring(ours.single.block_timeouts),
+    tostring(c.c_sequence_block_timeouts), tostring(c.c_single_block_timeouts)))
+  if ours.sequence.timing_note or ours.single.timing_note then
+    print("note: " .. tostring(ours.sequence.timing_note or ours.single.timing_note))
+  end
   print(all and "all within 10%: yes" or "all within 10%: NO")
   return
 end
@@ -135,7 +141,8 @@ elseif mode == "trace" then
 else
   local function keep(r)
     return {median_ms = r.median_ms, mode = r.mode, noise_pct = r.noise_pct, per_run_ms = r.per_run_ms,
-      back_to_back_ms = r.back_to_back_ms, host_share_pct = r.host_share_pct, launches_per_sample = r.launches_per_sample}
+      back_to_back_ms = r.back_to_back_ms, host_share_pct = r.host_share_pct, launches_per_sample = r.launches_per_sample,
+      block_timeouts = r.block_timeouts, timing_note = r.timing_note}
   end
   local result = {
     gpu = dev.name,

@@ -25,8 +25,10 @@ local plan = gpuexp.plan
 local dev = gpuexp.device()
 local facts = dev.facts
 local program = gpuexp.compile{file = "kernels/saxpy.cu"}
-io.stderr:write(string.format("%s (%s, %s SMs), %d elements (%.0f MB per array), kernels %s\n",
-  facts.name, facts.arch, facts.sm_count or "?", N, N * 4 / 1e6, program.cache_hit and "from the cache" or "compiled"))
+-- a plan knows the architecture, not a GPU's SM count
+local gpu = facts.sm_count and string.format("%s (%s, %d SMs)", facts.name, facts.arch, facts.sm_count) or facts.name
+io.stderr:write(string.format("%s, %d elements (%.0f MB per array), kernels %s\n", gpu, N, N * 4 / 1e6,
+  program.cache_hit and "from the cache" or "compiled"))
 
 local x = dev:alloc("f32", N):random{seed = 1, min = -1, max = 1}
 local y_initial = dev:alloc("f32", N):random{seed = 2, min = -1, max = 1}

@@ -107,6 +107,29 @@ function T.workspace(binary)
   return ws
 end
 
+-- The ids of the processes working in dir (their current folder) whose command line holds text,
+-- after waiting up to seconds (default 0) for them to go. Unlike pgrep -f, blind to the same test
+-- running at the same time in another checkout or build folder.
+function T.processes_in(dir, text, seconds)
+  local real = gpuexp._realpath(dir) or dir
+  local deadline = gpuexp.clock() + (seconds or 0)
+  while true do
+    local found = {}
+    local listing = io.popen("ls /proc")
+    for pid in listing:lines() do
+      if pid:match("^%d+$") and gpuexp._realpath("/proc/" .. pid .. "/cwd") == real then
+        local file = io.open("/proc/" .. pid .. "/cmdline", "rb")
+        local command = file and file:read("a") or ""
+        if file then file:close() end
+        if command:gsub("%z", " "):find(text, 1, true) then found[#found + 1] = pid .. ": " .. command:gsub("%z", " ") end
+      end
+    end
+    listing:close()
+    if #found == 0 or gpuexp.clock() >= deadline then return found end
+    os.execute("sleep 0.1")
+  end
+end
+
 function T.done(name)
   print("ok " .. (name or gpuexp.script))
 end

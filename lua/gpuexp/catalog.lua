@@ -1,7 +1,20 @@
--- Every command of gpuexp, its options and its exit codes, in one table. main.c dispatches from it
--- (l_catalog.c), and every --help text, `gpuexp help`, the man page and the bash completion are
--- rendered from it; tests/lua/test_catalog.lua checks that the C option parsers accept exactly
--- what it lists. Plain data: loading it needs nothing but Lua.
+-- Every command of gpuexp, its options, its exit codes and the environment variables it reads, in
+-- one table. main.c dispatches from it (l_catalog.c), and every --help text, `gpuexp help`, the man
+-- page, the bash completion and docs/reference/cli.md (`gpuexp help --reference`) are rendered from
+-- it; tests/lua/test_catalog.lua checks the parsers against it. Plain data: loading it needs
+-- nothing but Lua.
+--
+-- The shape (keep it; add to it):
+--   M.EXIT                 exit code names -> numbers (C has the same in src/cli/gx_cli.h)
+--   M.commands[i]          {name =, summary =, usage =, about =, after =, options = {...}, exits = {...},
+--                           and how it runs: module = "gpuexp.commands.x" (Lua main(args)),
+--                           native = true (C, src/cli/), or run_option = "--x" (an alias of a run option)}
+--   options[j]             {"-o, --out PATH", "help text", field =, default =}: the flags and the
+--                           argument's name, the help; field = the gpuexp.run_options key a run option
+--                           sets (main.c parses such options from here, l_catalog_option), default =
+--                           the value used when it is not given (shown in the help and the reference)
+--   exits[j]               {code, "what it means for this command"}
+--   M.environment[i]       {name =, text =, read_by =}: every environment variable gpuexp reads
 local M = {}
 
 -- The exit codes, one meaning each across commands (a command's own text says what it means for
@@ -21,7 +34,8 @@ local run_exits = {
   {2, "usage: a bad option, a missing script, an option that does not fit the script"},
   {3, "GPU or driver: no driver, no GPU, or a CUDA call failed"},
   {4, "a kernel did not compile"},
-  {5, "finished, but points crashed or timed out (their rows say so)"},
+  {5, "finished, but points failed: the run function raised an error, the point crashed or timed out\n" ..
+    "(their rows say why; stderr gives the count and the first failure with the script's line)"},
   {6, "the history could not be written (the CSV files are kept)"},
   {7, "an output could not be written (a full disk): the run stopped, every row written is whole, and the " ..
     "resume command is printed"},
@@ -38,39 +52,40 @@ M.commands = {
       {"-d, --device N", "use GPU N (default 0)"},
       {"-o, --out PATH", "where the script's CSV goes: a .csv in a folder that exists (scripts read it\n" ..
         "as gpuexp.out; X.meta.json and X.samples.csv go beside it)"},
-      {"-q, --quiet", "no progress line"},
+      {"-q, --quiet", "no progress line", field = "quiet"},
       {"-a, --arch ARCH", "offline plan for ARCH (e.g. sm_86), no GPU used: kernels compiled for it,\n" ..
         "occupancy from the model, timing columns left empty"},
-      {"--no-plan", "with no GPU, fail (exit 3) instead of showing the plan for sm_90"},
+      {"--no-plan", "with no GPU, fail (exit 3) instead of showing the plan for sm_90", field = "no_plan"},
       {"--point-timeout S", "end a sweep point after S seconds: row status 'timeout' (default 300;\n" ..
-        "0 = no limit; a sweep's timeout_s wins)"},
-      {"--resume", "finish an interrupted run: only the points with no row run"},
-      {"--allow-changed", "resume even though the script, its kernels or its axes changed"},
-      {"--devices LIST", "one worker per GPU (0,1,3 or all), points handed out as workers free up"},
-      {"--allow-mixed", "let --devices mix GPU models"},
+        "0 = no limit; a sweep's timeout_s wins)", field = "point_timeout", default = "300"},
+      {"--resume", "finish an interrupted run: only the points with no row run", field = "resume"},
+      {"--allow-changed", "resume even though the script, its kernels or its axes changed", field = "allow_changed"},
+      {"--devices LIST", "one worker per GPU (0,1,3 or all), points handed out as workers free up", field = "devices"},
+      {"--allow-mixed", "let --devices mix GPU models", field = "allow_mixed"},
       {"--shard I/N", "run the I-th (0-based) of N static shares of every sweep's points\n" ..
-        "(default from SLURM_ARRAY_TASK_ID/_MIN/_STEP/_COUNT); gpuexp merge joins them"},
-      {"--only 'A=V,B=W;A=X'", "run only the points with these axis values (';' between alternatives)"},
+        "(default from SLURM_ARRAY_TASK_ID/_MIN/_STEP/_COUNT); gpuexp merge joins them", field = "shard"},
+      {"--only 'A=V,B=W;A=X'", "run only the points with these axis values (';' between alternatives)", field = "only"},
       {"--trace FILE.json", "a timeline of kernels, copies, synchronizations and driver calls (CUPTI),\n" ..
-        "as Chrome trace events for Perfetto (ui.perfetto.dev) or chrome://tracing"},
+        "as Chrome trace events for Perfetto (ui.perfetto.dev) or chrome://tracing", field = "trace"},
       {"--inline", "no worker process: the script runs in this process (debuggers)"},
-      {"--diagnose", "diagnose every timed launch with counters (gpuexp diagnose --help)"},
+      {"--diagnose", "diagnose every timed launch with counters (gpuexp diagnose --help)", field = "diagnose"},
       {"--counters", "a row's counters: instructions and active lanes per instruction, DRAM and L2 bytes,\n" ..
         "L2 and L1 hit rates, sectors per global load and store, shared wavefronts per request, tensor\n" ..
         "pipe activity, achieved occupancy, the dominant stall, registers, spills, shared memory of the\n" ..
         "point's last timed launch (ctr_* columns, 4 replay passes on GH100; gpuexp nightly collects\n" ..
-        "them to explain a regression; docs/explanation/what-changed.md)"},
+        "them to explain a regression; docs/explanation/what-changed.md)", field = "counters"},
       {"--profile", "each measured launch once, between cuProfilerStart and cuProfilerStop, in this\n" ..
-        "process (gpuexp profile --help)"},
+        "process (gpuexp profile --help)", field = "profile"},
       {"--telemetry", "every measurement reads NVML: mean power (power_w), energy per launch (energy_j),\n" ..
-        "temperature_c and the throttle reasons seen; columns of every sweep (telemetry_note: why not)"},
-      {"--history PATH", "record the run (facts, rows, samples) in this SQLite history file"},
+        "temperature_c and the throttle reasons seen; columns of every sweep (telemetry_note: why not)",
+        field = "telemetry"},
+      {"--history PATH", "record the run (facts, rows, samples) in this SQLite history file", field = "history"},
       {"--record", "the same, in the default file (gpuexp history --help says where)"},
       {"--night ID", "record the run as part of gpuexp nightly's night ID (set by gpuexp nightly,\n" ..
-        "with --night-kind nightly|confirm, --night-suite NAME and --night-experiment NAME)"},
-      {"--night-kind KIND", "nightly (the night's measurement) or confirm (a re-measure of suspects)"},
-      {"--night-suite NAME", "the night's suite"},
-      {"--night-experiment NAME", "the suite's experiment this run is"},
+        "with --night-kind nightly|confirm, --night-suite NAME and --night-experiment NAME)", field = "night"},
+      {"--night-kind KIND", "nightly (the night's measurement) or confirm (a re-measure of suspects)", field = "night_kind"},
+      {"--night-suite NAME", "the night's suite", field = "night_suite"},
+      {"--night-experiment NAME", "the suite's experiment this run is", field = "night_experiment"},
       {"-h, --help", "this text"},
       {"-V, --version", "the versions of gpuexp, Lua, SQLite and the CUDA pieces found"},
     },
@@ -115,9 +130,9 @@ M.commands = {
     options = {
       {"--arch ARCH", "architectures (sm_80,sm_90)"},
       {"--block N", "threads per block"},
-      {"--registers N", "registers per thread (default 32)"},
+      {"--registers N", "registers per thread (default 0: registers do not limit)"},
       {"--shared BYTES", "dynamic shared memory per block (default 0)"},
-      {"--barriers N", "named barriers per block (default 1)"},
+      {"--barriers N", "named barriers per block (default 0: barriers do not limit)"},
       {"--carveout max|driver|KIB", "the L1/shared split: the most shared memory (default), the driver's\n" ..
         "choice, or a size"},
       {"--limits", "each architecture's limits, as CSV"},
@@ -266,7 +281,7 @@ M.commands = {
       "line carries its verdict and evidence.",
     options = {
       {"--history PATH", "the history file (default: gpuexp history --help says where)"},
-      {"-o, --out DIR", "the night's CSVs and report (default ./gpuexp-nightly/<UTC time>)"},
+      {"-o, --out DIR", "the night's CSVs and report (default ./gpuexp-nightly/<UTC time>-<the night's tag>)"},
       {"--baseline N", "baseline runs (default 5; fewer on the first nights: with fewer than 3 the\n" ..
         "rule uses the within-run noise)"},
       {"--threshold PCT", "the smallest change called a regression (default 2)"},
@@ -282,7 +297,8 @@ M.commands = {
       {"-d, --device N", "passed to each experiment"},
       {"--devices LIST", "passed to each experiment"},
       {"--point-timeout S", "passed to each experiment"},
-      {"-a, --arch ARCH", "offline plan: checks that the suite runs, records and compares nothing"},
+      {"-a, --arch ARCH", "offline plan: checks that the suite runs; measures nothing, and records and compares\n" ..
+        "nothing unless --history names a file (its runs are marked plan and never join a GPU's baselines)"},
       {"-q, --quiet", "no progress lines from the experiments"},
       {"-h, --help", "this text"},
     },
@@ -403,15 +419,68 @@ M.commands = {
     exits = {{0, "everything works"}, {1, "something to fix (listed)"}, {2, "usage"}}},
   {name = "help", module = "gpuexp.commands.help", summary = "this list, or a command's help",
     usage = "gpuexp help [COMMAND]\n" ..
-      "gpuexp help --man | --commands | --experiments | --presets | --options COMMAND",
+      "gpuexp help --man | --reference | --commands | --experiments | --presets | --options COMMAND",
     options = {
-      {"--man", "the man page (troff)"}, {"--commands", "the command names"},
+      {"--man", "the man page (troff)"},
+      {"--reference", "the command-line reference in Markdown (docs/reference/cli.md)"},
+      {"--commands", "the command names"},
       {"--experiments", "the shipped experiments, by the names gpuexp runs them"},
-      {"--presets", "the metric presets (gpuexp.metrics{preset = ...}, --check)"},
+      {"--presets", "the metric presets: kernel:metrics{metrics = 'NAME', ...}, gpuexp.metrics{..., metrics = 'NAME'},\n" ..
+        "gpuexp metrics --check NAME"},
       {"--options COMMAND", "a command's options, one a line (for the completion)"},
       {"-h, --help", "this text"},
     },
     exits = {{0, "ok"}, {2, "unknown command"}}},
+}
+
+-- Every environment variable gpuexp reads (src/ and lua/; tests/lua/test_catalog.lua checks the list
+-- against the sources).
+M.environment = {
+  {name = "GPUEXP_CACHE_DIR", text = "the cubin cache and calibrations folder (default $XDG_CACHE_HOME/gpuexp, " ..
+    "else ~/.cache/gpuexp)", read_by = "compile, calibrate"},
+  {name = "GPUEXP_NO_CACHE", text = "set (not 0): compile every kernel, never read or write the cubin cache",
+    read_by = "compile"},
+  {name = "GPUEXP_HISTORY", text = "the history file when --history is not given (default " ..
+    "$XDG_DATA_HOME/gpuexp/history.sqlite, else ~/.local/share/gpuexp/history.sqlite)",
+    read_by = "run --record, history, nightly, bisect"},
+  {name = "GPUEXP_LOCK_DIR", text = "where gpuexp nightly keeps one lock file per GPU (default /tmp)", read_by = "nightly"},
+  {name = "GPUEXP_LUA_DIR", text = "development: load lua/gpuexp/ from this folder instead of the copy built into " ..
+    "the binary", read_by = "every command"},
+  {name = "GPUEXP_WORKER", text = "set by gpuexp itself for a supervised run's worker processes (not for users)",
+    read_by = "run"},
+  {name = "GPUEXP_REPORT", text = "set for nightly --on-regression's command: the night's Markdown report",
+    read_by = "(set by nightly)"},
+  {name = "GPUEXP_REPORT_HTML", text = "set for nightly --on-regression's command: the night's HTML report",
+    read_by = "(set by nightly)"},
+  {name = "GPUEXP_NIGHTLY_EXIT", text = "set for nightly --on-regression's command: the night's exit code",
+    read_by = "(set by nightly)"},
+  {name = "GPUEXP_TUNE", text = "set by gpuexp tune for the script it runs: the search's options (JSON), which win " ..
+    "over the script's", read_by = "(set by tune)"},
+  {name = "GPUEXP_AB", text = "set by gpuexp ab for the script it runs: the request file naming the variants and " ..
+    "options", read_by = "(set by ab)"},
+  {name = "SLURM_ARRAY_TASK_ID", text = "with SLURM_ARRAY_TASK_COUNT, _MIN and _STEP: the --shard of a Slurm job " ..
+    "array's task when --shard is not given", read_by = "run"},
+  {name = "SLURM_ARRAY_TASK_COUNT", text = "the number of tasks of a Slurm job array (see SLURM_ARRAY_TASK_ID)",
+    read_by = "run"},
+  {name = "SLURM_ARRAY_TASK_MIN", text = "the first task id of a Slurm job array (default 0)", read_by = "run"},
+  {name = "SLURM_ARRAY_TASK_STEP", text = "the step between a Slurm job array's task ids (default 1)", read_by = "run"},
+  {name = "JOB_COMPLETION_INDEX", text = "with JOB_COMPLETIONS: the --shard of a Kubernetes Indexed Job's pod when " ..
+    "--shard is not given", read_by = "run"},
+  {name = "JOB_COMPLETIONS", text = "the Job's completions (the manifest passes it; Kubernetes does not set it)",
+    read_by = "run"},
+  {name = "CUDA_HOME", text = "the CUDA toolkit (headers, NVRTC, CUPTI, nvcc); else CUDA_PATH, nvcc on PATH, " ..
+    "/usr/local/cuda", read_by = "compile, metrics, doctor"},
+  {name = "CUDA_PATH", text = "the CUDA toolkit when CUDA_HOME is not set", read_by = "compile"},
+  {name = "GX_LIBCUDA", text = "the CUDA driver library to load (default libcuda.so.1)", read_by = "every GPU use"},
+  {name = "GX_LIBNVRTC", text = "the NVRTC library to load (default: found in the toolkit)", read_by = "compile"},
+  {name = "GX_LIBCUPTI", text = "the CUPTI library to load, and the only one tried (default: found in the toolkit)",
+    read_by = "metrics, counters, trace"},
+  {name = "XDG_CACHE_HOME", text = "the cache's parent folder when GPUEXP_CACHE_DIR is not set", read_by = "compile"},
+  {name = "XDG_DATA_HOME", text = "the history's parent folder when GPUEXP_HISTORY is not set", read_by = "history"},
+  {name = "HOME", text = "the cache and history defaults under it", read_by = "compile, history"},
+  {name = "TMPDIR", text = "temporary files (default /tmp)", read_by = "compile, bisect"},
+  {name = "PATH", text = "nvcc, gnuplot, git and the shell commands gpuexp runs are found on it",
+    read_by = "compile, plot, bisect, nightly"},
 }
 
 local by_name = {}
@@ -419,6 +488,13 @@ for _, command in ipairs(M.commands) do by_name[command.name] = command end
 
 -- The command named so, or nil.
 function M.find(name) return by_name[name] end
+
+-- Every command's name, in the catalog's order.
+function M.command_names()
+  local names = {}
+  for i, command in ipairs(M.commands) do names[i] = command.name end
+  return names
+end
 
 -- The option names a command takes ("--out", "-o", ...), sorted.
 function M.options(name)
@@ -430,6 +506,29 @@ function M.options(name)
   end
   table.sort(list)
   return list
+end
+
+-- A command's option that its parser reads generically (an entry with a field): the field it sets
+-- and whether it takes a value (its flags name an argument: "--devices LIST"); nil when none.
+function M.option_field(command_name, flag)
+  local command = by_name[command_name]
+  for _, option in ipairs(command and command.options or {}) do
+    if option.field then
+      local takes, named = false, false
+      for word in option[1]:gsub(",", " "):gmatch("%S+") do
+        if word == flag then named = true elseif not word:match("^%-") then takes = true end
+      end
+      if named then return option.field, takes end
+    end
+  end
+  return nil
+end
+
+-- "unknown option '--treshold' (did you mean '--threshold'?)": every command's refusal of an option
+-- it does not take, with the likely one from its catalog entry.
+function M.unknown_option(command_name, flag)
+  local hint = gpuexp and gpuexp._did_you_mean and gpuexp._did_you_mean(flag, M.options(command_name)) or ""
+  return "unknown option '" .. flag .. "'" .. hint
 end
 
 local function indent(text, column)
@@ -450,6 +549,9 @@ function M.help(name)
     width = math.min(width, 30)
     for _, option in ipairs(command.options) do
       local flags = option[1]
+      if option.default and not option[2]:find("default", 1, true) then
+        option = {flags, option[2] .. " (default " .. option.default .. ")"}
+      end
       if #flags > width then
         out[#out + 1] = "  " .. flags
         out[#out + 1] = string.rep(" ", width + 4) .. indent(option[2], width + 4)
@@ -466,6 +568,76 @@ function M.help(name)
   out[#out + 1] = "exit codes:"
   for _, exit in ipairs(command.exits) do
     out[#out + 1] = string.format("  %-4d %s", exit[1], indent(exit[2], 7))
+  end
+  return table.concat(out, "\n") .. "\n"
+end
+
+local function markdown_cell(text)
+  return (text:gsub("\n%s*", " "):gsub("|", "\\|"))
+end
+
+-- docs/reference/cli.md: every command, option, default, exit code and environment variable, in
+-- Markdown (`gpuexp help --reference`; a test keeps the committed file equal to it).
+function M.reference()
+  local out = {"# Command-line reference", "",
+    "<!-- Generated by `gpuexp help --reference` from lua/gpuexp/catalog.lua: do not edit by hand. -->", "",
+    "```text", M.summary():gsub("\n$", ""), "```", "", "Commands: "}
+  local links = {}
+  for i, command in ipairs(M.commands) do links[i] = string.format("[%s](#gpuexp-%s)", command.name, command.name) end
+  out[#out] = out[#out] .. table.concat(links, ", ") .. ". Also: [exit codes](#exit-codes), " ..
+    "[environment variables](#environment-variables)."
+  for _, command in ipairs(M.commands) do
+    out[#out + 1] = ""
+    out[#out + 1] = "## gpuexp " .. command.name
+    out[#out + 1] = ""
+    out[#out + 1] = command.summary:sub(1, 1):upper() .. command.summary:sub(2) .. "."
+    out[#out + 1] = ""
+    out[#out + 1] = "```text"
+    out[#out + 1] = command.usage
+    out[#out + 1] = "```"
+    if command.about then
+      out[#out + 1] = ""
+      out[#out + 1] = command.about
+    end
+    if command.options then
+      out[#out + 1] = ""
+      out[#out + 1] = string.format("| %s | default | what it does |", command.options_title or "option")
+      out[#out + 1] = "| --- | --- | --- |"
+      for _, option in ipairs(command.options) do
+        local default = option.default or option[2]:match("%(default ([^;)]+)") or ""
+        out[#out + 1] = string.format("| `%s` | %s | %s |", markdown_cell(option[1]), markdown_cell(default),
+          markdown_cell(option[2]))
+      end
+    end
+    if command.after then
+      out[#out + 1] = ""
+      out[#out + 1] = command.after
+    end
+    out[#out + 1] = ""
+    out[#out + 1] = "| exit | meaning |"
+    out[#out + 1] = "| --- | --- |"
+    for _, exit in ipairs(command.exits) do
+      out[#out + 1] = string.format("| %d | %s |", exit[1], markdown_cell(exit[2]))
+    end
+  end
+  out[#out + 1] = ""
+  out[#out + 1] = "## Exit codes"
+  out[#out + 1] = ""
+  out[#out + 1] = "One meaning each across commands (each command's table above says what it means there)."
+  out[#out + 1] = ""
+  out[#out + 1] = "| code | name |"
+  out[#out + 1] = "| --- | --- |"
+  local codes = {}
+  for name, code in pairs(M.EXIT) do codes[#codes + 1] = {code, name} end
+  table.sort(codes, function(a, b) return a[1] < b[1] end)
+  for _, entry in ipairs(codes) do out[#out + 1] = string.format("| %d | %s |", entry[1], entry[2]:lower()) end
+  out[#out + 1] = ""
+  out[#out + 1] = "## Environment variables"
+  out[#out + 1] = ""
+  out[#out + 1] = "| variable | read by | what it does |"
+  out[#out + 1] = "| --- | --- | --- |"
+  for _, variable in ipairs(M.environment) do
+    out[#out + 1] = string.format("| `%s` | %s | %s |", variable.name, variable.read_by, markdown_cell(variable.text))
   end
   return table.concat(out, "\n") .. "\n"
 end

@@ -15,7 +15,7 @@ gpuexp.sweep = sweep.run
 gpuexp.tune = function(spec) return require("gpuexp.api.tune").run(spec) end
 gpuexp.ab = function(spec) return require("gpuexp.api.ab").run(spec) end
 gpuexp.points = sweep.points
-gpuexp.csv = csv
+gpuexp.csv = {read = csv.read, open = csv.open} -- the store's CSV module is the library's; scripts get these
 gpuexp.metadata = meta.collect
 gpuexp.print_table = csv.print_table
 gpuexp.metric_presets = metrics.presets
@@ -123,6 +123,45 @@ function gpuexp.check(condition, message, ...)
     error("check failed: " .. string.format(message or "assertion", ...), 2)
   end
   return condition
+end
+
+-- The user's line everywhere: an error a library function raises from its own code (a Lua error
+-- such as indexing a nil argument, or a C check called from the library) is raised again at the
+-- script's line, naming the function. gpuexp.error and the C functions' own checks already name
+-- the script's line and pass through as they are.
+local function library_error(err)
+  return type(err) == "string" and (err:find("^[^:\n]*lua/gpuexp/[%w_/]+%.lua:%d+: ") or not err:find("^[^\n]-:%d+: "))
+end
+local function at_users_line(name, fn)
+  return function(...)
+    local results = table.pack(pcall(fn, ...))
+    if results[1] then return table.unpack(results, 2, results.n) end
+    local err = results[2]
+    if library_error(err) then
+      gpuexp.error("usage", name .. ": " .. err:gsub("^[^:\n]*lua/gpuexp/[%w_/]+%.lua:%d+: ", ""))
+    end
+    error(err, 0)
+  end
+end
+-- (tune and ab locate their own errors at the script's line, by the same rule)
+local passes_through = {check = true, sweep = true, lesson = true, try_plot = true, tune = true, ab = true}
+for _, key in ipairs((function()
+  local keys = {}
+  for key, value in pairs(gpuexp) do
+    if type(value) == "function" and not key:find("^_") and not passes_through[key] then keys[#keys + 1] = key end
+  end
+  return keys
+end)()) do
+  local fn = gpuexp[key]
+  if debug.getinfo(fn, "S").what == "Lua" then gpuexp[key] = at_users_line("gpuexp." .. key, fn) end
+end
+for _, class in ipairs({{"kernel", gpuexp._kernel_methods}, {"sequence", gpuexp._sequence_methods},
+  {"csv", gpuexp.csv}}) do
+  for key, fn in pairs(class[2]) do
+    if debug.getinfo(fn, "S").what == "Lua" then
+      class[2][key] = at_users_line(class[1] .. (class[1] == "csv" and "." or ":") .. key, fn)
+    end
+  end
 end
 
 return gpuexp

@@ -32,10 +32,12 @@
 ---@field timer string
 
 ---@class gpuexp.Measurement: gpuexp.Timing
----@field mode "hot"|"cold"|"graph"|"batch"  auto: back to back ("graph", else "batch") when per-run events read the host's enqueue
+---@field mode "hot"|"cold"|"graph"|"batch"  auto: back to back ("batch" behind the blocking kernel, "graph" if batch timing fails) when per-run events read the host's enqueue
 ---@field per_run_ms? number  auto: what per-run events read in the probe
 ---@field back_to_back_ms? number  auto: what back-to-back runs read in the probe
 ---@field host_share_pct? number  auto: (per_run - back_to_back) / per_run x 100
+---@field block_timeouts? integer  batch: samples whose blocking kernel timed out before release (re-timed unblocked)
+---@field timing_note? string  says when a blocking kernel timed out
 ---@field stop_reason "noise"|"timeout"|"max_samples"
 ---@field sm_clock_mhz number
 ---@field clock_throttled boolean
@@ -215,8 +217,8 @@ local Kernel = {}
 ---Enqueues one launch.
 ---@param spec gpuexp.LaunchSpec
 function Kernel:launch(spec) end
----Event-timed samples: warmup (5), reps (100), cold, graph (runs per captured graph), batch (runs back to back between two events), clock.
----@param spec gpuexp.LaunchSpec|{warmup?: integer, reps?: integer, cold?: boolean, graph?: integer, batch?: integer, clock?: boolean}
+---Event-timed samples: warmup (5), reps (100), cold, graph (runs per captured graph), batch (runs back to back between two events, held behind the blocking kernel unless hold = false), clock.
+---@param spec gpuexp.LaunchSpec|{warmup?: integer, reps?: integer, cold?: boolean, graph?: integer, batch?: integer, hold?: boolean, clock?: boolean}
 ---@return gpuexp.Timing
 function Kernel:time(spec) end
 ---The measurement policy: samples until the noise target, a minimum time, or a timeout.
@@ -248,7 +250,7 @@ local Launch = {}
 ---Enqueues the bound launch.
 function Launch:launch() end
 ---Times the bound launch.
----@param options? {warmup?: integer, reps?: integer, cold?: boolean, graph?: integer, batch?: integer, clock?: boolean}
+---@param options? {warmup?: integer, reps?: integer, cold?: boolean, graph?: integer, batch?: integer, hold?: boolean, clock?: boolean}
 ---@return gpuexp.Timing
 function Launch:time(options) end
 
@@ -293,8 +295,8 @@ function Event:destroy() end
 local Sequence = {}
 ---Runs the function once and waits for the GPU (in an offline plan: checks its launches).
 function Sequence:run() end
----Event-timed samples of whole runs: warmup (5), reps (100), cold, graph (runs per captured graph), batch (runs back to back between two events), clock. In an offline plan: one run checks its launches, samples = 0.
----@param options? {warmup?: integer, reps?: integer, cold?: boolean, graph?: integer, batch?: integer, clock?: boolean}
+---Event-timed samples of whole runs: warmup (5), reps (100), cold, graph (runs per captured graph), batch (runs back to back between two events, held behind the blocking kernel unless hold = false), clock. In an offline plan: one run checks its launches, samples = 0.
+---@param options? {warmup?: integer, reps?: integer, cold?: boolean, graph?: integer, batch?: integer, hold?: boolean, clock?: boolean}
 ---@return gpuexp.Timing
 function Sequence:time(options) end
 ---The measurement policy over whole runs (graph mode captures a run into a CUDA graph).

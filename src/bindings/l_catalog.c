@@ -7,6 +7,8 @@
 #include <lauxlib.h>
 #include <lualib.h>
 
+#include "gx_paths.h"
+#include "gx_suggest.h"
 #include "l_catalog.h"
 #include "l_gpuexp.h"
 
@@ -20,8 +22,10 @@ static lua_State *catalog_function(const char *field)
     l_install_searcher(L);
     lua_getglobal(L, "require");
     lua_pushstring(L, "gpuexp.catalog");
-    if (lua_pcall(L, 1, 1, 0) != LUA_OK || lua_getfield(L, -1, field) != LUA_TFUNCTION) {
-        fprintf(stderr, "gpuexp: the command catalog cannot be read: %s\n", lua_tostring(L, -2));
+    int loaded = lua_pcall(L, 1, 1, 0) == LUA_OK;
+    if (!loaded || lua_getfield(L, -1, field) != LUA_TFUNCTION) {
+        fprintf(stderr, "gpuexp: the command catalog cannot be read: %s\n",
+                loaded ? "no such function" : lua_tostring(L, -1));
         lua_close(L);
         return NULL;
     }
@@ -64,4 +68,51 @@ int l_catalog_help(const char *name, FILE *out)
     }
     lua_close(L);
     return status;
+}
+
+void l_catalog_did_you_mean(const char *command, const char *word, char *out, size_t size)
+{
+    enum { SLOT = 128, MAX = 256 };
+    static char slots[MAX][SLOT];
+    const char *names[MAX];
+    int count = 0;
+    out[0] = 0;
+    lua_State *L = catalog_function(command ? "options" : "command_names");
+    if (!L)
+        return;
+    if (command)
+        lua_pushstring(L, command);
+    if (lua_pcall(L, command ? 1 : 0, 1, 0) != LUA_OK || !lua_istable(L, -1)) {
+        lua_close(L);
+        return;
+    }
+    for (lua_Integer i = 1; count < MAX && lua_rawgeti(L, -1, i) == LUA_TSTRING; i++) {
+        snprintf(slots[count], SLOT, "%s", lua_tostring(L, -1));
+        names[count] = slots[count];
+        count++;
+        lua_pop(L, 1);
+    }
+    lua_close(L);
+    if (!command) {
+        int shipped = gx_experiment_names(&slots[count][0], SLOT, MAX - count);
+        for (int i = 0; i < shipped; i++, count++)
+            names[count] = slots[count];
+    }
+    gx_did_you_mean(word, names, (size_t)count, out, size);
+}
+
+int l_catalog_option(const char *command, const char *flag, char *field, size_t size)
+{
+    lua_State *L = catalog_function("option_field");
+    if (!L)
+        return -1;
+    lua_pushstring(L, command);
+    lua_pushstring(L, flag);
+    int takes = -1;
+    if (lua_pcall(L, 2, 2, 0) == LUA_OK && lua_type(L, -2) == LUA_TSTRING) {
+        snprintf(field, size, "%s", lua_tostring(L, -2));
+        takes = lua_toboolean(L, -1);
+    }
+    lua_close(L);
+    return takes;
 }

@@ -12,5 +12,11 @@ enum l_command_kind { L_COMMAND_NONE, L_COMMAND_LUA, L_COMMAND_NATIVE, L_COMMAND
 enum l_command_kind l_catalog_command(const char *name, char *detail, size_t size);
 /* Writes the command's help text to out; 0, or -1 when there is none. */
 int l_catalog_help(const char *name, FILE *out);
+/* A command's option read generically (catalog.option_field): -1 when the catalog gives it no
+   field, else 1 when it takes a value and 0 when it is a flag, with the field in field. */
+int l_catalog_option(const char *command, const char *flag, char *field, size_t size);
+/* " (did you mean 'x'?)" naming what word was likely meant, or "": among the commands and the
+   shipped experiments when command is NULL, else among that command's options. */
+void l_catalog_did_you_mean(const char *command, const char *word, char *out, size_t size);
 
 #endif

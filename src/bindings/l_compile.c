@@ -287,6 +287,7 @@ int l_compile(lua_State *L)
     l_program *program = l_push_program(L, device_index, source_name, use_nvcc ? "nvcc" : "nvrtc");
     snprintf(program->arch, sizeof program->arch, "%s", build.arch);
     snprintf(program->notes, sizeof program->notes, "%s", build.notes);
+    program->source = strdup(source); /* NULL when out of memory: the messages then give PTX types */
     gx_error error;
     int failed = use_nvcc ? gx_nvcc_compile(&request, &program->compiled, &error)
                           : gx_nvrtc_compile(&request, &program->compiled, &error);

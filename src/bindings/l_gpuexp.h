@@ -6,6 +6,8 @@
 #ifndef L_GPUEXP_H
 #define L_GPUEXP_H
 
+#include <stddef.h>
+
 #include <lua.h>
 
 void l_open_error(lua_State *L);
@@ -31,6 +33,11 @@ void l_open_gpuexp(lua_State *L);
 /* Stop signals in this process (gx_process_catch_stops): "interrupted" raised at the next Lua
    instruction; the process ended grace_s later if the run has not come back by then. */
 void l_process_catch_stops(lua_State *L, double grace_s);
+
+/* The metric names of a preset (lua/gpuexp/api/metrics.lua's presets, the one list), written into
+   slots of slot_size bytes: how many, 0 when name is no preset, -1 when the presets cannot be read
+   (l_metrics.c; for gpuexp metrics). */
+int l_metric_preset(const char *name, char *slots, size_t slot_size, int max);
 
 /* require("gpuexp.x") finds the modules compiled into the binary (or GPUEXP_LUA_DIR's). */
 void l_install_searcher(lua_State *L);

@@ -122,11 +122,24 @@ static int is_pointer_param(const gx_param *param)
     return param->size_bytes == 8 && (param->type_class == GX_PARAM_INTEGER || param->type_class == GX_PARAM_SIZED);
 }
 
+/* The parameters as the source writes them (float*, int) when known, else as PTX does (u64, u32). */
 static void describe_params(const l_kernel *k, char *out, size_t size)
 {
     out[0] = 0;
     for (int i = 0; i < k->param_count; i++)
-        snprintf(out + strlen(out), size - strlen(out), "%s%s", i ? ", " : "", k->params[i].ptx_type);
+        snprintf(out + strlen(out), size - strlen(out), "%s%s", i ? ", " : "",
+                 k->params[i].c_type[0] ? k->params[i].c_type : k->params[i].ptx_type);
+}
+
+/* One parameter's type for a message: "float (PTX .f32)" when the C type is known, else ".f32". */
+static const char *expected_type(const gx_param *param, char *out, size_t size)
+{
+    const char *dot = param->type_class == GX_PARAM_SIZED ? "" : ".";
+    if (param->c_type[0])
+        snprintf(out, size, "%s (PTX %s%s)", param->c_type, dot, param->ptx_type);
+    else
+        snprintf(out, size, "%s%s", dot, param->ptx_type);
+    return out;
 }
 
 /* What to pass for a parameter, for messages. */
@@ -150,6 +163,7 @@ static const char *suggestion(const gx_param *param)
 static void read_argument(lua_State *L, l_kernel *k, l_launch *launch, int i, int keep)
 {
     const gx_param *param = &k->params[i];
+    char expected[96];
     l_buffer *buffer = luaL_testudata(L, -1, GX_BUFFER_TYPE);
     l_scalar *scalar = buffer ? NULL : luaL_testudata(L, -1, GX_SCALAR_TYPE);
     l_bytes *bytes = buffer || scalar ? NULL : luaL_testudata(L, -1, GX_BYTES_TYPE);
@@ -160,16 +174,15 @@ static void read_argument(lua_State *L, l_kernel *k, l_launch *launch, int i, in
         if (!buffer->buffer.device_pointer)
             l_raisef(L, GX_ERR_USAGE, "argument %d of '%s' is a freed buffer", i + 1, k->kernel.name);
         if (!is_pointer_param(param))
-            l_raisef(L, GX_ERR_USAGE, "argument %d of '%s' is a buffer (a pointer), but the kernel expects %s%s (give %s)",
-                     i + 1, k->kernel.name, param->type_class == GX_PARAM_SIZED ? "" : ".", param->ptx_type,
-                     suggestion(param));
+            l_raisef(L, GX_ERR_USAGE, "argument %d of '%s' is a buffer (a pointer), but the kernel expects %s (give %s)",
+                     i + 1, k->kernel.name, expected_type(param, expected, sizeof expected), suggestion(param));
         memcpy(launch->storage[i], &buffer->buffer.device_pointer, sizeof(CUdeviceptr));
         launch->pointers[i] = launch->storage[i];
     } else if (scalar) {
         if (!scalar_matches(scalar->type, param))
-            l_raisef(L, GX_ERR_USAGE, "argument %d of '%s' is %s, but the kernel expects %s%s (give %s)", i + 1,
-                     k->kernel.name, gx_type_name((gx_type)scalar->type), param->type_class == GX_PARAM_SIZED ? "" : ".",
-                     param->ptx_type, suggestion(param));
+            l_raisef(L, GX_ERR_USAGE, "argument %d of '%s' is %s, but the kernel expects %s (give %s)", i + 1,
+                     k->kernel.name, gx_type_name((gx_type)scalar->type), expected_type(param, expected, sizeof expected),
+                     suggestion(param));
         memcpy(launch->storage[i], &scalar->value, gx_type_size((gx_type)scalar->type));
         launch->pointers[i] = launch->storage[i];
     } else if (bytes) {
@@ -184,19 +197,19 @@ static void read_argument(lua_State *L, l_kernel *k, l_launch *launch, int i, in
         launch->pointers[i] = bytes->data; /* alive while the argument table (or the bound launch) is */
     } else if (l_is_planned_buffer(L, -1)) { /* offline: checked like a pointer, never passed */
         if (!is_pointer_param(param))
-            l_raisef(L, GX_ERR_USAGE, "argument %d of '%s' is a buffer (a pointer), but the kernel expects .%s", i + 1,
-                     k->kernel.name, param->ptx_type);
+            l_raisef(L, GX_ERR_USAGE, "argument %d of '%s' is a buffer (a pointer), but the kernel expects %s", i + 1,
+                     k->kernel.name, expected_type(param, expected, sizeof expected));
         launch->pointers[i] = launch->storage[i];
     } else {
         const char *type_name = luaL_typename(L, -1);
         const char *example = lua_type(L, -1) == LUA_TNUMBER ? luaL_tolstring(L, -1, NULL) : "value";
         l_raisef(L, GX_ERR_USAGE,
                  "argument %d of '%s' is a %s; pass a device buffer or a typed scalar such as gpuexp.%s(%s) (the "
-                 "kernel expects %s%s)",
+                 "kernel expects %s)",
                  i + 1, k->kernel.name, type_name,
                  param->type_class == GX_PARAM_FLOAT ? (param->size_bytes == 4 ? "f32" : "f64")
                                                      : (param->size_bytes == 8 ? "i64" : "i32"),
-                 example, param->type_class == GX_PARAM_SIZED ? "" : ".", param->ptx_type);
+                 example, expected_type(param, expected, sizeof expected));
     }
     if (keep && (buffer || bytes)) {
         lua_pushvalue(L, -1);
@@ -266,7 +279,7 @@ int l_launch_work(void *user, gx_error *error)
 }
 
 static const char *const launch_options[] = {"grid", "block", "shared", "args", "stream", NULL};
-static const char *const time_options[] = {"grid", "block", "shared", "args", "warmup", "reps", "cold", "graph", "batch", "clock", NULL};
+static const char *const time_options[] = {"grid", "block", "shared", "args", "warmup", "reps", "cold", "graph", "batch", "hold", "clock", NULL};
 
 l_device *l_kernel_device(lua_State *L, int kernel_index)
 {
@@ -346,7 +359,7 @@ static int launch_launch(lua_State *L)
 static int launch_time(lua_State *L)
 {
     l_launch *launch = luaL_checkudata(L, 1, GX_LAUNCH_TYPE);
-    static const char *const allowed[] = {"warmup", "reps", "cold", "graph", "batch", "clock", NULL};
+    static const char *const allowed[] = {"warmup", "reps", "cold", "graph", "batch", "hold", "clock", NULL};
     if (!lua_isnoneornil(L, 2))
         l_check_options(L, 2, "time", allowed);
     lua_getiuservalue(L, 1, 1); /* the kernel */

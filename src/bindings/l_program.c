@@ -13,6 +13,7 @@
 
 #include "gx_files.h"
 #include "gx_symbols.h"
+#include "gx_signature.h"
 #include "l_util.h"
 #include "l_types.h"
 #include "l_gpuexp.h"
@@ -69,6 +70,8 @@ static int program_gc(lua_State *L)
     free(program->image);
     program->image = NULL;
     gx_image_kernels_free(&program->offline_kernels);
+    free(program->source);
+    program->source = NULL;
     return 0;
 }
 
@@ -413,6 +416,16 @@ static int program_kernel(lua_State *L)
             param->size_bytes = k->param_sizes[p];
             snprintf(param->ptx_type, sizeof param->ptx_type, "%d bytes", param->size_bytes);
         }
+    }
+    if (program->source && kernel->param_count > 0) { /* the C types, when the source says them plainly */
+        char types[GX_MAX_PARAMS][48], plain[512];
+        gx_symbol_name(symbol, plain, sizeof plain);
+        char *unqualified = strrchr(plain, ':') ? strrchr(plain, ':') + 1 : plain;
+        /* a template's source says T, not the instance's type: PTX's types then */
+        if (!strchr(plain, '<') && gx_signature_types(program->source, unqualified, &types[0][0], sizeof types[0], GX_MAX_PARAMS)
+            == kernel->param_count)
+            for (int i = 0; i < kernel->param_count; i++)
+                snprintf(kernel->params[i].c_type, sizeof kernel->params[i].c_type, "%.47s", types[i]);
     }
     int modules = load_modules(L, 1);
     kernel->has_ptxas = program->compiled.log && gx_ptxas_find(program->compiled.log, symbol, &kernel->ptxas) == 0;

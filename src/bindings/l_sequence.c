@@ -180,7 +180,7 @@ static l_device *sequence_device(lua_State *L, int index)
 static int sequence_time(lua_State *L)
 {
     check_sequence(L, 1);
-    static const char *const allowed[] = {"warmup", "reps", "cold", "graph", "batch", "clock", NULL};
+    static const char *const allowed[] = {"warmup", "reps", "cold", "graph", "batch", "hold", "clock", NULL};
     int options = lua_isnoneornil(L, 2) ? 0 : 2;
     if (options)
         l_check_options(L, options, "time", allowed);

@@ -61,6 +61,7 @@ typedef struct l_program {
     gx_image_kind image_kind;   /* a binary's kind */
     char notes[2048];           /* what became of a project's nvcc options */
     unsigned char *image;       /* a binary: the file's bytes */
+    char *source;               /* compiled from source: its text, for the kernels' C parameter types */
     size_t image_size;
     gx_module modules[GX_MAX_IMAGES]; /* loaded on first use of a kernel: one per fat binary */
     int module_count;

@@ -5,6 +5,7 @@
 #include "gx_driver.h"
 #include "gx_nvrtc.h"
 #include "gx_stats.h"
+#include "gx_suggest.h"
 #include "gx_types.h"
 #include "l_gpuexp.h"
 #include "l_util.h"
@@ -102,11 +103,13 @@ void l_check_options(lua_State *L, int index, const char *what, const char *cons
                 known = strcmp(key, allowed[i]) == 0;
         }
         if (!known) {
-            char list[512] = "";
-            for (int i = 0; allowed[i]; i++)
+            char list[512] = "", hint[256] = "";
+            int count = 0;
+            for (int i = 0; allowed[i]; i++, count++)
                 snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", allowed[i]);
             const char *key = luaL_tolstring(L, -1, NULL);
-            l_raisef(L, GX_ERR_USAGE, "%s: unknown option '%s' (known: %s)", what, key, list);
+            gx_did_you_mean(key, allowed, (size_t)count, hint, sizeof hint);
+            l_raisef(L, GX_ERR_USAGE, "%s: unknown option '%s'%s (known: %s)", what, key, hint, list);
         }
     }
 }

@@ -2,6 +2,7 @@
 #ifndef GX_CLI_H
 #define GX_CLI_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 enum gx_exit_code {
@@ -17,6 +18,8 @@ enum gx_exit_code {
 
 /* Prints a command's help text from the command catalog (lua/gpuexp/catalog.lua). */
 int gx_cli_help(const char *command, FILE *out);
+/* " (did you mean '--x'?)" for an option the command does not take (from the catalog), or "". */
+void gx_cli_did_you_mean(const char *command, const char *word, char *out, size_t size);
 
 int gx_cli_info(int argc, char **argv);
 int gx_cli_occupancy(int argc, char **argv);

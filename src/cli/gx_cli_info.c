@@ -51,7 +51,9 @@ int gx_cli_info(int argc, char **argv)
             gx_cli_help("info", stdout);
             return GX_EXIT_OK;
         } else {
-            fprintf(stderr, "gpuexp info: unknown argument '%s' (gpuexp info --help)\n", argv[i]);
+            char hint[256];
+            gx_cli_did_you_mean("info", argv[i], hint, sizeof hint);
+            fprintf(stderr, "gpuexp info: unknown argument '%s'%s (gpuexp info --help)\n", argv[i], hint);
             return GX_EXIT_USAGE;
         }
     }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "gx_cli.h"
+#include "l_gpuexp.h"
 #include "gx_metric.h"
 #include "gx_profiler.h"
 
@@ -39,7 +40,9 @@ int gx_cli_metrics(int argc, char **argv)
         } else if (check && argv[i][0] != '-' && name_count < 256) {
             names[name_count++] = argv[i];
         } else {
-            fprintf(stderr, "gpuexp metrics: unknown argument '%s'\n%s", argv[i], usage);
+            char hint[256];
+            gx_cli_did_you_mean("metrics", argv[i], hint, sizeof hint);
+            fprintf(stderr, "gpuexp metrics: unknown argument '%s'%s\n%s", argv[i], hint, usage);
             return GX_EXIT_USAGE;
         }
     }
@@ -80,12 +83,37 @@ int gx_cli_metrics(int argc, char **argv)
             status = GX_EXIT_GPU;
         }
     } else {
+        /* a preset's names (gpuexp help --presets) are checked as the preset collects them: the
+           names this chip lacks are left out, as kernel:metrics leaves them out */
+        enum { SLOT = 160, MAX = 256 };
+        static char expanded[MAX][SLOT];
+        const char *checked[MAX];
+        int checked_count = 0, preset_names = 0;
+        for (int i = 0; i < name_count && checked_count < MAX; i++) {
+            int n = l_metric_preset(names[i], &expanded[preset_names][0], SLOT, MAX - preset_names);
+            if (n <= 0) {
+                checked[checked_count++] = names[i];
+                continue;
+            }
+            for (int k = 0; k < n && checked_count < MAX; k++) {
+                const char *metric = expanded[preset_names + k];
+                if (gx_metric_check(host, metric, NULL, &error) == GX_OK)
+                    checked[checked_count++] = metric;
+                else
+                    fprintf(stderr, "gpuexp metrics: preset %s: %s is not on %s (left out, as the preset does)\n",
+                            names[i], metric, gx_metric_host_chip(host));
+            }
+            preset_names += n;
+        }
+        for (int i = 0; i < checked_count; i++)
+            names[i] = checked[i];
+        name_count = checked_count;
         printf("name,type,unit,description\n");
         for (int i = 0; i < name_count; i++) {
             gx_metric_info info;
             if (gx_metric_check(host, names[i], &info, &error)) {
                 fprintf(stderr, "gpuexp metrics: %s\n", error.message);
-                status = GX_EXIT_USAGE;
+                status = GX_EXIT_SCRIPT; /* catalog: 1, a metric checked is not valid */
                 continue;
             }
             static const char *const types[] = {"counter", "ratio", "throughput"};

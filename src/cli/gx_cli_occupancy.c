@@ -112,7 +112,9 @@ int gx_cli_occupancy(int argc, char **argv)
                 matched = 1;
             }
         if (!matched) {
-            fprintf(stderr, "gpuexp occupancy: unknown argument '%s'\n%s", a, usage);
+            char hint[256];
+            gx_cli_did_you_mean("occupancy", a, hint, sizeof hint);
+            fprintf(stderr, "gpuexp occupancy: unknown argument '%s'%s\n%s", a, hint, usage);
             return GX_EXIT_USAGE;
         }
     }

@@ -24,6 +24,10 @@
 #include "l_util.h"
 
 int gx_cli_help(const char *command, FILE *out) { return l_catalog_help(command, out); }
+void gx_cli_did_you_mean(const char *command, const char *word, char *out, size_t size)
+{
+    l_catalog_did_you_mean(command, word, out, size);
+}
 
 static int usage_error(const char *format, const char *detail)
 {
@@ -104,36 +108,35 @@ struct options {
     int worker;          /* this process is a worker of a supervised run */
     int option_count;    /* argv[1 .. option_count] are the options before the script */
     int automatic_plan;
-    /* supervisor options, read by lua/gpuexp/engine/supervisor.lua */
-    int resume, allow_changed, allow_mixed, inline_run;
-    const char *devices, *shard, *point_timeout;
+    int inline_run;
     const char *history; /* record the run there; "" = the default file */
-    const char *only;    /* run only the points matching these axis values */
-    /* a run of gpuexp nightly, recorded as such in the history: the night, the kind of run
-       (nightly, or confirm: a re-measure), the suite and the experiment */
-    const char *night, *night_kind, *night_suite, *night_experiment;
     const char *trace;   /* record a timeline (Chrome trace JSON) here */
     int diagnose;        /* diagnose every timed launch (gpuexp diagnose SCRIPT) */
-    int counters;        /* the fixed counter set of every point's last timed launch (ctr_* columns) */
-    int telemetry;       /* power, energy, temperature of every measurement (NVML) */
     int profile;         /* gpuexp profile: each measured launch once, inside cuProfilerStart/Stop */
+    /* the options C does not read itself: each a field of gpuexp.run_options, as the catalog's
+       entry for the option names it (lua/gpuexp/catalog.lua; the supervisor reads them) */
+    struct {
+        char field[64];
+        const char *value; /* NULL for a flag */
+    } passed[48];
+    int passed_count;
 };
 
-/* The field of an option that takes a text, or NULL. */
-static const char **string_option(struct options *o, const char *name)
+/* An option of the run command read from its catalog entry: 1 when it was one (its field and value
+   kept for gpuexp.run_options, *i moved past the value), 0 when the catalog has no such option,
+   -1 when its value is missing. */
+static int catalog_option(struct options *o, int argc, char **argv, int *i)
 {
-    const struct {
-        const char *name;
-        const char **field;
-    } table[] = {{"--devices", &o->devices},     {"--shard", &o->shard},
-                 {"--point-timeout", &o->point_timeout}, {"--only", &o->only},
-                 {"--trace", &o->trace},         {"--night", &o->night},
-                 {"--night-kind", &o->night_kind}, {"--night-suite", &o->night_suite},
-                 {"--night-experiment", &o->night_experiment}};
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-        if (strcmp(name, table[i].name) == 0)
-            return table[i].field;
-    return NULL;
+    char field[64];
+    int takes = l_catalog_option("run", argv[*i], field, sizeof field);
+    if (takes < 0 || o->passed_count >= (int)(sizeof o->passed / sizeof o->passed[0]))
+        return 0;
+    if (takes && *i + 1 >= argc)
+        return -1;
+    snprintf(o->passed[o->passed_count].field, sizeof o->passed[0].field, "%s", field);
+    o->passed[o->passed_count].value = takes ? argv[++*i] : NULL;
+    o->passed_count++;
+    return 1;
 }
 
 /* Whether an output file given on the command line is the script itself (gpuexp -o k.lua k.lua). */
@@ -151,22 +154,24 @@ static void push_run_options(lua_State *L, int argc, char **argv, const struct o
     const struct {
         const char *name;
         int value;
-    } flags[] = {{"resume", o->resume},     {"allow_changed", o->allow_changed}, {"allow_mixed", o->allow_mixed},
-                 {"no_plan", o->no_plan},   {"diagnose", o->diagnose},           {"counters", o->counters},
-                 {"telemetry", o->telemetry}, {"profile", o->profile}};
+    } flags[] = {{"no_plan", o->no_plan}, {"diagnose", o->diagnose}, {"profile", o->profile}, {"quiet", o->quiet}};
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
         lua_pushboolean(L, flags[i].value);
         lua_setfield(L, -2, flags[i].name);
     }
-    const char *strings[][2] = {{"devices", o->devices}, {"shard", o->shard}, {"point_timeout", o->point_timeout},
-                                {"plan_arch", o->arch}, {"history", o->history}, {"only", o->only},
-                                {"night", o->night}, {"night_kind", o->night_kind}, {"night_suite", o->night_suite},
-                                {"night_experiment", o->night_experiment}};
+    const char *strings[][2] = {{"plan_arch", o->arch}, {"history", o->history}, {"trace", o->trace}};
     for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
         if (strings[i][1]) {
             lua_pushstring(L, strings[i][1]);
             lua_setfield(L, -2, strings[i][0]);
         }
+    for (int i = 0; i < o->passed_count; i++) { /* the catalog's options, by their fields */
+        if (o->passed[i].value)
+            lua_pushstring(L, o->passed[i].value);
+        else
+            lua_pushboolean(L, 1);
+        lua_setfield(L, -2, o->passed[i].field);
+    }
     lua_pushinteger(L, o->device);
     lua_setfield(L, -2, "device");
     /* the worker's command line: this binary, the options, then -- SCRIPT ARGS */
@@ -232,6 +237,23 @@ static int start_trace(const struct options *options)
     if (status)
         fprintf(stderr, "gpuexp: --trace: %s\n", error.message);
     return status;
+}
+
+/* A script run in this process (--inline, gpuexp profile) ends as a supervised one does: its
+   failed points said on stderr and counted in the exit code (lua/gpuexp/api/sweep.lua). */
+static int report_failures(lua_State *L, int handler)
+{
+    lua_getglobal(L, "require");
+    lua_pushstring(L, "gpuexp.api.sweep");
+    if (lua_pcall(L, 1, 1, handler) != LUA_OK || lua_getfield(L, -1, "report_failures") != LUA_TFUNCTION
+        || lua_pcall(L, 0, 1, handler) != LUA_OK) {
+        fprintf(stderr, "gpuexp: internal error: the failed points cannot be counted: %s\n", lua_tostring(L, -1));
+        lua_settop(L, handler);
+        return GX_EXIT_SCRIPT;
+    }
+    int code = (int)lua_tointeger(L, -1);
+    lua_settop(L, handler);
+    return code;
 }
 
 static int run_script(int argc, char **argv, const struct options *options)
@@ -305,7 +327,7 @@ static int run_script(int argc, char **argv, const struct options *options)
 
     lua_pushcfunction(L, message_handler);
     int handler = lua_gettop(L);
-    int status = LUA_OK, trace_failed = 0;
+    int status = LUA_OK, trace_failed = 0, failed_points = 0;
     /* the Lua library adds its functions (sweep, csv, ...) to the gpuexp table */
     lua_getglobal(L, "require");
     lua_pushstring(L, "gpuexp.init");
@@ -344,6 +366,8 @@ static int run_script(int argc, char **argv, const struct options *options)
                 lua_pushstring(L, argv[i]);
             status = lua_pcall(L, argc - options->script_index - 1, 0, handler);
             gx_process_stop_handled(); /* the run came back: no watchdog while it closes */
+            if (status == LUA_OK && !options->worker)
+                failed_points = report_failures(L, handler);
             gx_error trace_error;
             if (tracing && gx_trace_stop(&trace_error)) {
                 fprintf(stderr, "gpuexp: %s\n", trace_error.message);
@@ -357,17 +381,25 @@ static int run_script(int argc, char **argv, const struct options *options)
         }
     }
     gx_process_stop_handled();
-    int code = trace_failed ? GX_EXIT_WRITE : GX_EXIT_OK;
+    int code = trace_failed ? GX_EXIT_WRITE : failed_points;
     if (status == LUA_OK && gx_process_stop_signal()) /* the script caught the interruption itself */
         code = 128 + gx_process_stop_signal();
     if (status != LUA_OK) {
         code = exit_code_for(L, -1, options->builtin != NULL);
+        /* a command's own error raised as a value (gpuexp.error: a bad argument, a file it cannot
+           read) is its message and exit code, a usage error exits 2; only a bug is internal */
+        int command_error = options->builtin && lua_istable(L, -1);
+        if (command_error && code == GX_EXIT_INTERNAL) {
+            lua_getfield(L, -1, "kind");
+            code = lua_isstring(L, -1) && strcmp(lua_tostring(L, -1), "usage") == 0 ? GX_EXIT_USAGE : GX_EXIT_SCRIPT;
+            lua_pop(L, 1);
+        }
         if (code == GX_EXIT_INTERNAL)
             fprintf(stderr, "gpuexp: internal error in %s (exit %d; please report it with the text below):\n",
                     options->builtin, GX_EXIT_INTERNAL);
         /* a bad option, a busy output, a failed write or an interruption is not a bug in the
            script: no traceback */
-        int plain = code == GX_EXIT_USAGE || code == GX_EXIT_BUSY || code == GX_EXIT_WRITE || code > 128;
+        int plain = command_error || code == GX_EXIT_USAGE || code == GX_EXIT_BUSY || code == GX_EXIT_WRITE || code > 128;
         if (plain && lua_istable(L, -1))
             lua_getfield(L, -1, "message");
         else
@@ -379,6 +411,25 @@ static int run_script(int argc, char **argv, const struct options *options)
     }
     lua_close(L); /* runs __gc: buffers freed, contexts released, files closed */
     return code;
+}
+
+/* What a script name that names no file was likely meant to be: a shipped experiment's path
+   given from another folder (experiments/x.lua), or a misspelled command or experiment. */
+static void script_hint(const char *script, char *hint, size_t size)
+{
+    char word[256], found[PATH_MAX];
+    const char *base = strncmp(script, "experiments/", 12) == 0 ? script + 12 : script;
+    snprintf(word, sizeof word, "%s", base);
+    size_t n = strlen(word);
+    if (n > 4 && strcmp(word + n - 4, ".lua") == 0)
+        word[n - 4] = 0;
+    if (base != script && gx_find_experiment(word, found, sizeof found)) {
+        snprintf(hint, size, " (the shipped experiment runs by name from any folder: gpuexp %s)", word);
+        return;
+    }
+    if (strchr(word, '/') && base == script)
+        return;
+    l_catalog_did_you_mean(NULL, word, hint, size);
 }
 
 /* A crash is a gpuexp bug: say so, with a backtrace to report, instead of dying silently. */
@@ -409,6 +460,11 @@ int main(int argc, char **argv)
     } native[] = {{"info", gx_cli_info}, {"occupancy", gx_cli_occupancy}, {"metrics", gx_cli_metrics}};
     static char run_option[128];
     char detail[128];
+    if (argc > 1 && strcmp(argv[1], "run") == 0) { /* gpuexp run SCRIPT: the default command, named */
+        argv[1] = argv[0];
+        argv++;
+        argc--;
+    }
     /* a command's name is a word: a script's path (x.lua, dir/x) is never looked up */
     enum l_command_kind kind = argc > 1 && argv[1][0] != '-' && !strpbrk(argv[1], "./")
                                    ? l_catalog_command(argv[1], detail, sizeof detail)
@@ -444,6 +500,7 @@ int main(int argc, char **argv)
     options.worker = attached;
     for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
         const char *a = argv[i];
+        int found;
         if (strcmp(a, "--") == 0) {
             i++;
             break;
@@ -451,10 +508,6 @@ int main(int argc, char **argv)
             return l_catalog_help(options.diagnose ? "diagnose" : options.profile ? "profile" : "run", stdout) == 0 ? GX_EXIT_OK : GX_EXIT_USAGE;
         } else if (strcmp(a, "--diagnose") == 0) {
             options.diagnose = 1;
-        } else if (strcmp(a, "--counters") == 0) {
-            options.counters = 1;
-        } else if (strcmp(a, "--telemetry") == 0) {
-            options.telemetry = 1;
         } else if (strcmp(a, "--profile") == 0) {
             options.profile = 1;
             options.inline_run = 1; /* in this process, the one the profiler started */
@@ -486,12 +539,6 @@ int main(int argc, char **argv)
             options.arch = limits->arch; /* "8.6" and "86" become "sm_86" */
         } else if (strcmp(a, "--no-plan") == 0) {
             options.no_plan = 1;
-        } else if (strcmp(a, "--resume") == 0) {
-            options.resume = 1;
-        } else if (strcmp(a, "--allow-changed") == 0) {
-            options.allow_changed = 1;
-        } else if (strcmp(a, "--allow-mixed") == 0) {
-            options.allow_mixed = 1;
         } else if (strcmp(a, "--inline") == 0) {
             options.inline_run = 1;
         } else if (strcmp(a, "--record") == 0) {
@@ -500,16 +547,22 @@ int main(int argc, char **argv)
             if (i + 1 >= argc)
                 return usage_error("%s needs the history file's path", a);
             options.history = argv[++i];
-        } else if (string_option(&options, a)) {
+        } else if (strcmp(a, "--trace") == 0) {
             if (i + 1 >= argc)
                 return usage_error("%s needs a value", a);
-            *string_option(&options, a) = argv[++i];
+            options.trace = argv[++i];
         } else if (strcmp(a, "-o") == 0 || strcmp(a, "--out") == 0) {
             if (i + 1 >= argc)
                 return usage_error("%s needs a path", a);
             options.out = argv[++i];
+        } else if ((found = catalog_option(&options, argc, argv, &i)) != 0) {
+            if (found < 0)
+                return usage_error("%s needs a value", a);
         } else {
-            return usage_error("unknown option '%s'", a);
+            char hint[256];
+            l_catalog_did_you_mean("run", a, hint, sizeof hint);
+            fprintf(stderr, "gpuexp: unknown option '%s'%s\n(see gpuexp --help)\n", a, hint);
+            return GX_EXIT_USAGE;
         }
     }
     options.option_count = i - 1 - (i <= argc && i > 1 && strcmp(argv[i - 1], "--") == 0);
@@ -523,7 +576,11 @@ int main(int argc, char **argv)
         options.script = argv[i] = shipped; /* a shipped experiment by name: gpuexp occupancy_sweep */
     }
     if (access(options.script, R_OK) != 0) {
-        fprintf(stderr, "gpuexp: cannot open %s: %s\n", options.script, strerror(errno));
+        int why = errno;
+        char hint[512] = "";
+        if (why == ENOENT)
+            script_hint(options.script, hint, sizeof hint);
+        fprintf(stderr, "gpuexp: cannot open %s: %s%s\n", options.script, strerror(why), hint);
         return GX_EXIT_USAGE;
     }
     if (options.worker) {

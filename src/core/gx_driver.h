@@ -48,6 +48,7 @@
     X(cuMemsetD32, 3020)                                                                           \
     X(cuMemHostAlloc, 2020)                                                                        \
     X(cuMemFreeHost, 2000)                                                                         \
+    X(cuMemHostGetDevicePointer, 3020)                                                             \
     X(cuEventCreate, 2000)                                                                         \
     X(cuEventRecord, 2000)                                                                         \
     X(cuEventSynchronize, 2000)                                                                    \

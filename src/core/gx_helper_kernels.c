@@ -22,6 +22,23 @@ static const char helper_kernels_source[] =
     "    if (acc == 0x7ffffff1) /* never: the buffer is zeros; keeps the reads */\n"
     "        *sink = acc;\n"
     "}\n"
+    /* the blocking kernel (as NVBench's): holds the stream until the host writes target into the
+       mapped flag, so the runs enqueued behind it execute back to back whatever the host's enqueue
+       speed; never a deadlock: it gives up after timeout_ns and counts that in *timed_out */
+    "extern \"C\" __global__ void gx_block(const volatile unsigned *flag, unsigned target,\n"
+    "                                      unsigned long long timeout_ns, volatile unsigned *timed_out)\n"
+    "{\n"
+    "    unsigned long long t0, t1;\n"
+    "    asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t0));\n"
+    "    while (*flag < target) {\n"
+    "        asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t1));\n"
+    "        if (t1 - t0 > timeout_ns) {\n"
+    "            *timed_out = *timed_out + 1;\n"
+    "            __threadfence_system();\n"
+    "            break;\n"
+    "        }\n"
+    "    }\n"
+    "}\n"
     "extern \"C\" __global__ void gx_clock_probe(unsigned long long *result)\n"
     "{\n"
     "    unsigned long long t0, t1;\n"
@@ -96,6 +113,7 @@ int gx_helper_kernels_open(gx_helper_kernels **out, const gx_device *device, gx_
     if (status || GX_CU(error, d->cuModuleGetFunction(&t->flush, t->module.handle, "gx_flush_l2"))
         || GX_CU(error, d->cuModuleGetFunction(&t->clock_probe, t->module.handle, "gx_clock_probe"))
         || GX_CU(error, d->cuModuleGetFunction(&t->random, t->module.handle, "gx_random"))
+        || GX_CU(error, d->cuModuleGetFunction(&t->block, t->module.handle, "gx_block"))
         || GX_CU(error, d->cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, device->handle))
         || GX_CU(error, d->cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device->handle))) {
         gx_helper_kernels_close(t);
@@ -105,7 +123,10 @@ int gx_helper_kernels_open(gx_helper_kernels **out, const gx_device *device, gx_
     t->flush_blocks = 4 * (sms > 0 ? sms : 1);
     if (GX_CU(error, d->cuMemAlloc(&t->flush_buffer, t->flush_bytes + 64))
         || GX_CU(error, d->cuMemsetD32(t->flush_buffer, 0, (t->flush_bytes + 64) / 4))
-        || GX_CU(error, d->cuMemAlloc(&t->probe_result, 16))) {
+        || GX_CU(error, d->cuMemAlloc(&t->probe_result, 16))
+        || GX_CU(error, d->cuMemHostAlloc((void **)&t->block_words, 2 * sizeof(unsigned),
+                                          CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE))
+        || GX_CU(error, d->cuMemHostGetDevicePointer(&t->block_words_device, (void *)t->block_words, 0))) {
         gx_helper_kernels_close(t);
         return error->kind;
     }
@@ -124,6 +145,11 @@ void gx_helper_kernels_close(gx_helper_kernels *t)
             d->cuMemFree(t->flush_buffer);
         if (t->probe_result)
             d->cuMemFree(t->probe_result);
+        if (t->block_words) {
+            t->block_words[0] = 0xffffffffu; /* releases a blocking kernel still waiting */
+            d->cuCtxSynchronize();
+            d->cuMemFreeHost((void *)t->block_words);
+        }
     }
     gx_module_unload(&t->module);
     free(t);
@@ -176,4 +202,33 @@ int gx_helper_kernels_random(gx_helper_kernels *t, gx_buffer *buffer, uint64_t s
     void *params[] = {&buffer->device_pointer, &count, &s, &type, &lo, &span, &lo_f, &span_f};
     gx_note_launch("gx_random");
     return GX_CU(error, d->cuLaunchKernel(t->random, (unsigned)t->flush_blocks * 4, 1, 1, 256, 1, 1, 0, gx_current_stream, params, NULL));
+}
+
+int gx_helper_kernels_block(gx_helper_kernels *t, gx_error *error)
+{
+    const gx_driver *d = gx_driver_get(error);
+    if (!d || gx_device_activate(t->device, error))
+        return error->kind;
+    unsigned target = ++t->block_generation;
+    if (target == 0xffffffffu) { /* wrapped: start again from a released flag of 0 */
+        t->block_words[0] = 0;
+        target = t->block_generation = 1;
+    }
+    unsigned long long timeout_ns = GX_BLOCK_TIMEOUT_MS * 1000000ull;
+    CUdeviceptr flag = t->block_words_device, timed_out = t->block_words_device + sizeof(unsigned);
+    void *params[] = {&flag, &target, &timeout_ns, &timed_out};
+    gx_note_launch("gx_block");
+    return GX_CU(error, d->cuLaunchKernel(t->block, 1, 1, 1, 1, 1, 1, 0, gx_current_stream, params, NULL));
+}
+
+int gx_helper_kernels_release(gx_helper_kernels *t, gx_error *error)
+{
+    (void)error;
+    __atomic_store_n(&t->block_words[0], t->block_generation, __ATOMIC_SEQ_CST);
+    return GX_OK;
+}
+
+unsigned gx_helper_kernels_block_timeouts(const gx_helper_kernels *t)
+{
+    return __atomic_load_n(&t->block_words[1], __ATOMIC_SEQ_CST);
 }

@@ -15,8 +15,11 @@
 typedef struct gx_helper_kernels {
     const gx_device *device;
     gx_module module;
-    CUfunction flush, clock_probe, random;
+    CUfunction flush, clock_probe, random, block;
     CUdeviceptr flush_buffer, probe_result;
+    volatile unsigned *block_words; /* host-mapped: [0] the released generation, [1] timeouts seen */
+    CUdeviceptr block_words_device;
+    unsigned block_generation;
     size_t flush_bytes;
     int flush_blocks;
 } gx_helper_kernels;
@@ -33,5 +36,12 @@ int gx_helper_kernels_sm_clock(gx_helper_kernels *helper_kernels, double *mhz, g
    Asynchronous on gx_current_stream (the default stream unless a sequence runs on its own). */
 int gx_helper_kernels_random(gx_helper_kernels *helper_kernels, gx_buffer *buffer, uint64_t seed, double low,
                              double high, gx_error *error);
+/* The blocking kernel: gx_helper_kernels_block enqueues on gx_current_stream a one-thread kernel that
+   holds the stream until gx_helper_kernels_release (or GX_BLOCK_TIMEOUT_MS, so never a deadlock: each
+   timeout adds one to gx_helper_kernels_block_timeouts, and the runs behind it were not held back to back). */
+#define GX_BLOCK_TIMEOUT_MS 200
+int gx_helper_kernels_block(gx_helper_kernels *helper_kernels, gx_error *error);
+int gx_helper_kernels_release(gx_helper_kernels *helper_kernels, gx_error *error);
+unsigned gx_helper_kernels_block_timeouts(const gx_helper_kernels *helper_kernels);
 
 #endif

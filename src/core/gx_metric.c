@@ -2,6 +2,7 @@
    metric tables read through it without a GPU: names, types, checks with suggestions, listing and
    pass counts. */
 #include "gx_metric.h"
+#include "gx_suggest.h"
 #include "gx_cupti_internal.h"
 
 #include <stdint.h>
@@ -157,52 +158,12 @@ int gx_metric_each(gx_metric_host *host, void (*fn)(void *user, const char *name
     return GX_OK;
 }
 
-static size_t edit_distance(const char *a, const char *b)
-{
-    size_t n = strlen(b), row[256];
-    if (n >= 255)
-        return 1000;
-    for (size_t j = 0; j <= n; j++)
-        row[j] = j;
-    for (size_t i = 1; a[i - 1]; i++) {
-        size_t diagonal = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= n; j++) {
-            size_t above = row[j];
-            size_t cost = diagonal + (a[i - 1] != b[j - 1]);
-            size_t best = row[j - 1] + 1 < above + 1 ? row[j - 1] + 1 : above + 1;
-            row[j] = cost < best ? cost : best;
-            diagonal = above;
-        }
-    }
-    return row[n];
-}
-
 /* Appends up to `want` of candidates closest to `target` to the error. */
 static void append_closest(gx_error *error, const char *target, const char *const *candidates, size_t count,
                            const char *prefix, int want)
 {
-    int chosen[8];
-    size_t scores[8];
-    int have = 0;
-    for (size_t i = 0; i < count; i++) {
-        size_t score = edit_distance(target, candidates[i]);
-        if (strstr(candidates[i], target) || strstr(target, candidates[i]))
-            score = score / 2; /* substrings are likely what was meant */
-        int at = have;
-        while (at > 0 && scores[at - 1] > score)
-            at--;
-        if (at >= want)
-            continue;
-        for (int k = (have < want ? have : want - 1); k > at; k--) {
-            chosen[k] = chosen[k - 1];
-            scores[k] = scores[k - 1];
-        }
-        chosen[at] = (int)i;
-        scores[at] = score;
-        if (have < want)
-            have++;
-    }
+    int chosen[16];
+    int have = gx_suggest(target, candidates, count, want, 0, chosen);
     for (int k = 0; k < have; k++)
         gx_error_append(error, "%s%s%s", k ? ", " : "", prefix, candidates[chosen[k]]);
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -66,4 +67,40 @@ int gx_find_experiment(const char *name, char *out, size_t size)
         return 0;
     snprintf(out, size, "%s", candidate);
     return 1;
+}
+
+/* Adds folder's *.lua files (as PREFIX NAME, without .lua) to names; one level of subfolders. */
+static int add_experiments(const char *folder, const char *prefix, int depth, char *names, size_t names_size,
+                           int have, int max)
+{
+    DIR *directory = opendir(folder);
+    if (!directory)
+        return have;
+    struct dirent *entry;
+    while (have < max && (entry = readdir(directory))) {
+        if (entry->d_name[0] == '.')
+            continue;
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s", folder, entry->d_name);
+        size_t n = strlen(entry->d_name);
+        if (n > 4 && strcmp(entry->d_name + n - 4, ".lua") == 0 && is_file(path)) {
+            snprintf(names + (size_t)have * names_size, names_size, "%s%.*s", prefix, (int)(n - 4), entry->d_name);
+            have++;
+        } else if (depth == 0 && is_directory(path)) {
+            char inner[256];
+            snprintf(inner, sizeof inner, "%s/", entry->d_name);
+            have = add_experiments(path, inner, 1, names, names_size, have, max);
+        }
+    }
+    closedir(directory);
+    return have;
+}
+
+int gx_experiment_names(char *names, size_t names_size, int max)
+{
+    char data[PATH_MAX], folder[PATH_MAX + 16];
+    if (!gx_data_directory(data, sizeof data))
+        return 0;
+    snprintf(folder, sizeof folder, "%s/experiments", data);
+    return add_experiments(folder, "", 0, names, names_size, 0, max);
 }

@@ -12,4 +12,8 @@ int gx_data_directory(char *out, size_t size);
    writes its path and returns 1, or returns 0. */
 int gx_find_experiment(const char *name, char *out, size_t size);
 
+/* The shipped experiments' names as gpuexp runs them ("occupancy_sweep", "nightly/kernels"), at
+   most max, each in a slot of names_size bytes of names; returns how many. */
+int gx_experiment_names(char *names, size_t names_size, int max);
+
 #endif

@@ -32,6 +32,7 @@ typedef struct gx_param {
     int size_bytes;
     int align_bytes;   /* .align N of a struct; 0 when not given */
     char ptx_type[16]; /* "u64", "f32", "b8[24]", or "8 bytes" for GX_PARAM_SIZED */
+    char c_type[48];   /* "float*", "int": as the source writes it, when known (gx_signature.h); else "" */
 } gx_param;
 
 /* Parameters of entry `name` in PTX text; returns the count, or -1 when there is no such entry or

@@ -23,15 +23,24 @@ int gx_time_events(const gx_device *device, const gx_timing_request *request, do
     for (; created < needed; created++)
         if ((status = GX_CU(error, d->cuEventCreate(&events[created], CU_EVENT_DEFAULT))))
             break;
-    for (size_t first = 0; status == GX_OK && first < request->samples; first += BATCH) {
-        size_t n = request->samples - first < BATCH ? request->samples - first : BATCH;
+    /* blocked: one sample at a time, the stream held until the whole sample is enqueued */
+    size_t per_wait = request->block ? 1 : BATCH;
+    for (size_t first = 0; status == GX_OK && first < request->samples; first += per_wait) {
+        size_t n = request->samples - first < per_wait ? request->samples - first : per_wait;
+        int blocked = 0;
         for (size_t i = 0; status == GX_OK && i < n; i++) {
             if (request->before_each && (status = request->before_each(request->before_user, error)))
                 break;
-            if ((status = GX_CU(error, d->cuEventRecord(events[2 * i], NULL)))
+            if (request->block && !(status = request->block(request->block_user, error)))
+                blocked = 1;
+            if (status || (status = GX_CU(error, d->cuEventRecord(events[2 * i], NULL)))
                 || (status = request->work(request->user, error))
                 || (status = GX_CU(error, d->cuEventRecord(events[2 * i + 1], NULL))))
                 break;
+        }
+        if (blocked) { /* always released, also after a failure */
+            gx_error ignored;
+            request->release(request->block_user, status ? &ignored : error);
         }
         if (status || (status = GX_CU(error, d->cuEventSynchronize(events[2 * n - 1]))))
             break;

@@ -88,11 +88,35 @@ expect 3 "gpuexp metrics: CUPTI not found (tried /nonexistent and /usr/local/cud
     env GX_LIBCUPTI=/nonexistent "$gpuexp" metrics --chips
 # (not in the sanitizer job: CUPTI loads libnvperf_host with RTLD_DEEPBIND, which AddressSanitizer refuses)
 if [ -z "${GPUEXP_NO_CUPTI_HOST:-}" ]; then
-expect 2 "gpuexp metrics: unknown metric 'dram__byts.sum' on GH100; did you mean: dram__bytes, dram__sectors, dram__bytes_read, dramc__sectors, lts__t_bytes" \
+expect 1 "gpuexp metrics: unknown metric 'dram__byts.sum' on GH100; did you mean: dram__bytes, dram__sectors, dram__bytes_read, dramc__sectors, lts__t_bytes" \
     "$gpuexp" metrics --check dram__byts.sum --chip GH100
 expect_line 0 2 "dram__bytes_read.sum,counter,byte,\"# of bytes read from DRAM\"" "$gpuexp" metrics --check dram__bytes_read.sum --chip GH100
+expect_line 0 2 "sm__warps_active.avg.pct_of_peak_sustained_active,counter,percent,\"cumulative # of warps in flight\"" \
+    "$gpuexp" metrics --check occupancy --chip GH100
+expect 0 "2 metric(s) on GH100: 1 replay pass(es)" "$gpuexp" metrics --check occupancy --chip GH100
 fi
 expect_line 0 2 "offline nil no hardware counters in an offline plan" "$gpuexp" --arch sm_90 metrics_offline.lua
+
+# suggestions: commands, options, shipped experiments; `run` names the default command
+expect 2 "gpuexp: cannot open comapre: No such file or directory (did you mean 'compare'?)" "$gpuexp" comapre a.csv b.csv
+expect 2 "gpuexp: unknown option '--arhc' (did you mean '--arch'?)" "$gpuexp" --arhc sm_90 plan.lua
+expect 2 "gpuexp: cannot open occupancy_swep: No such file or directory (did you mean 'occupancy_sweep' or 'occupancy'?)" \
+    "$gpuexp" occupancy_swep
+expect 2 "gpuexp: cannot open experiments/occupancy_sweep.lua: No such file or directory (the shipped experiment runs by name from any folder: gpuexp occupancy_sweep)" \
+    "$gpuexp" experiments/occupancy_sweep.lua
+expect 1 "raises.lua:3: something went wrong" "$gpuexp" run --no-plan raises.lua
+expect 2 "gpuexp: no script given" "$gpuexp" run
+expect 2 "gpuexp occupancy: unknown argument '--blok' (did you mean '--block'?)" "$gpuexp" occupancy --blok 3
+expect 2 "gpuexp compare: unknown option '--treshold' (did you mean '--threshold'?)" "$gpuexp" compare --treshold 3 a b
+expect 2 "gpuexp nightly: unknown option '--baselin' (did you mean '--baseline'?)" "$gpuexp" nightly x --baselin 3
+expect 2 "gpuexp metrics: unknown argument '--chekc' (did you mean '--check'?)" "$gpuexp" metrics --chekc
+
+# occupancy --help's defaults are the ones used: no option gives the row the stated defaults give
+registers=$("$gpuexp" occupancy --help | sed -n 's/.*--registers N.*(default \([0-9]*\).*/\1/p')
+barriers=$("$gpuexp" occupancy --help | sed -n 's/.*--barriers N.*(default \([0-9]*\).*/\1/p')
+shared=$("$gpuexp" occupancy --help | sed -n 's/.*--shared BYTES.*(default \([0-9]*\).*/\1/p')
+stated=$("$gpuexp" occupancy --arch sm_90 --block 256 --registers "$registers" --barriers "$barriers" --shared "$shared" | sed -n 2p)
+expect_line 0 2 "$stated" "$gpuexp" occupancy --arch sm_90 --block 256
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

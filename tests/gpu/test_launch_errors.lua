@@ -19,13 +19,13 @@ T.raises(function() k:launch{grid = 0, block = 32, args = args} end, "must be an
 -- the driver's own refusal, in the one error form
 T.raises(function() k:launch{grid = {1, 70000}, block = 32, args = args} end,
   "cuLaunchKernel failed: CUDA_ERROR_INVALID_VALUE (invalid argument) launching 'k'")
-T.raises(function() k:launch{grid = 1, block = 32, args = {y, gpuexp.f32(1)}} end, "kernel 'k' takes 3 arguments (u64, f32, u32), got 2")
+T.raises(function() k:launch{grid = 1, block = 32, args = {y, gpuexp.f32(1)}} end, "kernel 'k' takes 3 arguments (float*, float, int), got 2")
 T.raises(function() k:launch{grid = 1, block = 32, args = {y, gpuexp.f64(1), gpuexp.i32(4)}} end,
-  "argument 2 of 'k' is f64, but the kernel expects .f32 (give gpuexp.f32(x))")
+  "argument 2 of 'k' is f64, but the kernel expects float (PTX .f32) (give gpuexp.f32(x))")
 T.raises(function() k:launch{grid = 1, block = 32, args = {y, 1.0, gpuexp.i32(4)}} end,
   "argument 2 of 'k' is a number; pass a device buffer or a typed scalar such as gpuexp.f32(1.0)")
 T.raises(function() k:launch{grid = 1, block = 32, args = {gpuexp.f32(1), gpuexp.f32(1), gpuexp.i32(4)}} end,
-  "argument 1 of 'k' is f32, but the kernel expects .u64")
+  "argument 1 of 'k' is f32, but the kernel expects float* (PTX .u64)")
 T.raises(function() k:launch{grid = 1, block = 32, args = {gpuexp.host("f32", 4), gpuexp.f32(1), gpuexp.i32(4)}} end,
   "is a pageable host buffer; kernels take device buffers")
 T.raises(function() k:launch{grid = 1, block = 32, args = args, stream = 1} end, "'stream' must be a gpuexp.stream{}, got number")

@@ -74,7 +74,7 @@ gpuexp.sweep{name = "v", axes = {{"case", {"table", "function", "nul", "ok"}}},
     return {info = "fine"}
   end}
 ]])
-T.eq(run("--arch sm_90 --quiet -o values.csv values.lua"), 0, "values")
+T.eq(run("--arch sm_90 --quiet -o values.csv values.lua"), 5, "values: points that failed exit 5")
 local rows = {}
 for _, row in ipairs(gpuexp.csv.read(work .. "/values.csv")) do rows[row.case] = row end
 T.eq(json.decode(rows.table.info).b, "x", "a table field is kept as JSON")
@@ -146,10 +146,11 @@ T.eq(run("compare --axes p fail_base.csv fail_now.csv"), 1, "ok before, failing 
 -- baselines that are no number a change can be computed from
 write("odd_base.csv", "p,median_ms\na,0\nb,-2\nc,inf\nd,nan\n")
 write("odd_new.csv", "p,median_ms\na,1\nb,1\nc,1\nd,1\n")
-code, stdout = run("compare --axes p odd_base.csv odd_new.csv")
-T.eq(code, 0, "unusable baselines")
+code, stdout, stderr = run("compare --axes p odd_base.csv odd_new.csv")
+T.eq(code, 2, "unusable baselines: nothing to judge against, refused (never '0 slower')")
 T.ok(not stdout:find("nan%%") and not stdout:find("inf%%"), "no nan% or inf%: " .. stdout)
-T.ok(stdout:find("4 new", 1, true), "judged as having no baseline: " .. stdout)
+T.ok(stderr:find("no point of odd_new.csv has a baseline value in median_ms", 1, true), "judged as having no baseline: " ..
+  stderr)
 -- a folder, and metadata whose axes are not axes
 gpuexp.mkdir(work .. "/folder.csv")
 code, _, stderr = run("compare --axes p folder.csv new.csv")
@@ -299,8 +300,8 @@ os.execute(string.format("cd %s && (GPUEXP_LOCK_DIR=%s %s nightly sleepy --arch 
   "--out termnight > /dev/null 2> term.err & echo $! > term.pid; sleep 1.5; kill -TERM $(cat term.pid); " ..
   "wait $(cat term.pid); echo $? > term.code)", work, work, binary))
 T.eq(read("term.code"), "143\n", "SIGTERM: exit 143: " .. tostring(read("term.err")))
-local left = io.popen("pgrep -f 'sleepy_[m]arker.lua'"):read("a") -- [m]: not this shell's own command line
-T.eq(left, "", "no experiment process outlives the nightly")
+local left = T.processes_in(work, "sleepy_marker.lua", 5)
+T.eq(#left, 0, "no experiment process outlives the nightly: " .. table.concat(left, "; "))
 T.ok(read("gpuexp-nightly-offline-plan.lock") == nil, "the lock file is gone")
 local plan_lock = work .. "/gpuexp-nightly-offline-plan.lock"
 T.ok(gpuexp._process.lock(plan_lock), "the next nightly can take the lock")

@@ -29,9 +29,16 @@ local levels = read(gpuexp.roofline_plot{rows = rows, flops = "flops", bytes = "
   peak_gflops = 60000, peak_gbps = 4000, roof_name = "DRAM", roofs = {{name = "L2", gbps = 8000},
   {name = "L1/shared", gbps = 32000}}, out = dir .. "/hierarchical.svg"})
 for _, name in ipairs({">DRAM<", ">L2<", ">L1/shared<"}) do T.ok(levels:find(name, 1, true), "roof in the key: " .. name) end
-T.raises(function() gpuexp.plot{rows = rows, x = "block_size", y = "nothing", out = dir .. "/x.png"} end, "no row has numbers")
+T.raises(function() gpuexp.plot{rows = rows, x = "block_size", y = "variant", out = dir .. "/x.png"} end, "no row has numbers")
+-- a column the rows do not have is refused, naming the columns there are (not one series of nil)
+local refused = T.raises(function()
+  gpuexp.plot{rows = rows, x = "block_size", y = "median_ms", by = "variantt", out = dir .. "/x.png"}
+end, "plot: by 'variantt' is not a column of the rows (did you mean 'variant'?); its columns: block_size, bytes")
+T.ok(refused.message:find("test_plot.lua:%d+: plot: by"), "the script's line: " .. refused.message)
+T.raises(function() gpuexp.plot{rows = rows, x = "block_size", y = "nothing", out = dir .. "/x.png"} end,
+  "y 'nothing' is not a column")
 T.raises(function() gpuexp.plot{rows = rows, x = "block_size", y = "median_ms", out = dir .. "/x.gif"} end, "must end in .png or .svg")
-local none, why = gpuexp.try_plot(gpuexp.plot, {rows = rows, x = "block_size", y = "nothing", out = dir .. "/y.png"})
+local none, why = gpuexp.try_plot(gpuexp.plot, {rows = rows, x = "block_size", y = "variant", out = dir .. "/y.png"})
 T.eq(none, nil, "try_plot returns nil"); T.ok(why:find("no row"), "and why")
 -- the CLI
 local ok = os.execute(string.format("%s plot %s --x block_size --y median_ms -o %s/cli.png >/dev/null 2>&1", arg[1],

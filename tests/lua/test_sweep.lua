@@ -1,6 +1,29 @@
 -- Sweeps without a GPU: enumeration, filter, error rows, CSV flushed per row, metadata.
 local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
 
+-- The sweeps below fail points on purpose, and a run with failed points exits 5 saying how many and
+-- the first one (its script line), with or without a terminal, supervised and --inline alike. So
+-- the body runs in a child gpuexp, as a user's script would, and its exit and stderr are checked.
+if arg[1] ~= "--child" then
+  local binary, stderr_path = arg[1], os.tmpname()
+  for _, mode in ipairs({"", "--inline"}) do
+    local _, _, code = os.execute(string.format("%s --quiet --no-plan %s %s --child 2>%s", binary, mode,
+      gpuexp.script, stderr_path))
+    local file = io.open(stderr_path)
+    local stderr = file:read("a")
+    file:close()
+    local how = mode == "" and "supervised" or "inline"
+    T.eq(code, 5, how .. ": a run with failed points exits 5; stderr: " .. stderr)
+    T.ok(stderr:find("gpuexp: 3 of 9 points failed (3 error)", 1, true), how .. ": the count: " .. stderr)
+    T.ok(stderr:find("the first: sweep 'unit' point n=2,mode=slow (error): run returned number, not a row table", 1,
+      true), how .. ": the first failure: " .. stderr)
+    T.ok(not stderr:find("^ok") and not stderr:find("FAIL"), how .. ": the child's assertions held: " .. stderr)
+  end
+  os.remove(stderr_path)
+  T.done()
+  return
+end
+
 local points = gpuexp.points({{"a", {1, 2, 3}}, {"b", {"x", "y"}}}, function(p) return not (p.a == 2 and p.b == "y") end)
 T.eq(#points, 5, "points after the filter")
 T.eq(points[1].a, 1, "first point a"); T.eq(points[1].b, "x", "first point b")

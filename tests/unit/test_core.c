@@ -12,7 +12,9 @@
 #include "gx_occupancy.h"
 #include "gx_ptx.h"
 #include "gx_fill.h"
+#include "gx_signature.h"
 #include "gx_stats.h"
+#include "gx_suggest.h"
 
 static int failures, checks;
 
@@ -284,8 +286,37 @@ static void test_occupancy(void)
     CHECK(gx_occupancy_compute(gx_arch_find("sm_90"), &bad, &r, &error) == GX_ERR_USAGE);
 }
 
+/* A kernel's C parameter types from its source, and the suggestions' ranking. */
+static void test_signature_and_suggest(void)
+{
+    const char *source = "extern \"C\" __global__ void bounded(float *y) __launch_bounds__(128);\n"
+                         "extern \"C\" __global__ void __launch_bounds__(128) bounded(float *y) { y[0] = 1; }\n"
+                         "__global__ void k(const float * __restrict__ in, unsigned int n, float2 *out, size_t) {}\n"
+                         "__global__ void none(void) {}\n"
+                         "__global__ void over(int a) {}\n__global__ void over(int a, int b) {}\n";
+    char types[8][48];
+    CHECK(gx_signature_types(source, "k", &types[0][0], sizeof types[0], 8) == 4);
+    CHECK(strcmp(types[0], "const float*") == 0 && strcmp(types[1], "unsigned int") == 0);
+    CHECK(strcmp(types[2], "float2*") == 0 && strcmp(types[3], "size_t") == 0);
+    CHECK(gx_signature_types(source, "bounded", &types[0][0], sizeof types[0], 8) == 1);
+    CHECK(strcmp(types[0], "float*") == 0);
+    CHECK(gx_signature_types(source, "none", &types[0][0], sizeof types[0], 8) == 0);
+    CHECK(gx_signature_types(source, "over", &types[0][0], sizeof types[0], 8) == -1); /* overloads: no answer */
+    CHECK(gx_signature_types(source, "missing", &types[0][0], sizeof types[0], 8) == -1);
+    const char *names[] = {"--arch", "-a", "--inline", "--device", "-d"};
+    char hint[128];
+    gx_did_you_mean("--arhc", names, 5, hint, sizeof hint);
+    CHECK(strcmp(hint, " (did you mean '--arch'?)") == 0);
+    gx_did_you_mean("--x", names, 5, hint, sizeof hint); /* nothing plausibly meant: no hint */
+    CHECK(strcmp(hint, "") == 0);
+    const char *commands[] = {"compare", "merge", "occupancy", "occupancy_sweep"};
+    gx_did_you_mean("occupancy_swep", commands, 4, hint, sizeof hint);
+    CHECK(strcmp(hint, " (did you mean 'occupancy_sweep' or 'occupancy'?)") == 0);
+}
+
 int main(void)
 {
+    test_signature_and_suggest();
     test_occupancy();
     test_stats();
     test_ptxas();

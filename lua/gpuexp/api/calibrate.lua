@@ -121,8 +121,21 @@ end
 -- d2h_pinned_gbps, measured_utc, gpu, uuid, driver}
 local measure_ceilings
 
+local known_options = {force = true, device = true}
+local function check_options(options)
+  if options == nil then return end
+  if type(options) ~= "table" then gpuexp.error("usage", "calibrate: expected a table of options, got " .. type(options)) end
+  for key in pairs(options) do
+    if not known_options[key] then
+      gpuexp.error("usage", string.format("calibrate: unknown option '%s'%s (known: device, force)", tostring(key),
+        gpuexp._did_you_mean(tostring(key), {"device", "force"})))
+    end
+  end
+end
+
 -- Calibration's own kernels are not the script's: gpuexp diagnose leaves them alone.
 function M.run(options)
+  check_options(options) -- wrong input is said in a plan too
   if gpuexp.plan then return nil, "no ceilings are measured in an offline plan (nothing runs on a GPU)" end
   gpuexp._calibrating = true
   local ok, result = pcall(measure_ceilings, options)

@@ -130,6 +130,12 @@ end
 
 -- M.run(kernel, spec) -> findings (above), or nil and why (no counters here).
 function M.run(kernel, spec)
+  if type(kernel) ~= "userdata" and type(kernel) ~= "table" then
+    gpuexp.error("usage", "diagnose: argument 1 must be a kernel (program:kernel(name)), got " .. type(kernel))
+  end
+  if type(spec) ~= "table" then
+    gpuexp.error("usage", "diagnose: argument 2 must be the launch {grid =, block =, args =}, got " .. type(spec))
+  end
   local launch = {}
   for key, value in pairs(spec) do
     if key == "grid" or key == "block" or key == "shared" or key == "args" then launch[key] = value end

@@ -77,7 +77,13 @@ end
 local function check_policy(spec, known_keys, what)
   if type(spec) ~= "table" then gpuexp.error("usage", what .. ": expected a table of options", 3) end
   for key in pairs(spec) do
-    if not known_keys[key] then gpuexp.error("usage", what .. ": unknown option '" .. tostring(key) .. "'", 3) end
+    if not known_keys[key] then
+      local names = {}
+      for name in pairs(known_keys) do names[#names + 1] = name end
+      table.sort(names)
+      gpuexp.error("usage", string.format("%s: unknown option '%s'%s (known: %s)", what, tostring(key),
+        gpuexp._did_you_mean(tostring(key), names), table.concat(names, ", ")), 3)
+    end
   end
   for key in pairs(ranges) do option(spec, key) end -- every numeric option in its range, a plan too
   local mode = option(spec, "mode")
@@ -136,20 +142,21 @@ end
 -- Auto mode: what the GPU takes per run, not what the host takes to enqueue it. Per-run events
 -- time a run from its first launch call to its last: when the host's enqueue time (Lua calls, a
 -- sequence's several launches) is a noticeable share of the GPU time, they time the host. So the
--- probe's per-run reading is compared with the same work run back to back, as the GPU runs it in a
--- loop: a CUDA graph of N runs (or, when the work cannot be captured, a batch of N runs between
--- two events). When per-run events read more than host_share_pct above back-to-back, the
--- measurement is back to back (mode "graph" or "batch"); else per-run events ("hot"). Work of a
--- millisecond or more is always hot: no enqueue cost is a noticeable share of it.
--- Returns mode, runs per sample (graph or batch), and the facts behind the choice.
+-- probe's per-run reading is compared with the same work run back to back as the GPU runs it: a
+-- blocked batch (N runs enqueued from C while a blocking kernel holds the stream, as NVBench's
+-- measure_hot does, so the enqueue speed cannot show; graph replays of tiny kernels are slower than
+-- that on an H200). When per-run events read more than host_share_pct above back-to-back, the
+-- measurement is the blocked batch (mode "batch"); else per-run events ("hot"). A graph is the
+-- reference only when batch timing fails. Work of a millisecond or more is always hot.
+-- Returns mode, runs per sample, and the facts behind the choice.
 local function choose_auto(timer, per_run_ms, spec)
   if per_run_ms >= 1.0 then return "hot", 0, {} end
-  local runs = option(spec, "graph_launches") or math.max(2, math.min(1000, math.ceil(0.050 / math.max(per_run_ms, 1e-4))))
-  local kind, back = "graph", nil
-  local ok, t = pcall(timer.time, timer, {warmup = 1, reps = 3, graph = runs})
+  local runs = option(spec, "graph_launches") or M.back_to_back_runs(per_run_ms)
+  local kind, back = "batch", nil
+  local ok, t = pcall(timer.time, timer, {warmup = 1, reps = 3, batch = runs})
   if ok then back = t.median_ms else
-    kind = "batch"
-    ok, t = pcall(timer.time, timer, {warmup = 1, reps = 3, batch = runs})
+    kind = "graph"
+    ok, t = pcall(timer.time, timer, {warmup = 1, reps = 3, graph = runs})
     if ok then back = t.median_ms end
   end
   if not back then return "hot", 0, {auto_note = "back-to-back timing failed: " .. tostring(type(t) == "table" and t.message or t)} end
@@ -157,6 +164,13 @@ local function choose_auto(timer, per_run_ms, spec)
   local facts = {per_run_ms = per_run_ms, back_to_back_ms = back, host_share_pct = share}
   if per_run_ms > back * (1 + option(spec, "host_share_pct") / 100) then return kind, runs, facts end
   return "hot", 0, facts
+end
+
+-- Runs per back-to-back sample: enough for about 50 µs of per-run time, at most 200 so that a
+-- blocked batch's launches (a sequence's launches count each) stay well inside the driver's queue
+-- while the blocking kernel holds the stream (NVBench keeps a batch well under ~1000 launches).
+function M.back_to_back_runs(per_run_ms)
+  return math.max(2, math.min(200, math.ceil(0.050 / math.max(per_run_ms, 1e-4))))
 end
 
 -- The policy over anything with :time{warmup, reps, cold, graph, batch, clock} (a bound launch, a sequence).
@@ -173,13 +187,14 @@ local function run_policy(timer, spec, mode, device)
     mode, runs, auto_facts = choose_auto(timer, single_ms, spec)
     if mode == "graph" then graph = runs elseif mode == "batch" then batch = runs end
   elseif mode == "graph" or mode == "batch" then
-    local runs = option(spec, "graph_launches") or math.max(1, math.min(1000, math.ceil(0.050 / math.max(single_ms, 1e-4))))
+    local runs = option(spec, "graph_launches") or M.back_to_back_runs(single_ms)
     if mode == "graph" then graph = runs else batch = runs end
   end
   local min_samples, min_time_ms = option(spec, "min_samples"), option(spec, "min_time_ms")
   local max_noise, timeout_s, max_samples = option(spec, "max_noise_pct"), option(spec, "timeout_s"), option(spec, "max_samples")
   local throttle_pct, recovery_ms = option(spec, "throttle_pct"), option(spec, "recovery_ms")
   local batches, samples, clocks = {}, {}, {}
+  local block_timeouts, timing_note = 0, nil
   local telemetry = telemetry_on and telemetry_start(device)
   local started, total_ms, reference = gpuexp.clock(), 0, 0
   local stop_reason
@@ -199,6 +214,7 @@ local function run_policy(timer, spec, mode, device)
     local t = timer:time{warmup = 0, reps = samples_wanted, cold = mode == "cold", graph = graph > 0 and graph or nil,
       batch = batch > 0 and batch or nil, clock = true}
     local clock = t.sm_clock_mhz
+    if t.block_timeouts then block_timeouts, timing_note = block_timeouts + t.block_timeouts, t.timing_note end
     batches[#batches + 1] = {samples = t.samples_ms, clock = clock}
     if telemetry then telemetry_batch(device, telemetry) end
     clocks[#clocks + 1] = clock
@@ -239,6 +255,8 @@ local function run_policy(timer, spec, mode, device)
   result.mode = mode
   result.launches_per_sample = graph > 0 and graph or batch > 0 and batch or 1
   for key, value in pairs(auto_facts or {}) do result[key] = value end
+  if batch > 0 then result.block_timeouts = block_timeouts end
+  result.timing_note = timing_note
   result.batches = #clocks
   result.stop_reason = stop_reason
   result.sm_clock_mhz = clock_stats.median

@@ -80,10 +80,34 @@ local function draw(out, title, settings, curves, files, style, folder)
   return out
 end
 
-local function rows_of(spec)
-  if spec.rows then return spec.rows end
-  if not spec.csv then gpuexp.error("usage", "plot: give csv = path or rows = {...}", 3) end
-  return (csv.read(spec.csv))
+-- The rows to plot, after checking that the columns spec names under keys exist: a misspelled
+-- column (--by strid) is refused with the columns there are, never drawn as one series of nil.
+local function rows_of(spec, keys, what)
+  local rows, columns = spec.rows, nil
+  if not rows then
+    if not spec.csv then gpuexp.error("usage", "plot: give csv = path or rows = {...}", 3) end
+    rows, columns = csv.read(spec.csv)
+  else
+    local seen = {}
+    columns = {}
+    for _, row in ipairs(rows) do
+      for name in pairs(row) do
+        if not seen[name] then seen[name] = true; columns[#columns + 1] = name end
+      end
+    end
+    table.sort(columns)
+  end
+  local known = {}
+  for _, name in ipairs(columns) do known[name] = true end
+  for _, key in ipairs(keys) do
+    local name = spec[key]
+    if name ~= nil and not known[name] then
+      gpuexp.error("usage", string.format("%s: %s '%s' is not a column of %s%s; its columns: %s", what, key,
+        tostring(name), spec.csv or "the rows", gpuexp._did_you_mean(tostring(name), columns),
+        table.concat(columns, ", ")))
+    end
+  end
+  return rows
 end
 
 -- Writes one data file per group of rows; returns {{name, path}, ...} sorted by name.
@@ -113,7 +137,7 @@ end
 
 -- M.lines{csv= | rows=, x=, y=, by=, out=, logx=, logy=, title=, xlabel=, ylabel=} -> out
 function M.lines(spec)
-  local rows = rows_of(spec)
+  local rows = rows_of(spec, {"x", "y", "by"}, "plot")
   if not spec.x or not spec.y or not spec.out then gpuexp.error("usage", "plot: x, y and out are required", 2) end
   terminal(spec.out) -- a bad output name is said before anything is made
   return with_folder(function(folder)
@@ -195,7 +219,7 @@ end
 --            ceiling_source=, roof_name=, roofs = {{name=, gbps=}...}} -> out: arithmetic intensity (FLOP/byte) against GFLOP/s, log-log,
 -- the memory roof peak_gbps x intensity and the compute roof peak_gflops.
 function M.roofline(spec)
-  local rows = rows_of(spec)
+  local rows = rows_of(spec, {"flops", "bytes", "time_ms", "by"}, "roofline plot")
   for _, key in ipairs({"flops", "bytes", "time_ms", "out", "peak_gflops", "peak_gbps"}) do
     if not spec[key] then gpuexp.error("usage", "roofline plot: '" .. key .. "' is required", 2) end
   end

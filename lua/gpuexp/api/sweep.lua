@@ -48,6 +48,17 @@ local function normalize_axes(axes)
   return result
 end
 
+-- A point as the script sees it: reading an axis it does not have (p.strid) is an error naming
+-- the axes, with the likely one, at the script's line, not a nil that fails further on.
+local function strict_point(point, axes)
+  return setmetatable(point, {__index = function(_, key)
+    local names = {}
+    for i, axis in ipairs(axes) do names[i] = axis.name end
+    gpuexp.error("usage", string.format("the point has no axis '%s'%s; its axes: %s", tostring(key),
+      gpuexp._did_you_mean(tostring(key), names), table.concat(names, ", ")))
+  end})
+end
+
 -- M.points(axes [, where]) -> list of points (tables axis name -> value), the filter applied.
 function M.points(axes, filter)
   axes = normalize_axes(axes)
@@ -57,7 +68,7 @@ function M.points(axes, filter)
   while true do
     local point = {}
     for i, axis in ipairs(axes) do point[axis.name] = axis.values[index[i]] end
-    if not filter or filter(point) then points[#points + 1] = point end
+    if not filter or filter(strict_point(point, axes)) then points[#points + 1] = setmetatable(point, nil) end
     local i = #axes
     while i >= 1 do
       index[i] = index[i] + 1
@@ -188,6 +199,13 @@ local function remote_client(channel)
 end
 
 local local_ledger
+
+-- At the end of a script run in this process (--inline, gpuexp profile): the failed points said
+-- and the exit code, as the supervisor does (0 when every point gave a row, or none ran here).
+function M.report_failures()
+  return local_ledger and local_ledger:report_failures() or 0
+end
+
 local function local_client()
   local options = gpuexp.run_options or {}
   if not local_ledger then
@@ -219,7 +237,7 @@ local function local_client()
           require("gpuexp.engine.options").night_of(options))
         if not ids then gpuexp.error("system", "the sweep was not recorded in the history: " .. why) end
       end
-      return {done = true, rows = sweep:rows()}
+      return {done = true, rows = sweep:rows(), columns = sweep.columns}
     end,
     prefetch = function() end,
     row = function(self, id, index, row, arrays, versions)
@@ -359,6 +377,7 @@ function M.run(spec)
     local point = points[index]
     local copy = {}
     for k, v in pairs(point) do copy[k] = v end
+    strict_point(copy, axes)
     gpuexp._last_diagnosis, measure.last_telemetry = nil, nil
     counters.forget()
     -- an NVTX range per point, named sweep/point, for a profiler's timeline (ncu --nvtx-include)

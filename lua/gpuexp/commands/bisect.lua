@@ -62,7 +62,7 @@ local function parse(args)
     elseif a == "-d" or a == "--device" or a == "-a" or a == "--arch" then
       o.pass[#o.pass + 1] = a
       o.pass[#o.pass + 1] = value(a)
-    elseif a:sub(1, 1) == "-" then error({usage = "unknown option '" .. a .. "'"})
+    elseif a:sub(1, 1) == "-" then error({usage = catalog.unknown_option("bisect", a)})
     else
       o.script = a
       o.script_args = {table.unpack(args, i + 1)}

@@ -8,7 +8,13 @@ function M.main(args)
   local force = false
   for _, a in ipairs(args) do
     if a == "--help" or a == "-h" then io.write(catalog.help("calibrate")) return 0 end
-    if a == "--force" then force = true else gpuexp.error("usage", "calibrate: unknown argument '" .. a .. "'") end
+    if a == "--force" then force = true else gpuexp.error("usage", "calibrate: " .. catalog.unknown_option("calibrate", a)) end
+  end
+  local found, problem = pcall(gpuexp.device)
+  if not found then
+    gpuexp.error("driver", string.format("calibrate: measures this machine's GPU, and there is none to use (%s). " ..
+      "A roofline plot without a GPU takes the peaks instead: gpuexp plot --roofline --peak-gflops G --peak-gbps B ...",
+      type(problem) == "table" and problem.message or tostring(problem)))
   end
   local c = calibrate.run{force = force}
   local facts = gpuexp.device().facts

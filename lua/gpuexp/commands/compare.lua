@@ -53,7 +53,7 @@ function M.main(args)
         end
         if #axes == 0 then error({usage = "--axes needs at least one column name (A,B)"}) end
       elseif a == "--allow-different-gpu" then allow_different = true
-      elseif a:sub(1, 1) == "-" and a ~= "-" then error({usage = "unknown option '" .. a .. "'"})
+      elseif a:sub(1, 1) == "-" and a ~= "-" then error({usage = catalog.unknown_option("compare", a)})
       else paths[#paths + 1] = a end
     end)
     if not ok then return fail(EXIT.USAGE, type(problem) == "table" and problem.usage or tostring(problem)) end
@@ -106,6 +106,17 @@ function M.main(args)
   local judged = compare.compare(runs, new, options)
   local bases = {}
   for n, base in ipairs(runs) do bases[n] = base.label end
+  -- runs with no values (offline plans, a column never filled) judge nothing: never "0 slower"
+  local names = {}
+  for n, metric in ipairs(metrics) do names[n] = metric.name end
+  if #judged.points == 0 then
+    return fail(EXIT.USAGE, string.format("no point of %s or %s has a value in %s (an offline plan measures " ..
+      "nothing): nothing to judge", new.label, table.concat(bases, ", "), table.concat(names, ", ")))
+  end
+  if judged.counts.new == #judged.points then
+    return fail(EXIT.USAGE, string.format("no point of %s has a baseline value in %s (%s): nothing to judge against",
+      new.label, table.concat(names, ", "), table.concat(bases, ", ")))
+  end
   local function print_to(file)
     if format == "markdown" then printers.format_markdown(judged, file)
     elseif format == "json" then printers.format_json(judged, file, {baseline_runs = bases, new_run = new.label,

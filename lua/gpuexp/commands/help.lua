@@ -11,7 +11,7 @@ function M.text(command)
   return catalog.help(command)
 end
 
--- The metric presets' names (gpuexp.metrics{preset}, gpuexp metrics --check), sorted.
+-- The metric presets' names (kernel:metrics{metrics = NAME}, gpuexp metrics --check NAME), sorted.
 function M.presets()
   local names = {}
   for name in pairs(require("gpuexp.api.metrics").presets) do names[#names + 1] = name end
@@ -49,6 +49,21 @@ function M.man()
     lines[#lines + 1] = troff((catalog.help(c.name) or ""):gsub("\n+$", ""))
     lines[#lines + 1] = ".fi"
   end
+  lines[#lines + 1] = ".SH EXIT STATUS"
+  lines[#lines + 1] = "One meaning each across commands; each command's section above says what it means there."
+  lines[#lines + 1] = ".PP"
+  lines[#lines + 1] = ".nf"
+  local codes = {}
+  for name, code in pairs(catalog.EXIT) do codes[#codes + 1] = {code, name} end
+  table.sort(codes, function(a, b) return a[1] < b[1] end)
+  for _, entry in ipairs(codes) do lines[#lines + 1] = troff(string.format("%-4d %s", entry[1], entry[2]:lower())) end
+  lines[#lines + 1] = ".fi"
+  lines[#lines + 1] = ".SH ENVIRONMENT"
+  for _, variable in ipairs(catalog.environment) do
+    lines[#lines + 1] = ".TP"
+    lines[#lines + 1] = ".B " .. variable.name
+    lines[#lines + 1] = troff(variable.text .. " (" .. variable.read_by .. ")")
+  end
   lines[#lines + 1] = ".SH FILES"
   lines[#lines + 1] = ".nf"
   lines[#lines + 1] = troff([[
@@ -65,6 +80,7 @@ end
 function M.main(args)
   local first = args[1]
   if first == "--man" then io.write(M.man()) return 0 end
+  if first == "--reference" then io.write(catalog.reference()) return 0 end
   if first == "--commands" then
     for _, c in ipairs(catalog.commands) do print(c.name) end
     return 0

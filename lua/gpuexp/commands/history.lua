@@ -141,9 +141,24 @@ end
 local function set_excluded(db, args, value)
   local ids, why = ids_from(args, 1)
   if not ids then return fail(EXIT.USAGE, why) end
+  -- every run checked before any changes; then each says what became of it
+  local before = {}
   for _, id in ipairs(ids) do
-    local changed = db:run("UPDATE runs SET excluded = ? WHERE id = ?", value, id)
-    if changed == 0 then return fail(EXIT.USAGE, "no run " .. id .. " in the history") end
+    local found = db:rows("SELECT excluded, experiment, sweep, started_utc FROM runs WHERE id = ?", id)[1]
+    if not found then return fail(EXIT.USAGE, "no run " .. id .. " in the history (nothing changed)") end
+    before[id] = found
+  end
+  for _, id in ipairs(ids) do
+    db:run("UPDATE runs SET excluded = ? WHERE id = ?", value, id)
+    local run = before[id]
+    local what = string.format("run %s (%s, sweep %s, %s)", tostring(id), tostring(run.experiment), tostring(run.sweep),
+      tostring(run.started_utc))
+    if (run.excluded == 1) == (value == 1) then
+      print(string.format("%s: already %s nightly baselines", what, value == 1 and "kept out of" or "in"))
+    else
+      print(string.format("%s: %s", what, value == 1 and "kept out of nightly baselines from now on" or
+        "back in nightly baselines"))
+    end
   end
   return 0
 end

@@ -43,7 +43,7 @@ local function parse(args)
   for _, a in ipairs(args) do
     if a == "--help" or a == "-h" then io.write(catalog.help("merge")) return nil, 0
     elseif a == "--allow-mixed" then allow_mixed = true
-    elseif a:sub(1, 1) == "-" then return nil, fail("unknown option '" .. a .. "' (see gpuexp merge --help)")
+    elseif a:sub(1, 1) == "-" then return nil, fail(catalog.unknown_option("merge", a) .. " (see gpuexp merge --help)")
     else paths[#paths + 1] = a end
   end
   if #paths < 2 then return nil, fail("needs OUT.csv and at least one PART.csv (see gpuexp merge --help)") end
@@ -146,9 +146,29 @@ local function add_part(merged, path, info)
   return add_samples(merged, path, index_of)
 end
 
+-- A point no part describes (its share's part is missing) is named by its axis values when the
+-- sweep's points are its axes' whole product (no filter), which the metadata's axes give: a
+-- function of the point's index, or nil.
+local function product_namer(axes, points)
+  if type(axes) ~= "table" or #axes == 0 then return nil end
+  local count = 1
+  for _, axis in ipairs(axes) do count = count * #(axis.values or {}) end
+  if count ~= points then return nil end
+  return function(i)
+    local cells, rest = {}, i - 1
+    for a = #axes, 1, -1 do
+      local values = axes[a].values
+      cells[a] = axes[a].name .. "=" .. csv.format_value(values[rest % #values + 1])
+      rest = rest // #values
+    end
+    return table.concat(cells, ",")
+  end
+end
+
 -- The merged rows in point order (OUT.csv's text), the points no part has, and the rows by status.
 local function merged_rows(merged)
-  local columns = merged.columns
+  local columns, axes = merged.columns, merged.reference.sweep.axes
+  local product = product_namer(axes, merged.points)
   local missing, output = {}, {csv.line(columns)}
   local counts = {ok = 0, error = 0, crashed = 0, timeout = 0}
   for i = 1, merged.points do
@@ -159,9 +179,13 @@ local function merged_rows(merged)
       output[#output + 1] = csv.line(cells)
       local status = counts[row.status] and row.status or "ok"
       counts[status] = counts[status] + 1
+    elseif merged.cells_of[i] then
+      local named = {}
+      for a, axis in ipairs(axes) do named[a] = axis.name .. "=" .. tostring(merged.cells_of[i][a]) end
+      missing[#missing + 1] = table.concat(named, ",")
     else
-      missing[#missing + 1] = merged.cells_of[i] and csv.line(merged.cells_of[i])
-        or string.format("point %d (its share's part is missing)", i)
+      missing[#missing + 1] = string.format("%s (point %d: its share's part is missing)",
+        product and product(i) or "a point", i)
     end
   end
   return table.concat(output, "\n") .. "\n", missing, counts

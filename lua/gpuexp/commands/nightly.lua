@@ -138,7 +138,7 @@ local function parse(args)
       o.pass[#o.pass + 1] = a; o.pass[#o.pass + 1] = v
       if a ~= "--point-timeout" then o.devices = v end
     elseif a == "--arch" or a == "-a" then o.arch = value(a)
-    elseif a:sub(1, 1) == "-" then error({usage = "unknown option '" .. a .. "'"})
+    elseif a:sub(1, 1) == "-" then error({usage = catalog.unknown_option("nightly", a)})
     elseif not o.suite then o.suite = a
     else error({usage = "one suite at a time (got '" .. o.suite .. "' and '" .. a .. "')"}) end
     i = i + 1
@@ -263,7 +263,8 @@ local function set_up(o)
       locks[#locks + 1] = path
     end
   end
-  night.out_dir = o.out or ("gpuexp-nightly/" .. os.date("!%Y%m%d-%H%M%S"))
+  -- the night's tag too: two nightlies started in the same second never share (and overwrite) a folder
+  night.out_dir = o.out or ("gpuexp-nightly/" .. os.date("!%Y%m%d-%H%M%S") .. "-" .. night.id:match("%-(%x+)$"))
   -- the default folder is made with its parents; one named by --out must go in a folder that exists
   local made, problem
   if o.out then made, problem = gpuexp._output_folder(o.out) else made, problem = pcall(gpuexp.mkdir, night.out_dir) end

@@ -178,6 +178,22 @@ function Ledger:register(msg)
     end
     return false
   end
+  if only then -- like a misspelled axis: a value no point has is refused before anything is written
+    local any = false
+    for i = 1, #msg.points do any = any or wanted(msg.points[i]) end
+    if not any then
+      local takes = {}
+      for a, axis in ipairs(msg.axes) do
+        local values, seen = {}, {}
+        for _, cells in ipairs(msg.points) do
+          if not seen[cells[a]] then seen[cells[a]] = true; values[#values + 1] = cells[a] end
+        end
+        takes[#takes + 1] = axis.name .. " = " .. table.concat(values, "|")
+      end
+      return nil, string.format("--only matches no point of sweep '%s' (its points: %s); nothing was run or written",
+        msg.name, table.concat(takes, ", ")), "option"
+    end
+  end
   sweep.mine, sweep.is_mine = {}, {}
   for i = 1, #msg.points do
     if (not shard or (i - 1) % shard.count == shard.index) and wanted(msg.points[i]) then
@@ -455,6 +471,12 @@ function Sweep:finish_point(index, row, arrays)
   totals.done = totals.done + 1
   local key = (status == "crashed" or status == "timeout" or status == "error") and status or "ok"
   totals[key] = totals[key] + 1
+  if key ~= "ok" and not totals.first_failure then
+    local label = {}
+    for i, axis in ipairs(self.axes) do label[i] = axis.name .. "=" .. point[i] end
+    totals.first_failure = {sweep = self.name, point = table.concat(label, ","), status = status, error = row.error,
+      out = self.out}
+  end
 end
 
 -- The per-sample values of a point, appended to X.samples.csv (store/samples.lua).
@@ -536,5 +558,8 @@ function Ledger:close(ended)
 end
 
 function Ledger:sweep(out) return self.by_out[out] end
+
+-- The failed points said on stderr, and the run's exit code (engine/failures.lua).
+function Ledger:report_failures() return require("gpuexp.engine.failures").report(self) end
 
 return M

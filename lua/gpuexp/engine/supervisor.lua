@@ -77,7 +77,6 @@ function M.main()
   local show = gpuexp.stderr_is_terminal and not gpuexp.quiet
   local started = gpuexp.clock()
   local done_at_start
-  local failures = {crashed = 0, timeout = 0}
   local exit_code, ended, setup_failed
 
   local function spawn(slot)
@@ -239,7 +238,6 @@ function M.main()
       end
       local state = reason == "timeout" and "timeout" or "crashed"
       slot.crashed_point = point.sweep.name .. " #" .. point.index
-      failures[state] = failures[state] + 1
       point.sweep:finish_point(point.index, {status = state, error = text, device = #devices > 1 and tostring(slot.device) or nil})
       if show then io.stderr:write("\n") end
       io.stderr:write(string.format("gpuexp: sweep '%s' point %d %s: %s\n", point.sweep.name, point.index,
@@ -352,11 +350,8 @@ function M.main()
         table.concat(ids, ", ")))
     end
   end
-  if exit_code == 0 and (failures.crashed > 0 or failures.timeout > 0) then
-    io.stderr:write(string.format("gpuexp: finished, but %d point(s) crashed and %d timed out; their rows say why " ..
-      "(status and error columns)\n", failures.crashed, failures.timeout))
-    exit_code = EXIT.INCOMPLETE
-  end
+  local failed = book:report_failures()
+  if (exit_code or 0) == 0 then exit_code = failed end
   return exit_code or 0
 end
 

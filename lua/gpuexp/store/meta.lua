@@ -22,6 +22,8 @@ function M.read_json(path)
   if text == "" then return nil, path .. " is empty" end
   local value, why = json.decode(text)
   if value == nil then return nil, path .. " is not JSON (" .. tostring(why) .. ")" end
+  -- metadata is an object: a number or a string there (a damaged file) is said, not indexed later
+  if type(value) ~= "table" then return nil, path .. " holds a JSON " .. type(value) .. ", not an object" end
   return value
 end
 
