@@ -180,7 +180,8 @@ M.commands = {
   {name = "merge", module = "gpuexp.commands.merge", summary = "join the shards of a sweep",
     usage = "gpuexp merge [--allow-mixed] OUT.csv PART.csv...",
     about = "Joins the CSVs written by `gpuexp --shard I/N` (one per share of the points) into OUT.csv in\n" ..
-      "point order, with OUT.meta.json listing every part. The parts must come from the same script\n" ..
+      "point order, with OUT.meta.json listing every part and OUT.samples.csv holding the parts'\n" ..
+      "samples. The parts must come from the same script\n" ..
       "(hash), the same points and the same GPU model (their .meta.json files say so). Missing and\n" ..
       "duplicated points are listed. OUT.csv and its metadata are written through a temporary file\n" ..
       "and a rename (docs/explanation/threat-model.md: a device is written in place, no folder is\n" ..

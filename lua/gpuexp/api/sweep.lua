@@ -4,6 +4,7 @@ local csv = require("gpuexp.store.csv")
 local counters = require("gpuexp.api.counters")
 local measure = require("gpuexp.api.measure")
 local meta = require("gpuexp.store.meta")
+local samples = require("gpuexp.store.samples")
 local ledger = require("gpuexp.engine.ledger")
 
 local M = {}
@@ -116,8 +117,7 @@ local function output_for(spec, name)
   end
   -- never over the script itself (gpuexp -o k.lua k.lua, or a script named X.meta.json)
   local script = gpuexp.script and gpuexp._realpath(gpuexp.script)
-  local stem = path:sub(1, -5)
-  for _, written in ipairs({path, stem .. ".meta.json", stem .. ".samples.csv"}) do
+  for _, written in ipairs({path, meta.path_for(path), samples.path_for(path)}) do
     if script and gpuexp._realpath(written) == script then
       gpuexp.error(kind, string.format("sweep '%s': its output %s is the script itself; give another --out", name,
         written))

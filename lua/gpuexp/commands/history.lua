@@ -4,6 +4,7 @@ local csv = require("gpuexp.store.csv")
 local text = require("gpuexp.store.text")
 local history = require("gpuexp.store.history")
 local result = require("gpuexp.store.result")
+local samples_file = require("gpuexp.store.samples")
 local verdict = require("gpuexp.judge.verdict")
 local options = require("gpuexp.engine.options")
 local catalog = require("gpuexp.catalog")
@@ -108,7 +109,7 @@ local function export(db, args)
     ok, problem = pcall(csv.write_file, output, text)
     -- the samples beside a .csv only: never a name made up beside a device (-o /dev/null)
     if ok and samples and output:match("[^/]%.csv$") then
-      ok, problem = pcall(csv.write_file, output:sub(1, -5) .. ".samples.csv", samples)
+      ok, problem = pcall(csv.write_file, samples_file.path_for(output), samples)
     elseif ok and samples then
       io.stderr:write("gpuexp history: " .. output .. " does not end in .csv: the samples were not written\n")
     end
