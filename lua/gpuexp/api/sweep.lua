@@ -11,8 +11,8 @@ local M = {}
 local known_options = {
   name = true, axes = true, where = true, setup = true, run = true, columns = true,
   out = true, device = true, meta = true, quiet = true, timeout_s = true,
-  -- failed points are results (gpuexp.tune's configurations that cannot launch): rows as usual, but
-  -- they do not make the run exit 5
+  -- points that raise an error are results (gpuexp.tune's configurations that cannot launch): rows as
+  -- usual, but they do not make the run exit 5 (a crash or a timeout still does)
   expect_failures = true,
 }
 

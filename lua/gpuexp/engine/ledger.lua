@@ -476,8 +476,9 @@ function Sweep:finish_point(index, row, arrays)
   local totals = self.ledger.totals
   totals.done = totals.done + 1
   local key = (status == "crashed" or status == "timeout" or status == "error") and status or "ok"
-  -- a sweep that expects failed points (a tune's rounds) counts them apart: they are results
-  if key ~= "ok" and self.expect_failures then
+  -- a sweep that expects failed points (a tune's rounds) counts their errors apart: they are
+  -- results (a configuration that cannot launch); a crash or a timeout still fails the run
+  if key == "error" and self.expect_failures then
     totals.expected = (totals.expected or 0) + 1
     return
   end
