@@ -449,7 +449,7 @@ function gpuexp.fp8_e5m2(x) end
 ---@return gpuexp.Scalar
 function gpuexp.from_bits(type, bits) end
 ---Runs every point of a sweep (supervised: crashes and hangs become rows) and writes its CSV.
----@param spec {name?: string, axes: table, where?: fun(p: table): boolean, setup?: fun(), run: fun(p: table): table, columns?: string[], out?: string, meta?: table, device?: gpuexp.Device|false, quiet?: boolean, timeout_s?: number}
+---@param spec {name?: string, axes: table, where?: fun(p: table): boolean, setup?: fun(), run: fun(p: table): table, columns?: string[], out?: string, meta?: table, device?: gpuexp.Device|false, quiet?: boolean, timeout_s?: number, expect_failures?: boolean}
 ---@return table[] rows, string path, string[] columns
 function gpuexp.sweep(spec) end
 ---Searches a sweep's space for the configurations that minimise or maximise an objective under a

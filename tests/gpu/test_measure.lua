@@ -28,13 +28,14 @@ T.ok(hot.clock_throttled ~= nil, "throttle flag set")
 local measured = dev:sm_clock()
 T.ok(measured > 100, "dev:sm_clock()")
 
--- a kernel of a few µs: auto picks a graph, and per-launch time drops below the event-timed one
+-- a kernel of a few µs: auto times back-to-back runs behind the blocking kernel (mode batch), and
+-- per-launch time drops below the event-timed one
 local empty = program:kernel("empty")
 local auto = empty:measure{grid = 1, block = 32, args = {}, min_time_ms = 20, max_noise_pct = 5}
-T.eq(auto.mode, "graph", "auto mode for a tiny kernel")
-T.ok(auto.launches_per_sample > 1, "several launches per graph sample")
+T.eq(auto.mode, "batch", "auto mode for a tiny kernel")
+T.ok(auto.launches_per_sample > 1, "several launches per batch sample")
 local single = empty:measure{grid = 1, block = 32, args = {}, mode = "hot", min_time_ms = 20, max_noise_pct = 5}
-T.ok(auto.median_ms < single.median_ms, string.format("graph %.5f ms per launch < events around one launch %.5f ms",
+T.ok(auto.median_ms < single.median_ms, string.format("batch %.5f ms per launch < events around one launch %.5f ms",
   auto.median_ms, single.median_ms))
 
 -- the calibrated copy ceiling against an independent copy of another size, timed separately

@@ -51,6 +51,21 @@ for case, needle in pairs(cases) do
   T.ok(stderr:find(needle, 1, true), case .. ": " .. stderr)
 end
 
+-- a sweep whose failed points are results (gpuexp.tune's rounds: a configuration that cannot launch)
+-- keeps their rows and ends 0, supervised or inline; the same sweep without the option exits 5
+write("expected.lua", [[
+gpuexp.sweep{name = "expected", axes = {{"block", {256, 2048}}}, expect_failures = arg[1] == "yes",
+  run = function(p) if p.block > 1024 then error("a block of " .. p.block .. " threads cannot launch") end
+    return {value = p.block} end}
+]])
+for _, mode in ipairs({"", "--inline "}) do
+  local code, _, stderr = run("--quiet " .. mode .. "-o expected.csv expected.lua yes")
+  T.eq(code, 0, mode .. "expected failures: exit 0, " .. stderr)
+  T.ok(read("expected.csv"):find("2048,,error,", 1, true), mode .. "the failed point's row is kept")
+  code, _, stderr = run("--quiet " .. mode .. "-o unexpected.csv expected.lua no")
+  T.eq(code, 5, mode .. "the same failure, not expected: exit 5, " .. stderr)
+end
+
 -- --only naming a value no point has: refused like a misspelled axis, nothing written
 write("fine.lua", [[
 gpuexp.sweep{name = "fine", axes = {{"stride", {1, 2, 4}}}, run = function(p) return {value = p.stride} end}

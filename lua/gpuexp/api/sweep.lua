@@ -12,6 +12,9 @@ local M = {}
 local known_options = {
   name = true, axes = true, where = true, setup = true, run = true, columns = true,
   out = true, device = true, meta = true, quiet = true, timeout_s = true,
+  -- points that raise an error are results (gpuexp.tune's configurations that cannot launch): rows as
+  -- usual, but they do not make the run exit 5 (a crash or a timeout still does)
+  expect_failures = true,
 }
 
 -- The columns gpuexp adds to every row: no axis may take their names.
@@ -337,7 +340,7 @@ function M.run(spec)
   end
   local client = gpuexp._worker and remote_client(gpuexp._worker) or local_client()
   local registration = client:register{name = name, out = path, make_folder = default_folder, axes = axes_meta, points = cells,
-    columns = columns, info = info, timeout_s = spec.timeout_s,
+    columns = columns, info = info, timeout_s = spec.timeout_s, expect_failures = spec.expect_failures == true,
     mode = gpuexp.offline_arch and "plan" or "measured", offline_arch = gpuexp.offline_arch}
   if registration.error then gpuexp.error(registration.kind or "usage", "sweep '" .. name .. "': " .. registration.error) end
   local id = registration.id

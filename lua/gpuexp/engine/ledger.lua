@@ -138,7 +138,8 @@ function Ledger:register(msg)
     return existing
   end
   local sweep = setmetatable({ledger = self, name = msg.name, out = out, axes = msg.axes, points = msg.points,
-    explicit = msg.columns ~= nil, timeout_s = msg.timeout_s, info = msg.info, cells = {}, index_of = {},
+    explicit = msg.columns ~= nil, timeout_s = msg.timeout_s, expect_failures = msg.expect_failures, info = msg.info,
+    cells = {}, index_of = {},
     in_flight = {}, queue = {}, waiting = {}, pending = {}, recorded = 0, in_order = true, last_written = 0,
     counts = {ok = 0, error = 0, crashed = 0, timeout = 0}},
     {__index = M.Sweep})
@@ -470,6 +471,12 @@ function Sweep:finish_point(index, row, arrays)
   local totals = self.ledger.totals
   totals.done = totals.done + 1
   local key = (status == "crashed" or status == "timeout" or status == "error") and status or "ok"
+  -- a sweep that expects failed points (a tune's rounds) counts their errors apart: they are
+  -- results (a configuration that cannot launch); a crash or a timeout still fails the run
+  if key == "error" and self.expect_failures then
+    totals.expected = (totals.expected or 0) + 1
+    return
+  end
   totals[key] = totals[key] + 1
   if key ~= "ok" and not totals.first_failure then
     local label = {}
