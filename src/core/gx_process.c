@@ -227,7 +227,9 @@ static void remember_group(pid_t pid, int add)
         }
 }
 
-void gx_process_end_children(int signal_number)
+/* Sends signal_number to the process group of every command gx_process_run is running now
+   (async-signal-safe). */
+static void gx_process_end_children(int signal_number)
 {
     for (int i = 0; i < GX_MAX_RUNNING; i++)
         if (running_groups[i] > 0)
@@ -500,20 +502,3 @@ void gx_process_stop_handled(void)
     setitimer(ITIMER_REAL, &off, NULL);
 }
 
-/* A worker: a stop signal ends the commands it started (nvcc), then the worker, as the default would. */
-static void on_worker_stop(int signal_number)
-{
-    gx_process_end_children(SIGKILL);
-    signal(signal_number, SIG_DFL);
-    raise(signal_number);
-}
-
-void gx_process_end_children_on_stop(void)
-{
-    struct sigaction action = {0};
-    action.sa_handler = on_worker_stop;
-    sigemptyset(&action.sa_mask);
-    sigaction(SIGINT, &action, NULL);
-    sigaction(SIGTERM, &action, NULL);
-    sigaction(SIGHUP, &action, NULL);
-}

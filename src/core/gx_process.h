@@ -69,10 +69,6 @@ int gx_process_run(char *const argv[], const gx_run_options *options, gx_run_res
    when a group was ended, 0 when there was none, -1 when the file cannot be read. */
 int gx_process_end_recorded(const char *path);
 
-/* Sends signal_number to the process group of every command gx_process_run is running now
-   (async-signal-safe). */
-void gx_process_end_children(int signal_number);
-
 /* An in-process run (--inline, --profile): SIGINT, SIGTERM and SIGHUP set the stop flag and call
    callback (from the signal handler: it may only set a flag or a Lua hook); if the run has not
    called gx_process_stop_handled within grace_s, the watchdog ends the commands it started and
@@ -80,7 +76,5 @@ void gx_process_end_children(int signal_number);
    ends it at once. */
 void gx_process_catch_stops(void (*callback)(int), double grace_s);
 void gx_process_stop_handled(void);
-/* A worker: a stop signal ends the commands it started, then the worker (the default action). */
-void gx_process_end_children_on_stop(void);
 
 #endif
