@@ -6,13 +6,7 @@ local root = gpuexp.script_dir:gsub("/tests/docs$", "")
 local definitions_path = root .. "/lua/types/gpuexp.lua"
 local page_path = root .. "/docs/reference/lua-api.md"
 
-local function read(path)
-  local file = io.open(path, "rb")
-  if not file then return nil end
-  local text = file:read("a")
-  file:close()
-  return text
-end
+local read = require("gpuexp.store.meta").read_all
 
 -- A type at the start of text, and the rest: the type may hold spaces inside braces, parentheses,
 -- angle brackets and after ':' ',' '|' ("{file?: string, n: integer}", "fun(x: integer): string").

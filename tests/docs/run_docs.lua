@@ -32,13 +32,7 @@ if not binary:match("^/") then binary = os.getenv("PWD") .. "/" .. binary end
 local binary_dir = binary:match("^(.*)/[^/]*$")
 
 local function shell_quote(text) return "'" .. text:gsub("'", "'\\''") .. "'" end
-local function read(path)
-  local file = io.open(path, "rb")
-  if not file then return nil end
-  local text = file:read("a")
-  file:close()
-  return text
-end
+local read = require("gpuexp.store.meta").read_all
 local function write(path, text)
   local file = assert(io.open(path, "wb"))
   file:write(text)

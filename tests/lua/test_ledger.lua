@@ -8,13 +8,7 @@ local samples = require("gpuexp.store.samples")
 local meta = require("gpuexp.store.meta")
 local dir = T.temporary_directory()
 
-local function read(path)
-  local file = io.open(path, "rb")
-  if not file then return nil end
-  local text = file:read("a")
-  file:close()
-  return text
-end
+local read = require("gpuexp.store.meta").read_all
 
 local axes = {{name = "n", values = {1, 2, 3, 4}}}
 local points = {{"1"}, {"2"}, {"3"}, {"4"}}

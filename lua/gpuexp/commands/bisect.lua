@@ -8,6 +8,7 @@ local csv = require("gpuexp.store.csv")
 local text = require("gpuexp.store.text")
 local history = require("gpuexp.store.history")
 local json = require("gpuexp.store.json")
+local meta = require("gpuexp.store.meta")
 local rule = require("gpuexp.judge.rule")
 local catalog = require("gpuexp.catalog")
 local options_parser = require("gpuexp.engine.options")
@@ -180,7 +181,7 @@ local function measure(o, commit, step)
   end
   if code ~= 0 and not row then
     -- the script's own message: its first line that says what failed
-    local text = worktree.read_file(log) or ""
+    local text = meta.read_all(log) or ""
     local first = text:match("[^\n]*error[^\n]*") or text:match("([^\n]+)") or ""
     first = first:gsub("^.-/tree%-%d+/", "") -- the worktree's path (Lua may have shortened it to ".../")
     return finish(nil, string.format("the script failed (exit %d): %s", code, first))

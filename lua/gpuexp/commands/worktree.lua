@@ -6,6 +6,8 @@
 -- the next one.
 local M = {}
 
+local meta = require("gpuexp.store.meta")
+
 M.BUILD_TIMEOUT_S = 3600 -- a build that hangs is ended here (bisect's --build-timeout sets its own)
 
 -- Runs argv (no shell): its standard output, whether it exited 0, the stop signal that ended
@@ -24,14 +26,6 @@ function M.git(repo, ...)
   return ok and output:gsub("%s+$", "") or nil
 end
 local git = M.git
-
-function M.read_file(path)
-  local file = io.open(path)
-  if not file then return nil end
-  local text = file:read("a")
-  file:close()
-  return text
-end
 
 -- M.locate(script) -> repository root, the script's path inside it; or nil and why.
 function M.locate(script)
@@ -61,7 +55,7 @@ local function clean_leftovers(temporary, command, say)
     if gpuexp._process.lock(lock) then
       local ended = gpuexp._process.end_recorded(folder .. "/running.pid")
       if ended then say("ended the build or measurement a killed " .. command .. " left running in " .. folder) end
-      local repo = M.read_file(folder .. "/repo")
+      local repo = meta.read_all(folder .. "/repo")
       run({"rm", "-rf", "--", folder})
       gpuexp._process.unlock(lock)
       if repo and repo ~= "" then git(repo, "worktree", "prune") end
