@@ -25,34 +25,11 @@ end
 
 if mode == "compare" then
   local ours = json.decode(read(dir .. "/gpuexp.json"))
-  -- ncu --csv --page raw: header, units, then one row per kernel launch (gpuexp's own gx_ kernels skipped)
-  local lines = {}
-  for line in read(dir .. "/ncu.csv"):gmatch("[^\n]+") do
-    if line:sub(1, 1) == '"' then lines[#lines + 1] = line end
-  end
-  local function split(line)
-    local fields = {}
-    for field in line:gmatch('"([^"]*)"') do fields[#fields + 1] = field end
-    return fields
-  end
-  local header = split(lines[1])
-  local name_column, time_column
-  for i, name in ipairs(header) do
-    if name == "Kernel Name" then name_column = i end
-    if name == "gpu__time_duration.sum" then time_column = i end
-  end
-  local units = split(lines[2])[time_column]
-  local scale = ({ns = 1e-6, nsecond = 1e-6, us = 1e-3, usecond = 1e-3, ms = 1, msecond = 1})[units] -- to ms
-  assert(scale, "ncu's unit of gpu__time_duration: " .. tostring(units))
+  -- ncu's launches in order (scale, add, add, scale, ...): by their place in the sequence
   local per_position = {{}, {}, {}}
-  local position = 0
-  for i = 3, #lines do
-    local fields = split(lines[i])
-    if not fields[name_column]:match("^gx_") then
-      position = position % 3 + 1
-      local list = per_position[position]
-      list[#list + 1] = tonumber((fields[time_column]:gsub(",", ""))) * scale
-    end
+  for i, ms in ipairs(dofile(gpuexp.script_dir .. "/ncu_times.lua")(dir .. "/ncu.csv")) do
+    local list = per_position[(i - 1) % 3 + 1]
+    list[#list + 1] = ms
   end
   -- the gaps: in each run of the traced sequence, the start of a kernel after the end of the one before
   local events = json.decode(read(dir .. "/trace.json"))

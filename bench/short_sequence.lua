@@ -29,33 +29,8 @@ if mode == "compare" then
   local ours = json.decode(read(dir .. "/gpuexp.json"))
   local c = {}
   for name, value in read(dir .. "/c.txt"):gmatch("(%S+) (%S+)") do c[name] = tonumber(value) end
-  -- ncu --csv --page raw: header, units, then one row per launch; the sequence's 30 launches come
-  -- first (scale, add, add), then the single kernel's 10 (gpuexp's own gx_ kernels skipped)
-  local lines = {}
-  for line in read(dir .. "/ncu.csv"):gmatch("[^\n]+") do
-    if line:sub(1, 1) == '"' then lines[#lines + 1] = line end
-  end
-  local function split(line)
-    local fields = {}
-    for field in line:gmatch('"([^"]*)"') do fields[#fields + 1] = field end
-    return fields
-  end
-  local header = split(lines[1])
-  local name_column, time_column
-  for i, name in ipairs(header) do
-    if name == "Kernel Name" then name_column = i end
-    if name == "gpu__time_duration.sum" then time_column = i end
-  end
-  local units = split(lines[2])[time_column]
-  local scale = ({ns = 1e-6, nsecond = 1e-6, us = 1e-3, usecond = 1e-3, ms = 1, msecond = 1})[units]
-  assert(scale, "ncu's unit of gpu__time_duration: " .. tostring(units))
-  local rows = {}
-  for i = 3, #lines do
-    local fields = split(lines[i])
-    if not fields[name_column]:match("^gx_") then
-      rows[#rows + 1] = tonumber((fields[time_column]:gsub(",", ""))) * scale
-    end
-  end
+  -- the sequence's 30 launches come first (scale, add, add), then the single kernel's 10
+  local rows = dofile(gpuexp.script_dir .. "/ncu_times.lua")(dir .. "/ncu.csv")
   assert(#rows == 40, "expected 40 profiled launches (30 of the sequence, 10 single), got " .. #rows)
   local per_position = {{}, {}, {}}
   for i = 1, 30 do table.insert(per_position[(i - 1) % 3 + 1], rows[i]) end
