@@ -39,21 +39,29 @@ char *gx_demangle(const char *symbol)
     return text;
 }
 
+/* Cuts the group text ends with ("(float*, int)", "<float,128>": from the bracket that matches
+   its last one) in place; 0 when text does not end with close. */
+static int cut_trailing_group(char *text, char open, char close)
+{
+    size_t length = strlen(text);
+    if (!length || text[length - 1] != close)
+        return 0;
+    int depth = 0;
+    for (size_t i = length; i-- > 0;) {
+        if (text[i] == close)
+            depth++;
+        else if (text[i] == open && --depth == 0) {
+            text[i] = 0;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* Cuts "void ns::k<float, 128>(float*, int)" to "ns::k<float, 128>" in place. */
 static char *short_name(char *signature)
 {
-    size_t length = strlen(signature);
-    if (length && signature[length - 1] == ')') { /* the parameter list: the bracket matching the last */
-        int depth = 0;
-        for (size_t i = length; i-- > 0;) {
-            if (signature[i] == ')')
-                depth++;
-            else if (signature[i] == '(' && --depth == 0) {
-                signature[i] = 0;
-                break;
-            }
-        }
-    }
+    cut_trailing_group(signature, '(', ')'); /* the parameter list */
     char *name = signature;
     int depth = 0; /* a space outside <> and () ends the return type */
     for (char *p = signature; *p; p++) {
@@ -94,24 +102,6 @@ static int names_match(const char *name, const char *wanted)
 
 enum { NAME_BYTES = 4096 };
 
-/* Cuts a canonical "ns::k<float,128>" to "ns::k" in place; 0 when it has no template arguments. */
-static int cut_template_arguments(char *name)
-{
-    size_t length = strlen(name);
-    if (!length || name[length - 1] != '>')
-        return 0;
-    int depth = 0;
-    for (size_t i = length; i-- > 0;) {
-        if (name[i] == '>')
-            depth++;
-        else if (name[i] == '<' && --depth == 0) {
-            name[i] = 0;
-            return 1;
-        }
-    }
-    return 0;
-}
-
 int gx_symbol_matches(const char *symbol, const char *wanted)
 {
     if (strcmp(symbol, wanted) == 0)
@@ -127,7 +117,7 @@ int gx_symbol_matches(const char *symbol, const char *wanted)
         match = strcmp(form, want) == 0 || (strncmp(form, "void ", 5) == 0 && names_match(form + 5, want));
         if (!match) { /* "ns::k<float,128>", then "ns::k" */
             gx_cxx_normalize(short_name(signature), form, NAME_BYTES);
-            match = names_match(form, want) || (cut_template_arguments(form) && names_match(form, want));
+            match = names_match(form, want) || (cut_trailing_group(form, '<', '>') && names_match(form, want));
         }
     }
     free(want);
