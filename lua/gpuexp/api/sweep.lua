@@ -5,7 +5,6 @@ local counters = require("gpuexp.api.counters")
 local measure = require("gpuexp.api.measure")
 local meta = require("gpuexp.store.meta")
 local samples = require("gpuexp.store.samples")
-local ledger = require("gpuexp.engine.ledger")
 
 local M = {}
 
@@ -132,17 +131,6 @@ local function output_for(spec, name)
   return path, (not explicit and not gpuexp.out) or path:match("^results/[^/]+$") ~= nil
 end
 
-local function progress(state, done, total)
-  if not state.show then return end
-  local elapsed = gpuexp.clock() - state.started
-  local ran = done - state.done_before
-  local eta = ran > 0 and elapsed / ran * (total - done) or 0
-  io.stderr:write(string.format("\r%s: %d/%d points, %.1f s elapsed, ETA %.1f s   ", state.name, done, total,
-    elapsed, eta))
-  if done == total then io.stderr:write("\n") end
-  io.stderr:flush()
-end
-
 -- A stop signal (Ctrl-C, SIGTERM, SIGHUP) between points, or during one: the run ends here, exit
 -- 128 + N; the point it interrupted gets no row (a --resume runs it).
 local function check_stop()
@@ -158,20 +146,67 @@ local function error_text(err)
   return tostring(err)
 end
 
--- How a sweep reaches its ledger: over the channel when this process is a supervised
--- worker, else directly (an --inline run, or a script run by a builtin command).
-local function remote_client(channel)
-  local function request(message, wants_reply)
-    local ok, why = channel.send(message)
-    if not ok then io.stderr:write("gpuexp worker: " .. why .. "\n"); os.exit(3, false) end
-    if not wants_reply then return nil end
+-- The inline transport: this process's own ledger service (engine/service.lua), made at the
+-- first sweep with the run's options; the messages go to it as a function call and its replies
+-- wait in a queue for the client to read, as they would in a worker's channel.
+local inline
+
+local function inline_channel()
+  if not inline then
+    local o = gpuexp.run_options or {}
+    local run_options = require("gpuexp.engine.options")
+    local shard, why = run_options.shard_from(o.shard)
+    if not shard and why then gpuexp.error("option", why) end
+    local only
+    if o.only then
+      only, why = run_options.parse_only(o.only)
+      if not only then gpuexp.error("option", why) end
+    end
+    local replies = {}
+    local devices = {gpuexp.device_ordinal or 0}
+    local service = require("gpuexp.engine.service").new{
+      ledger = {resume = o.resume, allow_changed = o.allow_changed, shard = shard, only = only,
+        host = gpuexp.hostname(), devices = devices, command = o.argv},
+      history = o.history, night = run_options.night_of(o), show = gpuexp.stderr_is_terminal and not gpuexp.quiet,
+      send = function(_, reply) replies[#replies + 1] = reply end}
+    local slot = {device = devices[1], slot = 0}
+    inline = {service = service, channel = {
+      send = function(message) service:handle(slot, message); return true end,
+      receive = function()
+        local reply = table.remove(replies, 1)
+        if not reply then error("internal: the ledger service gave no reply (an inline run has no other worker)") end
+        return reply
+      end,
+    }}
+  end
+  return inline.channel
+end
+
+-- At the end of a script run in this process (--inline, gpuexp profile): the run ends as a
+-- supervised one does (engine/service.lua's finish: sweeps closed, the history, the failed points
+-- said); returns the exit code (0 when every point gave a row, or none ran here).
+function M.report_failures()
+  return inline and inline.service:finish(0) or 0
+end
+
+-- The worker side of the protocol (engine/service.lua), one for both transports: the messages go
+-- over the supervisor's channel when this process is a supervised worker, else to this process's
+-- own service (an --inline run, or a script run by a builtin command).
+local function client()
+  local channel = gpuexp._worker or inline_channel()
+  local function receive()
     local reply, reason = channel.receive()
     if not reply then io.stderr:write("gpuexp worker: the supervisor is gone: " .. reason .. "\n"); os.exit(3, false) end
     return reply
   end
+  local function request(message, wants_reply)
+    local ok, why = channel.send(message)
+    if not ok then io.stderr:write("gpuexp worker: " .. why .. "\n"); os.exit(3, false) end
+    if wants_reply then return receive() end
+  end
   local prefetching = false
   return {
-    remote = true,
+    remote = gpuexp._worker ~= nil,
     register = function(_, registration)
       registration.op = "register"
       return request(registration, true)
@@ -192,62 +227,10 @@ local function remote_client(channel)
       request({op = "row", id = id, index = index, row = row, arrays = arrays, versions = versions})
       if prefetching then
         prefetching = false
-        local reply, reason = channel.receive()
-        if not reply then io.stderr:write("gpuexp worker: the supervisor is gone: " .. reason .. "\n"); os.exit(3, false) end
+        local reply = receive()
         if reply.index then return reply end
       end
       return self:next(id) -- nothing was free at the prefetch: wait for a point, or the sweep's end
-    end,
-  }
-end
-
-local local_ledger
-
--- At the end of a script run in this process (--inline, gpuexp profile): the failed points said
--- and the exit code, as the supervisor does (0 when every point gave a row, or none ran here).
-function M.report_failures()
-  return local_ledger and local_ledger:report_failures() or 0
-end
-
-local function local_client()
-  local options = gpuexp.run_options or {}
-  if not local_ledger then
-    local run_options = require("gpuexp.engine.options")
-    local shard = options.shard and run_options.parse_shard(options.shard) or nil
-    local only, why
-    if options.only then
-      only, why = run_options.parse_only(options.only)
-      if not only then gpuexp.error("option", why) end
-    end
-    local_ledger = ledger.new{resume = options.resume, allow_changed = options.allow_changed,
-      shard = shard, only = only, host = meta.host(), command = options.argv}
-  end
-  return {
-    register = function(_, registration)
-      local sweep, why, kind = local_ledger:register(registration)
-      if not sweep then return {error = why, kind = kind} end
-      return {id = sweep.out, done_before = #sweep.mine - #sweep.queue, total = #sweep.mine}
-    end,
-    setup_failed = function(_, id) local_ledger:sweep(id):close("the sweep's setup failed") end,
-    setup = function() end,
-    next = function(_, id)
-      local sweep = local_ledger:sweep(id)
-      local index = sweep:next_point()
-      if index then return {index = index} end
-      sweep:close()
-      if options.history then
-        local ids, why = require("gpuexp.store.history").record_outputs(options.history, {sweep:result()},
-          require("gpuexp.engine.options").night_of(options))
-        if not ids then gpuexp.error("system", "the sweep was not recorded in the history: " .. why) end
-      end
-      return {done = true, rows = sweep:rows(), columns = sweep.columns}
-    end,
-    prefetch = function() end,
-    row = function(self, id, index, row, arrays, versions)
-      local sweep = local_ledger:sweep(id)
-      if versions then sweep.info.versions = versions end
-      sweep:finish_point(index, row, arrays)
-      return self:next(id)
     end,
   }
 end
@@ -286,9 +269,8 @@ local function decode_row(cells)
   return row
 end
 
--- M.run{name=, axes=, where=, setup=, run=, columns=, out=, device=, meta=, quiet=, timeout_s=}
--- -> rows (each with status and error), csv path, columns.
-function M.run(spec)
+-- The spec's checks: -> points, axes, name.
+local function check_spec(spec)
   if type(spec) ~= "table" then gpuexp.error("usage", "sweep: expected a table of options") end
   for key in pairs(spec) do
     if not known_options[key] then
@@ -306,6 +288,12 @@ function M.run(spec)
   if #points == 0 then gpuexp.error("usage", "sweep: the filter ('where') left no point to run") end
   local name = spec.name or "sweep"
   if type(name) ~= "string" or name == "" then gpuexp.error("usage", "sweep: 'name' must be a non-empty string") end
+  return points, axes, name
+end
+
+-- The register message of a sweep (engine/service.lua's protocol): its points as cell texts, its
+-- columns, the metadata of this worker.
+local function registration_for(spec, name, points, axes)
   local path, default_folder = output_for(spec, name)
   -- the device recorded in the metadata: given, else the default one when there is a GPU;
   -- device = false for sweeps that use none
@@ -314,7 +302,6 @@ function M.run(spec)
     local ok, default = pcall(gpuexp.device)
     device = ok and default or nil
   end
-
   local info = meta.collect(device or nil)
   info.kernels = gpuexp._compiled_sources and gpuexp._compiled_sources() or nil
   if spec.meta then info.user = spec.meta end
@@ -338,113 +325,130 @@ function M.run(spec)
       columns[#columns + 1] = "ctr_note"
     end
   end
-  local client = gpuexp._worker and remote_client(gpuexp._worker) or local_client()
-  local registration = client:register{name = name, out = path, make_folder = default_folder, axes = axes_meta, points = cells,
+  return {name = name, out = path, make_folder = default_folder, axes = axes_meta, points = cells,
     columns = columns, info = info, timeout_s = spec.timeout_s, expect_failures = spec.expect_failures == true,
-    mode = gpuexp.offline_arch and "plan" or "measured", offline_arch = gpuexp.offline_arch}
+    mode = gpuexp.offline_arch and "plan" or "measured", offline_arch = gpuexp.offline_arch, quiet = spec.quiet}
+end
+
+-- The sweep's setup, once, inside its first point: a failing setup ends the sweep with its
+-- message and line (setup_failed); no point is run or written.
+local function run_setup(client, spec, id, index, name)
+  local ok, problem = true, nil
+  if spec.setup then
+    client:setup(id, true)
+    ok, problem = pcall(spec.setup)
+    client:setup(id, false)
+  end
+  check_stop()
+  if ok then return end
+  if type(problem) ~= "string" and not (type(problem) == "table" and problem.message) then
+    -- error({}) or error(): nothing says where; the setup's own line does
+    local info = debug.getinfo(spec.setup, "S")
+    problem = {kind = "usage", message = string.format("%s:%d: sweep '%s': its setup raised %s, not a message",
+      info.short_src, info.linedefined, name, problem == nil and "nil" or ("a " .. type(problem)))}
+  end
+  client:setup_failed(id, index, error_text(problem))
+  error(problem, 0)
+end
+
+-- Runs one point: its row (values as the script gave them, the point's axes, status and error,
+-- and the columns --diagnose, --telemetry and --counters add).
+local function run_point(client, spec, id, index, point, axes, cells)
+  local copy = {}
+  for k, v in pairs(point) do copy[k] = v end
+  strict_point(copy, axes)
+  gpuexp._last_diagnosis, measure.last_telemetry = nil, nil
+  counters.forget()
+  -- an NVTX range per point, named sweep/point, for a profiler's timeline (ncu --nvtx-include)
+  local label = {}
+  for j, axis in ipairs(axes) do label[j] = axis.name .. "=" .. cells[j] end
+  local name = spec.name or "sweep"
+  gpuexp._range_push(name .. "/" .. table.concat(label, " "))
+  local ok, result = pcall(spec.run, copy)
+  gpuexp._range_pop()
+  check_stop()
+  if ok and type(result) ~= "table" then
+    ok, result = false, "run returned " .. type(result) .. ", not a row table"
+  end
+  -- gpuexp --counters: the point's last timed launch, collected once (a failure is said in ctr_note)
+  local point_counters = nil
+  if ok then
+    local collected, fields = pcall(counters.take)
+    if collected then point_counters = fields else point_counters = {ctr_note = "no counters: " .. error_text(fields)} end
+  end
+  -- work the point left queued on the GPU is charged to it, not to the next one
+  local failure = not gpuexp.offline_arch and gpuexp._synchronize_devices() or nil
+  local lost, launch = gpuexp._context_error()
+  if lost then
+    if client.remote then os.exit(3, false) end -- the supervisor reads why from the shared page
+    client:row(id, index, {status = "crashed", error = lost .. "; " .. launch})
+    gpuexp.error("driver", string.format("sweep '%s': point %d crashed and the CUDA context is lost (%s); " ..
+      "without --inline a new worker would go on after it", name, index, lost))
+  end
+  if ok and failure then ok, result = false, failure end
+  local row = {}
+  if ok then for k, v in pairs(result) do row[k] = v end end
+  for k, v in pairs(point) do row[k] = v end
+  local diagnosis = gpuexp._last_diagnosis -- gpuexp diagnose: the point's last timed launch
+  if diagnosis and row.diagnosis == nil then
+    row.diagnosis, row.diagnosis_evidence = diagnosis.verdict, table.concat(diagnosis.evidence, "; ")
+  end
+  for column, value in pairs(measure.last_telemetry or {}) do -- --telemetry: the point's last measurement
+    if row[column] == nil then row[column] = value end
+  end
+  for column, value in pairs(point_counters or {}) do
+    if row[column] == nil then row[column] = value end
+  end
+  row.status = ok and (row.status or "ok") or "error"
+  row.error = not ok and error_text(result) or row.error
+  return row
+end
+
+-- A row as the row message carries it: cell texts and per-sample arrays. A row no CSV can hold
+-- becomes an error row saying why.
+local function row_message(row, point)
+  local row_cells, arrays = format_row(row)
+  if row_cells then return row, row_cells, arrays end
+  row = {status = "error", error = arrays}
+  for k, v in pairs(point) do row[k] = v end
+  row_cells, arrays = format_row(row)
+  return row, row_cells, arrays
+end
+
+-- M.run{name=, axes=, where=, setup=, run=, columns=, out=, device=, meta=, quiet=, timeout_s=}
+-- -> rows (each with status and error), csv path, columns.
+function M.run(spec)
+  local points, axes, name = check_spec(spec)
+  local message = registration_for(spec, name, points, axes)
+  local info = message.info
+  local worker = client()
+  local registration = worker:register(message)
   if registration.error then gpuexp.error(registration.kind or "usage", "sweep '" .. name .. "': " .. registration.error) end
   local id = registration.id
-
   local own, set_up = {}, false
-  local state = {
-    name = name, started = gpuexp.clock(), done_before = registration.done_before or 0,
-    show = not client.remote and gpuexp.stderr_is_terminal and not gpuexp.quiet and not spec.quiet,
-  }
-  local done = state.done_before
-  local reply = client:next(id)
+  local reply = worker:next(id)
   while not reply.done do
     check_stop()
     local index = reply.index
     if not set_up then
       set_up = true
-      -- a failing setup ends the sweep once, with its message and line: no point is run or written
-      local ok, problem = true, nil
-      if spec.setup then
-        client:setup(id, true)
-        ok, problem = pcall(spec.setup)
-        client:setup(id, false)
-      end
-      check_stop()
-      if not ok then
-        if type(problem) ~= "string" and not (type(problem) == "table" and problem.message) then
-          -- error({}) or error(): nothing says where; the setup's own line does
-          local info = debug.getinfo(spec.setup, "S")
-          problem = {kind = "usage", message = string.format("%s:%d: sweep '%s': its setup raised %s, not a message",
-            info.short_src, info.linedefined, name, problem == nil and "nil" or ("a " .. type(problem)))}
-        end
-        client:setup_failed(id, index, error_text(problem))
-        error(problem, 0)
-      end
+      run_setup(worker, spec, id, index, name)
     end
-    client:prefetch(id)
-    local point = points[index]
-    local copy = {}
-    for k, v in pairs(point) do copy[k] = v end
-    strict_point(copy, axes)
-    gpuexp._last_diagnosis, measure.last_telemetry = nil, nil
-    counters.forget()
-    -- an NVTX range per point, named sweep/point, for a profiler's timeline (ncu --nvtx-include)
-    local label = {}
-    for j, axis in ipairs(axes) do label[j] = axis.name .. "=" .. cells[index][j] end
-    gpuexp._range_push(name .. "/" .. table.concat(label, " "))
-    local ok, result = pcall(spec.run, copy)
-    gpuexp._range_pop()
-    check_stop()
-    if ok and type(result) ~= "table" then
-      ok, result = false, "run returned " .. type(result) .. ", not a row table"
-    end
-    -- gpuexp --counters: the point's last timed launch, collected once (a failure is said in ctr_note)
-    local point_counters = nil
-    if ok then
-      local collected, fields = pcall(counters.take)
-      if collected then point_counters = fields else point_counters = {ctr_note = "no counters: " .. error_text(fields)} end
-    end
-    -- work the point left queued on the GPU is charged to it, not to the next one
-    local failure = not gpuexp.offline_arch and gpuexp._synchronize_devices() or nil
-    local lost, launch = gpuexp._context_error()
-    if lost then
-      if client.remote then os.exit(3, false) end -- the supervisor reads why from the shared page
-      client:row(id, index, {status = "crashed", error = lost .. "; " .. launch})
-      gpuexp.error("driver", string.format("sweep '%s': point %d crashed and the CUDA context is lost (%s); " ..
-        "without --inline a new worker would go on after it", name, index, lost))
-    end
-    if ok and failure then ok, result = false, failure end
-    local row = {}
-    if ok then for k, v in pairs(result) do row[k] = v end end
-    for k, v in pairs(point) do row[k] = v end
-    local diagnosis = gpuexp._last_diagnosis -- gpuexp diagnose: the point's last timed launch
-    if diagnosis and row.diagnosis == nil then
-      row.diagnosis, row.diagnosis_evidence = diagnosis.verdict, table.concat(diagnosis.evidence, "; ")
-    end
-    for column, value in pairs(measure.last_telemetry or {}) do -- --telemetry: the point's last measurement
-      if row[column] == nil then row[column] = value end
-    end
-    for column, value in pairs(point_counters or {}) do
-      if row[column] == nil then row[column] = value end
-    end
-    row.status = ok and (row.status or "ok") or "error"
-    row.error = not ok and error_text(result) or row.error
-    local row_cells, arrays = format_row(row)
-    if not row_cells then -- the row cannot be written as it is: the point is an error saying why
-      local why = arrays
-      row = {status = "error", error = why}
-      for k, v in pairs(point) do row[k] = v end
-      row_cells, arrays = format_row(row)
-    end
+    worker:prefetch(id)
+    local row, row_cells, arrays = row_message(run_point(worker, spec, id, index, points[index], axes, message.points[index]),
+      points[index])
     -- CUPTI's version joins the metadata once a point has loaded it (metrics)
     local versions = nil
     if not info.versions.cupti_api then
       versions = gpuexp.versions(true)
       if not versions.cupti_api then versions = nil else info.versions = versions end
     end
-    reply = client:row(id, index, row_cells, arrays, versions)
+    reply = worker:row(id, index, row_cells, arrays, versions)
     own[index] = row
-    done = done + 1
-    progress(state, done, registration.total or #points)
   end
   local rows = {}
   for i, entry in ipairs(reply.rows) do rows[i] = own[entry.index] or decode_row(entry.cells) end
-  return rows, path, reply.columns
+  return rows, message.out, reply.columns
 end
 
 return M
