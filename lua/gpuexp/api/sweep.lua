@@ -155,17 +155,13 @@ local function inline_channel()
   if not inline then
     local o = gpuexp.run_options or {}
     local run_options = require("gpuexp.engine.options")
-    local shard, why = run_options.shard_from(o.shard)
-    if not shard and why then gpuexp.error("option", why) end
-    local only
-    if o.only then
-      only, why = run_options.parse_only(o.only)
-      if not only then gpuexp.error("option", why) end
-    end
+    local engine = require("gpuexp.engine.service")
+    local checked, why = engine.check_options(o)
+    if not checked then gpuexp.error("option", why) end
     local replies = {}
     local devices = {gpuexp.device_ordinal or 0}
-    local service = require("gpuexp.engine.service").new{
-      ledger = {resume = o.resume, allow_changed = o.allow_changed, shard = shard, only = only,
+    local service = engine.new{
+      ledger = {resume = o.resume, allow_changed = o.allow_changed, shard = checked.shard, only = checked.only,
         host = gpuexp.hostname(), devices = devices, command = o.argv},
       history = o.history, night = run_options.night_of(o), show = gpuexp.stderr_is_terminal and not gpuexp.quiet,
       send = function(_, reply) replies[#replies + 1] = reply end}

@@ -35,6 +35,23 @@ M.PROTOCOL = {
 local Service = {}
 Service.__index = Service
 
+-- The run options both transports check alike (gpuexp.run_options): -> {point_timeout_s, shard,
+-- only}, or nil and why (a usage error: exit 2).
+function M.check_options(o)
+  local options = require("gpuexp.engine.options")
+  local point_timeout, why = options.parse_point_timeout(o.point_timeout)
+  if not point_timeout then return nil, why end
+  local shard
+  shard, why = options.shard_from(o.shard)
+  if not shard and why then return nil, why end
+  local only
+  if o.only then
+    only, why = options.parse_only(o.only)
+    if not only then return nil, why end
+  end
+  return {point_timeout_s = point_timeout, shard = shard, only = only}
+end
+
 -- config: ledger (the options of ledger.new), history (a path, "" for the default, nil: none),
 -- night (options.night_of), point_timeout_s (the run's point limit, 0: none), device_column
 -- (rows say which GPU measured them), show (progress on stderr), send(slot, reply).

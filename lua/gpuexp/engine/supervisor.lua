@@ -62,16 +62,9 @@ end
 -- The run's settings from its options: the service's config and the supervisor's own (the
 -- limit outside the points, the devices). nil and the exit code on a bad option.
 local function settings(o)
-  local point_timeout, why = options.parse_point_timeout(o.point_timeout)
-  if not point_timeout then return nil, usage(why) end
-  local shard
-  shard, why = options.shard_from(o.shard)
-  if not shard and why then return nil, usage(why) end
-  local only
-  if o.only then
-    only, why = options.parse_only(o.only)
-    if not only then return nil, usage(why) end
-  end
+  local checked, why = service.check_options(o)
+  if not checked then return nil, usage(why) end
+  local point_timeout, shard, only = checked.point_timeout_s, checked.shard, checked.only
   local devices, code = choose_devices(o)
   if not devices then return nil, code end
   return {
