@@ -50,6 +50,8 @@ T.eq(code, 130, "--inline and SIGINT: the interrupted exit code (" .. stderr .. 
 T.ok(seconds < 5, string.format("and promptly (%.2f s)", seconds))
 T.ok(stderr:find("spin.lua:1: interrupted by SIGINT", 1, true), "the message names the script: " .. stderr)
 T.eq(rows("spin.csv"), 1, "the point that was running has no row; the ones after it never ran")
+T.eq(require("gpuexp.store.meta").read_json(work .. "/spin.meta.json").parts[1].ended, "interrupted by SIGINT",
+  "the sweep is closed as a supervised run closes it, saying why")
 T.eq(run("--quiet --inline --arch sm_90 --resume -o spin.csv spin.lua"), 0, "--resume")
 T.eq(rows("spin.csv"), 6, "--resume ran the other five points")
 

@@ -131,13 +131,19 @@ local function output_for(spec, name)
   return path, (not explicit and not gpuexp.out) or path:match("^results/[^/]+$") ~= nil
 end
 
+-- The inline transport's service (below), once a sweep has run in this process.
+local inline
+
 -- A stop signal (Ctrl-C, SIGTERM, SIGHUP) between points, or during one: the run ends here, exit
--- 128 + N; the point it interrupted gets no row (a --resume runs it).
+-- 128 + N; the point it interrupted gets no row (a --resume runs it). Inline, the sweeps are closed
+-- as the supervisor closes them ("interrupted by SIGINT" in their metadata).
 local function check_stop()
   local number = gpuexp._process.stop_signal()
   if number ~= 0 then
+    local name = ({[1] = "SIGHUP", [2] = "SIGINT", [15] = "SIGTERM"})[number] or ("signal " .. number)
+    if inline then pcall(inline.service.close, inline.service, "interrupted by " .. name) end
     gpuexp.error("interrupted", string.format("interrupted by %s; the rows written so far are kept (--resume " ..
-      "finishes the run)", ({[1] = "SIGHUP", [2] = "SIGINT", [15] = "SIGTERM"})[number] or ("signal " .. number)))
+      "finishes the run)", name))
   end
 end
 
@@ -148,8 +154,9 @@ end
 
 -- The inline transport: this process's own ledger service (engine/service.lua), made at the
 -- first sweep with the run's options; the messages go to it as a function call and its replies
--- wait in a queue for the client to read, as they would in a worker's channel.
-local inline
+-- wait in a queue for the client to read, as they would in a worker's channel. An output that
+-- cannot be written (a full disk) stops the run as the supervisor stops it: every sweep closed
+-- with what is whole, then the error raised (exit 7).
 
 local function inline_channel()
   if not inline then
@@ -167,7 +174,12 @@ local function inline_channel()
       send = function(_, reply) replies[#replies + 1] = reply end}
     local slot = {device = devices[1], slot = 0}
     inline = {service = service, channel = {
-      send = function(message) service:handle(slot, message); return true end,
+      send = function(message)
+        local ok, problem = pcall(service.handle, service, slot, message)
+        if ok then return true end
+        pcall(service.close, service, "stopped: " .. error_text(problem))
+        error(problem, 0)
+      end,
       receive = function()
         local reply = table.remove(replies, 1)
         if not reply then error("internal: the ledger service gave no reply (an inline run has no other worker)") end
