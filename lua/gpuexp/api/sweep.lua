@@ -190,11 +190,19 @@ local function inline_channel()
   return inline.channel
 end
 
--- At the end of a script run in this process (--inline, gpuexp profile): the run ends as a
--- supervised one does (engine/service.lua's finish: sweeps closed, the history, the failed points
--- said); returns the exit code (0 when every point gave a row, or none ran here).
+-- The end of a script run in this process (--inline, gpuexp profile): the run ends as a supervised
+-- one does (engine/service.lua's finish: sweeps closed, the history, the failed points said), once.
+-- exit_code: the script's own (0: it ended well), ended: why it stopped; returns the run's exit code.
+function M.finish(exit_code, ended)
+  if not inline then return exit_code end
+  local service = inline.service
+  inline = nil
+  return service:finish(exit_code, ended)
+end
+
+-- The script ended well: its run's exit code (0 when every point gave a row, or none ran here).
 function M.report_failures()
-  return inline and inline.service:finish(0) or 0
+  return M.finish(0)
 end
 
 -- The worker side of the protocol (engine/service.lua), one for both transports: the messages go
