@@ -64,14 +64,15 @@ local function run_case(case, mode)
   local dir = T.temporary_directory()
   for name, text in pairs(case.files) do write(dir .. "/" .. name, text) end
   if case.prepare then
-    local ok = os.execute("cd " .. shell_quote(dir) .. " && GPUEXP=" .. shell_quote(binary) .. " && { " .. case.prepare ..
-      "; } >/dev/null 2>&1")
+    local ok = os.execute(string.format("cd %s && GPUEXP=%s && { %s; } >/dev/null 2>&1", shell_quote(dir),
+      shell_quote(binary), case.prepare))
     T.ok(ok, case.name .. ": its preparation ran")
   end
   local output = T.temporary_directory()
   local _, _, code = os.execute(string.format("cd %s && %s %s --arch sm_90 %s %s > %s/stdout 2> %s/stderr",
     shell_quote(dir), case.environment or "", shell_quote(binary), mode, case.arguments, output, output))
-  local result = {code = code, stdout = read(output .. "/stdout"), stderr = messages(read(output .. "/stderr")), files = {}}
+  local result = {code = code, stdout = read(output .. "/stdout"), stderr = messages(read(output .. "/stderr")),
+    files = {}}
   for _, name in ipairs(files_under(dir)) do
     local text = read(dir .. "/" .. name)
     if name:match("%.meta%.json$") then
@@ -127,7 +128,12 @@ gpuexp.sweep{name = "q", out = "q.csv", axes = {{"i", {1, 2}}}, run = function(p
   {name = "--only with an unknown axis", arguments = "--only j=1 plain.lua", code = 2, files = {["plain.lua"] = [[
 gpuexp.sweep{name = "plain", out = "plain.csv", axes = {{"i", {1, 2, 3}}}, run = function(p) return {v = p.i} end}
 ]]}},
-  {name = "--only and --shard", arguments = "--only 'i=1;i=3;i=4' --shard 1/2 plain.lua", code = 0, files = {["plain.lua"] = [[
+  {name = "--only and --shard", arguments = "--only 'i=1;i=3;i=4' --shard 1/2 plain.lua", code = 0,
+    files = {["plain.lua"] = [[
+gpuexp.sweep{name = "plain", out = "plain.csv", axes = {{"i", {1, 2, 3, 4}}}, run = function(p) return {v = p.i} end}
+]]}},
+  {name = "a Slurm job array's task", arguments = "plain.lua", code = 0,
+    environment = "SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_COUNT=2", files = {["plain.lua"] = [[
 gpuexp.sweep{name = "plain", out = "plain.csv", axes = {{"i", {1, 2, 3, 4}}}, run = function(p) return {v = p.i} end}
 ]]}},
   {name = "a bad --point-timeout", arguments = "--point-timeout soon plain.lua", code = 2, stderr_differs = true,

@@ -451,8 +451,8 @@ function M.run(spec)
       run_setup(worker, spec, id, index, name)
     end
     worker:prefetch(id)
-    local row, row_cells, arrays = row_message(run_point(worker, spec, id, index, points[index], axes, message.points[index]),
-      points[index])
+    local point = points[index]
+    local row, row_cells, arrays = row_message(run_point(worker, spec, id, index, point, axes, message.points[index]), point)
     -- CUPTI's version joins the metadata once a point has loaded it (metrics)
     local versions = nil
     if not info.versions.cupti_api then
