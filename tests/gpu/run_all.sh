@@ -24,6 +24,7 @@ for n in "$@"; do
   rc=$?
   case $rc in 0) word=passed ;; 77) word=skipped ;; *) word="FAILED (exit $rc)"; failed=1 ;; esac
   echo "$n: $word in $(( $(date +%s) - start )) s"
+  case $rc in 0|77) ;; *) tail -n 25 "$logs/$n.log" | sed 's/^/    /' ;; esac
 done
 rm -rf "$build/test-cache"
 exit $failed
