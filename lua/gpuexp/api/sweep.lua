@@ -157,7 +157,6 @@ end
 -- wait in a queue for the client to read, as they would in a worker's channel. An output that
 -- cannot be written (a full disk) stops the run as the supervisor stops it: every sweep closed
 -- with what is whole, then the error raised (exit 7).
-
 local function inline_channel()
   if not inline then
     local o = gpuexp.run_options or {}
