@@ -134,6 +134,12 @@ end
 -- The inline transport's service (below), once a sweep has run in this process.
 local inline
 
+-- An inline run that cannot go on (a stop signal, a lost CUDA context, an output error) closes its
+-- sweeps with what is whole, as the supervisor does, saying why in their metadata.
+local function close_inline(ended)
+  if inline then pcall(inline.service.close, inline.service, ended) end
+end
+
 -- A stop signal (Ctrl-C, SIGTERM, SIGHUP) between points, or during one: the run ends here, exit
 -- 128 + N; the point it interrupted gets no row (a --resume runs it). Inline, the sweeps are closed
 -- as the supervisor closes them ("interrupted by SIGINT" in their metadata).
@@ -141,7 +147,7 @@ local function check_stop()
   local number = gpuexp._process.stop_signal()
   if number ~= 0 then
     local name = ({[1] = "SIGHUP", [2] = "SIGINT", [15] = "SIGTERM"})[number] or ("signal " .. number)
-    if inline then pcall(inline.service.close, inline.service, "interrupted by " .. name) end
+    close_inline("interrupted by " .. name)
     gpuexp.error("interrupted", string.format("interrupted by %s; the rows written so far are kept (--resume " ..
       "finishes the run)", name))
   end
@@ -176,7 +182,7 @@ local function inline_channel()
       send = function(message)
         local ok, problem = pcall(service.handle, service, slot, message)
         if ok then return true end
-        pcall(service.close, service, "stopped: " .. error_text(problem))
+        close_inline("stopped: " .. error_text(problem))
         error(problem, 0)
       end,
       receive = function()
@@ -397,6 +403,7 @@ local function run_point(client, spec, id, index, point, axes, cells)
   if lost then
     if client.remote then os.exit(3, false) end -- the supervisor reads why from the shared page
     client:row(id, index, {status = "crashed", error = lost .. "; " .. launch})
+    close_inline(string.format("the CUDA context was lost at point %d", index))
     gpuexp.error("driver", string.format("sweep '%s': point %d crashed and the CUDA context is lost (%s); " ..
       "without --inline a new worker would go on after it", name, index, lost))
   end
