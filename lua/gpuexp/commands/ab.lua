@@ -49,6 +49,7 @@ end
 local function parse(args)
   local fields, why, given = parse_args.parse("ab", args, TYPES)
   if not fields then error({usage = why}) end
+  if fields.help then return {help = true} end
   local o = {variants = {A = variant(fields, "a_"), B = variant(fields, "b_")},
     commits = {A = fields.a_commit, B = fields.b_commit}, build = fields.build, format = fields.format or "table",
     output = fields.output, pass = parse_args.passed(given), help = fields.help, script = fields.script,

@@ -83,6 +83,7 @@ function M.main(args)
   if o and o.positional[2] then why = "one command at a time (got '" .. o.positional[1] .. "' and '" .. o.positional[2] .. "')" end
   if not o or why then io.stderr:write("gpuexp help: " .. why .. "\n") return 2 end
   local first = o.positional[1]
+  if o.help then io.write(M.text("help")) return 0 end
   if o.man then io.write(M.man()) return 0 end
   if o.reference then io.write(catalog.reference()) return 0 end
   if o.commands then
@@ -112,7 +113,7 @@ function M.main(args)
     print(table.concat(catalog.options(o.options), "\n"))
     return 0
   end
-  local text = M.text((first == nil or o.help) and "help" or first)
+  local text = M.text(first or "help")
   if not text then
     io.stderr:write("gpuexp help: unknown command '" .. first .. "' (gpuexp help lists them)\n")
     return 2

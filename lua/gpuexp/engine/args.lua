@@ -94,27 +94,36 @@ M.types = {
   only = function(_, text) return run_options.parse_only(text) end,
 }
 
--- A command's options by flag: {flag -> entry}, built once per command.
-local tables = {}
-local function option_table(command_name)
-  if tables[command_name] then return tables[command_name] end
-  local command = catalog.find(command_name)
-  assert(command, "no command '" .. tostring(command_name) .. "' in the catalog")
+-- A command's catalog entry: by name, or the entry itself (a test's own).
+local function command_of(command)
+  if type(command) == "table" then return command end
+  local found = catalog.find(command)
+  assert(found, "no command '" .. tostring(command) .. "' in the catalog")
+  return found
+end
+
+-- A command's options by flag: {flag -> {option =, field =, argument =}}, built once per command.
+local tables = setmetatable({}, {__mode = "k"})
+local function option_table(command)
+  if tables[command] then return tables[command] end
   local by_flag = {}
   for _, option in ipairs(command.options or {}) do
     local flags, argument = M.flags(option)
     local entry = {option = option, field = M.field(option), argument = argument}
     for _, flag in ipairs(flags) do by_flag[flag] = entry end
   end
-  tables[command_name] = by_flag
+  tables[command] = by_flag
   return by_flag
 end
 
 -- "unknown option '--treshold' (did you mean '--threshold'?)": the likely one from the command's
 -- entries (gpuexp._did_you_mean, which main.c's catalog state has too).
-function M.unknown(command_name, flag)
+function M.unknown(command, flag)
+  local names = {}
+  for name in pairs(option_table(command_of(command))) do names[#names + 1] = name end
+  table.sort(names)
   local suggest = rawget(_G, "gpuexp") and gpuexp._did_you_mean
-  return "unknown option '" .. flag .. "'" .. (suggest and suggest(flag, catalog.options(command_name)) or "")
+  return "unknown option '" .. flag .. "'" .. (suggest and suggest(flag, names) or "")
 end
 
 -- One option's value from its text, or nil and the message.
@@ -129,25 +138,27 @@ local function convert(entry, flag, text, types)
   return value
 end
 
-local function defaults(command_name)
+local function defaults(command)
   local fields = {}
-  for _, option in ipairs(catalog.find(command_name).options or {}) do
+  for _, option in ipairs(command.options or {}) do
     if option.default ~= nil then fields[M.field(option)] = option.default end
   end
   return fields
 end
 
--- Parses args (args[1..]: what follows the command's name) by the command's catalog entries.
+-- Parses args (args[1..]: what follows the command's name) by the command's catalog entries (the
+-- command by name, or an entry of the catalog's shape).
 -- Returns the fields (every option given, by its field, typed; the defaults of those not given;
 -- fields.positional: the other arguments; with a script, fields.script, fields.script_args and
 -- fields.script_index), nil and the message on a usage error, and as a third value the options
 -- given, in order ({flag =, field =, value =, text =, index =}: text and index those of the value as
 -- typed, value as parsed).
 -- types: the command's own value types by name (type = "metric" -> types.metric(option, text)).
-function M.parse(command_name, args, types)
-  local by_flag = option_table(command_name)
-  local takes_script = catalog.find(command_name).arguments == "script"
-  local fields, given, positional, listed = defaults(command_name), {}, {}, {}
+function M.parse(command, args, types)
+  command = command_of(command)
+  local by_flag = option_table(command)
+  local takes_script = command.arguments == "script"
+  local fields, given, positional, listed = defaults(command), {}, {}, {}
   local i, only_arguments = 1, false
   while i <= #args do
     local a = args[i]
@@ -155,7 +166,7 @@ function M.parse(command_name, args, types)
       only_arguments = true
     elseif not only_arguments and a:sub(1, 1) == "-" and a ~= "-" then
       local entry = by_flag[a]
-      if not entry then return nil, M.unknown(command_name, a) end
+      if not entry then return nil, M.unknown(command, a) end
       local option, value, text, index = entry.option, nil, nil, nil
       if entry.argument then
         index = i + 1
