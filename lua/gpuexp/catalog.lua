@@ -134,7 +134,7 @@ M.commands = {
     about = "Every GPU's facts: name, UUID, PCI bus id, compute capability, SMs, clocks, memory and L2,\n" ..
       "shared memory and register limits, derived peak DRAM bandwidth and FP32 rate, and the\n" ..
       "driver, CUDA and NVRTC versions.",
-    options = {{"-d, --device N", "one GPU only"}, {"-h, --help", "this text"}},
+    options = {{"-d, --device N", "one GPU only", type = "integer", min = 0}, {"-h, --help", "this text"}},
     exits = {{0, "ok"}, {2, "usage"}, {3, "no driver or no GPU"}}},
   {name = "occupancy", native = true, summary = "theoretical occupancy for any architecture, no GPU needed",
     usage = "gpuexp occupancy --arch ARCH --block N [--registers N] [--shared BYTES] [--barriers N]\n" ..
@@ -164,7 +164,7 @@ M.commands = {
       {"--check NAME...", "validity, unit and replay passes of metrics and presets"},
       {"--chips", "the chips this CUPTI knows"},
       {"--chip NAME", "a chip by name (no GPU)"},
-      {"--device N", "the chip of GPU N"},
+      {"--device N", "the chip of GPU N", type = "integer", min = 0},
       {"-h, --help", "this text"},
     },
     exits = {{0, "ok"}, {1, "a metric checked is not valid"}, {2, "usage"}, {3, "no GPU, or CUPTI missing"}}},
