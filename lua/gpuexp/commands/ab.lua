@@ -24,10 +24,10 @@ local function absolute(path)
 end
 
 -- ab's own value type: --a-define NAME=VALUE -> {NAME, VALUE}.
-local TYPES = {define = function(_, text)
+local TYPES = {define = function(_, text, flag)
   local key, value = text:match("^([%w_]+)=(.*)$")
   if key then return {key, value} end
-  return nil, "--a-define and --b-define take NAME=VALUE, got '" .. text .. "'"
+  return nil, flag .. " takes NAME=VALUE, got '" .. text .. "'"
 end}
 
 -- One side's variant from its fields (a_binary, a_source, a_options, a_define for A).

@@ -62,7 +62,8 @@ local function number_in_bounds(option, value)
     and (not option.above or value > option.above)
 end
 
--- The value types: text -> value, or nil (the message says what was wanted) and, optionally, why.
+-- The value types: (entry, text, flag) -> value, or nil (the message says what was wanted) and,
+-- optionally, why.
 M.types = {
   string = function(_, text) return text end,
   number = function(option, text)
@@ -132,7 +133,7 @@ local function convert(entry, flag, text, types)
   local kind = option.type or "string"
   local parse = (types and types[kind]) or M.types[kind]
   assert(parse, "option " .. flag .. " has an unknown type '" .. kind .. "'")
-  local value, why = parse(option, text)
+  local value, why = parse(option, text, flag)
   if value == nil and kind == "list" then return nil, flag .. " needs " .. M.what(option) end -- an empty list
   if value == nil then return nil, why or (flag .. " takes " .. M.what(option) .. ", got '" .. text .. "'") end
   return value
