@@ -139,7 +139,8 @@ static int read_archs(const char *list, const gx_arch_limits **archs, int max)
     int count = 0;
     char copy[512];
     snprintf(copy, sizeof copy, "%s", list);
-    for (char *save = NULL, *part = strtok_r(copy, ",", &save); part && count < max; part = strtok_r(NULL, ",", &save)) {
+    for (char *save = NULL, *part = strtok_r(copy, ",", &save); part && count < max;
+         part = strtok_r(NULL, ",", &save)) {
         if (!(archs[count++] = gx_arch_find(part))) {
             fprintf(stderr, "gpuexp occupancy: unknown architecture '%s' (known:", part);
             for (int k = 0; gx_arch_at(k); k++)
@@ -193,7 +194,8 @@ static int print_rows(const gx_arch_limits **archs, int arch_count, const struct
             for (int g = 0; g < counts[1]; g++)
                 for (int s = 0; s < counts[2]; s++)
                     for (int n = 0; n < counts[3]; n++) {
-                        gx_occupancy_input in = {values[0][b], values[1][g], values[2][s], 0, values[3][n], r->carveout};
+                        gx_occupancy_input in = {values[0][b], values[1][g], values[2][s],
+                                                 0,            values[3][n], r->carveout};
                         if (print_row(archs[a], &in))
                             status = GX_EXIT_USAGE;
                     }

@@ -365,7 +365,9 @@ static int run_file(lua_State *L, int handler, int argc, char **argv, const stru
         fprintf(stderr, "gpuexp: --trace: an offline plan runs nothing on a GPU; no trace is written\n");
     int trace_status = tracing ? start_trace(options) : GX_OK;
     if (trace_status != GX_OK) { /* a bad --trace (2), a trace file that cannot be written (7), no CUPTI (3) */
-        *code = trace_status == GX_ERR_USAGE ? GX_EXIT_USAGE : trace_status == GX_ERR_SYSTEM ? GX_EXIT_WRITE : GX_EXIT_GPU;
+        *code = trace_status == GX_ERR_USAGE    ? GX_EXIT_USAGE
+                : trace_status == GX_ERR_SYSTEM ? GX_EXIT_WRITE
+                                                : GX_EXIT_GPU;
         return -1;
     }
     for (int i = options->script_index + 1; i < argc; i++)
@@ -536,7 +538,8 @@ static int read_run_fields(int argc, char **argv, struct options *options)
                    : GX_EXIT_USAGE;
     if (flag_given(options, "version")) { /* gpuexp, Lua, SQLite and the CUDA pieces found: gpuexp doctor --version */
         char *version_argv[] = {argv[0], "doctor", "--version", NULL};
-        struct options doctor = {.script = "doctor", .script_index = 1, .builtin = "gpuexp.commands.doctor", .inline_run = 1};
+        struct options doctor = {
+            .script = "doctor", .script_index = 1, .builtin = "gpuexp.commands.doctor", .inline_run = 1};
         return run_script(3, version_argv, &doctor);
     }
     const char *device = value_given(options, "device"); /* a whole number 0..1024 (its catalog entry) */
@@ -590,7 +593,8 @@ static void choose_plan(struct options *options)
     gx_error error = {0};
     if (gx_device_count(&count, &error) == GX_OK && count > 0)
         return;
-    fprintf(stderr, "gpuexp: no GPU found (%s)\n", count == 0 && error.kind == GX_OK ? "the driver reports 0 devices" : error.message);
+    fprintf(stderr, "gpuexp: no GPU found (%s)\n",
+            count == 0 && error.kind == GX_OK ? "the driver reports 0 devices" : error.message);
     fprintf(stderr, "gpuexp: showing the offline PLAN for %s instead (choose with --arch; --no-plan fails instead):\n"
                     "        kernels compiled for %s, occupancy from the model, timing columns EMPTY\n",
             GX_DEFAULT_PLAN_ARCH, GX_DEFAULT_PLAN_ARCH);
@@ -643,7 +647,9 @@ int main(int argc, char **argv)
         return run_script(argc, argv, &options);
     }
     choose_plan(&options);
-    const char *over = is_script(&options, options.trace) ? "--trace" : is_script(&options, options.out) ? "--out" : NULL;
+    const char *over = is_script(&options, options.trace) ? "--trace"
+                       : is_script(&options, options.out) ? "--out"
+                                                           : NULL;
     if (over) {
         fprintf(stderr, "gpuexp: %s names the script %s itself; give it another file\n", over, options.script);
         return GX_EXIT_USAGE;

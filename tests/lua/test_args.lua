@@ -45,8 +45,8 @@ local types = {pair = function(_, text)
   if k then return {k, v} end
   return nil, "--pair takes K=V"
 end}
-o = assert(args.parse(command, {"x.csv", "-o", "out.csv", "--count", "3", "--ratio", "0.5", "--wait", "0", "--mode", "b",
-  "--cols", " a, b ,", "--no-check", "--json", "--pair", "k=v=w", "y.csv", "--markdown"}, types))
+o = assert(args.parse(command, {"x.csv", "-o", "out.csv", "--count", "3", "--ratio", "0.5", "--wait", "0",
+  "--mode", "b", "--cols", " a, b ,", "--no-check", "--json", "--pair", "k=v=w", "y.csv", "--markdown"}, types))
 T.eq(o.out, "out.csv", "-o sets out")
 T.eq(math.type(o.count), "integer", "an integer is one")
 T.eq(o.count, 3, "integer")
@@ -86,11 +86,13 @@ refused({"--wait", "-1"}, "--wait takes a number of seconds >= 0 (0: no limit), 
 refused({"--mode", "c"}, "--mode takes a or b, got 'c'", "not a choice")
 refused({"--cols", " , "}, "--cols needs at least one column (A,B)", "an empty list")
 refused({"--pair", "x"}, "--pair takes K=V", "a command type's own message")
-refused({"-o", "a", "--count", "x", "--bogus"}, "--count takes a whole number from 1 to 9, got 'x'", "the first problem")
+refused({"-o", "a", "--count", "x", "--bogus"}, "--count takes a whole number from 1 to 9, got 'x'",
+  "the first problem")
 
 -- a command that takes a script: the first argument ends the options
 local runner = {name = "runner", arguments = "script", options = command.options}
-local fields, _, given = assert(args.parse(runner, {"-d", "1", "--fast", "--count", "2", "s.lua", "--count", "x", "-d"}))
+local fields, _, given = assert(args.parse(runner,
+  {"-d", "1", "--fast", "--count", "2", "s.lua", "--count", "x", "-d"}))
 T.eq(fields.script, "s.lua", "the script")
 T.eq(fields.script_index, 6, "its index")
 T.eq(table.concat(fields.script_args, " "), "--count x -d", "the script's arguments, as given")

@@ -58,8 +58,8 @@ function M.what(option)
 end
 
 local function number_in_bounds(option, value)
-  return value and value == value and (not option.min or value >= option.min) and (not option.max or value <= option.max)
-    and (not option.above or value > option.above)
+  return value and value == value and (not option.min or value >= option.min)
+    and (not option.max or value <= option.max) and (not option.above or value > option.above)
 end
 
 -- The value types: (entry, text, flag) -> value, or nil (the message says what was wanted) and,
