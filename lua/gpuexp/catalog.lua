@@ -256,24 +256,35 @@ M.commands = {
     options_title = "commands",
     options = {
       {"list [--experiment NAME] [--limit N]", "the recorded runs, newest first, each nightly run with its\n" ..
-        "regression states (open, fixed, accepted)"},
-      {"show RUN", "one run: its facts and rows (and a night's regression states)"},
-      {"export RUN [-o, --output FILE.csv]", "the run's rows as CSV, as written (plus FILE.samples.csv)"},
-      {"record FILE.csv... [--kind nightly]", "add runs written earlier (their .meta.json beside them)"},
-      {"exclude RUN... | include RUN...", "keep a run out of nightly baselines (a known bad night), or back"},
+        "regression states (open, fixed, accepted)", subcommand = "list", options = {{"--experiment NAME", ""},
+          {"--limit N", "", type = "integer", min = 1, default = 30, what = "a whole number of runs >= 1"}}},
+      {"show RUN", "one run: its facts and rows (and a night's regression states)", subcommand = "show"},
+      {"export RUN [-o, --output FILE.csv]", "the run's rows as CSV, as written (plus FILE.samples.csv)",
+        subcommand = "export", options = {{"-o, --output FILE.csv", ""}}},
+      {"record FILE.csv... [--kind nightly]", "add runs written earlier (their .meta.json beside them)",
+        subcommand = "record", options = {{"--kind nightly", "", type = "choice", choices = {"run", "nightly"},
+          default = "run"}}},
+      {"exclude RUN... | include RUN...", "keep a run out of nightly baselines (a known bad night), or back",
+        subcommand = "exclude", also = "include"},
       {"accept RUN [--point 'A=V,B=W'] [--note TEXT]", "the level of a nightly run's points (or of this point) is intended:\n" ..
         "an open regression there is closed as accepted, and that level is the baseline from\n" ..
-        "then on (docs/explanation/regression-state.md)"},
-      {"unaccept RUN [--point 'A=V,B=W']", "take an acceptance back (the regression is open again)"},
-      {"prune --keep N", "keep the newest N runs of each experiment, sweep and GPU"},
-      {"prune --run RUN...", "delete these runs"},
+        "then on (docs/explanation/regression-state.md)", subcommand = "accept",
+        options = {{"--point 'A=V,B=W'", ""}, {"--note TEXT", ""}}},
+      {"unaccept RUN [--point 'A=V,B=W']", "take an acceptance back (the regression is open again)",
+        subcommand = "unaccept", options = {{"--point 'A=V,B=W'", ""}}},
+      {"prune --keep N", "keep the newest N runs of each experiment, sweep and GPU", subcommand = "prune",
+        options = {{"--keep N", "", type = "integer", min = 1, what = "a whole number of runs >= 1"},
+          {"--run", "", field = "runs"}}},
+      {"prune --run RUN...", "delete these runs", subcommand = "prune"},
       {"site DIR [--limit N]", "the history as static HTML: the latest verdicts, and per series a trend chart\n" ..
-        "of every point across its last N nights (default 60), regressions marked"},
+        "of every point across its last N nights (default 60), regressions marked", subcommand = "site",
+        options = {{"--limit N", "", type = "integer", min = 2, default = 60, what = "a whole number of nights >= 2"}}},
       {"merge OUT.db IN.db...", "join other hosts' histories into OUT.db by the runs' identities: merging one\n" ..
-        "again adds nothing; baselines stay per GPU model and driver"},
+        "again adds nothing; baselines stay per GPU model and driver", subcommand = "merge"},
       {"--history PATH", "the history file"},
       {"-h, --help", "this text"},
     },
+    arguments = "script", -- the subcommand, with its words and options
     after = "The history file: --history PATH, else $GPUEXP_HISTORY, else $XDG_DATA_HOME/gpuexp/history.sqlite\n" ..
       "(~/.local/share/gpuexp/history.sqlite). `gpuexp --history PATH SCRIPT.lua` (or --record, for the\n" ..
       "default file) records a run; `gpuexp nightly` records every night.",

@@ -119,6 +119,11 @@ expect 2 "gpuexp tune: --seed takes a whole number >= 0, got '1.5'" "$gpuexp" tu
 expect 2 "gpuexp: --night needs a value" "$gpuexp" --night
 expect 2 "gpuexp: --shard takes I/N with 0 <= I < N (e.g. 0/4), got '1/1'" "$gpuexp" --shard 1/1 x.lua
 expect 2 "gpuexp ab: --b-define takes NAME=VALUE, got 'x'" "$gpuexp" ab --b-define x ab.lua
+# history's subcommands too: a missing value is said, never read as nil (it listed every run)
+expect 2 "gpuexp history: list: --experiment needs a value" "$gpuexp" history --history "$work/h.sqlite" list --experiment
+expect 2 "gpuexp history: record: --kind takes run or nightly, got 'x'" "$gpuexp" history --history "$work/h.sqlite" record --kind x a.csv
+expect 2 "gpuexp history: unaccept: unknown option '--note'" \
+    "$gpuexp" history --history "$work/h.sqlite" unaccept 1 --note x
 
 # occupancy --help's defaults are the ones used: no option gives the row the stated defaults give
 registers=$("$gpuexp" occupancy --help | sed -n 's/.*--registers N.*(default \([0-9]*\).*/\1/p')

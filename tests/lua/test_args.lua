@@ -5,6 +5,7 @@
 local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
 local args = require("gpuexp.engine.args")
 
+local why
 local command = {name = "probe", options = {
   {"-o, --out PATH", "the output"},
   {"--count N", "", type = "integer", min = 1, max = 9},
@@ -101,6 +102,17 @@ T.eq(table.concat(args.passed(given), " "), "-d 1 --fast", "the options handed o
 T.eq(given[1].index, 2, "a value's index in the line")
 T.eq(given[2].value, true, "a flag's value")
 
+-- a subcommand (gpuexp history's): its own options and its command's, its words as arguments
+local list = assert(args.subcommand("history", "list"), "history list")
+o = assert(args.parse(list, {"--history", "h.sqlite", "--experiment", "e"}))
+T.eq(o.history, "h.sqlite", "the command's option, after the subcommand")
+T.eq(o.experiment, "e", "the subcommand's own")
+T.eq(o.limit, 30, "the subcommand's default")
+T.eq(args.subcommand("history", "include") ~= nil, true, "a subcommand sharing a line (also =)")
+T.eq(args.subcommand("history", "nosuch"), nil, "no such subcommand")
+_, why = args.parse(list, {"--limit", "0"})
+T.eq(why, "--limit takes a whole number of runs >= 1, got '0'", "the subcommand's type")
+
 -- the catalog's own commands: defaults land, and a run's value types are engine/options.lua's
 o = assert(args.parse("compare", {"a.csv", "b.csv"}, {metric = function(_, t) return t end}))
 T.eq(o.rule, "gpuexp", "compare --rule's default")
@@ -110,7 +122,7 @@ T.eq(o.counters, true, "nightly collects counters by default")
 o = assert(args.parse("run", {"--arch", "sm_90", "x.lua"}))
 T.eq(o.point_timeout, 300, "--point-timeout's default")
 T.eq(o.plan_arch, "sm_90", "-a, --arch sets plan_arch")
-local _, why = args.parse("run", {"--shard", "3/3", "x.lua"})
+_, why = args.parse("run", {"--shard", "3/3", "x.lua"})
 T.eq(why, "--shard takes I/N with 0 <= I < N (e.g. 0/4), got '3/3'", "a run's --shard: options.parse_shard")
 _, why = args.parse("run", {"--point-timeout", "x", "x.lua"})
 T.eq(why, "--point-timeout takes seconds >= 0 (0: no limit), got 'x'", "a run's --point-timeout")

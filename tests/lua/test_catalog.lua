@@ -24,6 +24,9 @@ local samples = {number = "1", integer = "1", seconds = "1", timeout = "5", shar
 local function sample(option)
   if option.type == "choice" then return option.choices[1] end
   if option[1]:find("max|driver|KIB", 1, true) then return "max" end -- occupancy's own (C) value
+  if option.type == "integer" or option.type == "number" then
+    return tostring(option.min or (option.above and option.above + 1) or 1)
+  end
   return samples[option.type or "string"] or "x"
 end
 local known_types = {string = true, number = true, integer = true, seconds = true, choice = true, list = true,
@@ -71,6 +74,33 @@ for i, command in ipairs(catalog.commands) do
     local unknown = command.native and "unknown argument '" or "unknown option '"
     T.ok(stderr:find(unknown .. "--not-in-the-catalog'", 1, true), name .. " says which: " .. stderr)
     T.ok(stderr:find(name == "run" and "gpuexp: " or (name .. ": "), 1, true), "naming the command: " .. stderr)
+  end
+  -- history's subcommands: each line's options are its subcommand's entries, and each is accepted
+  if command.options_title then
+    local line_flags, entry_flags = {}, {}
+    for _, line in ipairs(command.options) do
+      if line.subcommand then
+        for flag in line[1]:gmatch("%f[%w-](%-%-?%a[%w-]*)") do line_flags[line.subcommand .. " " .. flag] = true end
+        local entry = assert(args.subcommand(name, line.subcommand), line.subcommand .. " is a subcommand")
+        T.ok(not line.also or args.subcommand(name, line.also), line.also or "", "and its pair")
+        for _, option in ipairs(line.options or {}) do
+          local flags, argument = args.flags(option)
+          for _, flag in ipairs(flags) do
+            entry_flags[line.subcommand .. " " .. flag] = true
+            local run_line = string.format("%s %s %s %s --help", name, line.subcommand, flag,
+              argument and ("'" .. sample(option) .. "'") or "")
+            local code, _, stderr = ws.run(run_line)
+            T.eq(code, 0, run_line .. ": " .. stderr)
+          end
+        end
+        T.ok(#entry.options > #(line.options or {}), line.subcommand .. " takes the command's own options too")
+      end
+    end
+    for flag in pairs(line_flags) do T.ok(entry_flags[flag], flag .. ": the line's option is an entry") end
+    for flag in pairs(entry_flags) do T.ok(line_flags[flag], flag .. ": the entry is on its line") end
+    local code, _, stderr = ws.run(name .. " list --not-in-the-catalog")
+    T.eq(code, 2, "history list: an option not in the catalog is refused")
+    T.ok(stderr:find("gpuexp history: list: unknown option '--not-in-the-catalog'", 1, true), stderr)
   end
   local _, words = ws.run("help --options " .. name)
   T.eq(words, table.concat(catalog.options(name), "\n") .. "\n", name .. ": the completion's options")

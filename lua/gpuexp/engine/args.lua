@@ -110,8 +110,10 @@ local function option_table(command)
   local by_flag = {}
   for _, option in ipairs(command.options or {}) do
     local flags, argument = M.flags(option)
-    local entry = {option = option, field = M.field(option), argument = argument}
-    for _, flag in ipairs(flags) do by_flag[flag] = entry end
+    if #flags > 0 then -- (a subcommand's line has none: "list [--limit N]")
+      local entry = {option = option, field = M.field(option), argument = argument}
+      for _, flag in ipairs(flags) do by_flag[flag] = entry end
+    end
   end
   tables[command] = by_flag
   return by_flag
@@ -142,7 +144,7 @@ end
 local function defaults(command)
   local fields = {}
   for _, option in ipairs(command.options or {}) do
-    if option.default ~= nil then fields[M.field(option)] = option.default end
+    if option.default ~= nil and #M.flags(option) > 0 then fields[M.field(option)] = option.default end
   end
   return fields
 end
@@ -201,6 +203,23 @@ function M.parse(command, args, types)
   fields.positional = positional
   fields.script_args = fields.script_args or {}
   return fields, nil, given
+end
+
+-- A subcommand's entry (gpuexp history's list, export, ...: an entry of the command with
+-- subcommand = NAME, or also = NAME, and the subcommand's own options), with the command's own
+-- options (history's --history) beside its own; nil when the command has no such subcommand.
+function M.subcommand(command, name)
+  command = command_of(command)
+  local entry, found = {name = command.name .. " " .. name, options = {}}, false
+  for _, option in ipairs(command.options or {}) do
+    if option.subcommand == name or option.also == name then
+      found = true
+      for _, own in ipairs(option.options or {}) do entry.options[#entry.options + 1] = own end
+    elseif option.subcommand == nil and #M.flags(option) > 0 then
+      entry.options[#entry.options + 1] = option
+    end
+  end
+  return found and entry or nil
 end
 
 -- The options marked pass = true among those given, as typed: the command line a command hands on
