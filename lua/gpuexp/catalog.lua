@@ -9,7 +9,8 @@
 --   M.EXIT                 exit code names -> numbers (C has the same in src/cli/gx_cli.h)
 --   M.commands[i]          {name =, summary =, usage =, about =, after =, options = {...}, exits = {...},
 --                           arguments = "script" when the first argument that is not an option is a
---                           script and the rest are its arguments (else options and arguments mix),
+--                           script (history: its subcommand) and the rest are its arguments (else
+--                           options and arguments mix),
 --                           and how it runs: module = "gpuexp.commands.x" (Lua main(args)),
 --                           native = true (C, src/cli/), or run_option = "--x" (an alias of a run option)}
 --   options[j]             ONE entry per option, all there is to know of it:
@@ -27,6 +28,9 @@
 --     default =            the field's value when the option is not given (help and reference show it)
 --     repeatable = true    the field is the list of every value given (else the last one counts)
 --     pass = true          handed on, as typed, to the runs the command starts (args.passed)
+--     subcommand =, options = a line of a command with subcommands (gpuexp history): the subcommand it
+--                          is (also = a second one sharing the line) and that subcommand's own entries,
+--                          which args.subcommand gives with the command's (--history) beside them
 --   exits[j]               {code, "what it means for this command"}
 --   M.environment[i]       {name =, text =, read_by =}: every environment variable gpuexp reads
 local M = {}
@@ -557,7 +561,12 @@ function M.options(name)
   return list
 end
 
--- help, summary and reference: the texts rendered from these entries (catalog_text.lua)
-require("gpuexp.catalog_text")(M, by_name)
+-- The texts rendered from these entries (catalog_text.lua): a command's help text, as `gpuexp
+-- COMMAND --help` prints it (nil for no such command); the list of commands with their summaries,
+-- as `gpuexp help` prints it; docs/reference/cli.md (`gpuexp help --reference`).
+local text = require("gpuexp.catalog_text")
+function M.help(name) return text.help(M, name) end
+function M.summary() return text.summary(M) end
+function M.reference() return text.reference(M) end
 
 return M
