@@ -21,7 +21,6 @@
 #include "gx_cupti.h"
 #include "gx_db.h"
 #include "gx_paths.h"
-#include "gx_suggest.h"
 #include "l_util.h"
 #include "l_catalog.h"
 #include "l_gpuexp.h"
