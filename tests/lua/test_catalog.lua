@@ -144,6 +144,17 @@ T.ok(stderr:find("unknown option '--resum' (did you mean '--resume'?)", 1, true)
 
 T.eq(ws.run("nosuchcommand --help"), 2, "an unknown word is a script name: not found, exit 2")
 
+-- a choice the library knows too is the library's list: tune --strategy's are the search's
+local strategies = {}
+for _, option in ipairs(catalog.find("tune").options) do
+  if option[1]:match("^%-%-strategy") then for _, choice in ipairs(option.choices) do strategies[choice] = true end end
+end
+for name in pairs(require("gpuexp.api.search").STRATEGIES) do
+  T.ok(strategies[name], "tune --strategy lists the search's strategy " .. name)
+  strategies[name] = nil
+end
+T.eq(next(strategies), nil, "tune --strategy lists no strategy the search lacks")
+
 -- C's exit codes are the catalog's numbers
 local values = {}
 for _, value in pairs(catalog.EXIT) do values[value] = true end
