@@ -206,13 +206,17 @@ function Ledger:register(msg)
     sweep.columns = ledger_sweep.layout(sweep.axis_names, fields)
   end
   local ok, why, kind = self:share(sweep, msg)
-  if ok then ok, why, kind = take_output(sweep, msg.make_folder) end
-  if ok then
-    sweep.meta_path, sweep.samples_path = meta.path_for(out), samples.path_for(out)
-    describe(sweep, msg, self.options)
-    ok, why, kind = self:start(sweep)
-  end
   if not ok then return nil, why, kind end
+  ok, why, kind = take_output(sweep, msg.make_folder)
+  if not ok then return nil, why, kind end
+  sweep.meta_path, sweep.samples_path = meta.path_for(out), samples.path_for(out)
+  describe(sweep, msg, self.options)
+  ok, why, kind = self:start(sweep)
+  if not ok then -- a resume refused, a file that cannot be made: the output is left as it was, unlocked
+    if sweep.file then sweep.file:close() end
+    gpuexp._process.unlock(sweep.lock_path)
+    return nil, why, kind
+  end
   return self:enter(sweep)
 end
 
