@@ -97,7 +97,8 @@ T.ok(why:find("sweep 'other' writes to " .. dir .. "/t.csv, which sweep 's' of t
 twice:close()
 
 -- ---- the column layout: one rule ----
-T.eq(table.concat(ledger_sweep.layout({"n", "mode"}, {"median_ms", "n", "status", "gflops", "median_ms", "error"}), ","),
+local fields = {"median_ms", "n", "status", "gflops", "median_ms", "error"}
+T.eq(table.concat(ledger_sweep.layout({"n", "mode"}, fields), ","),
   "n,mode,median_ms,gflops,status,error", "axes, fields once each in their order, then status and error")
 T.eq(table.concat(ledger_sweep.layout({"n"}, {}), ","), "n,status,error", "no fields: axes, status, error")
 local grown = ledger_sweep.layout({"n"}, {"b"})
@@ -169,8 +170,8 @@ local why_only, kind_only = refused({host = "h", only = {{size = "1"}}}, dir .. 
 T.eq(why_only, "--only names the axis 'size', which sweep 's' does not have (its axes: n, mode); nothing was run " ..
   "or written", "the axis named")
 T.eq(kind_only, "option", "an option error")
-why_only, kind_only = refused({host = "h", only = {{mode = "c"}}}, dir .. "/r.csv", {axes = two_axes, points = two_points},
-  "--only matching no point")
+why_only, kind_only = refused({host = "h", only = {{mode = "c"}}}, dir .. "/r.csv",
+  {axes = two_axes, points = two_points}, "--only matching no point")
 T.eq(why_only, "--only matches no point of sweep 's' (its points: n = 1|2, mode = a|b); nothing was run or written",
   "the points named")
 T.eq(kind_only, "option", "an option error")
