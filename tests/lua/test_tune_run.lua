@@ -116,7 +116,7 @@ T.ok(err:find("bad.lua:1:", 1, true) and err:find("brute, random, racing or mode
 ws.write("bad2.lua", "gpuexp.tune{axes = {{'a', {1}}}, run = function() return {} end, budget = 3}\n")
 code, _, err = ws.run("--quiet --no-plan bad2.lua")
 T.eq(code, 1, "an unknown option too")
-T.ok(err:find("bad2.lua:1: tune: unknown option 'budget'", 1, true), err)
+T.ok(err:find("bad2.lua:1: tune: unknown option 'budget' (did you mean 'budget_s'?) (known: alpha, axes,", 1, true), err)
 ws.write("bad3.lua", "gpuexp.tune{axes = {{'a', {1}}}, run = function() return {x = 1} end, objective = 'x'}\n")
 code, _, err = ws.run("--quiet --no-plan bad3.lua")
 T.eq(code, 1, "an objective of unknown direction must say its goal")

@@ -2,6 +2,8 @@
 -- bytes), L2 read bandwidth (an L2-resident buffer), shared-memory (L1) bandwidth, FP32 and FP64
 -- FMA rates, the FP16 tensor-core rate (mma.sync, sm_80+), and pinned host<->device bandwidth.
 -- Cached per GPU UUID and driver in the cache folder, so derived columns can use them and say so.
+local option_keys = require("gpuexp.api.option_keys")
+
 local M = {}
 
 local source = [[
@@ -125,12 +127,7 @@ local known_options = {force = true, device = true}
 local function check_options(options)
   if options == nil then return end
   if type(options) ~= "table" then gpuexp.error("usage", "calibrate: expected a table of options, got " .. type(options)) end
-  for key in pairs(options) do
-    if not known_options[key] then
-      gpuexp.error("usage", string.format("calibrate: unknown option '%s'%s (known: device, force)", tostring(key),
-        gpuexp._did_you_mean(tostring(key), {"device", "force"})))
-    end
-  end
+  option_keys.check(options, known_options, "calibrate")
 end
 
 -- Calibration's own kernels are not the script's: gpuexp diagnose leaves them alone.

@@ -6,6 +6,8 @@
 -- throttled_samples) and the next batch waits recovery_ms first, as NVBench does. Cycles beside
 -- times: each sample times its batch's clock (median_cycles), for comparisons that survive a
 -- clock that differs between runs.
+local option_keys = require("gpuexp.api.option_keys")
+
 local M = {}
 
 -- Documented defaults (NVBench's: 10 samples, 0.5% noise, 0.5 s, 15 s timeout); change per call
@@ -76,15 +78,7 @@ end
 
 local function check_policy(spec, known_keys, what)
   if type(spec) ~= "table" then gpuexp.error("usage", what .. ": expected a table of options", 3) end
-  for key in pairs(spec) do
-    if not known_keys[key] then
-      local names = {}
-      for name in pairs(known_keys) do names[#names + 1] = name end
-      table.sort(names)
-      gpuexp.error("usage", string.format("%s: unknown option '%s'%s (known: %s)", what, tostring(key),
-        gpuexp._did_you_mean(tostring(key), names), table.concat(names, ", ")), 3)
-    end
-  end
+  option_keys.check(spec, known_keys, what)
   for key in pairs(ranges) do option(spec, key) end -- every numeric option in its range, a plan too
   local mode = option(spec, "mode")
   if mode ~= "hot" and mode ~= "cold" and mode ~= "graph" and mode ~= "batch" and mode ~= "auto" then

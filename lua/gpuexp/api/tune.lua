@@ -8,6 +8,7 @@
 -- brute force and random sampling, shardable. docs/tune.md is the reference.
 local sweep = require("gpuexp.api.sweep")
 local search = require("gpuexp.api.search")
+local option_keys = require("gpuexp.api.option_keys")
 local tie = require("gpuexp.judge.tie")
 local rule = require("gpuexp.judge.rule")
 local csv = require("gpuexp.store.csv")
@@ -38,14 +39,7 @@ end
 
 local function check(spec)
   if type(spec) ~= "table" then gpuexp.error("usage", "tune: expected a table of options") end
-  for key in pairs(spec) do
-    if not known[key] then
-      local names = {}
-      for name in pairs(known) do names[#names + 1] = name end
-      table.sort(names)
-      gpuexp.error("usage", "tune: unknown option '" .. tostring(key) .. "' (known: " .. table.concat(names, ", ") .. ")")
-    end
-  end
+  option_keys.check(spec, known, "tune")
   if type(spec.run) ~= "function" then gpuexp.error("usage", "tune: 'run' must be a function(point) returning a row") end
   if spec.strategy ~= nil and not search.STRATEGIES[spec.strategy] then
     gpuexp.error("usage", "tune: 'strategy' is brute, random, racing or model, got '" .. tostring(spec.strategy) .. "'")
