@@ -15,6 +15,12 @@ void gx_driver_on_context_lost(void (*hook)(const char *message)) { context_lost
 
 static void load_driver(void)
 {
+    /* The driver's compute cache (~/.nv/ComputeCache) also serves NVRTC, which then skips ptxas and
+       its -v report for PTX it has seen: no registers, spills or static shared memory for a kernel
+       compiled the second time on a machine (gpuexp diagnose's spill evidence went missing). The
+       driver reads the setting as it starts, so it is turned off here, before cuInit, unless the user
+       set it; gpuexp's own cubin cache keeps the report. */
+    setenv("CUDA_CACHE_DISABLE", "1", 0);
     const char *library = getenv("GX_LIBCUDA") ? getenv("GX_LIBCUDA") : "libcuda.so.1";
     void *handle = dlopen(library, RTLD_NOW | RTLD_LOCAL);
     if (!handle) {

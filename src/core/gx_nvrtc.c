@@ -30,7 +30,8 @@ static void load_nvrtc(void)
     /* With a driver present, NVRTC reuses the driver's compute cache (~/.nv/ComputeCache) for PTX it
        has seen and then skips ptxas and its -v report, which is where registers, spills and static
        shared memory come from offline. gpuexp's own cubin cache keeps the report, so the driver's is
-       turned off unless the user set it. */
+       turned off unless the user set it (here for NVRTC without a driver, and in gx_driver.c before
+       cuInit, which reads it as the driver starts). */
     setenv("CUDA_CACHE_DISABLE", "1", 0);
     char candidates[10][512];
     int n = 0;

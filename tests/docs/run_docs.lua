@@ -20,6 +20,8 @@
 --   file=PATH     (a flag of lua, lua gpu, sh, and cuda's one) the block is also written as PATH
 --                 (folders made) into the folder of every later block of the same page, so a page
 --                 can run a script and compile a kernel it showed
+--   needs=PROGRAM (a flag of a run block) the block runs only where PROGRAM is on PATH (gnuplot:
+--                 the lent GPU machines have none); elsewhere it is skipped, said in a line
 -- Any other tag, an empty one included, fails: nothing escapes silently.
 local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
 local cjson = require("cjson")
@@ -78,8 +80,9 @@ local function blocks_of(text)
         current = {line = number, language = words[1] or "", flags = {}, body = {}, info = info,
                    follows = blank_since_close}
         for i = 2, #words do
-          local name = words[i]:match("^file=(.+)$")
-          if name then current.file = name else current.flags[words[i]] = true end
+          local name, program = words[i]:match("^file=(.+)$"), words[i]:match("^needs=(.+)$")
+          if name then current.file = name elseif program then current.needs = program
+          else current.flags[words[i]] = true end
         end
       elseif not line:match("^%s*$") then
         blank_since_close = nil
@@ -127,7 +130,7 @@ local function anchors_of(text)
   return anchors
 end
 
-local failures, counts = {}, {run = 0, compared = 0, excerpt = 0, setup = 0, skipped_gpu = 0, links = 0, sources = 0}
+local failures, counts = {}, {run = 0, compared = 0, excerpt = 0, setup = 0, skipped_gpu = 0, links = 0, sources = 0, missing = 0}
 local function fail(where, what) failures[#failures + 1] = where .. ": " .. what end
 
 local function run_block(page, block, files)
@@ -205,6 +208,9 @@ for _, page in ipairs(pages) do
         counts.setup = counts.setup + 1
       elseif not flags.both and (flags.gpu and true or false) ~= (mode == "gpu") then
         if flags.gpu then counts.skipped_gpu = counts.skipped_gpu + 1 end
+      elseif block.needs and not os.execute("command -v " .. shell_quote(block.needs) .. " >/dev/null 2>&1") then
+        print("skipped " .. where .. " (needs " .. block.needs .. ", which is not on PATH here)")
+        counts.missing = counts.missing + 1
       else
         local code, stdout, stderr = run_block(page, block, files)
         if code ~= 0 then
@@ -241,8 +247,9 @@ for _, page in ipairs(pages) do
 end
 
 print(string.format("%d pages: %d blocks run, %d outputs compared, %d kernel sources written, %d excerpts compiled, " ..
-  "%d set-up blocks skipped, %d GPU blocks left for the gpu label, %d links checked", #pages, counts.run,
-  counts.compared, counts.sources, counts.excerpt, counts.setup, counts.skipped_gpu, counts.links))
+  "%d set-up blocks skipped, %d GPU blocks left for the gpu label, %d skipped for a missing program, %d links checked",
+  #pages, counts.run, counts.compared, counts.sources, counts.excerpt, counts.setup, counts.skipped_gpu, counts.missing,
+  counts.links))
 if #failures > 0 then
   io.stderr:write(table.concat(failures, "\n\n") .. "\n")
   io.stderr:write(#failures .. " failure(s)\n")

@@ -15,7 +15,10 @@ end
 local code, output = run("good.md")
 T.eq(code, 0, "good.md passes: " .. output)
 T.ok(output:find("2 blocks run, 2 outputs compared, 1 kernel sources written, 1 excerpts compiled, 1 set-up blocks " ..
-  "skipped, 1 GPU blocks left for the gpu label, 2 links checked", 1, true), "good.md's counts: " .. output)
+  "skipped, 1 GPU blocks left for the gpu label, 1 skipped for a missing program, 2 links checked", 1, true),
+  "good.md's counts: " .. output)
+T.ok(output:find("skipped tests/docs/fixtures/good.md:47 (needs gpuexp-no-such-program, which is not on PATH here)", 1,
+  true), "a block that needs a missing program is said to be skipped: " .. output)
 T.ok(output:find("skipped tests/docs/fixtures/good.md:35 (sh setup", 1, true), "the set-up block is said to be skipped")
 
 code, output = run("unknown_tag.md")
