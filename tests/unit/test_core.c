@@ -16,16 +16,7 @@
 #include "gx_stats.h"
 #include "gx_suggest.h"
 
-static int failures, checks;
-
-#define CHECK(condition)                                                                           \
-    do {                                                                                           \
-        checks++;                                                                                  \
-        if (!(condition)) {                                                                        \
-            failures++;                                                                            \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #condition);          \
-        }                                                                                          \
-    } while (0)
+#include "check.h"
 #define CHECK_NEAR(a, b, tolerance) CHECK(fabs((double)(a) - (double)(b)) <= (tolerance))
 
 static void test_stats(void)

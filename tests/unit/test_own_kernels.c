@@ -12,16 +12,7 @@
 #include "gx_symbols.h"
 #include "gx_toolkit.h"
 
-static int failures, checks;
-
-#define CHECK(condition)                                                                           \
-    do {                                                                                           \
-        checks++;                                                                                  \
-        if (!(condition)) {                                                                        \
-            failures++;                                                                            \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #condition);          \
-        }                                                                                          \
-    } while (0)
+#include "check.h"
 
 /* The NVRTC options joined by spaces. */
 static const char *joined(char *const *list, int count)
