@@ -5,32 +5,18 @@
 local dir = assert(arg[1], "usage: gpuexp bench/compare_ncu.lua DIR [OURS] [per_point|one]")
 local ours_name, peer = arg[2] or "gpuexp", arg[3] or "per_point"
 local ours = gpuexp.csv.read(dir .. "/" .. ours_name .. ".csv")
+local ncu_csv = dofile(gpuexp.script_dir .. "/ncu_csv.lua")
+-- the values of the kernel-th launch (gpuexp's own kernels are not sweep points) by metric name
 local function ncu_values(path, kernel)
-  local file = io.open(path)
-  if not file then return nil end
-  local lines = {}
-  for line in file:lines() do if line:sub(1, 1) == '"' then lines[#lines + 1] = line end end
-  file:close()
-  local function split(line)
-    local fields = {}
-    for field in line:gmatch('"([^"]*)"') do fields[#fields + 1] = field end
-    return fields
-  end
-  -- header, units, then one line per kernel; gpuexp's own kernels (gx_random filling the inputs,
-  -- gx_flush_l2) are not sweep points
-  local names = split(lines[1])
-  local name_column
-  for i, name in ipairs(names) do if name == "Kernel Name" then name_column = i end end
-  assert(name_column, path .. ": no 'Kernel Name' column")
-  local points = {}
-  for i = 3, #lines do
-    local fields = split(lines[i])
-    if not (fields[name_column] or ""):match("^gx_") then points[#points + 1] = fields end
-  end
-  local values = points[kernel or 1]
-  if not values then return nil end
+  local csv = ncu_csv.read(path)
+  if not csv then return nil end
+  local has_names = false
+  for _, name in ipairs(csv.header) do has_names = has_names or name == "Kernel Name" end
+  assert(has_names, path .. ": no 'Kernel Name' column")
+  local launch = csv.launches[kernel or 1]
+  if not launch then return nil end
   local result = {}
-  for i, name in ipairs(names) do result[name] = tonumber((string.gsub(values[i] or "", ",", ""))) end
+  for _, name in ipairs(csv.header) do result[name] = ncu_csv.number(launch[name]) end
   return result
 end
 local rows, worst, compared, outside = {}, {}, 0, 0

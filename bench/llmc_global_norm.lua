@@ -9,6 +9,7 @@
 --                 (OUT/llmc_K.txt, the output of `global_norm K` built with nvcc)
 -- bench/run_llmc.sh runs them.
 local mode, dir, out = arg[1] or "run", arg[2], arg[3] or "."
+local ncu_csv = dofile(gpuexp.script_dir .. "/ncu_csv.lua")
 
 local C, L = 768, 12
 local n = (C * 4 * C + C * C) * 2 * L -- llm.c's num_params: 70,778,880 bf16 values
@@ -41,30 +42,11 @@ end
 
 if mode == "compare" then
   local ours = gpuexp.csv.read(out .. "/gpuexp.csv")
-  local lines = read_lines(out .. "/ncu.csv") or {}
-  local quoted = {}
-  for _, line in ipairs(lines) do if line:sub(1, 1) == '"' then quoted[#quoted + 1] = line end end
-  local function split(line)
-    local fields = {}
-    for field in line:gmatch('"([^"]*)"') do fields[#fields + 1] = field end
-    return fields
-  end
   local ncu = {}
-  if #quoted > 2 then
-    local header = split(quoted[1])
-    local name_column, time_column
-    for i, name in ipairs(header) do
-      if name == "Kernel Name" then name_column = i end
-      if name == "gpu__time_duration.sum" then time_column = i end
-    end
-    local unit = split(quoted[2])[time_column]
-    local scale = ({ns = 1e-6, nsecond = 1e-6, us = 1e-3, usecond = 1e-3, ms = 1, msecond = 1})[unit] -- to ms
-    assert(scale, "ncu's unit of gpu__time_duration: " .. tostring(unit))
-    for i = 3, #quoted do
-      local f = split(quoted[i])
-      if f[name_column]:match("norm") then -- llm.c's kernels, not the data set-up's
-        ncu[#ncu + 1] = {name = f[name_column], ms = tonumber((f[time_column]:gsub(",", ""))) * scale}
-      end
+  local csv = ncu_csv.read(out .. "/ncu.csv")
+  for _, launch in ipairs(csv and csv.launches or {}) do
+    if launch["Kernel Name"]:match("norm") then -- llm.c's kernels, not the data set-up's
+      ncu[#ncu + 1] = {name = launch["Kernel Name"], ms = ncu_csv.time_ms(csv, launch)}
     end
   end
   -- ncu saw the cubin build's configurations in order; kernel 4 is two launches

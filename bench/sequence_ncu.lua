@@ -8,26 +8,18 @@
 -- bench/run_sequence.sh runs all four.
 local mode, dir = arg[1] or "measure", arg[2] or "."
 local json = require("cjson")
+local ncu_csv = dofile(gpuexp.script_dir .. "/ncu_csv.lua")
 
-local function read(path)
-  local file = assert(io.open(path), "cannot read " .. path)
-  local text = file:read("a")
-  file:close()
-  return text
-end
+local read_all = require("gpuexp.store.meta").read_all
+local function read(path) return (assert(read_all(path), "cannot read " .. path)) end
 
-local function median(list)
-  local sorted = {table.unpack(list)}
-  table.sort(sorted)
-  local n = #sorted
-  return n % 2 == 1 and sorted[(n + 1) // 2] or (sorted[n // 2] + sorted[n // 2 + 1]) / 2
-end
+local function median(list) return gpuexp.stats(list).median end
 
 if mode == "compare" then
   local ours = json.decode(read(dir .. "/gpuexp.json"))
   -- ncu's launches in order (scale, add, add, scale, ...): by their place in the sequence
   local per_position = {{}, {}, {}}
-  for i, ms in ipairs(dofile(gpuexp.script_dir .. "/ncu_times.lua")(dir .. "/ncu.csv")) do
+  for i, ms in ipairs(ncu_csv.times(dir .. "/ncu.csv")) do
     local list = per_position[(i - 1) % 3 + 1]
     list[#list + 1] = ms
   end

@@ -9,28 +9,19 @@
 -- bench/run_short_sequence.sh runs them all.
 local mode, dir = arg[1] or "measure", arg[2] or "."
 local json = require("cjson")
+local ncu_csv = dofile(gpuexp.script_dir .. "/ncu_csv.lua")
 
-local function read(path)
-  local file = assert(io.open(path), "cannot read " .. path)
-  local text = file:read("a")
-  file:close()
-  return text
-end
+local read_all = require("gpuexp.store.meta").read_all
+local function read(path) return (assert(read_all(path), "cannot read " .. path)) end
 
-local function median(list)
-  local sorted = {table.unpack(list)}
-  table.sort(sorted)
-  local n = #sorted
-  if n == 0 then return 0 / 0 end
-  return n % 2 == 1 and sorted[(n + 1) // 2] or (sorted[n // 2] + sorted[n // 2 + 1]) / 2
-end
+local function median(list) return gpuexp.stats(list).median end
 
 if mode == "compare" then
   local ours = json.decode(read(dir .. "/gpuexp.json"))
   local c = {}
   for name, value in read(dir .. "/c.txt"):gmatch("(%S+) (%S+)") do c[name] = tonumber(value) end
   -- the sequence's 30 launches come first (scale, add, add), then the single kernel's 10
-  local rows = dofile(gpuexp.script_dir .. "/ncu_times.lua")(dir .. "/ncu.csv")
+  local rows = ncu_csv.times(dir .. "/ncu.csv")
   assert(#rows == 40, "expected 40 profiled launches (30 of the sequence, 10 single), got " .. #rows)
   local per_position = {{}, {}, {}}
   for i = 1, 30 do table.insert(per_position[(i - 1) % 3 + 1], rows[i]) end

@@ -5,34 +5,22 @@ with nothing changed (A/A) and the detections on nights with an injected slowdow
 
     python3 bench/nightly_rule/study.py DATA_DIR [path/to/gpuexp] > bench/nightly_rule/RESULTS.md
 """
-import csv
-import json
 import os
-import subprocess
 import sys
 
-data = sys.argv[1]
-gpuexp = sys.argv[2] if len(sys.argv) > 2 else "./build/gpuexp"
+from nights import Nights
+
+nights = Nights(sys.argv)
+data = nights.data
 BASELINE = 5  # as gpuexp nightly's default
-
-
-def night(path):
-    return os.path.join(data, path, "kernels.csv")
+night, kernel_of = nights.night, nights.kernel_of
 
 
 def compare(bases, new, rule="gpuexp"):
-    out = subprocess.run([gpuexp, "compare", "--json", "--rule", rule] + bases + [new], capture_output=True, text=True)
-    if out.returncode not in (0, 1):
-        sys.exit(f"gpuexp compare failed ({out.returncode}): {out.stderr}")
-    return json.loads(out.stdout)["points"]
+    return nights.compare(bases, new, ["--rule", rule])
 
 
-def kernel_of(path):
-    with open(path) as f:
-        return {f"case={r['case']} block_size={r['block_size']}": r["kernel"] for r in csv.DictReader(f)}
-
-
-aa = sorted(int(n) for n in os.listdir(os.path.join(data, "aa")) if n.isdigit())
+aa = nights.aa()
 print("# Regression rule study (gpuexp nightly on an H200)\n")
 print(f"Data: `{data}`; {len(aa)} A/A nights of `experiments/nightly` (12 points each), each a separate "
       "`gpuexp nightly` process; injected nights make one kernel do P% more work (GPUEXP_INJECT).\n")
@@ -78,7 +66,7 @@ if os.path.exists(exits_path):
         if w[0] == "inject":
             exits[f"{w[1]}_{w[2]}"] = w[4]
 last = aa[-BASELINE:]
-for name in sorted(os.listdir(os.path.join(data, "inject")), key=lambda s: (s.rsplit("_", 1)[0], int(s.rsplit("_", 1)[1]))):
+for name in nights.injected():
     kernel, pct = name.rsplit("_", 1)
     new = night(f"inject/{name}")
     kernels = kernel_of(new)

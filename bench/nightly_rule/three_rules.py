@@ -6,38 +6,19 @@ on the H200 nights bench/nightly_rule/collect.sh recorded (their samples files i
     tar xzf bench/nightly_rule/h200/nightly_data.tgz -C /tmp
     python3 bench/nightly_rule/three_rules.py /tmp/nr [path/to/gpuexp] > bench/nightly_rule/THREE_RULES.md
 """
-import csv
-import json
-import os
-import subprocess
 import sys
 
-data = sys.argv[1]
-gpuexp = sys.argv[2] if len(sys.argv) > 2 else "./build/gpuexp"
+from nights import Nights
+
+nights = Nights(sys.argv)
 BASELINE = 5
 RULES = [("gpuexp", ["--rule", "gpuexp"], "last 5 nights"), ("nvbench", ["--rule", "nvbench"], "last night"),
          ("mannwhitney", ["--rule", "mannwhitney"], "last night's samples, 2% floor"),
          ("p < 0.05 alone", ["--rule", "mannwhitney", "--threshold", "0"], "last night's samples, no floor")]
+night, kernel_of, compare = nights.night, nights.kernel_of, nights.compare
 
-
-def night(path):
-    return os.path.join(data, path, "kernels.csv")
-
-
-def compare(bases, new, flags):
-    out = subprocess.run([gpuexp, "compare", "--json"] + flags + bases + [new], capture_output=True, text=True)
-    if out.returncode not in (0, 1):
-        sys.exit(f"gpuexp compare failed ({out.returncode}): {out.stderr}")
-    return json.loads(out.stdout)["points"]
-
-
-def kernel_of(path):
-    with open(path) as f:
-        return {f"case={r['case']} block_size={r['block_size']}": r["kernel"] for r in csv.DictReader(f)}
-
-
-aa = sorted(int(n) for n in os.listdir(os.path.join(data, "aa")) if n.isdigit())
-injected = sorted(os.listdir(os.path.join(data, "inject")), key=lambda s: (s.rsplit("_", 1)[0], int(s.rsplit("_", 1)[1])))
+aa = nights.aa()
+injected = nights.injected()
 false_aa = {name: 0 for name, _, _ in RULES}
 aa_points = 0
 for n in aa[1:]:

@@ -1,18 +1,36 @@
 -- Every command of gpuexp, its options, its exit codes and the environment variables it reads, in
--- one table. main.c dispatches from it (l_catalog.c), and every --help text, `gpuexp help`, the man
--- page, the bash completion and docs/reference/cli.md (`gpuexp help --reference`) are rendered from
--- it; tests/lua/test_catalog.lua checks the parsers against it. Plain data: loading it needs
+-- one table. main.c dispatches from it (l_catalog.c); every command's options are parsed from it
+-- (lua/gpuexp/engine/args.lua, which main.c's run command reads through l_catalog.c too); every
+-- --help text, `gpuexp help`, the man page, the bash completion and docs/reference/cli.md
+-- (`gpuexp help --reference`) are rendered from it (catalog_text.lua). Plain data: loading it needs
 -- nothing but Lua.
 --
 -- The shape (keep it; add to it):
 --   M.EXIT                 exit code names -> numbers (C has the same in src/cli/gx_cli.h)
 --   M.commands[i]          {name =, summary =, usage =, about =, after =, options = {...}, exits = {...},
+--                           arguments = "script" when the first argument that is not an option is a
+--                           script (history: its subcommand) and the rest are its arguments (else
+--                           options and arguments mix),
 --                           and how it runs: module = "gpuexp.commands.x" (Lua main(args)),
 --                           native = true (C, src/cli/), or run_option = "--x" (an alias of a run option)}
---   options[j]             {"-o, --out PATH", "help text", field =, default =}: the flags and the
---                           argument's name, the help; field = the gpuexp.run_options key a run option
---                           sets (main.c parses such options from here, l_catalog_option), default =
---                           the value used when it is not given (shown in the help and the reference)
+--   options[j]             ONE entry per option, all there is to know of it:
+--     [1]                  "-o, --out PATH": the flags, then the argument's name (none: a flag)
+--     [2]                  the help text
+--     field =              the key it sets in the parsed table (default: the long flag's name, "_" for
+--                          "-": --max-evals -> max_evals); a run option's is its gpuexp.run_options key
+--     type =               the argument's type: "string" (the default), "number", "integer" (with
+--                          min =, max =, above = bounds), "seconds" (>= 0, 0: no limit), "choice"
+--                          (choices = {...}), "list" (A,B -> {"A", "B"}), "timeout", "shard", "only"
+--                          (a run's, engine/options.lua) or a command's own (the parser is given it)
+--     what =               the value in words for the messages ("a GPU number": "--device needs a GPU
+--                          number", "--device takes a GPU number, got 'x'"); default from the type
+--     value =              what a flag sets (default true): --no-confirm sets confirm = false
+--     default =            the field's value when the option is not given (help and reference show it)
+--     repeatable = true    the field is the list of every value given (else the last one counts)
+--     pass = true          handed on, as typed, to the runs the command starts (args.passed)
+--     subcommand =, options = a line of a command with subcommands (gpuexp history): the subcommand it
+--                          is (also = a second one sharing the line) and that subcommand's own entries,
+--                          which args.subcommand gives with the command's (--history) beside them
 --   exits[j]               {code, "what it means for this command"}
 --   M.environment[i]       {name =, text =, read_by =}: every environment variable gpuexp reads
 local M = {}
@@ -49,25 +67,26 @@ M.commands = {
     about = "Runs a Lua experiment script: compile kernels, launch, time, sweep, write CSV. A shipped\n" ..
       "experiment runs by name from any folder: gpuexp occupancy_sweep. `gpuexp help` lists the commands.",
     options = {
-      {"-d, --device N", "use GPU N (default 0)"},
+      {"-d, --device N", "use GPU N (default 0)", type = "integer", min = 0, max = 1024, what = "a GPU number"},
       {"-o, --out PATH", "where the script's CSV goes: a .csv in a folder that exists (scripts read it\n" ..
-        "as gpuexp.out; X.meta.json and X.samples.csv go beside it)"},
+        "as gpuexp.out; X.meta.json and X.samples.csv go beside it)", what = "a path"},
       {"-q, --quiet", "no progress line", field = "quiet"},
       {"-a, --arch ARCH", "offline plan for ARCH (e.g. sm_86), no GPU used: kernels compiled for it,\n" ..
-        "occupancy from the model, timing columns left empty"},
+        "occupancy from the model, timing columns left empty", field = "plan_arch",
+        what = "an architecture such as sm_86"},
       {"--no-plan", "with no GPU, fail (exit 3) instead of showing the plan for sm_90", field = "no_plan"},
       {"--point-timeout S", "end a sweep point after S seconds: row status 'timeout' (default 300;\n" ..
-        "0 = no limit; a sweep's timeout_s wins)", field = "point_timeout", default = "300"},
+        "0 = no limit; a sweep's timeout_s wins)", field = "point_timeout", type = "timeout", default = 300},
       {"--resume", "finish an interrupted run: only the points with no row run", field = "resume"},
       {"--allow-changed", "resume even though the script, its kernels or its axes changed", field = "allow_changed"},
       {"--devices LIST", "one worker per GPU (0,1,3 or all), points handed out as workers free up", field = "devices"},
       {"--allow-mixed", "let --devices mix GPU models", field = "allow_mixed"},
       {"--shard I/N", "run the I-th (0-based) of N static shares of every sweep's points\n" ..
-        "(default from SLURM_ARRAY_TASK_ID/_MIN/_STEP/_COUNT); gpuexp merge joins them", field = "shard"},
-      {"--only 'A=V,B=W;A=X'", "run only the points with these axis values (';' between alternatives)", field = "only"},
+        "(default from SLURM_ARRAY_TASK_ID/_MIN/_STEP/_COUNT); gpuexp merge joins them", field = "shard", type = "shard"},
+      {"--only 'A=V,B=W;A=X'", "run only the points with these axis values (';' between alternatives)", field = "only", type = "only"},
       {"--trace FILE.json", "a timeline of kernels, copies, synchronizations and driver calls (CUPTI),\n" ..
         "as Chrome trace events for Perfetto (ui.perfetto.dev) or chrome://tracing", field = "trace"},
-      {"--inline", "no worker process: the script runs in this process (debuggers)"},
+      {"--inline", "no worker process: the script runs in this process (debuggers)", field = "inline"},
       {"--diagnose", "diagnose every timed launch with counters (gpuexp diagnose --help)", field = "diagnose"},
       {"--counters", "a row's counters: instructions and active lanes per instruction, DRAM and L2 bytes,\n" ..
         "L2 and L1 hit rates, sectors per global load and store, shared wavefronts per request, tensor\n" ..
@@ -80,7 +99,7 @@ M.commands = {
         "temperature_c and the throttle reasons seen; columns of every sweep (telemetry_note: why not)",
         field = "telemetry"},
       {"--history PATH", "record the run (facts, rows, samples) in this SQLite history file", field = "history"},
-      {"--record", "the same, in the default file (gpuexp history --help says where)"},
+      {"--record", "the same, in the default file (gpuexp history --help says where)", field = "history", value = ""},
       {"--night ID", "record the run as part of gpuexp nightly's night ID (set by gpuexp nightly,\n" ..
         "with --night-kind nightly|confirm, --night-suite NAME and --night-experiment NAME)", field = "night"},
       {"--night-kind KIND", "nightly (the night's measurement) or confirm (a re-measure of suspects)", field = "night_kind"},
@@ -89,6 +108,7 @@ M.commands = {
       {"-h, --help", "this text"},
       {"-V, --version", "the versions of gpuexp, Lua, SQLite and the CUDA pieces found"},
     },
+    arguments = "script",
     after = "Unattended runs: the script runs in a worker process that this one supervises; a point that\n" ..
       "crashes or hangs becomes a row, the next point runs in a fresh worker.",
     exits = run_exits},
@@ -119,7 +139,7 @@ M.commands = {
     about = "Every GPU's facts: name, UUID, PCI bus id, compute capability, SMs, clocks, memory and L2,\n" ..
       "shared memory and register limits, derived peak DRAM bandwidth and FP32 rate, and the\n" ..
       "driver, CUDA and NVRTC versions.",
-    options = {{"-d, --device N", "one GPU only"}, {"-h, --help", "this text"}},
+    options = {{"-d, --device N", "one GPU only", type = "integer", min = 0}, {"-h, --help", "this text"}},
     exits = {{0, "ok"}, {2, "usage"}, {3, "no driver or no GPU"}}},
   {name = "occupancy", native = true, summary = "theoretical occupancy for any architecture, no GPU needed",
     usage = "gpuexp occupancy --arch ARCH --block N [--registers N] [--shared BYTES] [--barriers N]\n" ..
@@ -149,7 +169,7 @@ M.commands = {
       {"--check NAME...", "validity, unit and replay passes of metrics and presets"},
       {"--chips", "the chips this CUPTI knows"},
       {"--chip NAME", "a chip by name (no GPU)"},
-      {"--device N", "the chip of GPU N"},
+      {"--device N", "the chip of GPU N", type = "integer", min = 0},
       {"-h, --help", "this text"},
     },
     exits = {{0, "ok"}, {1, "a metric checked is not valid"}, {2, "usage"}, {3, "no GPU, or CUPTI missing"}}},
@@ -173,8 +193,8 @@ M.commands = {
       {"-o, --out FILE", "the image (.png or .svg)"}, {"--logx", "logarithmic x"}, {"--logy", "logarithmic y"},
       {"--title T", "the title"}, {"--roofline", "a roofline instead of lines"},
       {"--flops COL", "the FLOP column (roofline)"}, {"--bytes COL", "the byte column (roofline)"},
-      {"--time-ms COL", "the time column (roofline)"}, {"--peak-gflops G", "the compute roof"},
-      {"--peak-gbps B", "the memory roof"}, {"-h, --help", "this text"},
+      {"--time-ms COL", "the time column (roofline)"}, {"--peak-gflops G", "the compute roof", type = "number", above = 0},
+      {"--peak-gbps B", "the memory roof", type = "number", above = 0}, {"-h, --help", "this text"},
     },
     exits = {{0, "ok"}, {2, "usage"}, {3, "gnuplot failed"}, {7, "the image could not be written"}}},
   {name = "merge", module = "gpuexp.commands.merge", summary = "join the shards of a sweep",
@@ -212,14 +232,17 @@ M.commands = {
       {"--metric COL[:lower|:higher]", "column to judge (repeatable); default the time column (median_ms,\n" ..
         "else the first *_ms column). Which way is better is known for\n" ..
         "*_ms/*_us/*_s/time (lower) and gbps/gflops/*_per_s (higher); say it\n" ..
-        "for other columns"},
-      {"--threshold PCT", "the smallest change ever called a regression (default 2)"},
-      {"--rule gpuexp|nvbench|mannwhitney", "(default gpuexp)"},
-      {"--markdown", "Markdown instead of an aligned table"},
-      {"--json", "JSON"},
-      {"--junit", "JUnit XML (a test case per point and metric)"},
+        "for other columns", type = "metric", repeatable = true},
+      {"--threshold PCT", "the smallest change ever called a regression (default 2)", type = "number", min = 0,
+        what = "a percentage >= 0"},
+      {"--rule gpuexp|nvbench|mannwhitney", "(default gpuexp)", type = "choice",
+        choices = {"gpuexp", "nvbench", "mannwhitney"}, default = "gpuexp"},
+      {"--markdown", "Markdown instead of an aligned table", field = "format", value = "markdown"},
+      {"--json", "JSON", field = "format", value = "json"},
+      {"--junit", "JUnit XML (a test case per point and metric)", field = "format", value = "junit"},
       {"-o, --output FILE", "write the output there instead of stdout"},
-      {"--axes A,B", "the axis columns, for CSVs with no .meta.json"},
+      {"--axes A,B", "the axis columns, for CSVs with no .meta.json", type = "list",
+        what = "at least one column name (A,B)"},
       {"--allow-different-gpu", "compare runs from different GPU models, drivers or clocks (warns)"},
       {"-h, --help", "this text"},
     },
@@ -237,24 +260,35 @@ M.commands = {
     options_title = "commands",
     options = {
       {"list [--experiment NAME] [--limit N]", "the recorded runs, newest first, each nightly run with its\n" ..
-        "regression states (open, fixed, accepted)"},
-      {"show RUN", "one run: its facts and rows (and a night's regression states)"},
-      {"export RUN [-o, --output FILE.csv]", "the run's rows as CSV, as written (plus FILE.samples.csv)"},
-      {"record FILE.csv... [--kind nightly]", "add runs written earlier (their .meta.json beside them)"},
-      {"exclude RUN... | include RUN...", "keep a run out of nightly baselines (a known bad night), or back"},
+        "regression states (open, fixed, accepted)", subcommand = "list", options = {{"--experiment NAME", ""},
+          {"--limit N", "", type = "integer", min = 1, default = 30, what = "a whole number of runs >= 1"}}},
+      {"show RUN", "one run: its facts and rows (and a night's regression states)", subcommand = "show"},
+      {"export RUN [-o, --output FILE.csv]", "the run's rows as CSV, as written (plus FILE.samples.csv)",
+        subcommand = "export", options = {{"-o, --output FILE.csv", ""}}},
+      {"record FILE.csv... [--kind nightly]", "add runs written earlier (their .meta.json beside them)",
+        subcommand = "record", options = {{"--kind nightly", "", type = "choice", choices = {"run", "nightly"},
+          default = "run"}}},
+      {"exclude RUN... | include RUN...", "keep a run out of nightly baselines (a known bad night), or back",
+        subcommand = "exclude", also = "include"},
       {"accept RUN [--point 'A=V,B=W'] [--note TEXT]", "the level of a nightly run's points (or of this point) is intended:\n" ..
         "an open regression there is closed as accepted, and that level is the baseline from\n" ..
-        "then on (docs/explanation/regression-state.md)"},
-      {"unaccept RUN [--point 'A=V,B=W']", "take an acceptance back (the regression is open again)"},
-      {"prune --keep N", "keep the newest N runs of each experiment, sweep and GPU"},
-      {"prune --run RUN...", "delete these runs"},
+        "then on (docs/explanation/regression-state.md)", subcommand = "accept",
+        options = {{"--point 'A=V,B=W'", ""}, {"--note TEXT", ""}}},
+      {"unaccept RUN [--point 'A=V,B=W']", "take an acceptance back (the regression is open again)",
+        subcommand = "unaccept", options = {{"--point 'A=V,B=W'", ""}}},
+      {"prune --keep N", "keep the newest N runs of each experiment, sweep and GPU", subcommand = "prune",
+        options = {{"--keep N", "", type = "integer", min = 1, what = "a whole number of runs >= 1"},
+          {"--run", "", field = "runs"}}},
+      {"prune --run RUN...", "delete these runs", subcommand = "prune"},
       {"site DIR [--limit N]", "the history as static HTML: the latest verdicts, and per series a trend chart\n" ..
-        "of every point across its last N nights (default 60), regressions marked"},
+        "of every point across its last N nights (default 60), regressions marked", subcommand = "site",
+        options = {{"--limit N", "", type = "integer", min = 2, default = 60, what = "a whole number of nights >= 2"}}},
       {"merge OUT.db IN.db...", "join other hosts' histories into OUT.db by the runs' identities: merging one\n" ..
-        "again adds nothing; baselines stay per GPU model and driver"},
+        "again adds nothing; baselines stay per GPU model and driver", subcommand = "merge"},
       {"--history PATH", "the history file"},
       {"-h, --help", "this text"},
     },
+    arguments = "script", -- the subcommand, with its words and options
     after = "The history file: --history PATH, else $GPUEXP_HISTORY, else $XDG_DATA_HOME/gpuexp/history.sqlite\n" ..
       "(~/.local/share/gpuexp/history.sqlite). `gpuexp --history PATH SCRIPT.lua` (or --record, for the\n" ..
       "default file) records a run; `gpuexp nightly` records every night.",
@@ -284,20 +318,22 @@ M.commands = {
       {"--history PATH", "the history file (default: gpuexp history --help says where)"},
       {"-o, --out DIR", "the night's CSVs and report (default ./gpuexp-nightly/<UTC time>-<the night's tag>)"},
       {"--baseline N", "baseline runs (default 5; fewer on the first nights: with fewer than 3 the\n" ..
-        "rule uses the within-run noise)"},
-      {"--threshold PCT", "the smallest change called a regression (default 2)"},
-      {"--no-confirm", "do not re-measure suspects"},
-      {"--no-counters", "do not collect counters (a regression is then not explained)"},
+        "rule uses the within-run noise)", type = "integer", min = 1, what = "a number of runs >= 1"},
+      {"--threshold PCT", "the smallest change called a regression (default 2)", field = "floor_pct", type = "number",
+        min = 0, what = "a percentage >= 0"},
+      {"--no-confirm", "do not re-measure suspects", field = "confirm", value = false, default = true},
+      {"--no-counters", "do not collect counters (a regression is then not explained)", field = "counters",
+        value = false, default = true},
       {"--metric COL[:lower|higher]", "the column judged (default median_ms, else the first *_ms column);\n" ..
-        "median_cycles judges in cycles, which a clock that differs between nights does not move"},
+        "median_cycles judges in cycles, which a clock that differs between nights does not move", type = "metric"},
       {"--on-regression CMD", "when the night is not clean (exit 1, 5 or 6), run CMD REPORT.md through the\n" ..
         "shell, with GPUEXP_REPORT (the Markdown), GPUEXP_REPORT_HTML and\n" ..
         "GPUEXP_NIGHTLY_EXIT set; the GPU's lock is released first"},
       {"--on-regression-timeout S", "end the --on-regression command (its process group) after S seconds\n" ..
-        "(default 600; 0: no limit)"},
-      {"-d, --device N", "passed to each experiment"},
-      {"--devices LIST", "passed to each experiment"},
-      {"--point-timeout S", "passed to each experiment"},
+        "(default 600; 0: no limit)", field = "hook_timeout", type = "seconds"},
+      {"-d, --device N", "passed to each experiment", field = "devices", pass = true},
+      {"--devices LIST", "passed to each experiment", pass = true},
+      {"--point-timeout S", "passed to each experiment", type = "timeout", pass = true},
       {"-a, --arch ARCH", "offline plan: checks that the suite runs; measures nothing, and records and compares\n" ..
         "nothing unless --history names a file (its runs are marked plan and never join a GPU's baselines)"},
       {"-q, --quiet", "no progress lines from the experiments"},
@@ -323,20 +359,24 @@ M.commands = {
     options = {
       {"--good REV", "a commit where the point is fast"},
       {"--bad REV", "a later commit where it is slow"},
-      {"--run ID", "take the commits and the script from a regressed run of the history"},
+      {"--run ID", "take the commits and the script from a regressed run of the history", type = "integer",
+        what = "a run id (gpuexp history list)"},
       {"--history PATH", "the history of --run (default: gpuexp history --help says where)"},
       {"--point 'A=V,B=W'", "the point (with --run: the night's regressed point, when only one)"},
       {"--metric COL[:lower|:higher]", "the column judged (default median_ms)"},
       {"--build CMD", "run through the shell in each commit's worktree before measuring (its own process\n" ..
         "group, ended with bisect on Ctrl-C or SIGTERM)"},
-      {"--build-timeout S", "end a build after S seconds: that commit is skipped (default 3600; 0: no limit)"},
-      {"--threshold PCT", "the smallest change called slower (default 2)"},
-      {"-d, --device N", "passed to each measurement"},
-      {"-a, --arch ARCH", "passed to each measurement (an offline plan: for trying it out)"},
+      {"--build-timeout S", "end a build after S seconds: that commit is skipped (default 3600; 0: no limit)",
+        type = "seconds"},
+      {"--threshold PCT", "the smallest change called slower (default 2)", type = "number", above = 0,
+        what = "a percentage > 0"},
+      {"-d, --device N", "passed to each measurement", pass = true},
+      {"-a, --arch ARCH", "passed to each measurement (an offline plan: for trying it out)", pass = true},
       {"--point-timeout S", "each measurement is a supervised run: a point past S seconds is ended and its\n" ..
-        "commit skipped (default 300; 0: no limit)"},
+        "commit skipped (default 300; 0: no limit)", type = "seconds"},
       {"-h, --help", "this text"},
     },
+    arguments = "script",
     exits = {{0, "the first bad commit was found (printed with the path taken)"},
       {1, "the good commit gives no value for the point"}, {2, "usage"},
       {5, "no regression between good and bad (or the --run night is none), or the first bad commit is among\n" ..
@@ -355,22 +395,30 @@ M.commands = {
       "a tune that starts from them reports tuning drift when a stored winner left the tie set. The\n" ..
       "options below win over the script's. docs/tune.md has the method and the studies.",
     options = {
-      {"--strategy brute|random|racing|model", "the search (default: the script's, else model)"},
-      {"--seed N", "the search's seed (default 1)"},
+      {"--strategy brute|random|racing|model", "the search (default: the script's, else model)", type = "choice",
+        choices = {"brute", "random", "racing", "model"}},
+      {"--seed N", "the search's seed (default 1)", type = "integer", min = 0},
       {"--max-evals N", "full-measurement equivalents at most (default: every configuration for\n" ..
-        "brute, else a tenth of them, at least 20)"},
-      {"--budget-s S", "stop once the measurements took S seconds of GPU time"},
-      {"--tie-pct P", "configurations not shown more than P% worse than the best tie (default 1)"},
-      {"--start stored", "start from the history's stored winners of this tune (and check their drift)"},
-      {"-d, --device N", "passed to the run"}, {"-a, --arch ARCH", "passed to the run (an offline plan)"},
-      {"-o, --out PATH", "passed to the run: rounds go in PATH-stem.NAME.round-NNN.csv"},
-      {"-q, --quiet", "passed to the run"}, {"--resume", "passed to the run: finished rounds are replayed"},
-      {"--allow-changed", "passed to the run"}, {"--history PATH", "passed to the run: rounds and winners recorded"},
-      {"--record", "passed to the run"}, {"--point-timeout S", "passed to the run"},
-      {"--shard I/N", "passed to the run (brute and random only)"}, {"--devices LIST", "passed to the run"},
-      {"--inline", "passed to the run"}, {"--no-plan", "passed to the run"},
+        "brute, else a tenth of them, at least 20)", type = "number", above = 0},
+      {"--budget-s S", "stop once the measurements took S seconds of GPU time", type = "number", above = 0},
+      {"--tie-pct P", "configurations not shown more than P% worse than the best tie (default 1)", type = "number",
+        min = 0},
+      {"--start stored", "start from the history's stored winners of this tune (and check their drift)",
+        type = "choice", choices = {"stored"}, what = "'stored' (the history's winners)"},
+      {"-d, --device N", "passed to the run", pass = true},
+      {"-a, --arch ARCH", "passed to the run (an offline plan)", pass = true},
+      {"-o, --out PATH", "passed to the run: rounds go in PATH-stem.NAME.round-NNN.csv", pass = true},
+      {"-q, --quiet", "passed to the run", pass = true},
+      {"--resume", "passed to the run: finished rounds are replayed", pass = true},
+      {"--allow-changed", "passed to the run", pass = true},
+      {"--history PATH", "passed to the run: rounds and winners recorded", pass = true},
+      {"--record", "passed to the run", pass = true}, {"--point-timeout S", "passed to the run", pass = true},
+      {"--shard I/N", "passed to the run (brute and random only)", pass = true},
+      {"--devices LIST", "passed to the run", pass = true},
+      {"--inline", "passed to the run", pass = true}, {"--no-plan", "passed to the run", pass = true},
       {"-h, --help", "this text"},
     },
+    arguments = "script",
     exits = {{0, "the tie set was printed"}, {1, "the script failed, or no configuration gave a value"},
       {2, "usage"}, {3, "GPU or driver"}, {4, "a kernel did not compile"},
       {5, "finished, but configurations crashed or timed out (their rows say so; they were skipped)"},
@@ -393,17 +441,21 @@ M.commands = {
       {"--b-binary FILE", "v.binary of B"},
       {"--a-source FILE", "v.source of A (a kernel source the script compiles)"}, {"--b-source FILE", "v.source of B"},
       {"--a-options 'OPTS'", "v.options of A (compile options, split at spaces)"}, {"--b-options 'OPTS'", "v.options of B"},
-      {"--a-define K=V", "v.defines.K of A (repeatable)"}, {"--b-define K=V", "v.defines.K of B (repeatable)"},
-      {"--mde PCT", "the minimum detectable effect to reach (default 1)"},
-      {"--budget-s S", "stop after S seconds whatever was reached (default 30)"},
-      {"--seed N", "the block order's seed (default 1)"},
-      {"--threshold PCT", "a change smaller than this is never called (default 0)"},
-      {"--markdown", "Markdown (a pull-request comment)"}, {"--json", "JSON"}, {"--junit", "JUnit XML"},
+      {"--a-define K=V", "v.defines.K of A (repeatable)", type = "define", repeatable = true},
+      {"--b-define K=V", "v.defines.K of B (repeatable)", type = "define", repeatable = true},
+      {"--mde PCT", "the minimum detectable effect to reach (default 1)", type = "number", above = 0},
+      {"--budget-s S", "stop after S seconds whatever was reached (default 30)", type = "number", above = 0},
+      {"--seed N", "the block order's seed (default 1)", type = "integer", min = 0},
+      {"--threshold PCT", "a change smaller than this is never called (default 0)", type = "number", min = 0},
+      {"--markdown", "Markdown (a pull-request comment)", field = "format", value = "markdown"},
+      {"--json", "JSON", field = "format", value = "json"}, {"--junit", "JUnit XML", field = "format", value = "junit"},
       {"-o, --output FILE", "write the verdict there instead of stdout"},
-      {"-d, --device N", "the GPU"}, {"-a, --arch ARCH", "an offline plan: both variants built and checked"},
-      {"--no-plan", "with no GPU, no offline plan (as gpuexp --no-plan)"},
+      {"-d, --device N", "the GPU", pass = true},
+      {"-a, --arch ARCH", "an offline plan: both variants built and checked", pass = true},
+      {"--no-plan", "with no GPU, no offline plan (as gpuexp --no-plan)", pass = true},
       {"-h, --help", "this text"},
     },
+    arguments = "script",
     exits = {{0, "B is not slower (same or faster), or an offline plan"}, {1, "B is slower than A (a regression), or the script failed or gave no\n" ..
         "verdict (never called gpuexp.ab), or a commit did not build"},
       {2, "usage or unreadable input"}, {3, "GPU or driver"}, {4, "a kernel did not compile"},
@@ -428,7 +480,7 @@ M.commands = {
       {"--experiments", "the shipped experiments, by the names gpuexp runs them"},
       {"--presets", "the metric presets: kernel:metrics{metrics = 'NAME', ...}, gpuexp.metrics{..., metrics = 'NAME'},\n" ..
         "gpuexp metrics --check NAME"},
-      {"--options COMMAND", "a command's options, one a line (for the completion)"},
+      {"--options COMMAND", "a command's options, one a line (for the completion)", what = "a command"},
       {"-h, --help", "this text"},
     },
     exits = {{0, "ok"}, {2, "unknown command"}}},
@@ -509,150 +561,12 @@ function M.options(name)
   return list
 end
 
--- A command's option that its parser reads generically (an entry with a field): the field it sets
--- and whether it takes a value (its flags name an argument: "--devices LIST"); nil when none.
-function M.option_field(command_name, flag)
-  local command = by_name[command_name]
-  for _, option in ipairs(command and command.options or {}) do
-    if option.field then
-      local takes, named = false, false
-      for word in option[1]:gsub(",", " "):gmatch("%S+") do
-        if word == flag then named = true elseif not word:match("^%-") then takes = true end
-      end
-      if named then return option.field, takes end
-    end
-  end
-  return nil
-end
-
--- "unknown option '--treshold' (did you mean '--threshold'?)": every command's refusal of an option
--- it does not take, with the likely one from its catalog entry.
-function M.unknown_option(command_name, flag)
-  local hint = gpuexp and gpuexp._did_you_mean and gpuexp._did_you_mean(flag, M.options(command_name)) or ""
-  return "unknown option '" .. flag .. "'" .. hint
-end
-
-local function indent(text, column)
-  return (text:gsub("\n", "\n" .. string.rep(" ", column)))
-end
-
--- A command's help text, as `gpuexp COMMAND --help` prints it.
-function M.help(name)
-  local command = by_name[name]
-  if not command then return nil end
-  local out = {"usage: " .. indent(command.usage, 7)}
-  if command.about then out[#out + 1] = command.about end
-  if command.options then
-    out[#out + 1] = ""
-    out[#out + 1] = (command.options_title or "options") .. ":"
-    local width = 0
-    for _, option in ipairs(command.options) do width = math.max(width, #option[1]) end
-    width = math.min(width, 30)
-    for _, option in ipairs(command.options) do
-      local flags = option[1]
-      if option.default and not option[2]:find("default", 1, true) then
-        option = {flags, option[2] .. " (default " .. option.default .. ")"}
-      end
-      if #flags > width then
-        out[#out + 1] = "  " .. flags
-        out[#out + 1] = string.rep(" ", width + 4) .. indent(option[2], width + 4)
-      else
-        out[#out + 1] = string.format("  %-" .. width .. "s  %s", flags, indent(option[2], width + 4))
-      end
-    end
-  end
-  if command.after then
-    out[#out + 1] = ""
-    out[#out + 1] = command.after
-  end
-  out[#out + 1] = ""
-  out[#out + 1] = "exit codes:"
-  for _, exit in ipairs(command.exits) do
-    out[#out + 1] = string.format("  %-4d %s", exit[1], indent(exit[2], 7))
-  end
-  return table.concat(out, "\n") .. "\n"
-end
-
-local function markdown_cell(text)
-  return (text:gsub("\n%s*", " "):gsub("|", "\\|"))
-end
-
--- docs/reference/cli.md: every command, option, default, exit code and environment variable, in
--- Markdown (`gpuexp help --reference`; a test keeps the committed file equal to it).
-function M.reference()
-  local out = {"# Command-line reference", "",
-    "<!-- Generated by `gpuexp help --reference` from lua/gpuexp/catalog.lua: do not edit by hand. -->", "",
-    "```text", M.summary():gsub("\n$", ""), "```", "", "Commands: "}
-  local links = {}
-  for i, command in ipairs(M.commands) do links[i] = string.format("[%s](#gpuexp-%s)", command.name, command.name) end
-  out[#out] = out[#out] .. table.concat(links, ", ") .. ". Also: [exit codes](#exit-codes), " ..
-    "[environment variables](#environment-variables)."
-  for _, command in ipairs(M.commands) do
-    out[#out + 1] = ""
-    out[#out + 1] = "## gpuexp " .. command.name
-    out[#out + 1] = ""
-    out[#out + 1] = command.summary:sub(1, 1):upper() .. command.summary:sub(2) .. "."
-    out[#out + 1] = ""
-    out[#out + 1] = "```text"
-    out[#out + 1] = command.usage
-    out[#out + 1] = "```"
-    if command.about then
-      out[#out + 1] = ""
-      out[#out + 1] = command.about
-    end
-    if command.options then
-      out[#out + 1] = ""
-      out[#out + 1] = string.format("| %s | default | what it does |", command.options_title or "option")
-      out[#out + 1] = "| --- | --- | --- |"
-      for _, option in ipairs(command.options) do
-        local default = option.default or option[2]:match("%(default ([^;)]+)") or ""
-        out[#out + 1] = string.format("| `%s` | %s | %s |", markdown_cell(option[1]), markdown_cell(default),
-          markdown_cell(option[2]))
-      end
-    end
-    if command.after then
-      out[#out + 1] = ""
-      out[#out + 1] = command.after
-    end
-    out[#out + 1] = ""
-    out[#out + 1] = "| exit | meaning |"
-    out[#out + 1] = "| --- | --- |"
-    for _, exit in ipairs(command.exits) do
-      out[#out + 1] = string.format("| %d | %s |", exit[1], markdown_cell(exit[2]))
-    end
-  end
-  out[#out + 1] = ""
-  out[#out + 1] = "## Exit codes"
-  out[#out + 1] = ""
-  out[#out + 1] = "One meaning each across commands (each command's table above says what it means there)."
-  out[#out + 1] = ""
-  out[#out + 1] = "| code | name |"
-  out[#out + 1] = "| --- | --- |"
-  local codes = {}
-  for name, code in pairs(M.EXIT) do codes[#codes + 1] = {code, name} end
-  table.sort(codes, function(a, b) return a[1] < b[1] end)
-  for _, entry in ipairs(codes) do out[#out + 1] = string.format("| %d | %s |", entry[1], entry[2]:lower()) end
-  out[#out + 1] = ""
-  out[#out + 1] = "## Environment variables"
-  out[#out + 1] = ""
-  out[#out + 1] = "| variable | read by | what it does |"
-  out[#out + 1] = "| --- | --- | --- |"
-  for _, variable in ipairs(M.environment) do
-    out[#out + 1] = string.format("| `%s` | %s | %s |", variable.name, variable.read_by, markdown_cell(variable.text))
-  end
-  return table.concat(out, "\n") .. "\n"
-end
-
--- The list of commands with their summaries, as `gpuexp help` prints it.
-function M.summary()
-  local out = {"usage: gpuexp [options] SCRIPT.lua [script arguments...]", "       gpuexp COMMAND [options]", "",
-    "commands:"}
-  for _, command in ipairs(M.commands) do
-    out[#out + 1] = string.format("  %-10s %s", command.name, command.summary)
-  end
-  out[#out + 1] = ""
-  out[#out + 1] = "gpuexp help COMMAND (or gpuexp COMMAND --help) prints a command's options and exit codes."
-  return table.concat(out, "\n") .. "\n"
-end
+-- The texts rendered from these entries (catalog_text.lua): a command's help text, as `gpuexp
+-- COMMAND --help` prints it (nil for no such command); the list of commands with their summaries,
+-- as `gpuexp help` prints it; docs/reference/cli.md (`gpuexp help --reference`).
+local text = require("gpuexp.catalog_text")
+function M.help(name) return text.help(M, name) end
+function M.summary() return text.summary(M) end
+function M.reference() return text.reference(M) end
 
 return M

@@ -12,16 +12,43 @@
 #include "l_catalog.h"
 #include "l_gpuexp.h"
 
-/* Pushes the catalog module's field (a function) in a new state; NULL when it cannot be read. */
-static lua_State *catalog_function(const char *field)
+/* gpuexp._did_you_mean(word, names) -> " (did you mean 'x'?)" naming the names closest to word
+   (up to 3, only plausible ones), or "": every suggestion of the Lua side, with gx_suggest (the
+   catalog's state has it too, for engine/args.lua's refusals). */
+int l_catalog_suggest(lua_State *L)
+{
+    const char *word = luaL_checkstring(L, 1);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    const char *names[512];
+    size_t count = 0;
+    lua_Integer n = luaL_len(L, 2);
+    for (lua_Integer i = 1; i <= n && count < sizeof names / sizeof names[0]; i++) {
+        lua_rawgeti(L, 2, i);
+        if (lua_type(L, -1) == LUA_TSTRING)
+            names[count++] = lua_tostring(L, -1); /* kept alive by the table */
+        lua_pop(L, 1);
+    }
+    char hint[1024];
+    gx_did_you_mean(word, names, count, hint, sizeof hint);
+    lua_pushstring(L, hint);
+    return 1;
+}
+
+/* Pushes a field (a function) of the catalog module, or of its parser (engine/args.lua), in a new
+   state that has gpuexp._did_you_mean; NULL when it cannot be read. */
+static lua_State *module_function(const char *module, const char *field)
 {
     lua_State *L = luaL_newstate();
     if (!L)
         return NULL;
     luaL_openlibs(L);
     l_install_searcher(L);
+    lua_createtable(L, 0, 1);
+    lua_pushcfunction(L, l_catalog_suggest);
+    lua_setfield(L, -2, "_did_you_mean");
+    lua_setglobal(L, "gpuexp");
     lua_getglobal(L, "require");
-    lua_pushstring(L, "gpuexp.catalog");
+    lua_pushstring(L, module);
     int loaded = lua_pcall(L, 1, 1, 0) == LUA_OK;
     if (!loaded || lua_getfield(L, -1, field) != LUA_TFUNCTION) {
         fprintf(stderr, "gpuexp: the command catalog cannot be read: %s\n",
@@ -31,6 +58,8 @@ static lua_State *catalog_function(const char *field)
     }
     return L;
 }
+
+static lua_State *catalog_function(const char *field) { return module_function("gpuexp.catalog", field); }
 
 enum l_command_kind l_catalog_command(const char *name, char *detail, size_t size)
 {
@@ -101,18 +130,72 @@ void l_catalog_did_you_mean(const char *command, const char *word, char *out, si
     gx_did_you_mean(word, names, (size_t)count, out, size);
 }
 
-int l_catalog_option(const char *command, const char *flag, char *field, size_t size)
+/* One option given, from engine/args.lua's list: its field and value (as typed, in argv; a flag's
+   own text; or none, with on saying true or false). */
+static void read_given(lua_State *L, char **argv, struct l_parsed_option *option)
 {
-    lua_State *L = catalog_function("option_field");
-    if (!L)
-        return -1;
+    lua_getfield(L, -1, "field");
+    snprintf(option->field, sizeof option->field, "%s", lua_tostring(L, -1));
+    lua_getfield(L, -2, "index");
+    lua_getfield(L, -3, "value");
+    option->value = NULL;
+    option->on = 1;
+    if (lua_isinteger(L, -2)) {
+        option->value = argv[lua_tointeger(L, -2)];
+    } else if (lua_type(L, -1) == LUA_TSTRING) {
+        snprintf(option->text, sizeof option->text, "%s", lua_tostring(L, -1));
+        option->value = option->text;
+    } else {
+        option->on = lua_toboolean(L, -1);
+    }
+    lua_pop(L, 3);
+}
+
+int l_catalog_parse(const char *command, int argc, char **argv, struct l_parsed *parsed)
+{
+    parsed->count = 0;
+    parsed->script_index = argc;
+    parsed->error[0] = 0;
+    lua_State *L = module_function("gpuexp.engine.args", "parse");
+    if (!L) {
+        snprintf(parsed->error, sizeof parsed->error, "the command catalog cannot be read");
+        return -2;
+    }
     lua_pushstring(L, command);
-    lua_pushstring(L, flag);
-    int takes = -1;
-    if (lua_pcall(L, 2, 2, 0) == LUA_OK && lua_type(L, -2) == LUA_TSTRING) {
-        snprintf(field, size, "%s", lua_tostring(L, -2));
-        takes = lua_toboolean(L, -1);
+    lua_createtable(L, argc, 0);
+    for (int i = 1; i < argc; i++) {
+        lua_pushstring(L, argv[i]);
+        lua_rawseti(L, -2, i);
+    }
+    int status = lua_pcall(L, 2, 3, 0);
+    if (status != LUA_OK || !lua_istable(L, -3)) { /* a bug (the error) or a usage error (fields nil, why) */
+        const char *why = lua_tostring(L, status != LUA_OK ? -1 : -2);
+        snprintf(parsed->error, sizeof parsed->error, "%s", why ? why : "the command line cannot be parsed");
+        lua_close(L);
+        return status != LUA_OK ? -2 : -1;
+    }
+    if (lua_getfield(L, -3, "script_index") == LUA_TNUMBER)
+        parsed->script_index = (int)lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    int total = (int)luaL_len(L, -1);
+    if (total > L_PARSED_MAX) {
+        snprintf(parsed->error, sizeof parsed->error, "more than %d options given", L_PARSED_MAX);
+        lua_close(L);
+        return -1;
+    }
+    for (int i = 1; i <= total; i++) {
+        lua_rawgeti(L, -1, i);
+        read_given(L, argv, &parsed->given[parsed->count++]);
+        lua_pop(L, 1);
     }
     lua_close(L);
-    return takes;
+    return 0;
+}
+
+const struct l_parsed_option *l_parsed_find(const struct l_parsed *parsed, const char *field)
+{
+    for (int i = parsed->count - 1; i >= 0; i--)
+        if (strcmp(parsed->given[i].field, field) == 0)
+            return &parsed->given[i];
+    return NULL;
 }

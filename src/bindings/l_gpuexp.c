@@ -21,8 +21,8 @@
 #include "gx_cupti.h"
 #include "gx_db.h"
 #include "gx_paths.h"
-#include "gx_suggest.h"
 #include "l_util.h"
+#include "l_catalog.h"
 #include "l_gpuexp.h"
 
 int luaopen_cjson(lua_State *L); /* lua-cjson */
@@ -195,27 +195,6 @@ static int gpuexp_is_directory(lua_State *L)
     return 1;
 }
 
-/* gpuexp._did_you_mean(word, names) -> " (did you mean 'x'?)" naming the names closest to word
-   (up to 3, only plausible ones), or "": every suggestion of the Lua side, with gx_suggest. */
-static int gpuexp_did_you_mean(lua_State *L)
-{
-    const char *word = luaL_checkstring(L, 1);
-    luaL_checktype(L, 2, LUA_TTABLE);
-    const char *names[512];
-    size_t count = 0;
-    lua_Integer n = luaL_len(L, 2);
-    for (lua_Integer i = 1; i <= n && count < sizeof names / sizeof names[0]; i++) {
-        lua_rawgeti(L, 2, i);
-        if (lua_type(L, -1) == LUA_TSTRING)
-            names[count++] = lua_tostring(L, -1); /* kept alive by the table */
-        lua_pop(L, 1);
-    }
-    char hint[1024];
-    gx_did_you_mean(word, names, count, hint, sizeof hint);
-    lua_pushstring(L, hint);
-    return 1;
-}
-
 /* gpuexp.hostname() -> this machine's name */
 static int gpuexp_hostname(lua_State *L)
 {
@@ -260,7 +239,7 @@ void l_open_gpuexp(lua_State *L)
                                          {"cache_directory", gpuexp_cache_directory},
                                          {"_is_directory", gpuexp_is_directory}, {"_truncate", gpuexp_truncate},
                                          {"_realpath", gpuexp_realpath}, {"hostname", gpuexp_hostname},
-                                         {"_did_you_mean", gpuexp_did_you_mean},
+                                         {"_did_you_mean", l_catalog_suggest},
                                          {NULL, NULL}};
     luaL_setfuncs(L, functions, 0);
     l_open_files(L);

@@ -67,3 +67,15 @@ int gx_write_file_atomic(const char *path, const void *data, size_t size, gx_err
         return GX_OK;
     return error->kind = GX_ERR_SYSTEM; /* the cache and nvcc's sources: not a user's output */
 }
+
+int gx_is_file(const char *path)
+{
+    struct stat s;
+    return stat(path, &s) == 0 && S_ISREG(s.st_mode);
+}
+
+int gx_is_directory(const char *path)
+{
+    struct stat s;
+    return stat(path, &s) == 0 && S_ISDIR(s.st_mode);
+}

@@ -50,6 +50,8 @@ static char *read_first_with_suffix(const char *folder, const char *suffix, size
     return data;
 }
 
+enum { ARGV_CAPACITY = 600 }; /* arguments of an nvcc command line */
+
 static int push(char **argv, int *argc, int capacity, char *text)
 {
     if (!text || *argc + 1 >= capacity) {
@@ -143,23 +145,23 @@ static int lower_names(const gx_compile_request *request, char *const *base_argv
     free(text);
     if (status)
         return status;
-    enum { CAPACITY = 600 };
-    char *argv[CAPACITY] = {0};
+    char *argv[ARGV_CAPACITY] = {0};
     int argc = 0, built = 0;
     for (int i = 0; !built && i < base_argc; i++) { /* the same options, -ptx into names_ptx, the new file */
         const char *a = base_argv[i];
-        if (strcmp(a, "-cubin") == 0 || strcmp(a, "-ptx") == 0 || strcmp(a, "-Xptxas=-v") == 0 || strcmp(a, "--keep") == 0
-            || strncmp(a, "--keep-dir=", 11) == 0 || strcmp(a, source_file) == 0)
+        if (strcmp(a, "-cubin") == 0 || strcmp(a, "-ptx") == 0 || strcmp(a, "-Xptxas=-v") == 0 ||
+            strcmp(a, "--keep") == 0 || strncmp(a, "--keep-dir=", 11) == 0 || strcmp(a, source_file) == 0)
             continue;
         if (strcmp(a, "-o") == 0) {
             i++;
             continue;
         }
-        built = push(argv, &argc, CAPACITY, strdup(a));
+        built = push(argv, &argc, ARGV_CAPACITY, strdup(a));
     }
     if (!built)
-        built = push(argv, &argc, CAPACITY, strdup("-ptx")) || push(argv, &argc, CAPACITY, strdup("-o"))
-                || push(argv, &argc, CAPACITY, strdup(names_ptx)) || push(argv, &argc, CAPACITY, strdup(names_file));
+        built = push(argv, &argc, ARGV_CAPACITY, strdup("-ptx")) || push(argv, &argc, ARGV_CAPACITY, strdup("-o")) ||
+                push(argv, &argc, ARGV_CAPACITY, strdup(names_ptx)) ||
+                push(argv, &argc, ARGV_CAPACITY, strdup(names_file));
     int exit_code = 0;
     if (built)
         status = gx_fail(error, GX_ERR_USAGE, "nvcc: too many options");
@@ -210,9 +212,9 @@ static int lower_names(const gx_compile_request *request, char *const *base_argv
     return GX_OK;
 }
 
-int gx_nvcc_compile(const gx_compile_request *request, gx_compile_result *result, gx_error *error)
+/* Refuses the options that keep nvcc from writing the one cubin (or PTX) gpuexp reads. */
+static int check_options(const gx_compile_request *request, gx_error *error)
 {
-    memset(result, 0, sizeof *result);
     for (int i = 0; i < request->option_count; i++) {
         const char *refused = refused_option(request->options[i]);
         if (refused)
@@ -221,106 +223,152 @@ int gx_nvcc_compile(const gx_compile_request *request, gx_compile_result *result
                            "it; options that print, stop early, link or choose the output have no place there",
                            refused);
     }
-    const gx_toolkit *toolkit = gx_toolkit_get();
-    char nvcc[GX_TOOLKIT_PATH];
-    if (gx_toolkit_nvcc(toolkit, nvcc, sizeof nvcc, error))
-        return error->kind;
+    return GX_OK;
+}
+
+/* The compiler as the cache key names it: nvcc's path, size and time, so a changed toolkit
+   compiles again. */
+static void compiler_identity(const char *nvcc, char *out, size_t size)
+{
     struct stat nvcc_stat;
-    char compiler[GX_TOOLKIT_PATH + 64];
-    snprintf(compiler, sizeof compiler, "nvcc %s %lld %lld", nvcc,
-             stat(nvcc, &nvcc_stat) == 0 ? (long long)nvcc_stat.st_size : 0LL,
+    snprintf(out, size, "nvcc %s %lld %lld", nvcc, stat(nvcc, &nvcc_stat) == 0 ? (long long)nvcc_stat.st_size : 0LL,
              stat(nvcc, &nvcc_stat) == 0 ? (long long)nvcc_stat.st_mtime : 0LL);
+}
+
+/* One compile's files: a temporary folder of its own (in $TMPDIR) for the output, nvcc's log and
+   its kept files, and the source (the request's file, or the text written into the folder). */
+typedef struct nvcc_files {
+    char folder[2048], source[4096], output[4096], log[4096];
+    int ptx_only; /* a compute_XY architecture: PTX is the output */
+} nvcc_files;
+
+/* Makes the folder and places the source; on failure nothing is left behind. */
+static int prepare_files(const gx_compile_request *request, nvcc_files *files, gx_error *error)
+{
+    const char *tmp = getenv("TMPDIR");
+    if (snprintf(files->folder, sizeof files->folder, "%s/gpuexp-nvcc-XXXXXX", tmp && *tmp ? tmp : "/tmp") >=
+            (int)sizeof files->folder ||
+        !mkdtemp(files->folder))
+        return gx_fail(error, GX_ERR_SYSTEM, "nvcc: cannot make a temporary folder in %s: %m",
+                       tmp && *tmp ? tmp : "/tmp");
+    files->ptx_only = strncmp(request->arch, "compute_", 8) == 0;
+    snprintf(files->output, sizeof files->output, "%s/out.%s", files->folder, files->ptx_only ? "ptx" : "cubin");
+    snprintf(files->log, sizeof files->log, "%s/nvcc.log", files->folder);
+    if (request->source_path) {
+        snprintf(files->source, sizeof files->source, "%s", request->source_path);
+        return GX_OK;
+    }
+    const char *base = strrchr(request->source_name, '/');
+    base = base ? base + 1 : request->source_name;
+    size_t length = strlen(base);
+    int is_cu = length > 3 && strcmp(base + length - 3, ".cu") == 0;
+    if (snprintf(files->source, sizeof files->source, "%s/%s%s", files->folder, base, is_cu ? "" : ".cu") >=
+        (int)sizeof files->source)
+        snprintf(files->source, sizeof files->source, "%s/source.cu", files->folder);
+    if (gx_write_file_atomic(files->source, request->source, strlen(request->source), error)) {
+        remove_tree(files->folder);
+        return error->kind;
+    }
+    return GX_OK;
+}
+
+/* nvcc's command line: the output kind, the architecture, ptxas' report, the kept files, the
+   source's folder and the include folders, the request's options, the source. Nonzero when it
+   does not fit in ARGV_CAPACITY. */
+static int build_command(const gx_compile_request *request, const char *nvcc, const nvcc_files *files, char **argv,
+                         int *argc)
+{
+    int ptx_only = files->ptx_only;
+    int full =
+        push(argv, argc, ARGV_CAPACITY, strdup(nvcc)) ||
+        push(argv, argc, ARGV_CAPACITY, strdup(ptx_only ? "-ptx" : "-cubin")) ||
+        push(argv, argc, ARGV_CAPACITY, format("-arch=%s", request->arch)) ||
+        (!ptx_only && push(argv, argc, ARGV_CAPACITY, strdup("-Xptxas=-v"))) ||
+        push(argv, argc, ARGV_CAPACITY, strdup("--keep")) ||
+        push(argv, argc, ARGV_CAPACITY, format("--keep-dir=%s", files->folder)) ||
+        push(argv, argc, ARGV_CAPACITY, strdup("-o")) || push(argv, argc, ARGV_CAPACITY, strdup(files->output)) ||
+        (request->source_directory && push(argv, argc, ARGV_CAPACITY, format("-I%s", request->source_directory)));
+    for (int i = 0; !full && i < request->include_directory_count; i++)
+        full = push(argv, argc, ARGV_CAPACITY, format("-I%s", request->include_directories[i]));
+    for (int i = 0; !full && i < request->option_count; i++)
+        full = push(argv, argc, ARGV_CAPACITY, strdup(request->options[i]));
+    return full || push(argv, argc, ARGV_CAPACITY, strdup(files->source));
+}
+
+/* nvcc exited with a failure: its log, how it ended and the command (the start of it) that failed. */
+static int nvcc_failed(const gx_compile_request *request, const gx_compile_result *result, char *const *argv, int argc,
+                       int exit_code, gx_error *error)
+{
+    char command[1024] = "";
+    for (int i = 0; i < argc && strlen(command) + 2 < sizeof command; i++)
+        snprintf(command + strlen(command), sizeof command - strlen(command), "%s%s", i ? " " : "", argv[i]);
+    return gx_fail(error, GX_ERR_COMPILE, "nvcc failed (%s %d) for %s (arch %s):\n%s\ncommand: %s",
+                   exit_code < 128 ? "exit code" : "signal", exit_code < 128 ? exit_code : exit_code - 128,
+                   request->source_name, request->arch, result->log ? result->log : "", command);
+}
+
+/* What nvcc wrote into the result: the cubin and the PTX it kept, or the PTX alone (an empty cubin). */
+static int read_outputs(const nvcc_files *files, gx_compile_result *result, gx_error *error)
+{
+    size_t size = 0;
+    if (files->ptx_only) {
+        result->cubin = calloc(1, 1);
+        if (gx_read_file(files->output, &result->ptx, &size, error))
+            return error->kind;
+    } else {
+        if (gx_read_file(files->output, &result->cubin, &result->cubin_size, error))
+            return error->kind;
+        result->ptx = read_first_with_suffix(files->folder, ".ptx", &size);
+        if (!result->ptx)
+            result->ptx = strdup("");
+    }
+    result->lowered_names = strdup("");
+    if (!result->cubin || !result->ptx || !result->log || !result->lowered_names)
+        return gx_fail(error, GX_ERR_SYSTEM, "out of memory");
+    return GX_OK;
+}
+
+int gx_nvcc_compile(const gx_compile_request *request, gx_compile_result *result, gx_error *error)
+{
+    memset(result, 0, sizeof *result);
+    int status = check_options(request, error);
+    if (status)
+        return status;
+    char nvcc[GX_TOOLKIT_PATH];
+    if (gx_toolkit_nvcc(gx_toolkit_get(), nvcc, sizeof nvcc, error))
+        return error->kind;
+    char compiler[GX_TOOLKIT_PATH + 64];
+    compiler_identity(nvcc, compiler, sizeof compiler);
     gx_compile_keys(request, compiler, result->key, result->source_key);
     if (gx_compile_cache_load(request, result) == 0)
         return GX_OK;
 
     struct timespec start, end;
     clock_gettime(CLOCK_MONOTONIC, &start);
-    const char *tmp = getenv("TMPDIR");
-    char folder[2048];
-    if (snprintf(folder, sizeof folder, "%s/gpuexp-nvcc-XXXXXX", tmp && *tmp ? tmp : "/tmp") >= (int)sizeof folder
-        || !mkdtemp(folder))
-        return gx_fail(error, GX_ERR_SYSTEM, "nvcc: cannot make a temporary folder in %s: %m", tmp && *tmp ? tmp : "/tmp");
-    int ptx_only = strncmp(request->arch, "compute_", 8) == 0;
-    int status = GX_OK;
-    char source_file[4096], output[4096], log_file[4096];
-    snprintf(output, sizeof output, "%s/out.%s", folder, ptx_only ? "ptx" : "cubin");
-    snprintf(log_file, sizeof log_file, "%s/nvcc.log", folder);
-    if (request->source_path) {
-        snprintf(source_file, sizeof source_file, "%s", request->source_path);
-    } else {
-        const char *base = strrchr(request->source_name, '/');
-        base = base ? base + 1 : request->source_name;
-        size_t length = strlen(base);
-        int is_cu = length > 3 && strcmp(base + length - 3, ".cu") == 0;
-        if (snprintf(source_file, sizeof source_file, "%s/%s%s", folder, base, is_cu ? "" : ".cu") >= (int)sizeof source_file)
-            base = "source", snprintf(source_file, sizeof source_file, "%s/source.cu", folder);
-        if (gx_write_file_atomic(source_file, request->source, strlen(request->source), error)) {
-            remove_tree(folder);
-            return error->kind;
-        }
-    }
-
-    enum { CAPACITY = 600 };
-    char *argv[CAPACITY] = {0};
+    nvcc_files files;
+    if ((status = prepare_files(request, &files, error)) != GX_OK)
+        return status;
+    char *argv[ARGV_CAPACITY] = {0};
     int argc = 0;
-    int built = push(argv, &argc, CAPACITY, strdup(nvcc)) || push(argv, &argc, CAPACITY, strdup(ptx_only ? "-ptx" : "-cubin"))
-                || push(argv, &argc, CAPACITY, format("-arch=%s", request->arch))
-                || (!ptx_only && push(argv, &argc, CAPACITY, strdup("-Xptxas=-v")))
-                || push(argv, &argc, CAPACITY, strdup("--keep"))
-                || push(argv, &argc, CAPACITY, format("--keep-dir=%s", folder))
-                || push(argv, &argc, CAPACITY, strdup("-o")) || push(argv, &argc, CAPACITY, strdup(output))
-                || (request->source_directory && push(argv, &argc, CAPACITY, format("-I%s", request->source_directory)));
-    for (int i = 0; !built && i < request->include_directory_count; i++)
-        built = push(argv, &argc, CAPACITY, format("-I%s", request->include_directories[i]));
-    for (int i = 0; !built && i < request->option_count; i++)
-        built = push(argv, &argc, CAPACITY, strdup(request->options[i]));
-    if (!built)
-        built = push(argv, &argc, CAPACITY, strdup(source_file));
-    if (built) {
+    if (build_command(request, nvcc, &files, argv, &argc)) {
         status = gx_fail(error, GX_ERR_USAGE, "nvcc: too many options");
         goto done;
     }
-
     int exit_code = 0;
-    if ((status = run_nvcc(argv, log_file, &exit_code, error)) != GX_OK)
+    if ((status = run_nvcc(argv, files.log, &exit_code, error)) != GX_OK)
         goto done;
     size_t log_size = 0;
     gx_error ignored;
-    if (gx_read_file(log_file, &result->log, &log_size, &ignored))
+    if (gx_read_file(files.log, &result->log, &log_size, &ignored))
         result->log = strdup("");
     if (exit_code != 0) {
-        char command[1024] = "";
-        for (int i = 0; i < argc && strlen(command) + 2 < sizeof command; i++)
-            snprintf(command + strlen(command), sizeof command - strlen(command), "%s%s", i ? " " : "", argv[i]);
-        status = gx_fail(error, GX_ERR_COMPILE, "nvcc failed (%s %d) for %s (arch %s):\n%s\ncommand: %s",
-                         exit_code < 128 ? "exit code" : "signal", exit_code < 128 ? exit_code : exit_code - 128,
-                         request->source_name, request->arch, result->log ? result->log : "", command);
+        status = nvcc_failed(request, result, argv, argc, exit_code, error);
         goto done;
     }
-    size_t size = 0;
-    if (ptx_only) {
-        result->cubin = calloc(1, 1);
-        if (gx_read_file(output, &result->ptx, &size, error)) {
-            status = error->kind;
-            goto done;
-        }
-    } else {
-        if (gx_read_file(output, &result->cubin, &result->cubin_size, error)) {
-            status = error->kind;
-            goto done;
-        }
-        result->ptx = read_first_with_suffix(folder, ".ptx", &size);
-        if (!result->ptx)
-            result->ptx = strdup("");
-    }
-    result->lowered_names = strdup("");
-    if (!result->cubin || !result->ptx || !result->log || !result->lowered_names) {
-        status = gx_fail(error, GX_ERR_SYSTEM, "out of memory");
+    if ((status = read_outputs(&files, result, error)) != GX_OK)
         goto done;
-    }
-    if (request->name_expression_count
-        && (status = lower_names(request, argv, argc, folder, source_file, result, error)) != GX_OK)
+    if (request->name_expression_count &&
+        (status = lower_names(request, argv, argc, files.folder, files.source, result, error)) != GX_OK)
         goto done;
     clock_gettime(CLOCK_MONOTONIC, &end);
     result->compile_seconds = (double)(end.tv_sec - start.tv_sec) + (double)(end.tv_nsec - start.tv_nsec) * 1e-9;
@@ -328,7 +376,7 @@ int gx_nvcc_compile(const gx_compile_request *request, gx_compile_result *result
 done:
     for (int i = 0; i < argc; i++)
         free(argv[i]);
-    remove_tree(folder);
+    remove_tree(files.folder);
     if (status)
         gx_compile_result_free(result);
     return status;

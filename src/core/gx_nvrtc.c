@@ -113,6 +113,134 @@ static double now_seconds(void)
     return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
+/* A program of the request's source with its name expressions added (for their lowered names). */
+static int create_program(const gx_compile_request *request, nvrtcProgram *program, gx_error *error)
+{
+    nvrtcResult status = nvrtc.nvrtcCreateProgram(program, request->source, request->source_name, 0, NULL, NULL);
+    if (status != NVRTC_SUCCESS)
+        return nvrtc_fail(error, "nvrtcCreateProgram", status);
+    for (int i = 0; i < request->name_expression_count; i++) {
+        status = nvrtc.nvrtcAddNameExpression(*program, request->name_expressions[i]);
+        if (status != NVRTC_SUCCESS) {
+            nvrtc.nvrtcDestroyProgram(program);
+            return nvrtc_fail(error, "nvrtcAddNameExpression", status);
+        }
+    }
+    return GX_OK;
+}
+
+static int add_option(char **options, int *count, const char *format, const char *value)
+{
+    char *text;
+    if (asprintf(&text, format, value) < 0)
+        return -1;
+    options[(*count)++] = text;
+    return 0;
+}
+
+static void free_options(char **options, int count)
+{
+    for (int i = 0; i < count; i++)
+        free(options[i]);
+    free(options);
+}
+
+/* NVRTC's options: the architecture, ptxas' report, the source's folder, the request's include
+   folders, the toolkit's (after the user's: theirs win), the request's options. NULL when out of
+   memory. */
+static char **compile_options(const gx_compile_request *request, int *count)
+{
+    int capacity = request->option_count + request->include_directory_count + request->system_directory_count + 3;
+    char **options = calloc((size_t)capacity, sizeof *options);
+    if (!options)
+        return NULL;
+    int n = 0;
+    int failed = add_option(options, &n, "--gpu-architecture=%s", request->arch) ||
+                 add_option(options, &n, "%s", "--ptxas-options=-v") ||
+                 (request->source_directory && add_option(options, &n, "-I%s", request->source_directory));
+    for (int i = 0; !failed && i < request->include_directory_count; i++)
+        failed = add_option(options, &n, "-I%s", request->include_directories[i]);
+    for (int i = 0; !failed && i < request->system_directory_count; i++)
+        failed = add_option(options, &n, "-I%s", request->system_directories[i]);
+    for (int i = 0; !failed && i < request->option_count; i++)
+        failed = add_option(options, &n, "%s", request->options[i]);
+    if (failed) {
+        free_options(options, n);
+        return NULL;
+    }
+    *count = n;
+    return options;
+}
+
+/* Compiles the program; its log into result->log, and into the error when NVRTC refused it. */
+static int compile_program(nvrtcProgram program, const gx_compile_request *request, gx_compile_result *result,
+                           gx_error *error)
+{
+    int option_count = 0;
+    char **options = compile_options(request, &option_count);
+    if (!options)
+        return gx_fail(error, GX_ERR_SYSTEM, "out of memory");
+    nvrtcResult status = nvrtc.nvrtcCompileProgram(program, option_count, (const char *const *)options);
+    free_options(options, option_count);
+    size_t log_size = 0;
+    if (nvrtc.nvrtcGetProgramLogSize(program, &log_size) != NVRTC_SUCCESS)
+        log_size = 0;
+    result->log = calloc(1, log_size + 1);
+    if (result->log && log_size && nvrtc.nvrtcGetProgramLog(program, result->log) != NVRTC_SUCCESS)
+        result->log[0] = 0;
+    if (status != NVRTC_SUCCESS) {
+        nvrtc_fail(error, "nvrtcCompileProgram", status);
+        gx_error_append(error, " for %s (arch %s):\n%s", request->source_name, request->arch,
+                        result->log ? result->log : "");
+        return error->kind;
+    }
+    return result->log ? GX_OK : gx_fail(error, GX_ERR_SYSTEM, "out of memory");
+}
+
+/* The cubin (an empty one for a compute_XY architecture: the driver compiles the PTX at load) and
+   the PTX. */
+static int read_outputs(nvrtcProgram program, const gx_compile_request *request, gx_compile_result *result,
+                        gx_error *error)
+{
+    nvrtcResult status = NVRTC_SUCCESS;
+    size_t ptx_size = 0;
+    int ptx_only = strncmp(request->arch, "compute_", 8) == 0;
+    if (ptx_only && !(result->cubin = calloc(1, 1)))
+        status = NVRTC_ERROR_OUT_OF_MEMORY;
+    if ((!ptx_only && ((status = nvrtc.nvrtcGetCUBINSize(program, &result->cubin_size)) != NVRTC_SUCCESS ||
+                       !(result->cubin = malloc(result->cubin_size ? result->cubin_size : 1)) ||
+                       (status = nvrtc.nvrtcGetCUBIN(program, result->cubin)) != NVRTC_SUCCESS)) ||
+        !result->cubin || (status = nvrtc.nvrtcGetPTXSize(program, &ptx_size)) != NVRTC_SUCCESS ||
+        !(result->ptx = calloc(1, ptx_size + 1)) || (status = nvrtc.nvrtcGetPTX(program, result->ptx)) != NVRTC_SUCCESS)
+        return status != NVRTC_SUCCESS ? nvrtc_fail(error, "nvrtcGetCUBIN/nvrtcGetPTX", status)
+                                       : gx_fail(error, GX_ERR_SYSTEM, "out of memory");
+    return GX_OK;
+}
+
+/* The name expressions NVRTC lowered, "expression\tsymbol\n" each, into result->lowered_names. */
+static int read_lowered_names(nvrtcProgram program, const gx_compile_request *request, gx_compile_result *result,
+                              gx_error *error)
+{
+    size_t names_size = 1;
+    result->lowered_names = calloc(1, 1);
+    for (int i = 0; i < request->name_expression_count && result->lowered_names; i++) {
+        const char *lowered = NULL;
+        if (nvrtc.nvrtcGetLoweredName(program, request->name_expressions[i], &lowered) != NVRTC_SUCCESS || !lowered)
+            continue;
+        size_t add = strlen(request->name_expressions[i]) + strlen(lowered) + 2;
+        char *grown = realloc(result->lowered_names, names_size + add);
+        if (!grown) {
+            free(result->lowered_names);
+            result->lowered_names = NULL;
+            break;
+        }
+        result->lowered_names = grown;
+        snprintf(result->lowered_names + names_size - 1, add + 1, "%s\t%s\n", request->name_expressions[i], lowered);
+        names_size += add;
+    }
+    return result->lowered_names ? GX_OK : gx_fail(error, GX_ERR_SYSTEM, "out of memory");
+}
+
 int gx_nvrtc_compile(const gx_compile_request *request, gx_compile_result *result, gx_error *error)
 {
     memset(result, 0, sizeof *result);
@@ -126,91 +254,20 @@ int gx_nvrtc_compile(const gx_compile_request *request, gx_compile_result *resul
 
     double start = now_seconds();
     nvrtcProgram program;
-    nvrtcResult status = nvrtc.nvrtcCreateProgram(&program, request->source, request->source_name, 0, NULL, NULL);
-    if (status != NVRTC_SUCCESS)
-        return nvrtc_fail(error, "nvrtcCreateProgram", status);
-    for (int i = 0; i < request->name_expression_count; i++) {
-        status = nvrtc.nvrtcAddNameExpression(program, request->name_expressions[i]);
-        if (status != NVRTC_SUCCESS) {
-            nvrtc.nvrtcDestroyProgram(&program);
-            return nvrtc_fail(error, "nvrtcAddNameExpression", status);
-        }
-    }
-    int option_count = 0;
-    int capacity = request->option_count + request->include_directory_count + request->system_directory_count + 4;
-    char **options = calloc((size_t)capacity, sizeof *options);
-    if (!options) {
-        nvrtc.nvrtcDestroyProgram(&program);
-        return gx_fail(error, GX_ERR_SYSTEM, "out of memory");
-    }
-    if (asprintf(&options[option_count++], "--gpu-architecture=%s", request->arch) < 0
-        || asprintf(&options[option_count++], "--ptxas-options=-v") < 0
-        || (request->source_directory && asprintf(&options[option_count++], "-I%s", request->source_directory) < 0))
-        options[--option_count] = NULL;
-    for (int i = 0; i < request->include_directory_count; i++)
-        if (asprintf(&options[option_count], "-I%s", request->include_directories[i]) >= 0)
-            option_count++;
-    for (int i = 0; i < request->system_directory_count; i++) /* after the user's: theirs win */
-        if (asprintf(&options[option_count], "-I%s", request->system_directories[i]) >= 0)
-            option_count++;
-    for (int i = 0; i < request->option_count; i++)
-        options[option_count++] = strdup(request->options[i]);
-
-    status = nvrtc.nvrtcCompileProgram(program, option_count, (const char *const *)options);
-    for (int i = 0; i < option_count; i++)
-        free(options[i]);
-    free(options);
-
-    size_t log_size = 0;
-    nvrtc.nvrtcGetProgramLogSize(program, &log_size);
-    result->log = calloc(1, log_size + 1);
-    if (result->log && log_size)
-        nvrtc.nvrtcGetProgramLog(program, result->log);
-    if (status != NVRTC_SUCCESS) {
-        nvrtc_fail(error, "nvrtcCompileProgram", status);
-        gx_error_append(error, " for %s (arch %s):\n%s", request->source_name, request->arch,
-                        result->log ? result->log : "");
-        nvrtc.nvrtcDestroyProgram(&program);
-        gx_compile_result_free(result);
-        return error->kind;
-    }
-    size_t ptx_size = 0;
-    int ptx_only = strncmp(request->arch, "compute_", 8) == 0; /* the driver compiles the PTX at load */
-    if (ptx_only && !(result->cubin = calloc(1, 1)))
-        status = NVRTC_ERROR_OUT_OF_MEMORY;
-    if ((!ptx_only && ((status = nvrtc.nvrtcGetCUBINSize(program, &result->cubin_size)) != NVRTC_SUCCESS
-                       || !(result->cubin = malloc(result->cubin_size ? result->cubin_size : 1))
-                       || (status = nvrtc.nvrtcGetCUBIN(program, result->cubin)) != NVRTC_SUCCESS))
-        || !result->cubin
-        || (status = nvrtc.nvrtcGetPTXSize(program, &ptx_size)) != NVRTC_SUCCESS
-        || !(result->ptx = calloc(1, ptx_size + 1))
-        || (status = nvrtc.nvrtcGetPTX(program, result->ptx)) != NVRTC_SUCCESS) {
-        nvrtc.nvrtcDestroyProgram(&program);
-        gx_compile_result_free(result);
-        return status != NVRTC_SUCCESS ? nvrtc_fail(error, "nvrtcGetCUBIN/nvrtcGetPTX", status)
-                                       : gx_fail(error, GX_ERR_SYSTEM, "out of memory");
-    }
-    size_t names_size = 1;
-    result->lowered_names = calloc(1, 1);
-    for (int i = 0; i < request->name_expression_count && result->lowered_names; i++) {
-        const char *lowered = NULL;
-        if (nvrtc.nvrtcGetLoweredName(program, request->name_expressions[i], &lowered) != NVRTC_SUCCESS || !lowered)
-            continue;
-        size_t add = strlen(request->name_expressions[i]) + strlen(lowered) + 2;
-        char *grown = realloc(result->lowered_names, names_size + add);
-        if (!grown)
-            break;
-        result->lowered_names = grown;
-        snprintf(result->lowered_names + names_size - 1, add + 1, "%s\t%s\n", request->name_expressions[i], lowered);
-        names_size += add;
-    }
+    int status = create_program(request, &program, error);
+    if (status)
+        return status;
+    status = compile_program(program, request, result, error);
+    if (!status)
+        status = read_outputs(program, request, result, error);
+    if (!status)
+        status = read_lowered_names(program, request, result, error);
     nvrtc.nvrtcDestroyProgram(&program);
-    if (!result->lowered_names) {
+    if (status) {
         gx_compile_result_free(result);
-        return gx_fail(error, GX_ERR_SYSTEM, "out of memory");
+        return status;
     }
     result->compile_seconds = now_seconds() - start;
     gx_compile_cache_store(request, result);
     return GX_OK;
 }
-

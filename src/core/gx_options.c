@@ -191,140 +191,176 @@ static void add_arch(gx_options *out, const char *value)
     }
 }
 
+static int too_many(gx_error *error)
+{
+    return gx_fail(error, GX_ERR_USAGE, "compile: more than %d options", GX_OPTIONS_MAX);
+}
+
+/* The rule of an option's name (its first *length characters), else of a short option glued to
+   its value (then *value is that value and *length 1); NULL when no rule knows it. */
+static const option_rule *find_rule(const char *name, size_t *length, const char **value)
+{
+    for (size_t r = 0; r < sizeof rules / sizeof rules[0]; r++)
+        if (matches(rules[r].names, name, *length))
+            return &rules[r];
+    const option_rule *rule = glued_rule(name, value);
+    if (rule)
+        *length = 1;
+    return rule;
+}
+
+/* An option no rule knows: nvcc takes it; NVRTC too (it may know it), but for the host
+   compiler's warning settings (-Wno-deprecated-gpu-targets, -Werror=...), dropped with a note. */
+static int keep_unknown(gx_options *out, const char *token, const char *name, gx_error *error)
+{
+    if (add(out->nvcc, &out->nvcc_count, token))
+        return too_many(error);
+    if (name[0] == 'W')
+        note(out, token, "dropped: host compiler warning settings");
+    else if (add(out->nvrtc, &out->nvrtc_count, token))
+        return too_many(error);
+    return GX_OK;
+}
+
+/* -Xptxas a,b: one --ptxas-options= per item. */
+static int add_ptxas(gx_options *out, const char *value, gx_error *error)
+{
+    for (const char *p = value; *p;) {
+        size_t n = strcspn(p, ",");
+        char item[256];
+        snprintf(item, sizeof item, "%.*s", (int)n, p);
+        if (item[0] && add_pair(out->nvrtc, &out->nvrtc_count, "--ptxas-options", item))
+            return too_many(error);
+        p += n;
+        if (*p == ',')
+            p++;
+    }
+    return GX_OK;
+}
+
+/* -gencode arch=compute_XY,code=sm_XY: the builds of its code= (not of an arch=...code= inside a word). */
+static int add_gencode(gx_options *out, const char *value, const char *shown, gx_error *error)
+{
+    const char *code = strstr(value, "code=");
+    while (code && code > value && code[-1] != ',' && code[-1] != ' ')
+        code = strstr(code + 5, "code=");
+    const char *arch = strstr(value, "arch=");
+    if (!code || !arch)
+        return gx_fail(error, GX_ERR_USAGE, "compile: %s: expected arch=compute_XY,code=sm_XY", shown);
+    add_targets(out, code + 5);
+    return GX_OK;
+}
+
+/* -Xcudafe: its diagnostics suppression maps to NVRTC's; the rest of the front end's options are dropped. */
+static int add_cudafe(gx_options *out, const char *value, const char *shown, gx_error *error)
+{
+    const char *diag = strstr(value, "diag_suppress");
+    if (!diag)
+        diag = strstr(value, "diag-suppress");
+    if (diag && (diag[13] == '=' || diag[13] == ' ')) {
+        if (add_pair(out->nvrtc, &out->nvrtc_count, "--diag-suppress", diag + 14))
+            return too_many(error);
+        note(out, shown, "mapped to --diag-suppress");
+    } else {
+        note(out, shown, "dropped: a front-end option NVRTC does not take");
+    }
+    return GX_OK;
+}
+
+/* The architecture options seen so far: -arch's value, and whether -code named the builds. */
+typedef struct builds {
+    const char *arch;
+    int code_given;
+} builds;
+
+/* What an option a rule knows makes for NVRTC: an option, a note, a define, an include folder,
+   builds, or a refusal. token: as written; name: without its dashes; shown: as the notes show it. */
+static int apply_rule(gx_options *out, builds *builds, const option_rule *rule, const char *token, const char *name,
+                      const char *value, const char *shown, gx_error *error)
+{
+    switch (rule->kind) {
+    case OPTION_PASS:
+        if (add_pair(out->nvrtc, &out->nvrtc_count, rule->nvrtc, rule->takes_value ? value : NULL))
+            return too_many(error);
+        if (rule->note)
+            note(out, shown, rule->note);
+        return GX_OK;
+    case OPTION_DROP: note(out, shown, rule->note); return GX_OK;
+    case OPTION_REFUSE:
+        return gx_fail(error, GX_ERR_USAGE, "compile: option %s cannot be used with NVRTC: %s", token, rule->note);
+    case OPTION_PTXAS: return add_ptxas(out, value, error);
+    case OPTION_DEFINE: {
+        char text[1024];
+        snprintf(text, sizeof text, "-%c%s", (name[0] == 'U' || strncmp(name, "undefine", 8) == 0) ? 'U' : 'D', value);
+        return add(out->nvrtc, &out->nvrtc_count, text) ? too_many(error) : GX_OK;
+    }
+    case OPTION_INCLUDE: return add(out->includes, &out->include_count, value) ? too_many(error) : GX_OK;
+    case OPTION_ARCH: builds->arch = value; return GX_OK;
+    case OPTION_CODE:
+        builds->code_given = 1;
+        add_targets(out, value);
+        return GX_OK;
+    case OPTION_GENCODE: return add_gencode(out, value, shown, error);
+    case OPTION_CUDAFE: return add_cudafe(out, value, shown, error);
+    case OPTION_RDC:
+        if (strcmp(value, "true") == 0)
+            return gx_fail(error, GX_ERR_USAGE, "compile: option %s cannot be used with NVRTC: %s", shown,
+                           "separate compilation needs a device link step, which NVRTC does not do: build with "
+                           "nvcc and load the linked cubin with gpuexp.load{file = ...}");
+        return GX_OK;
+    }
+    return GX_OK;
+}
+
+/* Translates options[*i] (and its value, when that is the next argument: *i moves past it). */
+static int translate_one(const char *const *options, int count, int *i, int for_nvcc, gx_options *out, builds *builds,
+                         gx_error *error)
+{
+    const char *token = options[*i];
+    if (token[0] != '-') { /* a value out of place, or a file: the compiler decides */
+        if (add(out->nvrtc, &out->nvrtc_count, token) || add(out->nvcc, &out->nvcc_count, token))
+            return too_many(error);
+        return GX_OK;
+    }
+    const char *name = token + (token[1] == '-' ? 2 : 1);
+    const char *equals = strchr(name, '=');
+    size_t length = equals ? (size_t)(equals - name) : strlen(name);
+    const char *value = equals ? equals + 1 : NULL;
+    const option_rule *rule = find_rule(name, &length, &value);
+    if (!rule)
+        return keep_unknown(out, token, name, error);
+    if (rule->takes_value && !value) {
+        if (*i + 1 >= count)
+            return gx_fail(error, GX_ERR_USAGE, "compile: option %s needs a value (as %s=V or %s V)", token, token,
+                           token);
+        value = options[++*i];
+        if (rule->nvcc_keeps && (add(out->nvcc, &out->nvcc_count, token) || add(out->nvcc, &out->nvcc_count, value)))
+            return too_many(error);
+    } else if (rule->nvcc_keeps && add(out->nvcc, &out->nvcc_count, token)) {
+        return too_many(error);
+    }
+    if (for_nvcc && (rule->kind == OPTION_REFUSE || rule->kind == OPTION_RDC))
+        return GX_OK; /* nvcc takes them itself */
+    char shown[160];
+    snprintf(shown, sizeof shown, "%s%s%s", token, value && !equals && length != 1 ? " " : "",
+             value && !equals && length != 1 ? value : "");
+    return apply_rule(out, builds, rule, token, name, value, shown, error);
+}
+
 int gx_options_translate(const char *const *options, int count, int for_nvcc, gx_options *out, gx_error *error)
 {
     memset(out, 0, sizeof *out);
-    const char *arch_value = NULL;
-    int code_given = 0;
+    builds builds = {NULL, 0};
     for (int i = 0; i < count; i++) {
-        const char *token = options[i];
-        if (token[0] != '-') { /* a value out of place, or a file: the compiler decides */
-            if (add(out->nvrtc, &out->nvrtc_count, token) || add(out->nvcc, &out->nvcc_count, token))
-                goto full;
-            continue;
-        }
-        const char *name = token + (token[1] == '-' ? 2 : 1);
-        const char *equals = strchr(name, '=');
-        size_t length = equals ? (size_t)(equals - name) : strlen(name);
-        const char *value = equals ? equals + 1 : NULL;
-        const option_rule *rule = NULL;
-        for (size_t r = 0; r < sizeof rules / sizeof rules[0] && !rule; r++)
-            if (matches(rules[r].names, name, length))
-                rule = &rules[r];
-        if (!rule && (rule = glued_rule(name, &value)) != NULL)
-            length = 1;
-        if (!rule) {
-            if (add(out->nvcc, &out->nvcc_count, token))
-                goto full;
-            if (name[0] == 'W') { /* -Wno-deprecated-gpu-targets, -Werror=...: host compiler warnings */
-                note(out, token, "dropped: host compiler warning settings");
-                continue;
-            }
-            if (add(out->nvrtc, &out->nvrtc_count, token)) /* unknown here: NVRTC may know it */
-                goto full;
-            continue;
-        }
-        if (rule->takes_value && !value) {
-            if (i + 1 >= count)
-                return gx_options_free(out),
-                       gx_fail(error, GX_ERR_USAGE, "compile: option %s needs a value (as %s=V or %s V)", token, token, token);
-            value = options[++i];
-            if (rule->nvcc_keeps && add(out->nvcc, &out->nvcc_count, token))
-                goto full;
-            if (rule->nvcc_keeps && add(out->nvcc, &out->nvcc_count, value))
-                goto full;
-        } else if (rule->nvcc_keeps && add(out->nvcc, &out->nvcc_count, token)) {
-            goto full;
-        }
-        if (for_nvcc && (rule->kind == OPTION_REFUSE || rule->kind == OPTION_RDC))
-            continue; /* nvcc takes them itself */
-        char shown[160];
-        snprintf(shown, sizeof shown, "%s%s%s", token, value && !equals && length != 1 ? " " : "",
-                 value && !equals && length != 1 ? value : "");
-        switch (rule->kind) {
-        case OPTION_PASS:
-            if (add_pair(out->nvrtc, &out->nvrtc_count, rule->nvrtc, rule->takes_value ? value : NULL))
-                goto full;
-            if (rule->note)
-                note(out, shown, rule->note);
-            break;
-        case OPTION_DROP:
-            note(out, shown, rule->note);
-            break;
-        case OPTION_REFUSE:
+        int status = translate_one(options, count, &i, for_nvcc, out, &builds, error);
+        if (status != GX_OK) {
             gx_options_free(out);
-            return gx_fail(error, GX_ERR_USAGE, "compile: option %s cannot be used with NVRTC: %s", token, rule->note);
-        case OPTION_PTXAS:
-            for (const char *p = value; *p;) {
-                size_t n = strcspn(p, ",");
-                char item[256];
-                snprintf(item, sizeof item, "%.*s", (int)n, p);
-                if (item[0] && add_pair(out->nvrtc, &out->nvrtc_count, "--ptxas-options", item))
-                    goto full;
-                p += n;
-                if (*p == ',')
-                    p++;
-            }
-            break;
-        case OPTION_DEFINE: {
-            char text[1024];
-            snprintf(text, sizeof text, "-%c%s", (name[0] == 'U' || strncmp(name, "undefine", 8) == 0) ? 'U' : 'D', value);
-            if (add(out->nvrtc, &out->nvrtc_count, text))
-                goto full;
-            break;
-        }
-        case OPTION_INCLUDE:
-            if (add(out->includes, &out->include_count, value))
-                goto full;
-            break;
-        case OPTION_ARCH:
-            arch_value = value;
-            break;
-        case OPTION_CODE:
-            code_given = 1;
-            add_targets(out, value);
-            break;
-        case OPTION_GENCODE: {
-            const char *code = strstr(value, "code=");
-            while (code && code > value && code[-1] != ',' && code[-1] != ' ')
-                code = strstr(code + 5, "code=");
-            const char *arch = strstr(value, "arch=");
-            if (!code || !arch)
-                return gx_options_free(out),
-                       gx_fail(error, GX_ERR_USAGE, "compile: %s: expected arch=compute_XY,code=sm_XY", shown);
-            add_targets(out, code + 5);
-            break;
-        }
-        case OPTION_CUDAFE: {
-            const char *diag = strstr(value, "diag_suppress");
-            if (!diag)
-                diag = strstr(value, "diag-suppress");
-            if (diag && (diag[13] == '=' || diag[13] == ' ')) {
-                if (add_pair(out->nvrtc, &out->nvrtc_count, "--diag-suppress", diag + 14))
-                    goto full;
-                note(out, shown, "mapped to --diag-suppress");
-            } else {
-                note(out, shown, "dropped: a front-end option NVRTC does not take");
-            }
-            break;
-        }
-        case OPTION_RDC:
-            if (strcmp(value, "true") == 0)
-                return gx_options_free(out),
-                       gx_fail(error, GX_ERR_USAGE, "compile: option %s cannot be used with NVRTC: %s", shown,
-                               "separate compilation needs a device link step, which NVRTC does not do: build with "
-                               "nvcc and load the linked cubin with gpuexp.load{file = ...}");
-            break;
+            return status;
         }
     }
-    if (arch_value) { /* with -code, -arch names only the virtual architecture */
-        if (!code_given)
-            add_arch(out, arch_value);
-    }
+    if (builds.arch && !builds.code_given) /* with -code, -arch names only the virtual architecture */
+        add_arch(out, builds.arch);
     return GX_OK;
-full:
-    gx_options_free(out);
-    return gx_fail(error, GX_ERR_USAGE, "compile: more than %d options", GX_OPTIONS_MAX);
 }
 
 void gx_options_free(gx_options *options)

@@ -1,24 +1,12 @@
 #include "gx_paths.h"
+#include "gx_files.h"
 
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
-#include <sys/stat.h>
 #include <unistd.h>
-
-static int is_directory(const char *path)
-{
-    struct stat s;
-    return stat(path, &s) == 0 && S_ISDIR(s.st_mode);
-}
-
-static int is_file(const char *path)
-{
-    struct stat s;
-    return stat(path, &s) == 0 && S_ISREG(s.st_mode);
-}
 
 int gx_data_directory(char *out, size_t size)
 {
@@ -32,13 +20,13 @@ int gx_data_directory(char *out, size_t size)
             char candidate[PATH_MAX + 32];
             snprintf(candidate, sizeof candidate, "%s/../share/gpuexp", executable);
             char resolved[PATH_MAX];
-            if (is_directory(candidate) && realpath(candidate, resolved)) {
+            if (gx_is_directory(candidate) && realpath(candidate, resolved)) {
                 snprintf(out, size, "%s", resolved);
                 return 1;
             }
             /* a binary in a build folder of its source tree, wherever the tree was moved or copied */
             snprintf(candidate, sizeof candidate, "%s/../experiments", executable);
-            if (is_directory(candidate) && realpath(candidate, resolved)) {
+            if (gx_is_directory(candidate) && realpath(candidate, resolved)) {
                 *strrchr(resolved, '/') = 0;
                 snprintf(out, size, "%s", resolved);
                 return 1;
@@ -46,7 +34,7 @@ int gx_data_directory(char *out, size_t size)
         }
     }
 #ifdef GX_SOURCE_DIR
-    if (is_directory(GX_SOURCE_DIR "/experiments")) { /* a binary in its build tree */
+    if (gx_is_directory(GX_SOURCE_DIR "/experiments")) { /* a binary in its build tree */
         snprintf(out, size, "%s", GX_SOURCE_DIR);
         return 1;
     }
@@ -63,7 +51,7 @@ int gx_find_experiment(const char *name, char *out, size_t size)
     const char *suffix = n > 4 && strcmp(name + n - 4, ".lua") == 0 ? "" : ".lua";
     char candidate[2 * PATH_MAX];
     snprintf(candidate, sizeof candidate, "%s/experiments/%s%s", data, name, suffix);
-    if (!is_file(candidate))
+    if (!gx_is_file(candidate))
         return 0;
     snprintf(out, size, "%s", candidate);
     return 1;
@@ -83,10 +71,10 @@ static int add_experiments(const char *folder, const char *prefix, int depth, ch
         char path[PATH_MAX];
         snprintf(path, sizeof path, "%s/%s", folder, entry->d_name);
         size_t n = strlen(entry->d_name);
-        if (n > 4 && strcmp(entry->d_name + n - 4, ".lua") == 0 && is_file(path)) {
+        if (n > 4 && strcmp(entry->d_name + n - 4, ".lua") == 0 && gx_is_file(path)) {
             snprintf(names + (size_t)have * names_size, names_size, "%s%.*s", prefix, (int)(n - 4), entry->d_name);
             have++;
-        } else if (depth == 0 && is_directory(path)) {
+        } else if (depth == 0 && gx_is_directory(path)) {
             char inner[256];
             snprintf(inner, sizeof inner, "%s/", entry->d_name);
             have = add_experiments(path, inner, 1, names, names_size, have, max);

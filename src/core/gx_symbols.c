@@ -82,21 +82,31 @@ void gx_symbol_name(const char *symbol, char *out, size_t size)
     free(signature);
 }
 
+/* The text after the next "::" from p on at the top level of a C++ name (outside template
+   arguments and parameter lists: "ns::k<a::b>" has one), or NULL when there is none. */
+static const char *next_scope(const char *p)
+{
+    int depth = 0;
+    for (; *p; p++) {
+        if (*p == '<' || *p == '(')
+            depth++;
+        else if ((*p == '>' || *p == ')') && depth > 0)
+            depth--;
+        else if (depth == 0 && p[0] == ':' && p[1] == ':')
+            return p + 2;
+    }
+    return NULL;
+}
+
 /* Equal, or name ends with "::" + wanted at the top level (a name given without its namespaces);
    both canonical (gx_cxx_normalize). */
 static int names_match(const char *name, const char *wanted)
 {
     if (strcmp(name, wanted) == 0)
         return 1;
-    int depth = 0;
-    for (const char *p = name; *p; p++) {
-        if (*p == '<' || *p == '(')
-            depth++;
-        else if ((*p == '>' || *p == ')') && depth > 0)
-            depth--;
-        else if (depth == 0 && p[0] == ':' && p[1] == ':' && strcmp(p + 2, wanted) == 0)
+    for (const char *tail = next_scope(name); tail; tail = next_scope(tail))
+        if (strcmp(tail, wanted) == 0)
             return 1;
-    }
     return 0;
 }
 
@@ -146,15 +156,8 @@ int gx_symbol_nearest(const char *const *symbols, int count, const char *wanted,
         distances[i] = gx_edit_distance(want, name);
         /* a name given without its namespaces is measured against the name without them too */
         const char *last = name;
-        int depth = 0;
-        for (const char *p = name; *p; p++) {
-            if (*p == '<' || *p == '(')
-                depth++;
-            else if ((*p == '>' || *p == ')') && depth > 0)
-                depth--;
-            else if (depth == 0 && p[0] == ':' && p[1] == ':')
-                last = p + 2;
-        }
+        for (const char *tail = next_scope(name); tail; tail = next_scope(tail))
+            last = tail;
         if (last != name) {
             int d = gx_edit_distance(want, last);
             if (d < distances[i])

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #define XXH_INLINE_ALL
@@ -34,27 +33,15 @@ const int gx_toolkit_header_count = (int)(sizeof gx_toolkit_headers / sizeof gx_
 static gx_toolkit toolkit;
 static pthread_once_t toolkit_once = PTHREAD_ONCE_INIT;
 
-static int is_file(const char *path)
-{
-    struct stat s;
-    return stat(path, &s) == 0 && S_ISREG(s.st_mode);
-}
-
-static int is_directory(const char *path)
-{
-    struct stat s;
-    return stat(path, &s) == 0 && S_ISDIR(s.st_mode);
-}
-
 /* A toolkit root has include/cuda_runtime.h or include/cooperative_groups.h. */
 static int has_headers(const char *root)
 {
     char path[GX_TOOLKIT_PATH + 64];
     snprintf(path, sizeof path, "%s/include/cuda_runtime.h", root);
-    if (is_file(path))
+    if (gx_is_file(path))
         return 1;
     snprintf(path, sizeof path, "%s/include/cooperative_groups.h", root);
-    return is_file(path);
+    return gx_is_file(path);
 }
 
 /* The number after `#define NAME` in a header, or -1. */
@@ -104,7 +91,7 @@ static int try_root(const char *root, const char *found_by)
         || snprintf(toolkit.cccl, sizeof toolkit.cccl, "%s/include/cccl", resolved) >= (int)sizeof toolkit.cccl
         || snprintf(toolkit.nvcc, sizeof toolkit.nvcc, "%s/bin/nvcc", resolved) >= (int)sizeof toolkit.nvcc)
         return 0;
-    if (!is_directory(toolkit.cccl))
+    if (!gx_is_directory(toolkit.cccl))
         toolkit.cccl[0] = 0;
     if (access(toolkit.nvcc, X_OK) != 0)
         toolkit.nvcc[0] = 0;
@@ -183,7 +170,7 @@ int gx_toolkit_missing(const gx_toolkit *t, char *names, size_t names_size, char
         for (int f = 0; f < folder_count && !found; f++) {
             char path[GX_TOOLKIT_PATH + 128];
             snprintf(path, sizeof path, "%s/%s", folders[f], gx_toolkit_headers[i].name);
-            found = is_file(path);
+            found = gx_is_file(path);
         }
         if (found)
             continue;

@@ -110,6 +110,20 @@ expect 2 "gpuexp occupancy: unknown argument '--blok' (did you mean '--block'?)"
 expect 2 "gpuexp compare: unknown option '--treshold' (did you mean '--threshold'?)" "$gpuexp" compare --treshold 3 a b
 expect 2 "gpuexp nightly: unknown option '--baselin' (did you mean '--baseline'?)" "$gpuexp" nightly x --baselin 3
 expect 2 "gpuexp metrics: unknown argument '--chekc' (did you mean '--check'?)" "$gpuexp" metrics --chekc
+# a bad value is refused, never read as 0 (the C commands' own loops)
+expect 2 "gpuexp metrics: --device takes a GPU number, got 'x'" "$gpuexp" metrics --device x --list
+expect 2 "gpuexp occupancy: --carveout takes max, driver or a size in KiB, got '99999999999'" \
+    "$gpuexp" occupancy --arch sm_90 --block 128 --carveout 99999999999
+# the options of every command come from one parser (engine/args.lua): the same words everywhere
+expect 2 "gpuexp tune: --seed takes a whole number >= 0, got '1.5'" "$gpuexp" tune --seed 1.5 x.lua
+expect 2 "gpuexp: --night needs a value" "$gpuexp" --night
+expect 2 "gpuexp: --shard takes I/N with 0 <= I < N (e.g. 0/4), got '1/1'" "$gpuexp" --shard 1/1 x.lua
+expect 2 "gpuexp ab: --b-define takes NAME=VALUE, got 'x'" "$gpuexp" ab --b-define x ab.lua
+# history's subcommands too: a missing value is said, never read as nil (it listed every run)
+expect 2 "gpuexp history: list: --experiment needs a value" "$gpuexp" history --history "$work/h.sqlite" list --experiment
+expect 2 "gpuexp history: record: --kind takes run or nightly, got 'x'" "$gpuexp" history --history "$work/h.sqlite" record --kind x a.csv
+expect 2 "gpuexp history: unaccept: unknown option '--note'" \
+    "$gpuexp" history --history "$work/h.sqlite" unaccept 1 --note x
 
 # occupancy --help's defaults are the ones used: no option gives the row the stated defaults give
 registers=$("$gpuexp" occupancy --help | sed -n 's/.*--registers N.*(default \([0-9]*\).*/\1/p')

@@ -101,7 +101,7 @@ run_target("meta", seeds.meta, function(input)
   put("fuzz.csv", seeds.csv)
   local read, why = result.read(ws.dir .. "/fuzz.csv")
   if why and internal(why) then error(why, 0) end
-  if read and read.load_samples then read.load_samples() end
+  if read then read:sample_entries() end
 end)
 -- the samples file beside a CSV
 put("fuzz.meta.json", seeds.meta)
@@ -110,7 +110,10 @@ run_target("samples", seeds.samples, function(input)
   put("fuzz.samples.csv", input)
   local read, why = result.read(ws.dir .. "/fuzz.csv")
   if why and internal(why) then error(why, 0) end
-  if read and read.load_samples then read.load_samples() end
+  if read then
+    local _, damaged = read:sample_entries()
+    if damaged and internal(damaged) then error(damaged, 0) end
+  end
 end)
 -- a damaged or foreign history database, opened to read (list, show, export) and to write
 run_target("history", seeds.history, function(input)

@@ -50,4 +50,12 @@ T.ok(math.abs(c.dram_copy_gbps - independent_gbps) <= 0.05 * independent_gbps,
 T.ok(c.fp32_gflops > 0.7 * dev.peak_fp32_gflops and c.fp32_gflops < 1.1 * dev.peak_fp32_gflops,
   string.format("FMA rate %.0f near the derived peak %.0f", c.fp32_gflops, dev.peak_fp32_gflops))
 T.ok(c.h2d_pinned_gbps > 1 and c.d2h_pinned_gbps > 1, "host transfers measured")
+-- every ceiling measured (none left out with a warning): L2 and shared memory above DRAM,
+-- FP64 and the tensor cores (sm_80 and newer) with a rate
+T.ok(c.l2_gbps and c.l2_gbps > c.dram_copy_gbps, string.format("L2 %s GB/s above DRAM %.0f", tostring(c.l2_gbps), c.dram_copy_gbps))
+T.ok(c.shared_gbps and c.shared_gbps > c.dram_copy_gbps, string.format("shared %s GB/s above DRAM", tostring(c.shared_gbps)))
+T.ok(c.fp64_gflops and c.fp64_gflops > 0, "FP64 rate measured: " .. tostring(c.fp64_gflops))
+local tensor_rates = 0
+for key, value in pairs(c) do if key:match("^tensor_.+_gflops$") and value > c.fp32_gflops then tensor_rates = tensor_rates + 1 end end
+T.ok(tensor_rates >= 1, "tensor-core rates above the FP32 rate: " .. tensor_rates)
 T.done()

@@ -1,7 +1,8 @@
 -- The command catalog (lua/gpuexp/catalog.lua) is the one list of commands, options and
--- exit codes: every command dispatches and prints its help from it, the options each parser
--- accepts (read from its source) are the ones it lists, C's exit codes are its numbers, and the
--- completion's words (commands, options, metric presets) are the binary's.
+-- exit codes: every command dispatches and prints its help from it, every option of a command's
+-- entry is accepted by the command (its parser, engine/args.lua, reads nothing else) and one not
+-- listed is refused, the run's options reach gpuexp.run_options by their fields, C's exit codes are
+-- its numbers, and the completion's words (commands, options, metric presets) are the binary's.
 local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
 local catalog = require("gpuexp.catalog")
 local binary = assert(arg[1], "the gpuexp binary is the first argument")
@@ -15,50 +16,27 @@ local function source(path)
   return text
 end
 
--- The options a parser's source compares arguments with ("--out", "-o").
-local function parsed_options(path)
-  local seen, list = {}, {}
-  for option in source(path):gmatch('["\'](%-%-?[%a][%w-]*)["\']') do
-    if not seen[option] then seen[option] = true; list[#list + 1] = option end
+local args = require("gpuexp.engine.args")
+
+-- A value of an option's type that its parser accepts.
+local samples = {number = "1", integer = "1", seconds = "1", timeout = "5", shard = "0/1", only = "a=1",
+  list = "a", metric = "median_ms", define = "K=1"}
+local function sample(option)
+  if option.type == "choice" then return option.choices[1] end
+  if option[1]:find("max|driver|KIB", 1, true) then return "max" end -- occupancy's own (C) value
+  if option.type == "integer" or option.type == "number" then
+    return tostring(option.min or (option.above and option.above + 1) or 1)
   end
-  table.sort(list)
-  return list
+  return samples[option.type or "string"] or "x"
 end
-
-local function set(list)
-  local s = {}
-  for _, v in ipairs(list) do s[v] = true end
-  return s
-end
-
--- where each command's options are parsed
-local parsers = {
-  info = {"src/cli/gx_cli_info.c"}, occupancy = {"src/cli/gx_cli_occupancy.c"},
-  metrics = {"src/cli/gx_cli_metrics.c"}, calibrate = {"lua/gpuexp/commands/calibrate.lua"},
-  plot = {"lua/gpuexp/commands/plot.lua"}, merge = {"lua/gpuexp/commands/merge.lua"},
-  compare = {"lua/gpuexp/commands/compare.lua"}, history = {"lua/gpuexp/commands/history.lua"},
-  nightly = {"lua/gpuexp/commands/nightly.lua"}, doctor = {"lua/gpuexp/commands/doctor.lua"},
-  bisect = {"lua/gpuexp/commands/bisect.lua"}, tune = {"lua/gpuexp/commands/tune.lua"},
-  ab = {"lua/gpuexp/commands/ab.lua"},
-  help = {"lua/gpuexp/commands/help.lua"},
-}
--- literals in those sources that are not options of the command
--- (nightly passes --only and the --night options to the runs it starts)
-local not_options = {nightly = {["--only"] = true, ["--night"] = true, ["--counters"] = true, ["--diagnose"] = true, ["--night-kind"] = true,
-  ["--night-suite"] = true, ["--night-experiment"] = true, ["-c"] = true},
-  -- bisect's own command lines: the measurement's options, git's, sh's and rm's
-  bisect = {["--"] = true, ["--quiet"] = true, ["--only"] = true, ["--out"] = true, ["--detach"] = true,
-    ["--end-of-options"] = true, ["--first-parent"] = true, ["--force"] = true, ["--reverse"] = true,
-    ["--show-toplevel"] = true, ["--verify"] = true, ["-C"] = true, ["-c"] = true, ["-rf"] = true},
-  doctor = {["-c"] = true}, help = {["-name"] = true},
-  tune = {["--"] = true}, ab = {["--"] = true, ["--inline"] = true, ["--quiet"] = true}} -- sh -c, find -name
+local known_types = {string = true, number = true, integer = true, seconds = true, choice = true, list = true,
+  timeout = true, shard = true, only = true, metric = true, define = true}
 
 local _, listed_text = ws.run("help --commands")
 local listed = {}
 for name in listed_text:gmatch("[^\n]+") do listed[#listed + 1] = name end
 T.eq(#listed, #catalog.commands, "gpuexp help --commands lists the catalog")
 
-local mismatches = {}
 for i, command in ipairs(catalog.commands) do
   local name = command.name
   T.eq(listed[i], name, "command " .. i)
@@ -71,29 +49,61 @@ for i, command in ipairs(catalog.commands) do
   local known = {}
   for _, code_name in pairs(catalog.EXIT) do known[code_name] = true end
   for _, exit in ipairs(command.exits) do T.ok(known[exit[1]], name .. ": exit code " .. exit[1] .. " is in catalog.EXIT") end
-  -- the options its parser reads are the ones the catalog lists, and the other way round
-  T.ok(parsers[name] or command.run_option or name == "run", name .. ": this test knows where its options are parsed")
-  if parsers[name] then
-    local listed_options = set(catalog.options(name))
-    local parsed = {}
-    for _, path in ipairs(parsers[name]) do
-      for _, option in ipairs(parsed_options(path)) do
-        if not (not_options[name] or {})[option] then parsed[option] = true end
+  -- every option of its entry is accepted by the command itself, with a value of its type (parsed,
+  -- then --help: nothing runs), and one not in the catalog is refused naming the command
+  -- (history's entries are its subcommands, each parsing its own words: see docs/development.md)
+  if not command.run_option and not command.options_title then
+    for _, option in ipairs(command.options or {}) do
+      local flags, argument = args.flags(option)
+      T.ok(#flags > 0, name .. ": an entry names its flags: " .. option[1])
+      T.ok(known_types[option.type or "string"], name .. " " .. option[1] .. ": a known type")
+      T.ok(option.type ~= "choice" or #option.choices > 0, name .. " " .. option[1] .. ": a choice lists its choices")
+      local default = option.default ~= nil and type(option.default) ~= "boolean" and tostring(option.default)
+      local said = option[2]:match("%(default ([^;)]+)")
+      T.ok(not (default and said) or said == default, name .. " " .. option[1] .. ": the help's default is the entry's")
+      for _, flag in ipairs(flags) do
+        local line = string.format("%s %s %s --help", name == "run" and "" or name, flag,
+          argument and ("'" .. sample(option) .. "'") or "")
+        local code, _, stderr = ws.run(line)
+        T.eq(code, 0, name .. " accepts " .. flag .. " (" .. line .. "): " .. stderr)
       end
     end
-    for option in pairs(parsed) do
-      if not listed_options[option] then
-        mismatches[#mismatches + 1] = string.format("%s: its parser reads %s, which the catalog does not list", name, option)
-      end
-    end
-    for option in pairs(listed_options) do
-      if not parsed[option] then
-        mismatches[#mismatches + 1] = string.format("%s: the catalog lists %s, which its parser does not read", name, option)
-      end
-    end
-    local _, words = ws.run("help --options " .. name)
-    T.eq(words, table.concat(catalog.options(name), "\n") .. "\n", name .. ": the completion's options")
+    local code, _, stderr = ws.run((name == "run" and "" or name) .. " --not-in-the-catalog --help")
+    T.eq(code, 2, name .. ": an option not in the catalog is refused")
+    -- (the C commands keep their own loops and words: src/cli/gx_cli_*.c, docs/development.md)
+    local unknown = command.native and "unknown argument '" or "unknown option '"
+    T.ok(stderr:find(unknown .. "--not-in-the-catalog'", 1, true), name .. " says which: " .. stderr)
+    T.ok(stderr:find(name == "run" and "gpuexp: " or (name .. ": "), 1, true), "naming the command: " .. stderr)
   end
+  -- history's subcommands: each line's options are its subcommand's entries, and each is accepted
+  if command.options_title then
+    local line_flags, entry_flags = {}, {}
+    for _, line in ipairs(command.options) do
+      if line.subcommand then
+        for flag in line[1]:gmatch("%f[%w-](%-%-?%a[%w-]*)") do line_flags[line.subcommand .. " " .. flag] = true end
+        local entry = assert(args.subcommand(name, line.subcommand), line.subcommand .. " is a subcommand")
+        T.ok(not line.also or args.subcommand(name, line.also), line.also or "", "and its pair")
+        for _, option in ipairs(line.options or {}) do
+          local flags, argument = args.flags(option)
+          for _, flag in ipairs(flags) do
+            entry_flags[line.subcommand .. " " .. flag] = true
+            local run_line = string.format("%s %s %s %s --help", name, line.subcommand, flag,
+              argument and ("'" .. sample(option) .. "'") or "")
+            local code, _, stderr = ws.run(run_line)
+            T.eq(code, 0, run_line .. ": " .. stderr)
+          end
+        end
+        T.ok(#entry.options > #(line.options or {}), line.subcommand .. " takes the command's own options too")
+      end
+    end
+    for flag in pairs(line_flags) do T.ok(entry_flags[flag], flag .. ": the line's option is an entry") end
+    for flag in pairs(entry_flags) do T.ok(line_flags[flag], flag .. ": the entry is on its line") end
+    local code, _, stderr = ws.run(name .. " list --not-in-the-catalog")
+    T.eq(code, 2, "history list: an option not in the catalog is refused")
+    T.ok(stderr:find("gpuexp history: list: unknown option '--not-in-the-catalog'", 1, true), stderr)
+  end
+  local _, words = ws.run("help --options " .. name)
+  T.eq(words, table.concat(catalog.options(name), "\n") .. "\n", name .. ": the completion's options")
 end
 -- the run command's parser reads its options from the catalog: every option listed is accepted and
 -- reaches the script (gpuexp.run_options[field]), and one not listed is refused with a suggestion
@@ -107,18 +117,22 @@ print(table.concat(keys, " "))
 ]])
 local values = {["--devices"] = "0", ["--shard"] = "0/1", ["--only"] = "a=1", ["--point-timeout"] = "5",
   ["--night"] = "n1", ["--night-kind"] = "nightly", ["--night-suite"] = "s", ["--night-experiment"] = "e",
-  ["--trace"] = "t.json", ["--history"] = "h.sqlite"}
+  ["--trace"] = "t.json", ["--history"] = "h.sqlite", ["-a"] = "sm_90", ["--arch"] = "sm_90"}
+-- the fields main.c acts on itself and keeps out of gpuexp.run_options (device goes in as a number)
+local c_only = {inline = true, out = true, help = true, version = true, device = true}
 local run_options = 0
 for _, option in ipairs(catalog.commands[1].options) do
-  if option.field then
-    for flag in option[1]:gsub(",", " "):gmatch("%-%-?[%w-]+") do
-      local field, takes = catalog.option_field("run", flag)
+  if option.field and not c_only[option.field] then
+    local flags, argument = args.flags(option)
+    for _, flag in ipairs(flags) do
+      local field = args.field(option)
       T.eq(field, option.field, flag .. ": the catalog gives its field")
-      local value = takes and (values[flag] or "x") or nil
+      local value = argument and (values[flag] or "x") or nil
       local code, stdout, stderr = ws.run(string.format("--arch sm_90 --inline %s %s probe.lua", flag, value or ""))
       T.ok(code == 0 and not stderr:find("unknown option"), flag .. " is accepted: " .. stderr)
-      local shown = stdout:match("%f[%w_]" .. field .. "=(%S+)")
-      T.eq(shown, value or "true", flag .. " sets gpuexp.run_options." .. field .. " (" .. stdout .. ")")
+      local shown = stdout:match("%f[%w_]" .. field .. "=(%S*)")
+      local expected = option.value ~= nil and tostring(option.value) or value or "true"
+      T.eq(shown, expected, flag .. " sets gpuexp.run_options." .. field .. " (" .. stdout .. ")")
       run_options = run_options + 1
     end
   end
@@ -128,9 +142,18 @@ local code, _, stderr = ws.run("--arch sm_90 --inline --resum probe.lua")
 T.eq(code, 2, "an option the catalog does not list is refused")
 T.ok(stderr:find("unknown option '--resum' (did you mean '--resume'?)", 1, true), "with a suggestion: " .. stderr)
 
-table.sort(mismatches)
-T.eq(#mismatches, 0, "options of the parsers against the catalog:\n" .. table.concat(mismatches, "\n"))
 T.eq(ws.run("nosuchcommand --help"), 2, "an unknown word is a script name: not found, exit 2")
+
+-- a choice the library knows too is the library's list: tune --strategy's are the search's
+local strategies = {}
+for _, option in ipairs(catalog.find("tune").options) do
+  if option[1]:match("^%-%-strategy") then for _, choice in ipairs(option.choices) do strategies[choice] = true end end
+end
+for name in pairs(require("gpuexp.api.search").STRATEGIES) do
+  T.ok(strategies[name], "tune --strategy lists the search's strategy " .. name)
+  strategies[name] = nil
+end
+T.eq(next(strategies), nil, "tune --strategy lists no strategy the search lacks")
 
 -- C's exit codes are the catalog's numbers
 local values = {}

@@ -65,6 +65,12 @@ write(dir .. "/factor.h", "#define FACTOR 3.0f\n")
 local changed = gpuexp.compile{file = dir .. "/k.cu", arch = "sm_80"}
 T.ok(not changed.cache_hit and changed.cache_key ~= first.cache_key, "changed header: recompiled")
 
+-- a virtual architecture: PTX only (the driver compiles it at load), with the kernel's entry
+local ptx_only = gpuexp.compile{source = 'extern "C" __global__ void v(float *o) { o[0] = 1; }\n', arch = "compute_80",
+  cache = false}
+T.eq(ptx_only.arch, "compute_80", "PTX-only arch")
+T.ok(ptx_only.ptx:find(".target sm_80", 1, true) and ptx_only.ptx:find(".entry v", 1, true), "its PTX: " .. ptx_only.ptx)
+
 -- errors: the compile log with file and line, kind "compile"
 local err = T.raises(function()
   gpuexp.compile{source = 'extern "C" __global__ void k(float *o) {\n  o[0] = undefined_name;\n}\n', name = "broken.cu", arch = "sm_80"}

@@ -34,11 +34,11 @@ local allowed = {
   init = {store = true, api = true},
   catalog = {}, -- plain data (the commands, options and exit codes): every layer may read it
 }
-for _, may in pairs(allowed) do may.catalog = true end
+for _, may in pairs(allowed) do may.catalog = true; may.catalog_text = true end
 local found = {}
 for _, path in ipairs(files("lua/gpuexp", "*.lua")) do
   local layer = path:match("^lua/gpuexp/([%w_]+)/") or path:match("^lua/gpuexp/(init)%.lua$")
-    or path:match("^lua/gpuexp/(catalog)%.lua$")
+    or path:match("^lua/gpuexp/(catalog)%.lua$") or path:match("^lua/gpuexp/(catalog)_text%.lua$")
   T.ok(allowed[layer], path .. " is in a layer's folder (store, judge, engine, api, commands)")
   for n, line in ipairs(lines(path)) do
     for target in line:gmatch('require%("gpuexp%.([%w_]+)') do

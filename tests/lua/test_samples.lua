@@ -66,6 +66,24 @@ resumed_long:close()
 T.eq(read(cut_long), "n,field,values\n" .. table.concat(long, "\n") .. "\n3001,samples_ms,9\n",
   "a cut line longer than a read")
 
+-- a resumed run's entries taken back (the ledger keeps them for the history): the cut last line
+-- dropped from the file first, so that a cut line is never read as a whole one
+local back = write(dir .. "/back.samples.csv", "n,field,values\n1,samples_ms,1 2\n2,samples_ms,3 4")
+local taken = assert(samples.take_back(back, {"n"}))
+T.eq(#taken, 1, "the whole lines only")
+T.eq(taken[1].values .. "|" .. taken[1].where, "1 2|" .. back .. ":2", "the entry and where it was read")
+T.eq(read(back), "n,field,values\n1,samples_ms,1 2\n", "the cut line dropped from the file")
+T.eq(samples.take_back(dir .. "/none_yet.samples.csv", {"n"}), nil, "no file: nothing to take back")
+-- the appender returns what it wrote, in the file's order
+local said_path = dir .. "/said.samples.csv"
+local said_appender = samples.appender(said_path, {"n"})
+local said = said_appender:write({"7"}, {b = {1}, a = {2.5}})
+said_appender:close()
+T.eq(#said, 2, "an entry a field")
+T.eq(said[1].field .. "=" .. said[1].values .. " " .. said[2].field .. "=" .. said[2].values .. " " .. said[1].cells[1],
+  "a=2.5 b=1 7", "the entries written")
+T.eq(read(said_path), "n,field,values\n7,a,2.5\n7,b,1\n", "as the file has them")
+
 -- reading back: every entry with its axis cells, field, values and where it was read
 local entries = assert(samples.read(path, {"n", "label"}))
 T.eq(#entries, 4, "entries")
@@ -140,6 +158,11 @@ write(dir .. "/damaged.meta.json", read(dir .. "/run.meta.json"))
 write(samples.path_for(damaged_csv), "n,label,field,values\n9,x,samples_ms\n")
 local recorded, problem_text = history.record_file(db, damaged_csv, {kind = "run"})
 T.eq(recorded, nil, "a run with a damaged samples file is not recorded")
+local damaged_run = assert(result.read(damaged_csv))
+local no_entries, entries_problem = damaged_run:sample_entries()
+T.eq(no_entries, nil, "the result's samples of a damaged file")
+names(entries_problem, samples.path_for(damaged_csv) .. ":2: 3 cells where the header has 4", "the result names it")
+T.eq(damaged_run:samples(result.key({"9", "x"}), "samples_ms"), nil, "and gives no samples")
 names(problem_text, samples.path_for(damaged_csv) .. ":2: 3 cells where the header has 4", "the damage named")
 T.eq(db:rows("SELECT count(*) AS n FROM runs")[1].n, 1, "only the good run is in the history")
 -- a damaged history (a number where the axes are, a list where a cell is, a key that is no text) is

@@ -116,7 +116,7 @@ T.ok(err:find("bad.lua:1:", 1, true) and err:find("brute, random, racing or mode
 ws.write("bad2.lua", "gpuexp.tune{axes = {{'a', {1}}}, run = function() return {} end, budget = 3}\n")
 code, _, err = ws.run("--quiet --no-plan bad2.lua")
 T.eq(code, 1, "an unknown option too")
-T.ok(err:find("bad2.lua:1: tune: unknown option 'budget'", 1, true), err)
+T.ok(err:find("bad2.lua:1: tune: unknown option 'budget' (did you mean 'budget_s'?) (known: alpha, axes,", 1, true), err)
 ws.write("bad3.lua", "gpuexp.tune{axes = {{'a', {1}}}, run = function() return {x = 1} end, objective = 'x'}\n")
 code, _, err = ws.run("--quiet --no-plan bad3.lua")
 T.eq(code, 1, "an objective of unknown direction must say its goal")
@@ -125,4 +125,22 @@ ws.write("bad4.lua", "gpuexp.tune{axes = {{'a', {1, 2}}}, run = function() retur
 code, _, err = ws.run("--quiet --no-plan bad4.lua")
 T.eq(code, 1, "no configuration with a value is a script error")
 T.ok(err:find("bad4.lua:1: tune 'tune': no configuration gave a value for 'median_ms'", 1, true), err)
+-- the condition: a configuration that breaks it, or whose condition raises, is not a candidate
+-- (here the best two by the objective), whatever its value
+ws.write("cond.lua", [[
+local r = gpuexp.tune{name = "cond", axes = {{"a", {1, 2, 3, 4}}}, strategy = "brute", quiet = true,
+  run = function(p)
+    local s = {}
+    for i = 1, 12 do s[i] = p.a + 0.001 * math.sin(i + p.a) end
+    return {median_ms = gpuexp.stats(s).median, samples_ms = s}
+  end,
+  condition = function(row)
+    if row.a == 1 then error("no verdict for 1") end
+    return row.a ~= 2
+  end}
+print(string.format("BEST %d TIES %d", r.best.a, #r.ties))
+]])
+code, out, err = ws.run("--quiet --no-plan --out cond.csv cond.lua")
+T.eq(code, 0, "the tune with a condition runs: " .. err)
+T.ok(out:find("BEST 3 TIES 1", 1, true), "the best that holds the condition: " .. out)
 T.done()

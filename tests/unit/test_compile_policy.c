@@ -8,14 +8,7 @@
 #include "gx_compile.h"
 #include "gx_options.h"
 
-static int failures;
-#define CHECK(condition)                                                                                               \
-    do {                                                                                                               \
-        if (!(condition)) {                                                                                            \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #condition);                              \
-            failures++;                                                                                                \
-        }                                                                                                              \
-    } while (0)
+#include "check.h"
 
 static void translate(const char *const *options, int count, gx_options *out)
 {

@@ -16,16 +16,7 @@
 #include "gx_stats.h"
 #include "gx_suggest.h"
 
-static int failures, checks;
-
-#define CHECK(condition)                                                                           \
-    do {                                                                                           \
-        checks++;                                                                                  \
-        if (!(condition)) {                                                                        \
-            failures++;                                                                            \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #condition);          \
-        }                                                                                          \
-    } while (0)
+#include "check.h"
 #define CHECK_NEAR(a, b, tolerance) CHECK(fabs((double)(a) - (double)(b)) <= (tolerance))
 
 static void test_stats(void)
@@ -193,6 +184,10 @@ static void test_files(void)
     CHECK(gx_read_file(path, &read, &size, &error) == GX_OK);
     CHECK(size == sizeof data && memcmp(read, data, size) == 0);
     free(read);
+    /* what a path names: a file, a folder, or nothing there */
+    CHECK(gx_is_file(path) && !gx_is_directory(path));
+    CHECK(gx_is_directory(dir) && !gx_is_file(dir));
+    CHECK(!gx_is_file("/nonexistent/x") && !gx_is_directory("/nonexistent/x"));
     CHECK(gx_read_file("/nonexistent/x", &read, &size, &error) == GX_ERR_SYSTEM);
     CHECK(strstr(error.message, "No such file") != NULL);
     /* checked cache entries (the counter availability image): a hit, a miss, and damage found */

@@ -7,14 +7,7 @@
 #include "gx_cxxname.h"
 #include "gx_symbols.h"
 
-static int failures;
-#define CHECK(condition)                                                                                               \
-    do {                                                                                                               \
-        if (!(condition)) {                                                                                            \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #condition);                              \
-            failures++;                                                                                                \
-        }                                                                                                              \
-    } while (0)
+#include "check.h"
 
 static void expect_form(const char *name, const char *expected)
 {

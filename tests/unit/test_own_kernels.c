@@ -12,16 +12,7 @@
 #include "gx_symbols.h"
 #include "gx_toolkit.h"
 
-static int failures, checks;
-
-#define CHECK(condition)                                                                           \
-    do {                                                                                           \
-        checks++;                                                                                  \
-        if (!(condition)) {                                                                        \
-            failures++;                                                                            \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #condition);          \
-        }                                                                                          \
-    } while (0)
+#include "check.h"
 
 /* The NVRTC options joined by spaces. */
 static const char *joined(char *const *list, int count)
@@ -93,6 +84,32 @@ static void test_options(void)
     CHECK(gx_options_translate(specific, 2, 0, &out, &error) == GX_OK);
     CHECK(gx_options_pick_arch(&out, "sm_90", arch, sizeof arch, &error) == GX_OK && strcmp(arch, "sm_90a") == 0);
     gx_options_free(&out);
+    /* undefines, glued and spelled out; a host warning setting and a front-end option dropped, noted */
+    const char *misc[] = {"-UA", "--undefine-macro=B", "-Werror=all", "-Xcudafe", "--display_error_number"};
+    CHECK(gx_options_translate(misc, 5, 0, &out, &error) == GX_OK);
+    CHECK(strcmp(joined(out.nvrtc, out.nvrtc_count), "-UA -UB") == 0);
+    CHECK(strstr(out.notes, "-Werror=all: dropped: host compiler warning settings") != NULL);
+    CHECK(strstr(out.notes, "-Xcudafe --display_error_number: dropped: a front-end option") != NULL);
+    gx_options_free(&out);
+    const char *bad_gencode[] = {"-gencode=arch=compute_90"};
+    CHECK(gx_options_translate(bad_gencode, 1, 0, &out, &error) == GX_ERR_USAGE);
+    CHECK(strstr(error.message, "-gencode=arch=compute_90: expected arch=compute_XY,code=sm_XY") != NULL);
+    /* more options than fit: an error that says so, and nothing left allocated (out freed: counts 0) */
+    const char *many[GX_OPTIONS_MAX + 1];
+    for (int i = 0; i <= GX_OPTIONS_MAX; i++)
+        many[i] = "-lineinfo";
+    CHECK(gx_options_translate(many, GX_OPTIONS_MAX + 1, 0, &out, &error) == GX_ERR_USAGE);
+    CHECK(strstr(error.message, "compile: more than 256 options") != NULL);
+    CHECK(out.nvrtc_count == 0 && out.nvcc_count == 0 && out.include_count == 0);
+    const char *many_ptxas[] = {"-Xptxas", NULL};
+    char *items = malloc(4 * (GX_OPTIONS_MAX + 1) + 1);
+    items[0] = 0;
+    for (int i = 0; i <= GX_OPTIONS_MAX; i++)
+        strcat(items, i ? ",-v" : "-v");
+    many_ptxas[1] = items;
+    CHECK(gx_options_translate(many_ptxas, 2, 0, &out, &error) == GX_ERR_USAGE);
+    CHECK(strstr(error.message, "compile: more than 256 options") != NULL && out.nvrtc_count == 0);
+    free(items);
     const char *native[] = {"-arch=native"};
     CHECK(gx_options_translate(native, 1, 0, &out, &error) == GX_OK);
     CHECK(gx_options_pick_arch(&out, "sm_89", arch, sizeof arch, &error) == GX_OK && strcmp(arch, "sm_89") == 0);

@@ -2,6 +2,8 @@
 -- bytes), L2 read bandwidth (an L2-resident buffer), shared-memory (L1) bandwidth, FP32 and FP64
 -- FMA rates, the FP16 tensor-core rate (mma.sync, sm_80+), and pinned host<->device bandwidth.
 -- Cached per GPU UUID and driver in the cache folder, so derived columns can use them and say so.
+local option_keys = require("gpuexp.api.option_keys")
+
 local M = {}
 
 local source = [[
@@ -125,12 +127,7 @@ local known_options = {force = true, device = true}
 local function check_options(options)
   if options == nil then return end
   if type(options) ~= "table" then gpuexp.error("usage", "calibrate: expected a table of options, got " .. type(options)) end
-  for key in pairs(options) do
-    if not known_options[key] then
-      gpuexp.error("usage", string.format("calibrate: unknown option '%s'%s (known: device, force)", tostring(key),
-        gpuexp._did_you_mean(tostring(key), {"device", "force"})))
-    end
-  end
+  option_keys.check(options, known_options, "calibrate")
 end
 
 -- Calibration's own kernels are not the script's: gpuexp diagnose leaves them alone.
@@ -144,6 +141,97 @@ function M.run(options)
   return result
 end
 
+-- Each ceiling below is measured into c from k: {device, facts, program (the kernels above), out (a
+-- buffer of one float a thread of the rate kernels' grid), threads (that grid's size)}. The rate
+-- kernels run 8 blocks of 256 threads on every SM.
+
+-- DRAM: 1 GiB copied, read + write bytes; the best of the driver's copy and a 16-byte copy kernel
+local function measure_dram(k, c)
+  local n = 256 * 1024 * 1024
+  local a = k.device:alloc("f32", n):random{seed = 1}
+  local b = k.device:alloc("f32", n):fill(0)
+  local moved = 2 * 4 * n
+  local driver_copy = b:time_copy_from(a, {warmup = 3, reps = 20})
+  local best_gbps, method = moved / (driver_copy.median_ms * 1e-3) / 1e9, "cuMemcpyDtoD"
+  local copy4 = k.program:kernel("copy4")
+  for _, blocks_per_sm in ipairs({2, 4, 8, 16}) do
+    local t = copy4:time{grid = k.facts.sm_count * blocks_per_sm, block = 512,
+      args = {b, a, gpuexp.u64(n // 4)}, warmup = 3, reps = 20}
+    local gbps = moved / (t.median_ms * 1e-3) / 1e9
+    if gbps > best_gbps then best_gbps, method = gbps, string.format("copy kernel, 16-byte, %d blocks/SM of 512", blocks_per_sm) end
+  end
+  c.dram_copy_gbps, c.dram_copy_method, c.dram_copy_bytes = best_gbps, method, moved
+  a:free(); b:free()
+end
+
+local FMA_ITERATIONS = 4096
+
+-- FP32: FMAs on every lane of every SM
+local function measure_fp32(k, c)
+  local t = k.program:kernel("fma_rate"):time{grid = k.facts.sm_count * 8, block = 256,
+    args = {k.out, gpuexp.i32(FMA_ITERATIONS), gpuexp.f32(0.999), gpuexp.f32(0.001)}, warmup = 3, reps = 20}
+  c.fp32_gflops = 16.0 * FMA_ITERATIONS * k.threads / (t.median_ms * 1e-3) / 1e9
+end
+
+-- FP64: the same with doubles
+local function measure_fp64(k, c)
+  local iterations = FMA_ITERATIONS // 4
+  local dout = k.device:alloc("f64", k.threads)
+  local d = k.program:kernel("dfma_rate"):time{grid = k.facts.sm_count * 8, block = 256,
+    args = {dout, gpuexp.i32(iterations), gpuexp.f64(0.999), gpuexp.f64(0.001)}, warmup = 3, reps = 20}
+  c.fp64_gflops = 16.0 * iterations * k.threads / (d.median_ms * 1e-3) / 1e9
+  dout:free()
+end
+
+-- L2: a quarter of the L2 (one partition's worth stays near), read 64 times
+local function measure_l2(k, c)
+  local l2_elements = math.max(1024, k.facts.l2_bytes // 4 // 4)
+  local l2_buffer = k.device:alloc("f32", l2_elements):fill(1)
+  local passes = 64
+  local l2 = k.program:kernel("l2_read"):time{grid = k.facts.sm_count * 8, block = 256,
+    args = {l2_buffer, gpuexp.u64(l2_elements // 4), gpuexp.i32(passes), k.out}, warmup = 3, reps = 20}
+  c.l2_gbps = 4.0 * l2_elements * passes / (l2.median_ms * 1e-3) / 1e9
+  l2_buffer:free()
+end
+
+-- tensor cores (sm_80 and newer): the rate kernels of the tensor-core study (kernels/tensor_cores.cu,
+-- shipped with gpuexp), every warp in 4 independent mma.sync chains
+local function measure_tensor(k, c)
+  local cc = tonumber(k.facts.arch:match("sm_(%d+)")) or 0
+  if cc < 80 then return end
+  local tensor = tensor_types()
+  gpuexp.check(tensor, "gpuexp's shipped kernels (kernels/tensor_cores.cu) were not found")
+  local program_tc = gpuexp.compile{file = gpuexp.data_dir .. "/kernels/tensor_cores.cu", device = k.device}
+  local a, b = k.device:alloc("f32", 16 * 32):fill(1), k.device:alloc("f32", 32 * 8):fill(1)
+  local blocks, block, iterations = k.facts.sm_count * 4, 256, 2048
+  for _, t in ipairs(tensor.TYPES) do
+    if cc >= t.min_cc then
+      local r = program_tc:kernel("rate_" .. t.kernel):time{grid = blocks, block = block,
+        args = {a, b, k.out, gpuexp.i32(iterations)}, warmup = 3, reps = 20}
+      c["tensor_" .. t.name .. "_gflops"] = tensor.flops(t, blocks, block, iterations) / (r.median_ms * 1e-3) / 1e9
+    end
+  end
+  a:free(); b:free()
+end
+
+-- shared memory: 16 bytes per thread per iteration
+local function measure_shared(k, c)
+  local iterations = 8192
+  local s = k.program:kernel("shared_read"):time{grid = k.facts.sm_count * 8, block = 256,
+    args = {k.out, gpuexp.i32(iterations)}, warmup = 3, reps = 20}
+  c.shared_gbps = 16.0 * iterations * k.threads / (s.median_ms * 1e-3) / 1e9
+end
+
+-- host <-> device, pinned, 256 MiB
+local function measure_host_copies(k, c)
+  local m = 64 * 1024 * 1024
+  local host = gpuexp.host("f32", m, {pinned = true}):fill(1)
+  local dev_buffer = k.device:alloc("f32", m)
+  c.h2d_pinned_gbps = dev_buffer:time_copy_from(host, {warmup = 2, reps = 10}).gbps
+  c.d2h_pinned_gbps = host:time_copy_from(dev_buffer, {warmup = 2, reps = 10}).gbps
+  host:free(); dev_buffer:free()
+end
+
 function measure_ceilings(options)
   options = options or {}
   local device = options.device or gpuexp.device()
@@ -155,90 +243,25 @@ function measure_ceilings(options)
   local program = gpuexp.compile{source = source, name = "gpuexp_calibrate.cu", device = device}
   local c = {gpu = facts.name, uuid = facts.uuid, driver = facts.driver_cuda, measured_utc = os.date("!%Y-%m-%dT%H:%M:%SZ"),
     version = M.VERSION}
-
-  -- DRAM: 1 GiB copied, read + write bytes; the best of the driver's copy and a 16-byte copy kernel
-  local n = 256 * 1024 * 1024
-  local a = device:alloc("f32", n):random{seed = 1}
-  local b = device:alloc("f32", n):fill(0)
-  local moved = 2 * 4 * n
-  local driver_copy = b:time_copy_from(a, {warmup = 3, reps = 20})
-  local best_gbps, method = moved / (driver_copy.median_ms * 1e-3) / 1e9, "cuMemcpyDtoD"
-  local copy4 = program:kernel("copy4")
-  for _, blocks_per_sm in ipairs({2, 4, 8, 16}) do
-    local t = copy4:time{grid = facts.sm_count * blocks_per_sm, block = 512,
-      args = {b, a, gpuexp.u64(n // 4)}, warmup = 3, reps = 20}
-    local gbps = moved / (t.median_ms * 1e-3) / 1e9
-    if gbps > best_gbps then best_gbps, method = gbps, string.format("copy kernel, 16-byte, %d blocks/SM of 512", blocks_per_sm) end
-  end
-  c.dram_copy_gbps, c.dram_copy_method, c.dram_copy_bytes = best_gbps, method, moved
-  a:free(); b:free()
-
-  -- FP32: FMAs on every lane of every SM
-  local threads, iterations = facts.sm_count * 8 * 256, 4096
-  local out = device:alloc("f32", threads)
-  local t = program:kernel("fma_rate"):time{grid = facts.sm_count * 8, block = 256,
-    args = {out, gpuexp.i32(iterations), gpuexp.f32(0.999), gpuexp.f32(0.001)}, warmup = 3, reps = 20}
-  c.fp32_gflops = 16.0 * iterations * threads / (t.median_ms * 1e-3) / 1e9
-
+  local threads = facts.sm_count * 8 * 256
+  local k = {device = device, facts = facts, program = program, threads = threads}
+  measure_dram(k, c)
+  k.out = device:alloc("f32", threads)
+  measure_fp32(k, c)
   -- FP64, L2 and tensor cores: measured when they can be; a failure here leaves that
   -- ceiling out (with a warning) rather than the ones above
   local extra_ok, extra_error = pcall(function()
-  -- FP64: the same with doubles
-  local dout = device:alloc("f64", threads)
-  local d = program:kernel("dfma_rate"):time{grid = facts.sm_count * 8, block = 256,
-    args = {dout, gpuexp.i32(iterations // 4), gpuexp.f64(0.999), gpuexp.f64(0.001)}, warmup = 3, reps = 20}
-  c.fp64_gflops = 16.0 * (iterations // 4) * threads / (d.median_ms * 1e-3) / 1e9
-  dout:free()
-
-  -- L2: a quarter of the L2 (one partition's worth stays near), read 64 times
-  local l2_elements = math.max(1024, facts.l2_bytes // 4 // 4)
-  local l2_buffer = device:alloc("f32", l2_elements):fill(1)
-  local passes = 64
-  local l2 = program:kernel("l2_read"):time{grid = facts.sm_count * 8, block = 256,
-    args = {l2_buffer, gpuexp.u64(l2_elements // 4), gpuexp.i32(passes), out}, warmup = 3, reps = 20}
-  c.l2_gbps = 4.0 * l2_elements * passes / (l2.median_ms * 1e-3) / 1e9
-  l2_buffer:free()
-
-  -- tensor cores: the rate kernels of the tensor-core study (kernels/tensor_cores.cu, shipped
-  -- with gpuexp), every warp in 4 independent mma.sync chains
-  local cc = tonumber(facts.arch:match("sm_(%d+)")) or 0
-  if cc >= 80 then
-    local tensor = tensor_types()
-    gpuexp.check(tensor, "gpuexp's shipped kernels (kernels/tensor_cores.cu) were not found")
-    local program_tc = gpuexp.compile{file = gpuexp.data_dir .. "/kernels/tensor_cores.cu", device = device}
-    local a, b = device:alloc("f32", 16 * 32):fill(1), device:alloc("f32", 32 * 8):fill(1)
-    local blocks, block, iterations = facts.sm_count * 4, 256, 2048
-    for _, t in ipairs(tensor.TYPES) do
-      if cc >= t.min_cc then
-        local r = program_tc:kernel("rate_" .. t.kernel):time{grid = blocks, block = block,
-          args = {a, b, out, gpuexp.i32(iterations)}, warmup = 3, reps = 20}
-        c["tensor_" .. t.name .. "_gflops"] = tensor.flops(t, blocks, block, iterations) / (r.median_ms * 1e-3) / 1e9
-      end
-    end
-    a:free(); b:free()
-  end
-
+    measure_fp64(k, c)
+    measure_l2(k, c)
+    measure_tensor(k, c)
   end)
   if not extra_ok then
     io.stderr:write("gpuexp calibrate: the L2, FP64 or tensor-core ceiling was not measured: " ..
       tostring(type(extra_error) == "table" and extra_error.message or extra_error) .. "\n")
   end
-
-  -- shared memory: 16 bytes per thread per iteration
-  local s_iterations = 8192
-  local s = program:kernel("shared_read"):time{grid = facts.sm_count * 8, block = 256,
-    args = {out, gpuexp.i32(s_iterations)}, warmup = 3, reps = 20}
-  c.shared_gbps = 16.0 * s_iterations * threads / (s.median_ms * 1e-3) / 1e9
-  out:free()
-
-  -- host <-> device, pinned, 256 MiB
-  local m = 64 * 1024 * 1024
-  local host = gpuexp.host("f32", m, {pinned = true}):fill(1)
-  local dev_buffer = device:alloc("f32", m)
-  c.h2d_pinned_gbps = dev_buffer:time_copy_from(host, {warmup = 2, reps = 10}).gbps
-  c.d2h_pinned_gbps = host:time_copy_from(dev_buffer, {warmup = 2, reps = 10}).gbps
-  host:free(); dev_buffer:free()
-
+  measure_shared(k, c)
+  k.out:free()
+  measure_host_copies(k, c)
   save(device, c)
   c.from_cache = false
   return c

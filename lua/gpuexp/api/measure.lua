@@ -6,6 +6,8 @@
 -- throttled_samples) and the next batch waits recovery_ms first, as NVBench does. Cycles beside
 -- times: each sample times its batch's clock (median_cycles), for comparisons that survive a
 -- clock that differs between runs.
+local option_keys = require("gpuexp.api.option_keys")
+
 local M = {}
 
 -- Documented defaults (NVBench's: 10 samples, 0.5% noise, 0.5 s, 15 s timeout); change per call
@@ -76,15 +78,7 @@ end
 
 local function check_policy(spec, known_keys, what)
   if type(spec) ~= "table" then gpuexp.error("usage", what .. ": expected a table of options", 3) end
-  for key in pairs(spec) do
-    if not known_keys[key] then
-      local names = {}
-      for name in pairs(known_keys) do names[#names + 1] = name end
-      table.sort(names)
-      gpuexp.error("usage", string.format("%s: unknown option '%s'%s (known: %s)", what, tostring(key),
-        gpuexp._did_you_mean(tostring(key), names), table.concat(names, ", ")), 3)
-    end
-  end
+  option_keys.check(spec, known_keys, what)
   for key in pairs(ranges) do option(spec, key) end -- every numeric option in its range, a plan too
   local mode = option(spec, "mode")
   if mode ~= "hot" and mode ~= "cold" and mode ~= "graph" and mode ~= "batch" and mode ~= "auto" then
@@ -173,51 +167,51 @@ function M.back_to_back_runs(per_run_ms)
   return math.max(2, math.min(200, math.ceil(0.050 / math.max(per_run_ms, 1e-4))))
 end
 
--- The policy over anything with :time{warmup, reps, cold, graph, batch, clock} (a bound launch, a sequence).
-local function run_policy(timer, spec, mode, device)
-  local warmup = option(spec, "warmup")
-  -- a first look decides auto mode and the graph size
-  local telemetry_on = device and option(spec, "telemetry")
-  -- with telemetry, the probe loads the clock probe too, so no one-time work falls in the window
-  local probe = timer:time{warmup = warmup, reps = 3, clock = telemetry_on or nil}
-  local single_ms = probe.median_ms
-  local graph, batch, auto_facts = 0, 0, nil
+-- How each sample is taken: the mode (auto chooses from the probe's per-run time) and the runs a
+-- graph replay or a blocked batch holds (0: not that way). Returns {mode, graph, batch, auto_facts}.
+local function sampling_of(timer, spec, mode, single_ms)
+  local how = {mode = mode, graph = 0, batch = 0}
+  local runs
   if mode == "auto" then
-    local runs
-    mode, runs, auto_facts = choose_auto(timer, single_ms, spec)
-    if mode == "graph" then graph = runs elseif mode == "batch" then batch = runs end
+    how.mode, runs, how.auto_facts = choose_auto(timer, single_ms, spec)
   elseif mode == "graph" or mode == "batch" then
-    local runs = option(spec, "graph_launches") or M.back_to_back_runs(single_ms)
-    if mode == "graph" then graph = runs else batch = runs end
+    runs = option(spec, "graph_launches") or M.back_to_back_runs(single_ms)
   end
+  if how.mode == "graph" then how.graph = runs elseif how.mode == "batch" then how.batch = runs end
+  return how
+end
+
+-- Samples in batches until the stopping rule says enough (M.stop_reason). A batch run at a clock
+-- below throttle_pct of the highest seen is not kept (a higher clock later drops earlier batches
+-- too), and the next batch waits recovery_ms after it. Returns {batches ({samples, clock, kept}),
+-- samples (the kept ones), clocks, block_timeouts, timing_note, stop_reason}.
+local function take_samples(timer, spec, how, device, telemetry)
   local min_samples, min_time_ms = option(spec, "min_samples"), option(spec, "min_time_ms")
   local max_noise, timeout_s, max_samples = option(spec, "max_noise_pct"), option(spec, "timeout_s"), option(spec, "max_samples")
   local throttle_pct, recovery_ms = option(spec, "throttle_pct"), option(spec, "recovery_ms")
-  local batches, samples, clocks = {}, {}, {}
-  local block_timeouts, timing_note = 0, nil
-  local telemetry = telemetry_on and telemetry_start(device)
+  local s = {batches = {}, samples = {}, clocks = {}, block_timeouts = 0}
+  local batches = s.batches
   local started, total_ms, reference = gpuexp.clock(), 0, 0
-  local stop_reason
   local samples_wanted = min_samples
   -- the samples of the batches at or above the threshold of the highest clock seen so far
   local function keep()
-    samples, total_ms = {}, 0
+    s.samples, total_ms = {}, 0
     local threshold = reference * throttle_pct / 100
     for _, b in ipairs(batches) do
       b.kept = not b.clock or b.clock >= threshold
       if b.kept then
-        for _, ms in ipairs(b.samples) do samples[#samples + 1] = ms; total_ms = total_ms + ms end
+        for _, ms in ipairs(b.samples) do s.samples[#s.samples + 1] = ms; total_ms = total_ms + ms end
       end
     end
   end
   while true do
-    local t = timer:time{warmup = 0, reps = samples_wanted, cold = mode == "cold", graph = graph > 0 and graph or nil,
-      batch = batch > 0 and batch or nil, clock = true}
+    local t = timer:time{warmup = 0, reps = samples_wanted, cold = how.mode == "cold",
+      graph = how.graph > 0 and how.graph or nil, batch = how.batch > 0 and how.batch or nil, clock = true}
     local clock = t.sm_clock_mhz
-    if t.block_timeouts then block_timeouts, timing_note = block_timeouts + t.block_timeouts, t.timing_note end
+    if t.block_timeouts then s.block_timeouts, s.timing_note = s.block_timeouts + t.block_timeouts, t.timing_note end
     batches[#batches + 1] = {samples = t.samples_ms, clock = clock}
     if telemetry then telemetry_batch(device, telemetry) end
-    clocks[#clocks + 1] = clock
+    s.clocks[#s.clocks + 1] = clock
     local throttled = clock and clock < reference * throttle_pct / 100
     if clock and clock > reference then
       reference = clock
@@ -225,40 +219,44 @@ local function run_policy(timer, spec, mode, device)
     elseif throttled then
       batches[#batches].kept = false
     else
-      for _, ms in ipairs(t.samples_ms) do samples[#samples + 1] = ms; total_ms = total_ms + ms end
+      for _, ms in ipairs(t.samples_ms) do s.samples[#s.samples + 1] = ms; total_ms = total_ms + ms end
     end
+    local samples = s.samples
     local stats = gpuexp.stats(#samples > 0 and samples or t.samples_ms, "_ms")
-    stop_reason = M.stop_reason(stats, #samples > 0 and total_ms or 0, gpuexp.clock() - started,
+    s.stop_reason = M.stop_reason(stats, #samples > 0 and total_ms or 0, gpuexp.clock() - started,
       {min_samples = min_samples, min_time_ms = min_time_ms, max_noise_pct = max_noise, timeout_s = timeout_s,
        max_samples = max_samples})
-    if stop_reason then break end
+    if s.stop_reason then return s end
     if throttled and recovery_ms > 0 then gpuexp.sleep(recovery_ms / 1000) end
     -- the next batch: enough for the remaining minimum time, within bounds
     local mean = math.max(stats.mean_ms, 1e-4)
     samples_wanted = math.max(10, math.min(2000, math.ceil((min_time_ms - total_ms) / mean), max_samples - #samples))
   end
+end
+
+-- The result: the kept samples' statistics, how they were taken, the clocks (and the median in
+-- cycles of the kept batches that read one), what was dropped as throttled, and the telemetry.
+local function result_of(s, how, device, telemetry)
   local dropped, measured, busy_ms = 0, 0, 0
-  for _, b in ipairs(batches) do
+  local cycles = {}
+  for _, b in ipairs(s.batches) do
     measured = measured + #b.samples
     for _, ms in ipairs(b.samples) do busy_ms = busy_ms + ms end
     if b.kept == false then dropped = dropped + #b.samples end
-  end
-  local cycles = {}
-  for _, b in ipairs(batches) do
     if b.kept and b.clock then
       for _, ms in ipairs(b.samples) do cycles[#cycles + 1] = ms * b.clock * 1e3 end
     end
   end
-  local result = gpuexp.stats(samples, "_ms")
-  local clock_stats = gpuexp.stats(clocks)
-  result.samples_ms = samples
-  result.mode = mode
-  result.launches_per_sample = graph > 0 and graph or batch > 0 and batch or 1
-  for key, value in pairs(auto_facts or {}) do result[key] = value end
-  if batch > 0 then result.block_timeouts = block_timeouts end
-  result.timing_note = timing_note
-  result.batches = #clocks
-  result.stop_reason = stop_reason
+  local result = gpuexp.stats(s.samples, "_ms")
+  local clock_stats = gpuexp.stats(s.clocks)
+  result.samples_ms = s.samples
+  result.mode = how.mode
+  result.launches_per_sample = how.graph > 0 and how.graph or how.batch > 0 and how.batch or 1
+  for key, value in pairs(how.auto_facts or {}) do result[key] = value end
+  if how.batch > 0 then result.block_timeouts = s.block_timeouts end
+  result.timing_note = s.timing_note
+  result.batches = #s.clocks
+  result.stop_reason = s.stop_reason
   result.sm_clock_mhz = clock_stats.median
   result.sm_clock_min_mhz = clock_stats.min
   result.throttled_samples = dropped
@@ -269,6 +267,19 @@ local function run_policy(timer, spec, mode, device)
     M.last_telemetry = {} -- a sweep with --telemetry puts the point's last one in its row
     for _, column in ipairs(M.TELEMETRY_COLUMNS) do M.last_telemetry[column] = result[column] end
   end
+  return result
+end
+
+-- The policy over anything with :time{warmup, reps, cold, graph, batch, clock} (a bound launch, a sequence).
+local function run_policy(timer, spec, mode, device)
+  local warmup = option(spec, "warmup")
+  -- a first look decides auto mode and the graph size
+  local telemetry_on = device and option(spec, "telemetry")
+  -- with telemetry, the probe loads the clock probe too, so no one-time work falls in the window
+  local probe = timer:time{warmup = warmup, reps = 3, clock = telemetry_on or nil}
+  local how = sampling_of(timer, spec, mode, probe.median_ms)
+  local telemetry = telemetry_on and telemetry_start(device)
+  local result = result_of(take_samples(timer, spec, how, device, telemetry), how, device, telemetry)
   result.warmup = warmup
   result.timer = "cuda_events"
   return result

@@ -8,6 +8,7 @@
 -- brute force and random sampling, shardable. docs/tune.md is the reference.
 local sweep = require("gpuexp.api.sweep")
 local search = require("gpuexp.api.search")
+local option_keys = require("gpuexp.api.option_keys")
 local tie = require("gpuexp.judge.tie")
 local rule = require("gpuexp.judge.rule")
 local csv = require("gpuexp.store.csv")
@@ -38,14 +39,7 @@ end
 
 local function check(spec)
   if type(spec) ~= "table" then gpuexp.error("usage", "tune: expected a table of options") end
-  for key in pairs(spec) do
-    if not known[key] then
-      local names = {}
-      for name in pairs(known) do names[#names + 1] = name end
-      table.sort(names)
-      gpuexp.error("usage", "tune: unknown option '" .. tostring(key) .. "' (known: " .. table.concat(names, ", ") .. ")")
-    end
-  end
+  option_keys.check(spec, known, "tune")
   if type(spec.run) ~= "function" then gpuexp.error("usage", "tune: 'run' must be a function(point) returning a row") end
   if spec.strategy ~= nil and not search.STRATEGIES[spec.strategy] then
     gpuexp.error("usage", "tune: 'strategy' is brute, random, racing or model, got '" .. tostring(spec.strategy) .. "'")
@@ -180,16 +174,13 @@ local function sum(list)
   return total
 end
 
--- M.run(spec) -> result: {best (a point), ties ({point, value, ratio, p, ci_low, ci_high}...),
--- evaluated ({point, value, samples}... at the final level), strategy, evaluations, measured,
--- cost_s, stopped_by, drift, rounds, prefix}; nil in an offline
--- plan (which compiles and checks a few configurations and says what the tune would do).
-function M.run(spec)
+-- The tune's settings, from its options alone: the script's options with `gpuexp tune`'s over
+-- them (both checked), its name, objective, strategy and which way the samples run.
+local function settings_of(spec)
   check(spec)
-  local overrides = command_options()
   local o = {}
   for k, v in pairs(spec) do o[k] = v end
-  for k, v in pairs(overrides) do o[k] = v end
+  for k, v in pairs(command_options()) do o[k] = v end
   check(o)
   local name = o.name or "tune"
   if type(name) ~= "string" or name == "" then gpuexp.error("usage", "tune: 'name' must be a non-empty string") end
@@ -198,165 +189,224 @@ function M.run(spec)
   -- which way the samples run: times are better lower whatever the objective (gflops maximised,
   -- its samples_ms minimised)
   local sample_way = rule.direction(samples_column)
-  local sample_direction = sample_way == "lower" and "min" or sample_way == "higher" and "max" or objective.goal
-  local points, axes = sweep.points(o.axes, o.where)
-  if #points == 0 then gpuexp.error("usage", "tune: the filter ('where') left no configuration") end
-  local strategy = o.strategy or "model"
-  local run_options = gpuexp.run_options or {}
-  if run_options.shard and (strategy == "racing" or strategy == "model") then
+  return {o = o, name = name, objective = objective, samples_column = samples_column,
+    sample_direction = sample_way == "lower" and "min" or sample_way == "higher" and "max" or objective.goal,
+    strategy = o.strategy or "model", seed = o.seed or 1, run_options = gpuexp.run_options or {}}
+end
+
+-- The space searched: the sweep's points (axes and where), each found again by its key.
+local function add_space(t)
+  t.points, t.axes = sweep.points(t.o.axes, t.o.where)
+  if #t.points == 0 then gpuexp.error("usage", "tune: the filter ('where') left no configuration") end
+  if t.run_options.shard and (t.strategy == "racing" or t.strategy == "model") then
     gpuexp.error("usage", "tune: --shard splits brute force and random sampling only; racing and model choose each " ..
       "round from the last, which one share cannot see (run them unsharded, or use --devices)")
   end
-  local by_key = {}
-  for i, point in ipairs(points) do by_key[key_of(point, axes)] = i end
-  local prefix = rounds_prefix(o, name)
+  t.by_key = {}
+  for i, point in ipairs(t.points) do t.by_key[key_of(point, t.axes)] = i end
+end
+
+-- Where the tune writes and what it reads back: the rounds' prefix, its key in the history, and
+-- the winners stored there before (this key's first).
+local function add_records(t)
+  t.prefix = rounds_prefix(t.o, t.name)
   local found_device, default_device = pcall(gpuexp.device)
   local device = not gpuexp.offline_arch and found_device and default_device or nil
-  local key = history_key(o, device)
-  local history_path = o.history or run_options.history
-  local stored = {}
-  if history_path then
-    local list, why = winners.latest(history_path, name)
+  t.key = history_key(t.o, device)
+  t.history_path = t.o.history or t.run_options.history
+  t.stored = {}
+  if t.history_path then
+    local list, why = winners.latest(t.history_path, t.name)
     if not list then io.stderr:write("gpuexp tune: the stored winners cannot be read: " .. why .. "\n") end
-    stored = list or {}
-    table.sort(stored, function(a, b) -- this key's winners first
-      return #winners.differences(a, key) < #winners.differences(b, key)
+    t.stored = list or {}
+    table.sort(t.stored, function(a, b) -- this key's winners first
+      return #winners.differences(a, t.key) < #winners.differences(b, t.key)
     end)
   end
-  local start = start_points(o, by_key, axes, stored)
-  local default_evals = strategy == "brute" and #points or math.max(20, math.ceil(#points / 10))
-  local max_evals = o.max_evals or default_evals
-  local quiet = o.quiet or gpuexp.quiet
-  local function say(text) if not quiet then io.stderr:write("gpuexp tune '" .. name .. "': " .. text .. "\n") end end
+end
 
-  local set_up = false
-  local round = 0
-  local has_row, rows_measured = {}, 0 -- configurations with a row here (a shard has its share's only)
-  local function measure_round(batch, level)
-    round = round + 1
-    local wanted = {}
-    for _, index in ipairs(batch) do wanted[key_of(points[index], axes)] = index end
+-- One row of a round as the search takes it: {status, cost_s, value, samples}; a row that failed or
+-- broke the condition has no value. samples_of(row) reads a resumed row's samples from its file.
+local function row_result(t, row, samples_of)
+  local r = {status = row.status, cost_s = 0}
+  local value = row[t.objective.column]
+  local samples = row[t.samples_column]
+  if type(samples) ~= "table" and row.status == "ok" then samples = samples_of(row) end
+  if type(samples) == "table" then r.cost_s = sum(samples) / 1000 end
+  if row.status == "ok" and type(value) == "number" and value == value then
+    local ok, verified = pcall(holds, t.o.condition, row)
+    if ok and verified then
+      r.value, r.samples = value, type(samples) == "table" and #samples > 1 and samples or nil
+    else
+      r.status = ok and "condition" or "condition error: " .. tostring(verified)
+    end
+  end
+  return r
+end
+
+-- The rounds: rounds.measure(batch, level) runs the configurations of a batch (indices into the
+-- points) as one sweep, OUT-stem.NAME.round-NNN.csv, the script's setup once before the first,
+-- and returns their results in the batch's order. rounds.count and rounds.measured (configurations
+-- with a row here: a shard has its share's only) say what was done.
+local function new_rounds(t)
+  local o, axes = t.o, t.axes
+  local rounds = {count = 0, measured = 0}
+  local set_up, has_row = false, {}
+  function rounds.measure(batch, level)
+    rounds.count = rounds.count + 1
+    local round = rounds.count
+    local wanted, position_of = {}, {}
+    for i, index in ipairs(batch) do wanted[key_of(t.points[index], axes)] = index; position_of[index] = i end
     if not set_up then
       set_up = true
       if o.setup then o.setup() end
     end
-    local out = string.format("%s.round-%03d.csv", prefix, round)
+    local out = string.format("%s.round-%03d.csv", t.prefix, round)
     local rows, path = with_level(level, function()
-      return sweep.run{name = string.format("%s/round-%03d", name, round), axes = o.axes, expect_failures = true,
+      return sweep.run{name = string.format("%s/round-%03d", t.name, round), axes = o.axes, expect_failures = true,
         where = function(point)
           if o.where and not o.where(point) then return false end
           return wanted[key_of(point, axes)] ~= nil
         end,
         run = o.run, columns = o.columns, out = out, timeout_s = o.timeout_s, quiet = true,
-        meta = {tune = name, round = round, level = level, strategy = strategy, seed = o.seed or 1}}
+        meta = {tune = t.name, round = round, level = level, strategy = t.strategy, seed = t.seed}}
     end)
-    local results, stored_samples = {}, nil
+    local stored_samples
+    local function samples_of(row) -- a resumed row: its samples from the round's samples file
+      stored_samples = stored_samples or result_store.read(path)
+      return stored_samples and stored_samples:samples(key_of(row, axes), t.samples_column)
+    end
+    local results = {}
     for _, row in ipairs(rows) do
       local index = wanted[key_of(row, axes)]
-      local position
-      for i, b in ipairs(batch) do if b == index then position = i end end
+      local position = index and position_of[index]
       if position then
-        if not has_row[index] then has_row[index] = true; rows_measured = rows_measured + 1 end
-        local r = {status = row.status, cost_s = 0}
-        local value = row[objective.column]
-        local samples = row[samples_column]
-        if type(samples) ~= "table" and row.status == "ok" then -- a resumed row: its samples from the file
-          stored_samples = stored_samples or result_store.read(path)
-          samples = stored_samples and stored_samples:samples(key_of(row, axes), samples_column)
-        end
-        if type(samples) == "table" then r.cost_s = sum(samples) / 1000 end
-        if row.status == "ok" and type(value) == "number" and value == value then
-          local ok, verified = pcall(holds, o.condition, row)
-          if ok and verified then
-            r.value, r.samples = value, type(samples) == "table" and #samples > 1 and samples or nil
-          else
-            r.status = ok and "condition" or "condition error: " .. tostring(verified)
-          end
-        end
-        results[position] = r
+        if not has_row[index] then has_row[index] = true; rounds.measured = rounds.measured + 1 end
+        results[position] = row_result(t, row, samples_of)
       end
     end
-    say(string.format("round %d: %d configuration(s) at level %.3g", round, #batch, level))
+    t.say(string.format("round %d: %d configuration(s) at level %.3g", round, #batch, level))
     return results
   end
+  return rounds
+end
 
-  if gpuexp.plan then
-    -- offline: the start points and a seeded sample compile and their launches are checked
-    local rng = search.generator(o.seed or 1)
-    local batch, seen = {}, {}
-    for _, index in ipairs(start) do if not seen[index] then seen[index] = true; batch[#batch + 1] = index end end
-    while #batch < math.min(M.PLAN_POINTS, #points) do
-      local index = rng.int(#points)
-      if not seen[index] then seen[index] = true; batch[#batch + 1] = index end
-    end
-    io.stderr:write(string.format("gpuexp tune '%s' (offline plan): %d configurations; strategy %s, seed %d, " ..
-      "max_evals %g%s; objective %s (%s); %d configuration(s) compiled and checked now, nothing timed\n", name,
-      #points, strategy, o.seed or 1, max_evals, o.budget_s and string.format(", budget_s %g", o.budget_s) or "",
-      objective.column, objective.goal, #batch))
-    measure_round(batch, 1)
-    return nil
+local function budget_text(o)
+  return o.budget_s and string.format(", budget_s %g", o.budget_s) or ""
+end
+
+-- The offline plan: the start points and a seeded sample compile and their launches are checked;
+-- nothing is timed, and the line says what the tune would do.
+local function plan(t, rounds)
+  local rng = search.generator(t.seed)
+  local batch, seen = {}, {}
+  for _, index in ipairs(t.start) do if not seen[index] then seen[index] = true; batch[#batch + 1] = index end end
+  while #batch < math.min(M.PLAN_POINTS, #t.points) do
+    local index = rng.int(#t.points)
+    if not seen[index] then seen[index] = true; batch[#batch + 1] = index end
   end
+  io.stderr:write(string.format("gpuexp tune '%s' (offline plan): %d configurations; strategy %s, seed %d, " ..
+    "max_evals %g%s; objective %s (%s); %d configuration(s) compiled and checked now, nothing timed\n", t.name,
+    #t.points, t.strategy, t.seed, t.max_evals, budget_text(t.o), t.objective.column, t.objective.goal, #batch))
+  rounds.measure(batch, 1)
+end
 
-  say(string.format("%d configurations, strategy %s, seed %d, max_evals %g%s, %d start point(s)", #points, strategy,
-    o.seed or 1, max_evals, o.budget_s and string.format(", budget_s %g", o.budget_s) or "", #start))
-  local coords, sizes = search.space(points, axes)
-  local found = search.run{count = #points, coords = coords, sizes = sizes, strategy = strategy, seed = o.seed or 1,
-    max_evals = max_evals, budget_s = o.budget_s, start = start, direction = objective.goal,
-    sample_direction = sample_direction, alpha = o.alpha,
-    tie_pct = o.tie_pct, eta = o.eta, batch = o.batch, evaluate = measure_round}
+-- The search's answer as the result: the tie set (copies of its points, with each verdict) and
+-- every configuration measured at the final level, with its samples (a study replays them).
+-- Returns the result and the set of point indices in the tie set.
+local function result_of(t, found, rounds)
   local ties = found.ties
-  if not ties.best then
-    error(string.format("tune '%s': no configuration gave a value for '%s' (every row failed or broke the " ..
-      "condition; see %s.round-*.csv)", name, objective.column, prefix), 2) -- a script error (exit 1) at the call
-  end
-  local result = {name = name, strategy = strategy, evaluations = found.evaluations, measured = rows_measured,
-    shard = run_options.shard,
-    cost_s = found.cost_s, stopped_by = found.stopped_by, rounds = round, prefix = prefix, objective = objective,
-    configurations = #points, rule = tie.rule_text(ties), ties = {}, drift = {}}
+  local result = {name = t.name, strategy = t.strategy, evaluations = found.evaluations, measured = rounds.measured,
+    shard = t.run_options.shard,
+    cost_s = found.cost_s, stopped_by = found.stopped_by, rounds = rounds.count, prefix = t.prefix,
+    objective = t.objective, configurations = #t.points, rule = tie.rule_text(ties), ties = {}, drift = {}}
   local in_tie = {}
   for _, member in ipairs(ties.members) do
     local entry, verdict = found.finalists[member], ties.verdicts[member]
     local point = {}
-    for k, v in pairs(points[entry.index]) do point[k] = v end
+    for k, v in pairs(t.points[entry.index]) do point[k] = v end
     in_tie[entry.index] = true
     result.ties[#result.ties + 1] = {point = point, value = entry.value, ratio = verdict.ratio, p = verdict.p,
       ci_low = verdict.ci_low, ci_high = verdict.ci_high}
   end
   result.best = result.ties[1].point
-  -- every configuration measured at the final level, with its samples (a study replays them)
   result.evaluated = {}
   for i, entry in ipairs(found.finalists) do
-    result.evaluated[i] = {point = points[entry.index], value = entry.value, samples = entry.samples}
+    result.evaluated[i] = {point = t.points[entry.index], value = entry.value, samples = entry.samples}
   end
-  -- drift: a stored winner measured again (at any level: racing may have dropped it early) that is
-  -- not in the tie set; its ratio from its longest measurement
-  for _, record in ipairs(stored) do
-    local index = by_key[key_of(record.best, axes)]
+  return result, in_tie
+end
+
+-- Drift: a stored winner measured again (at any level: racing may have dropped it early) that is
+-- not in the tie set; its ratio to the best from its longest measurement.
+local function drift_of(t, found, result, in_tie)
+  local drift = {}
+  for _, record in ipairs(t.stored) do
+    local index = t.by_key[key_of(record.best, t.axes)]
     local levels = index and found.entries[index] or {}
     local longest
     for level, r in pairs(levels) do if r.value and (not longest or level > longest) then longest = level end end
     if longest and not in_tie[index] then
       local best_value, value = result.ties[1].value, levels[longest].value
-      local ratio = objective.goal == "max" and best_value / value or value / best_value
-      result.drift[#result.drift + 1] = {point = record.best, ratio = ratio, changed = winners.differences(record, key),
+      local ratio = t.objective.goal == "max" and best_value / value or value / best_value
+      drift[#drift + 1] = {point = record.best, ratio = ratio, changed = winners.differences(record, t.key),
         recorded_utc = record.recorded_utc, level = longest}
     end
   end
-  M.print(result, axes, io.stdout)
+  return drift
+end
+
+-- The winners into the history under the tune's key; returns the record's id.
+local function store_winners(t, result, found)
+  local objective = t.objective
+  local record = {name = t.name, strategy = t.strategy, objective = objective.column .. ":" .. objective.goal,
+    best = result.best, evaluations = found.evaluations, cost_s = found.cost_s, drift = result.drift, ties = {}}
+  for k, v in pairs(t.key) do record[k] = v end
+  for i, tied in ipairs(result.ties) do record.ties[i] = {point = tied.point, value = tied.value, ratio = tied.ratio} end
+  local id, why = winners.store(t.history_path, record)
+  if not id then gpuexp.error("system", "tune '" .. t.name .. "': the winners were not stored in the history: " .. why) end
+  return id
+end
+
+-- M.run(spec) -> result: {best (a point), ties ({point, value, ratio, p, ci_low, ci_high}...),
+-- evaluated ({point, value, samples}... at the final level), strategy, evaluations, measured,
+-- cost_s, stopped_by, drift, rounds, prefix}; nil in an offline
+-- plan (which compiles and checks a few configurations and says what the tune would do).
+function M.run(spec)
+  local t = settings_of(spec)
+  add_space(t)
+  add_records(t)
+  t.start = start_points(t.o, t.by_key, t.axes, t.stored)
+  t.max_evals = t.o.max_evals or (t.strategy == "brute" and #t.points or math.max(20, math.ceil(#t.points / 10)))
+  local quiet = t.o.quiet or gpuexp.quiet
+  function t.say(text) if not quiet then io.stderr:write("gpuexp tune '" .. t.name .. "': " .. text .. "\n") end end
+  local rounds = new_rounds(t)
+  if gpuexp.plan then
+    plan(t, rounds)
+    return nil
+  end
+
+  t.say(string.format("%d configurations, strategy %s, seed %d, max_evals %g%s, %d start point(s)", #t.points,
+    t.strategy, t.seed, t.max_evals, budget_text(t.o), #t.start))
+  local coords, sizes = search.space(t.points, t.axes)
+  local o = t.o
+  local found = search.run{count = #t.points, coords = coords, sizes = sizes, strategy = t.strategy, seed = t.seed,
+    max_evals = t.max_evals, budget_s = o.budget_s, start = t.start, direction = t.objective.goal,
+    sample_direction = t.sample_direction, alpha = o.alpha,
+    tie_pct = o.tie_pct, eta = o.eta, batch = o.batch, evaluate = rounds.measure}
+  if not found.ties.best then
+    error(string.format("tune '%s': no configuration gave a value for '%s' (every row failed or broke the " ..
+      "condition; see %s.round-*.csv)", t.name, t.objective.column, t.prefix), 2) -- a script error (exit 1) at the call
+  end
+  local result, in_tie = result_of(t, found, rounds)
+  result.drift = drift_of(t, found, result, in_tie)
+  M.print(result, t.axes, io.stdout)
   for _, d in ipairs(result.drift) do
     io.stderr:write(string.format("gpuexp tune '%s': TUNING DRIFT: the winner stored %s (%s) is now %+.1f%% from the " ..
-      "best and out of the tie set%s\n", name, d.recorded_utc, json.encode(d.point), (d.ratio - 1) * 100,
+      "best and out of the tie set%s\n", t.name, d.recorded_utc, json.encode(d.point), (d.ratio - 1) * 100,
       #d.changed > 0 and "; changed since: " .. table.concat(d.changed, ", ") or ""))
   end
-  if history_path and not run_options.shard then
-    local record = {name = name, strategy = strategy, objective = objective.column .. ":" .. objective.goal,
-      best = result.best, evaluations = found.evaluations, cost_s = found.cost_s, drift = result.drift, ties = {}}
-    for k, v in pairs(key) do record[k] = v end
-    for i, t in ipairs(result.ties) do record.ties[i] = {point = t.point, value = t.value, ratio = t.ratio} end
-    local id, why = winners.store(history_path, record)
-    if not id then gpuexp.error("system", "tune '" .. name .. "': the winners were not stored in the history: " .. why) end
-    result.history_id = id
-  end
+  if t.history_path and not t.run_options.shard then result.history_id = store_winners(t, result, found) end
   return result
 end
 

@@ -10,6 +10,7 @@ local json = require("gpuexp.store.json")
 local printers = require("gpuexp.judge.printers")
 local ab = require("gpuexp.api.ab")
 local worktree = require("gpuexp.commands.worktree")
+local parse_args = require("gpuexp.engine.args")
 
 local EXIT = catalog.EXIT
 local M = {}
@@ -22,66 +23,38 @@ local function absolute(path)
   return real
 end
 
-local function number_option(name, text, positive)
-  local value = tonumber(text)
-  if not value or value ~= value or value < 0 or (positive and value == 0) then
-    error({usage = name .. " takes a number " .. (positive and "> 0" or ">= 0") .. ", got '" .. tostring(text) .. "'"})
+-- ab's own value type: --a-define NAME=VALUE -> {NAME, VALUE}.
+local TYPES = {define = function(_, text, flag)
+  local key, value = text:match("^([%w_]+)=(.*)$")
+  if key then return {key, value} end
+  return nil, flag .. " takes NAME=VALUE, got '" .. text .. "'"
+end}
+
+-- One side's variant from its fields (a_binary, a_source, a_options, a_define for A).
+local function variant(fields, prefix)
+  local v = {binary = fields[prefix .. "binary"] and absolute(fields[prefix .. "binary"]),
+    source = fields[prefix .. "source"] and absolute(fields[prefix .. "source"])}
+  if fields[prefix .. "options"] then
+    v.options = {}
+    for word in fields[prefix .. "options"]:gmatch("%S+") do v.options[#v.options + 1] = word end
   end
-  return value
+  for _, define in ipairs(fields[prefix .. "define"] or {}) do
+    v.defines = v.defines or {}
+    v.defines[define[1]] = define[2]
+  end
+  return v
 end
 
--- the variant options: which side, and what of it
-local VARIANT_OPTIONS = {
-  ["--a-commit"] = {"A", "commit"}, ["--b-commit"] = {"B", "commit"}, ["--a-binary"] = {"A", "binary"},
-  ["--b-binary"] = {"B", "binary"}, ["--a-source"] = {"A", "source"}, ["--b-source"] = {"B", "source"},
-  ["--a-options"] = {"A", "options"}, ["--b-options"] = {"B", "options"}, ["--a-define"] = {"A", "define"},
-  ["--b-define"] = {"B", "define"},
-}
-
+-- The command line: the variants, the commits, the run's options, the output; raises {usage =}.
 local function parse(args)
-  local o = {variants = {A = {}, B = {}}, commits = {}, options = {}, format = "table", pass = {}}
-  local i = 1
-  local function value(name)
-    i = i + 1
-    if args[i] == nil then error({usage = name .. " needs a value"}) end
-    return args[i]
-  end
-  while i <= #args do
-    local a = args[i]
-    local side, what = table.unpack(VARIANT_OPTIONS[a] or {})
-    local v = side and o.variants[side]
-    if a == "-h" or a == "--help" then o.help = true
-    elseif side and what == "commit" then o.commits[side] = value(a)
-    elseif side and what == "binary" then v.binary = absolute(value(a))
-    elseif side and what == "source" then v.source = absolute(value(a))
-    elseif side and what == "options" then
-      v.options = {}
-      for word in value(a):gmatch("%S+") do v.options[#v.options + 1] = word end
-    elseif side and what == "define" then
-      local key, text = value(a):match("^([%w_]+)=(.*)$")
-      if not key then error({usage = a .. " takes NAME=VALUE"}) end
-      v.defines = v.defines or {}
-      v.defines[key] = text
-    elseif a == "--build" then o.build = value(a)
-    elseif a == "--mde" then o.options.mde_pct = number_option(a, value(a), true)
-    elseif a == "--budget-s" then o.options.budget_s = number_option(a, value(a), true)
-    elseif a == "--seed" then o.options.seed = math.tointeger(number_option(a, value(a)))
-      if not o.options.seed then error({usage = "--seed takes an integer"}) end
-    elseif a == "--threshold" then o.options.threshold_pct = number_option(a, value(a))
-    elseif a == "--markdown" or a == "--json" or a == "--junit" then o.format = a:sub(3)
-    elseif a == "-o" or a == "--output" then o.output = value(a)
-    elseif a == "--no-plan" then o.pass[#o.pass + 1] = a
-    elseif a == "-d" or a == "--device" or a == "-a" or a == "--arch" then
-      o.pass[#o.pass + 1] = a
-      o.pass[#o.pass + 1] = value(a)
-    elseif a:sub(1, 1) == "-" then error({usage = "unknown option '" .. a .. "'"})
-    else
-      o.script = a
-      o.script_args = {table.unpack(args, i + 1)}
-      break
-    end
-    i = i + 1
-  end
+  local fields, why, given = parse_args.parse("ab", args, TYPES)
+  if not fields then error({usage = why}) end
+  if fields.help then return {help = true} end
+  local o = {variants = {A = variant(fields, "a_"), B = variant(fields, "b_")},
+    commits = {A = fields.a_commit, B = fields.b_commit}, build = fields.build, format = fields.format or "table",
+    output = fields.output, pass = parse_args.passed(given), help = fields.help, script = fields.script,
+    script_args = fields.script_args,
+    options = {mde_pct = fields.mde, budget_s = fields.budget_s, seed = fields.seed, threshold_pct = fields.threshold}}
   if (o.commits.A == nil) ~= (o.commits.B == nil) then error({usage = "give both --a-commit and --b-commit"}) end
   if o.build and not o.commits.A then error({usage = "--build is for --a-commit/--b-commit (it runs in their worktrees)"}) end
   return o

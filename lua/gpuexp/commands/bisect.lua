@@ -12,6 +12,7 @@ local meta = require("gpuexp.store.meta")
 local rule = require("gpuexp.judge.rule")
 local catalog = require("gpuexp.catalog")
 local options_parser = require("gpuexp.engine.options")
+local parse_args = require("gpuexp.engine.args")
 local verdict = require("gpuexp.judge.verdict")
 
 local EXIT = catalog.EXIT
@@ -27,50 +28,14 @@ local worktree = require("gpuexp.commands.worktree")
 local git = worktree.git
 
 
+-- The command line: the catalog's fields (engine/args.lua) with bisect's defaults, and the
+-- options handed on to every measurement (pass); or nil and why.
 local function parse(args)
-  local o = {pass = {}, script_args = {}, build_timeout = M.BUILD_TIMEOUT_S, point_timeout = M.POINT_TIMEOUT_S}
-  local i = 1
-  local function value(name)
-    i = i + 1
-    if args[i] == nil then error({usage = name .. " needs a value"}) end
-    return args[i]
-  end
-  while i <= #args do
-    local a = args[i]
-    if a == "-h" or a == "--help" then o.help = true
-    elseif a == "--good" then o.good = value(a)
-    elseif a == "--bad" then o.bad = value(a)
-    elseif a == "--point" then o.point = value(a)
-    elseif a == "--metric" then o.metric = value(a)
-    elseif a == "--build" then o.build = value(a)
-    elseif a == "--build-timeout" then
-      o.build_timeout = tonumber(value(a))
-      if not o.build_timeout or o.build_timeout < 0 or o.build_timeout ~= o.build_timeout then
-        error({usage = "--build-timeout takes a number of seconds >= 0 (0: no limit)"})
-      end
-    elseif a == "--threshold" then
-      o.threshold = tonumber(value(a))
-      if not o.threshold or o.threshold <= 0 then error({usage = "--threshold takes a percentage > 0"}) end
-    elseif a == "--history" then o.history = value(a)
-    elseif a == "--run" then
-      o.run = math.tointeger(tonumber(value(a)))
-      if not o.run then error({usage = "--run takes a run id (gpuexp history list)"}) end
-    elseif a == "--point-timeout" then
-      o.point_timeout = tonumber(value(a))
-      if not o.point_timeout or o.point_timeout < 0 or o.point_timeout ~= o.point_timeout then
-        error({usage = "--point-timeout takes a number of seconds >= 0 (0: no limit)"})
-      end
-    elseif a == "-d" or a == "--device" or a == "-a" or a == "--arch" then
-      o.pass[#o.pass + 1] = a
-      o.pass[#o.pass + 1] = value(a)
-    elseif a:sub(1, 1) == "-" then error({usage = catalog.unknown_option("bisect", a)})
-    else
-      o.script = a
-      o.script_args = {table.unpack(args, i + 1)}
-      break
-    end
-    i = i + 1
-  end
+  local o, why, given = parse_args.parse("bisect", args)
+  if not o then return nil, why end
+  o.pass = parse_args.passed(given)
+  o.build_timeout = o.build_timeout or M.BUILD_TIMEOUT_S
+  o.point_timeout = o.point_timeout or M.POINT_TIMEOUT_S
   return o
 end
 
@@ -275,8 +240,8 @@ local function search(o, good, bad, commits)
 end
 
 function M.main(args)
-  local ok, o = pcall(parse, args)
-  if not ok then say(type(o) == "table" and o.usage or tostring(o)); return EXIT.USAGE end
+  local o, problem = parse(args)
+  if not o then say(problem); return EXIT.USAGE end
   if o.help then io.write(catalog.help("bisect")) return EXIT.OK end
   if o.run then
     local found, why, code = from_history(o)

@@ -1,15 +1,16 @@
 -- gpuexp calibrate: the command over api/calibrate.lua.
 local calibrate = require("gpuexp.api.calibrate")
 local catalog = require("gpuexp.catalog")
+local parse_args = require("gpuexp.engine.args")
 
 local M = {}
 
 function M.main(args)
-  local force = false
-  for _, a in ipairs(args) do
-    if a == "--help" or a == "-h" then io.write(catalog.help("calibrate")) return 0 end
-    if a == "--force" then force = true else gpuexp.error("usage", "calibrate: " .. catalog.unknown_option("calibrate", a)) end
-  end
+  local o, why = parse_args.parse("calibrate", args)
+  if o and o.positional[1] then why = "unknown argument '" .. o.positional[1] .. "'" end
+  if why then gpuexp.error("usage", "calibrate: " .. why) end
+  if o.help then io.write(catalog.help("calibrate")) return 0 end
+  local force = o.force or false
   local found, problem = pcall(gpuexp.device)
   if not found then
     gpuexp.error("driver", string.format("calibrate: measures this machine's GPU, and there is none to use (%s). " ..

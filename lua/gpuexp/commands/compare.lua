@@ -7,6 +7,7 @@ local compare = require("gpuexp.judge.compare")
 local printers = require("gpuexp.judge.printers")
 local rule = require("gpuexp.judge.rule")
 local catalog = require("gpuexp.catalog")
+local parse_args = require("gpuexp.engine.args")
 
 local EXIT = require("gpuexp.catalog").EXIT
 local M = {}
@@ -17,91 +18,80 @@ local function fail(code, message)
   return code
 end
 
-function M.main(args)
-  local paths, metrics, format, output, axes = {}, {}, "table", nil, nil
-  local options = {floor_pct = rule.FLOOR_PCT, rule = "gpuexp", significance = true}
-  local allow_different = false
-  local i = 1
-  while i <= #args do
-    local a = args[i]
-    local function value()
-      i = i + 1
-      if args[i] == nil then error({usage = a .. " needs a value"}) end
-      return args[i]
-    end
-    local ok, problem = pcall(function()
-      if a == "-h" or a == "--help" then format = "help"
-      elseif a == "--metric" then
-        local metric, why = compare.parse_metric(value())
-        if not metric then error({usage = why}) end
-        metrics[#metrics + 1] = metric
-      elseif a == "--threshold" then
-        options.floor_pct = tonumber(value())
-        if not options.floor_pct or options.floor_pct < 0 then error({usage = "--threshold takes a percentage >= 0"}) end
-      elseif a == "--rule" then
-        options.rule = value()
-        if options.rule ~= "gpuexp" and options.rule ~= "nvbench" and options.rule ~= "mannwhitney" then
-          error({usage = "--rule is gpuexp, nvbench or mannwhitney"})
-        end
-      elseif a == "--markdown" or a == "--json" or a == "--junit" then format = a:sub(3)
-      elseif a == "-o" or a == "--output" then output = value()
-      elseif a == "--axes" then
-        axes = {}
-        for name in value():gmatch("[^,]+") do
-          name = name:match("^%s*(.-)%s*$")
-          if name ~= "" then axes[#axes + 1] = name end
-        end
-        if #axes == 0 then error({usage = "--axes needs at least one column name (A,B)"}) end
-      elseif a == "--allow-different-gpu" then allow_different = true
-      elseif a:sub(1, 1) == "-" and a ~= "-" then error({usage = catalog.unknown_option("compare", a)})
-      else paths[#paths + 1] = a end
-    end)
-    if not ok then return fail(EXIT.USAGE, type(problem) == "table" and problem.usage or tostring(problem)) end
-    i = i + 1
-  end
-  if format == "help" then io.write(catalog.help("compare")) return 0 end
-  if #paths < 2 then return fail(EXIT.USAGE, "needs BASE.csv and NEW.csv (see gpuexp compare --help)") end
+-- compare's --metric: COL[:lower|:higher] (judge/compare.lua).
+M.TYPES = {metric = function(_, text) return compare.parse_metric(text) end}
+
+-- The runs of the paths (the last one the new run), read and checked to be of one sweep with a
+-- row to judge; or nil, the exit code and why.
+local function read_runs(paths, axes)
   local runs = {}
   for n, path in ipairs(paths) do
     local run, why = result.read(path, axes)
-    if not run then return fail(EXIT.USAGE, why) end
+    if not run then return nil, EXIT.USAGE, why end
     if n > 1 and table.concat(run.axes, ",") ~= table.concat(runs[1].axes, ",") then
-      return fail(EXIT.USAGE, string.format("%s has the axes %s, %s has %s: not runs of one sweep", path,
-        table.concat(run.axes, ","), paths[1], table.concat(runs[1].axes, ",")))
+      return nil, EXIT.USAGE, string.format("%s has the axes %s, %s has %s: not runs of one sweep", path,
+        table.concat(run.axes, ","), paths[1], table.concat(runs[1].axes, ","))
     end
     runs[n] = run
   end
   local new = table.remove(runs)
   if #new.order == 0 then
-    return fail(EXIT.USAGE, new.label .. " has no rows (a run stopped before its first point?): nothing to judge")
+    return nil, EXIT.USAGE, new.label .. " has no rows (a run stopped before its first point?): nothing to judge"
   end
+  return runs, new
+end
+
+-- nil when the runs come from one machine (or --allow-different-gpu), else the exit code and why.
+local function check_machines(runs, new, allow_different)
   for _, base in ipairs(runs) do
     local differences = compare.gpu_differences(base.info, new.info)
     if #differences > 0 then
       local text = string.format("%s and %s were measured on different machines (%s)", base.label, new.label,
         table.concat(differences, "; "))
       if not allow_different then
-        return fail(EXIT.GPU, text .. "; their timings are not comparable (--allow-different-gpu compares anyway)")
+        return EXIT.GPU, text .. "; their timings are not comparable (--allow-different-gpu compares anyway)"
       end
       io.stderr:write("gpuexp compare: WARNING: " .. text .. "; compared anyway (--allow-different-gpu)\n")
     end
   end
+end
+
+-- The metrics judged (--metric, else the time column), each a column of every run holding numbers;
+-- or nil and why.
+local function judged_metrics(metrics, runs, new)
+  metrics = metrics or {}
   if #metrics == 0 then
     local name = compare.default_metric(new)
-    if not name then return fail(EXIT.USAGE, new.label .. " has no time column (*_ms); choose one with --metric") end
+    if not name then return nil, new.label .. " has no time column (*_ms); choose one with --metric" end
     metrics[1] = {name = name, direction = "lower"}
   end
   for _, metric in ipairs(metrics) do
     local found = false
     for _, name in ipairs(new.columns) do found = found or name == metric.name end
-    if not found then return fail(EXIT.USAGE, string.format("%s has no column '%s'", new.label, metric.name)) end
+    if not found then return nil, string.format("%s has no column '%s'", new.label, metric.name) end
     for _, run in ipairs(runs) do
       local bad = run:check_numbers(metric.name)
-      if bad then return fail(EXIT.USAGE, bad) end
+      if bad then return nil, bad end
     end
     local bad = new:check_numbers(metric.name)
-    if bad then return fail(EXIT.USAGE, bad) end
+    if bad then return nil, bad end
   end
+  return metrics
+end
+
+function M.main(args)
+  local o, why = parse_args.parse("compare", args, M.TYPES)
+  if not o then return fail(EXIT.USAGE, why) end
+  if o.help then io.write(catalog.help("compare")) return 0 end
+  local paths, format, output = o.positional, o.format or "table", o.output
+  local options = {floor_pct = o.threshold or rule.FLOOR_PCT, rule = o.rule, significance = true}
+  if #paths < 2 then return fail(EXIT.USAGE, "needs BASE.csv and NEW.csv (see gpuexp compare --help)") end
+  local runs, new, problem = read_runs(paths, o.axes)
+  if not runs then return fail(new, problem) end
+  local refused, refusal = check_machines(runs, new, o.allow_different_gpu)
+  if refused then return fail(refused, refusal) end
+  local metrics, bad = judged_metrics(o.metric, runs, new)
+  if not metrics then return fail(EXIT.USAGE, bad) end
   options.metrics = metrics
   local judged = compare.compare(runs, new, options)
   local bases = {}

@@ -2,6 +2,7 @@
 -- piece; gpuexp --version: the versions of gpuexp and of the CUDA pieces it found.
 local meta = require("gpuexp.store.meta")
 local catalog = require("gpuexp.catalog")
+local parse_args = require("gpuexp.engine.args")
 
 local M = {}
 
@@ -121,9 +122,11 @@ extern "C" __global__ void doctor(float *x) {
 end
 
 function M.main(args)
-  if args[1] == "--version" then print(M.version_text()) return 0 end
-  if args[1] == "--help" or args[1] == "-h" then io.write(catalog.help("doctor")) return 0 end
-  if args[1] then io.stderr:write("gpuexp doctor: unknown argument '" .. args[1] .. "'\n") return 2 end
+  local o, why = parse_args.parse("doctor", args)
+  if o and o.positional[1] then why = "unknown argument '" .. o.positional[1] .. "'" end
+  if why then io.stderr:write("gpuexp doctor: " .. why .. "\n") return 2 end
+  if o.version then print(M.version_text()) return 0 end
+  if o.help then io.write(catalog.help("doctor")) return 0 end
   print(M.version_text())
   print()
   local problems = 0

@@ -1,6 +1,7 @@
 -- gpuexp help [COMMAND]: the commands, or one command's help; the man page and the bash
 -- completion's words. Everything comes from the command catalog (catalog.lua).
 local catalog = require("gpuexp.catalog")
+local parse_args = require("gpuexp.engine.args")
 
 local M = {}
 
@@ -78,18 +79,22 @@ PREFIX/share/gpuexp/luals/gpuexp.lua        LuaLS definitions for editors]])
 end
 
 function M.main(args)
-  local first = args[1]
-  if first == "--man" then io.write(M.man()) return 0 end
-  if first == "--reference" then io.write(catalog.reference()) return 0 end
-  if first == "--commands" then
+  local o, why = parse_args.parse("help", args)
+  if o and o.positional[2] then why = "one command at a time (got '" .. o.positional[1] .. "' and '" .. o.positional[2] .. "')" end
+  if not o or why then io.stderr:write("gpuexp help: " .. why .. "\n") return 2 end
+  local first = o.positional[1]
+  if o.help then io.write(M.text("help")) return 0 end
+  if o.man then io.write(M.man()) return 0 end
+  if o.reference then io.write(catalog.reference()) return 0 end
+  if o.commands then
     for _, c in ipairs(catalog.commands) do print(c.name) end
     return 0
   end
-  if first == "--presets" then
+  if o.presets then
     print(table.concat(M.presets(), "\n"))
     return 0
   end
-  if first == "--experiments" then -- the shipped experiments, by the names gpuexp runs them
+  if o.experiments then -- the shipped experiments, by the names gpuexp runs them
     if gpuexp.data_dir then
       local _, _, _, listing = gpuexp._process.run({"find", ".", "-name", "*.lua"},
         {capture = true, directory = gpuexp.data_dir .. "/experiments"})
@@ -100,16 +105,15 @@ function M.main(args)
     end
     return 0
   end
-  if first == "--options" then
-    if not args[2] then io.stderr:write("gpuexp help: --options needs a command\n") return 2 end
-    if not catalog.find(args[2]) then
-      io.stderr:write("gpuexp help: unknown command '" .. args[2] .. "' (gpuexp help lists them)\n")
+  if o.options then
+    if not catalog.find(o.options) then
+      io.stderr:write("gpuexp help: unknown command '" .. o.options .. "' (gpuexp help lists them)\n")
       return 2
     end
-    print(table.concat(catalog.options(args[2]), "\n"))
+    print(table.concat(catalog.options(o.options), "\n"))
     return 0
   end
-  local text = M.text(first == nil and "help" or (first == "--help" or first == "-h") and "help" or first)
+  local text = M.text(first or "help")
   if not text then
     io.stderr:write("gpuexp help: unknown command '" .. first .. "' (gpuexp help lists them)\n")
     return 2

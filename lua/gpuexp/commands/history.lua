@@ -8,6 +8,7 @@ local samples_file = require("gpuexp.store.samples")
 local verdict = require("gpuexp.judge.verdict")
 local options = require("gpuexp.engine.options")
 local catalog = require("gpuexp.catalog")
+local parse_args = require("gpuexp.engine.args")
 
 local EXIT = require("gpuexp.catalog").EXIT
 local M = {}
@@ -30,15 +31,9 @@ local function ids_from(args, first)
   return ids
 end
 
-local function list(db, args)
-  local experiment, limit = nil, 30
-  local i = 1
-  while i <= #args do
-    if args[i] == "--experiment" then experiment = args[i + 1]; i = i + 2
-    elseif args[i] == "--limit" then limit = math.tointeger(tonumber(args[i + 1])); i = i + 2
-    else return fail(EXIT.USAGE, "list: unknown argument '" .. args[i] .. "'") end
-  end
-  if not limit or limit < 1 then return fail(EXIT.USAGE, "--limit takes a whole number of runs >= 1") end
+local function list(db, o)
+  local experiment, limit = o.experiment, o.limit
+  if o.positional[1] then return fail(EXIT.USAGE, "list: unknown argument '" .. o.positional[1] .. "'") end
   local rows = db:rows([[SELECT id, started_utc, kind, experiment, sweep, gpu_name, driver_version, rows_ok, rows_failed,
     complete, excluded, git_commit FROM runs WHERE (? IS NULL OR experiment = ?) ORDER BY id DESC LIMIT ?]],
     experiment, experiment, limit)
@@ -93,13 +88,8 @@ local function show(db, args)
   return 0
 end
 
-local function export(db, args)
-  local id, output = nil, nil
-  local i = 1
-  while i <= #args do
-    if args[i] == "-o" or args[i] == "--output" then output = args[i + 1]; i = i + 2
-    else id = tonumber(args[i]); i = i + 1 end
-  end
+local function export(db, o)
+  local id, output = tonumber(o.positional[#o.positional]), o.output
   if not id then return fail(EXIT.USAGE, "export: which run? (gpuexp history list)") end
   local text, samples = history.export(db, id)
   if not text then return fail(EXIT.USAGE, samples) end
@@ -122,13 +112,8 @@ local function export(db, args)
   return 0
 end
 
-local function record_files(db, args)
-  local kind, paths = "run", {}
-  local i = 1
-  while i <= #args do
-    if args[i] == "--kind" then kind = args[i + 1]; i = i + 2 else paths[#paths + 1] = args[i]; i = i + 1 end
-  end
-  if kind ~= "run" and kind ~= "nightly" then return fail(EXIT.USAGE, "--kind is run or nightly") end
+local function record_files(db, o)
+  local kind, paths = o.kind, o.positional
   if #paths == 0 then return fail(EXIT.USAGE, "record: which CSV files?") end
   for _, path in ipairs(paths) do
     local id, why, again = history.record_file(db, path, {kind = kind})
@@ -164,9 +149,10 @@ local function set_excluded(db, args, value)
   return 0
 end
 
-local function prune(db, args)
-  if args[1] == "--run" then
-    local ids, why = ids_from(args, 2)
+local function prune(db, o)
+  if o.runs and o.keep then return fail(EXIT.USAGE, "prune --keep N or prune --run RUN..., not both") end
+  if o.runs then
+    local ids, why = ids_from(o.positional, 1)
     if not ids then return fail(EXIT.USAGE, why) end
     local deleted, unknown = 0, {}
     local ok, problem = history.transaction(db, function()
@@ -180,8 +166,8 @@ local function prune(db, args)
     if #unknown > 0 then return fail(EXIT.USAGE, "no run " .. table.concat(unknown, ", ") .. " in the history") end
     return 0
   end
-  local keep = args[1] == "--keep" and tonumber(args[2])
-  if not keep or keep < 1 then return fail(EXIT.USAGE, "prune --keep N (N >= 1) or prune --run RUN...") end
+  local keep = o.keep
+  if not keep or o.positional[1] then return fail(EXIT.USAGE, "prune --keep N (N >= 1) or prune --run RUN...") end
   local deleted = 0
   local ok, problem = history.transaction(db, function()
     local victims = db:rows([[SELECT id FROM (SELECT id, ROW_NUMBER() OVER (PARTITION BY experiment, sweep, gpu_name
@@ -224,14 +210,11 @@ end
 
 -- gpuexp history accept RUN [--point P] [--note TEXT]: the level of the run's points (or of these)
 -- is intended; unaccept RUN [--point P] takes it back.
-local function accept(db, args, undo)
-  local id, point, note
-  local i = 1
-  while i <= #args do
-    if args[i] == "--point" then point = args[i + 1]; i = i + 2
-    elseif args[i] == "--note" and not undo then note = args[i + 1]; i = i + 2
-    elseif not id and math.tointeger(tonumber(args[i])) then id = math.tointeger(tonumber(args[i])); i = i + 1
-    else return fail(EXIT.USAGE, string.format("%s: unknown argument '%s'", undo and "unaccept" or "accept", args[i])) end
+local function accept(db, o, undo)
+  local id, point, note = math.tointeger(tonumber(o.positional[1])), o.point, o.note
+  local extra = (o.positional[1] and not id) and o.positional[1] or o.positional[2]
+  if extra then
+    return fail(EXIT.USAGE, string.format("%s: unknown argument '%s'", undo and "unaccept" or "accept", extra))
   end
   if not id then return fail(EXIT.USAGE, (undo and "unaccept" or "accept") .. ": which run? (gpuexp history list)") end
   local record = verdict.night_record(db, id) -- a night's re-measure stands for its night
@@ -274,17 +257,11 @@ local function accept(db, args, undo)
 end
 
 -- gpuexp history site DIR [--limit N]: the history as static HTML in DIR.
-local function site(db, args)
-  local dir, limit = nil, 60
-  local i = 1
-  while i <= #args do
-    if args[i] == "--limit" then limit = math.tointeger(tonumber(args[i + 1])); i = i + 2
-    elseif not dir then dir = args[i]; i = i + 1
-    else return fail(EXIT.USAGE, "site: unknown argument '" .. args[i] .. "'") end
-  end
+local function site(db, o)
+  local dir, limit = o.positional[1], o.limit
+  if o.positional[2] then return fail(EXIT.USAGE, "site: unknown argument '" .. o.positional[2] .. "'") end
   if not dir then return fail(EXIT.USAGE, "site: which folder? (gpuexp history site DIR)") end
   if dir == "" then return fail(EXIT.USAGE, "site: the folder's name is empty") end
-  if not limit or limit < 2 then return fail(EXIT.USAGE, "--limit takes a whole number of nights >= 2") end
   local made, why = gpuexp._output_folder(dir)
   if not made then return fail(EXIT.WRITE, why) end
   local pages = require("gpuexp.judge.site")
@@ -315,37 +292,45 @@ local function merge(db, args)
   return 0
 end
 
-function M.main(args)
-  local path
-  local rest = {}
-  local i = 1
-  while i <= #args do
-    if args[i] == "--history" then
-      path = args[i + 1]
-      if not path then return fail(EXIT.USAGE, "--history needs a path") end
-      i = i + 2
-    else
-      rest[#rest + 1] = args[i]; i = i + 1
-    end
+-- The command line: the subcommand and its fields (engine/args.lua, by its catalog entry), and the
+-- history file; or nil and the exit code (help printed, a usage error said).
+local function parse(args)
+  local top, why = parse_args.parse("history", args)
+  if not top then return nil, fail(EXIT.USAGE, why) end
+  local command = top.script
+  if top.help or not command or command == "help" then
+    io.write(catalog.help("history"))
+    return nil, (command or top.help) and 0 or 2
   end
-  local command = table.remove(rest, 1)
-  if not command or command == "-h" or command == "--help" or command == "help" then io.write(catalog.help("history")) return command and 0 or 2 end
+  local entry = parse_args.subcommand("history", command)
+  if not entry then return nil, fail(EXIT.USAGE, "unknown command '" .. command .. "' (gpuexp history --help)") end
+  local o, problem = parse_args.parse(entry, top.script_args)
+  if not o then return nil, fail(EXIT.USAGE, command .. ": " .. problem) end
+  if o.help then io.write(catalog.help("history")) return nil, 0 end
+  local path = o.history or top.history
   if command == "merge" then -- the first path is the history merged into
-    path = table.remove(rest, 1)
-    if not path then return fail(EXIT.USAGE, "merge: which history to merge into? (gpuexp history merge OUT.db IN.db...)") end
+    path = table.remove(o.positional, 1)
+    if not path then return nil, fail(EXIT.USAGE, "merge: which history to merge into? (gpuexp history merge OUT.db IN.db...)") end
   end
-  local commands = {list = list, show = show, export = export, record = record_files, prune = prune, merge = merge,
-    site = site, accept = function(db, a) return accept(db, a, false) end,
-    unaccept = function(db, a) return accept(db, a, true) end,
-    exclude = function(db, a) return set_excluded(db, a, 1) end, include = function(db, a) return set_excluded(db, a, 0) end}
-  if not commands[command] then return fail(EXIT.USAGE, "unknown command '" .. command .. "' (gpuexp history --help)") end
+  return command, o, path
+end
+
+function M.main(args)
+  local command, o, path = parse(args)
+  if not command then return o end
+  -- each takes its fields (o), or only its words (o.positional)
+  local commands = {list = list, export = export, record = record_files, prune = prune, site = site,
+    show = function(db, a) return show(db, a.positional) end, merge = function(db, a) return merge(db, a.positional) end,
+    accept = function(db, a) return accept(db, a, false) end, unaccept = function(db, a) return accept(db, a, true) end,
+    exclude = function(db, a) return set_excluded(db, a.positional, 1) end,
+    include = function(db, a) return set_excluded(db, a.positional, 0) end}
   path = path or history.default_path()
   local reading = command == "list" or command == "show" or command == "export" or command == "site"
   local existed = io.open(path, "rb")
   if existed then existed:close() end
   local db, why = history.open(path, reading)
   if not db then return fail(EXIT.HISTORY, why) end
-  local ok, code = pcall(commands[command], db, rest)
+  local ok, code = pcall(commands[command], db, o)
   db:close()
   if command == "merge" and not existed and merged_runs == 0 then -- nothing merged: no OUT made
     history.remove(path)

@@ -10,6 +10,7 @@ local meta = require("gpuexp.store.meta")
 local result = require("gpuexp.store.result")
 local samples = require("gpuexp.store.samples")
 local catalog = require("gpuexp.catalog")
+local parse_args = require("gpuexp.engine.args")
 
 local EXIT = require("gpuexp.catalog").EXIT
 local M = {}
@@ -38,14 +39,10 @@ end
 
 -- The command line: OUT.csv, the parts and --allow-mixed; or nil and the exit code (help, misuse).
 local function parse(args)
-  local allow_mixed = false
-  local paths = {}
-  for _, a in ipairs(args) do
-    if a == "--help" or a == "-h" then io.write(catalog.help("merge")) return nil, 0
-    elseif a == "--allow-mixed" then allow_mixed = true
-    elseif a:sub(1, 1) == "-" then return nil, fail(catalog.unknown_option("merge", a) .. " (see gpuexp merge --help)")
-    else paths[#paths + 1] = a end
-  end
+  local fields, why = parse_args.parse("merge", args)
+  if not fields then return nil, fail(why .. " (see gpuexp merge --help)") end
+  if fields.help then io.write(catalog.help("merge")) return nil, 0 end
+  local allow_mixed, paths = fields.allow_mixed or false, fields.positional
   if #paths < 2 then return nil, fail("needs OUT.csv and at least one PART.csv (see gpuexp merge --help)") end
   local out = table.remove(paths, 1)
   -- OUT.meta.json goes beside it: OUT names a CSV file, never a device or a kernel

@@ -12,6 +12,7 @@ local report = require("gpuexp.judge.report")
 local rule = require("gpuexp.judge.rule")
 local verdict = require("gpuexp.judge.verdict")
 local catalog = require("gpuexp.catalog")
+local parse_args = require("gpuexp.engine.args")
 
 local EXIT = catalog.EXIT
 local M = {}
@@ -100,49 +101,18 @@ function M.read_suite(path)
   return {name = path:gsub("/+$", ""), experiments = experiments}
 end
 
+-- The command line: the catalog's fields (engine/args.lua) with the night's defaults, the suite,
+-- and the options handed on to every experiment (pass); or nil and why.
 local function parse(args)
-  local o = {baseline = verdict.DEFAULT_BASELINE_RUNS, floor_pct = rule.FLOOR_PCT, confirm = true, counters = true, pass = {},
-    hook_timeout = M.HOOK_TIMEOUT_S}
-  local i = 1
-  local function value(name)
-    i = i + 1
-    if args[i] == nil then error({usage = name .. " needs a value"}) end
-    return args[i]
+  local o, why, given = parse_args.parse("nightly", args, {metric = function(_, t) return compare.parse_metric(t) end})
+  if not o then return nil, why end
+  if #o.positional > 1 then
+    return nil, "one suite at a time (got '" .. o.positional[1] .. "' and '" .. o.positional[2] .. "')"
   end
-  while i <= #args do
-    local a = args[i]
-    if a == "-h" or a == "--help" then o.help = true
-    elseif a == "--history" then o.history = value(a)
-    elseif a == "--out" or a == "-o" then o.out = value(a)
-    elseif a == "--baseline" then
-      o.baseline = tonumber(value(a))
-      if not o.baseline or o.baseline < 1 or math.type(o.baseline) ~= "integer" then error({usage = "--baseline takes a number of runs >= 1"}) end
-    elseif a == "--threshold" then
-      o.floor_pct = tonumber(value(a))
-      if not o.floor_pct or o.floor_pct < 0 then error({usage = "--threshold takes a percentage >= 0"}) end
-    elseif a == "--no-confirm" then o.confirm = false
-    elseif a == "--no-counters" then o.counters = false
-    elseif a == "--metric" then
-      local metric, why = compare.parse_metric(value(a))
-      if not metric then error({usage = why}) end
-      o.metric = metric
-    elseif a == "--on-regression" then o.on_regression = value(a)
-    elseif a == "--on-regression-timeout" then
-      o.hook_timeout = tonumber(value(a))
-      if not o.hook_timeout or o.hook_timeout < 0 or o.hook_timeout ~= o.hook_timeout then
-        error({usage = "--on-regression-timeout takes a number of seconds >= 0 (0: no limit)"})
-      end
-    elseif a == "-q" or a == "--quiet" then o.quiet = true
-    elseif a == "-d" or a == "--device" or a == "--devices" or a == "--point-timeout" then
-      local v = value(a)
-      o.pass[#o.pass + 1] = a; o.pass[#o.pass + 1] = v
-      if a ~= "--point-timeout" then o.devices = v end
-    elseif a == "--arch" or a == "-a" then o.arch = value(a)
-    elseif a:sub(1, 1) == "-" then error({usage = catalog.unknown_option("nightly", a)})
-    elseif not o.suite then o.suite = a
-    else error({usage = "one suite at a time (got '" .. o.suite .. "' and '" .. a .. "')"}) end
-    i = i + 1
-  end
+  o.suite, o.pass = o.positional[1], parse_args.passed(given)
+  o.baseline = o.baseline or verdict.DEFAULT_BASELINE_RUNS
+  o.floor_pct = o.floor_pct or rule.FLOOR_PCT
+  o.hook_timeout = o.hook_timeout or M.HOOK_TIMEOUT_S
   return o
 end
 
@@ -467,68 +437,124 @@ function M.main(args)
   return code
 end
 
-function M.night(args)
-  local ok, o = pcall(parse, args)
-  if not ok then say(type(o) == "table" and o.usage or tostring(o)); return EXIT.USAGE end
-  if o.help then io.write(catalog.help("nightly")) return EXIT.OK end
-  -- its experiments would take a job array's share of every sweep from the environment, and a
-  -- night of 2 points in 8 would be recorded as complete: a nightly is one whole job
+-- A job array's share would be taken from the environment by every experiment, and a night of 2
+-- points in 8 recorded as complete: a nightly is one whole job. True (said) when it is a share.
+local function in_job_array()
   for _, name in ipairs({"JOB_COMPLETION_INDEX", "SLURM_ARRAY_TASK_ID"}) do
     if os.getenv(name) and os.getenv(name) ~= "" then
       say(string.format("%s is set: a nightly runs every point of every experiment, so it does not run as one share " ..
         "of a job array or Indexed Job (run it as a single job, or unset %s)", name, name))
-      return EXIT.USAGE
+      return true
     end
   end
+  return false
+end
+
+-- One experiment of the night: run and record it, keep the options it is judged with, then judge,
+-- confirm and diagnose each of its sweeps. Returns the stop's exit code when interrupted (else
+-- nil), the night's exit code so far, and an exit code to end the night with at once (a history
+-- that cannot be read), else nil.
+local function night_experiment(night, experiment, exit_code)
+  local o = night.options
+  if not o.quiet then say("running " .. experiment.name .. " (" .. experiment.path .. ")") end
+  local code, ids = run_stage(night, experiment, "nightly", night.out_dir .. "/" .. experiment.name .. ".csv")
+  if not code then return ids, exit_code end
+  local failure
+  if code == EXIT.HISTORY then
+    failure, exit_code = "its run could not be recorded in the history (see the message above)", EXIT.HISTORY
+  elseif code ~= EXIT.OK and code ~= EXIT.INCOMPLETE then
+    failure = string.format("the experiment failed (exit code %d; its message is above)", code)
+  end
+  if night.db and #ids == 0 then
+    night.results[#night.results + 1] = {name = experiment.name, failure = failure or "the experiment wrote no sweep"}
+  elseif not night.db then
+    night.results[#night.results + 1] = {name = experiment.name, failure = failure}
+  end
+  -- the options its runs are judged with, kept with them (the site and bisect --run judge alike)
+  if night.db and #ids > 0 then
+    local kept, why = pcall(history.set_judge, night.db, ids, verdict.recorded(judge_options(o)))
+    if not kept then
+      say("the night's options could not be recorded: " .. tostring(type(why) == "table" and why.message or why))
+      exit_code = EXIT.HISTORY
+    end
+  end
+  -- an experiment of several sweeps: each is judged and reported, none replaces another
+  for _, run_id in ipairs(ids) do
+    -- the history read to judge (error values: a database that fails) is exit 6; a bug is 70
+    local judged, result = pcall(judge_stage, night, run_id, experiment.name, #ids > 1)
+    local confirmed, stop = judged, nil
+    if judged then
+      result.failure = failure
+      confirmed, stop = pcall(confirm_stage, night, experiment, result)
+    end
+    if not judged or not confirmed then
+      local problem = judged and stop or result
+      if type(problem) ~= "table" then error(problem, 0) end
+      say("the history could not be read to judge " .. experiment.name .. ": " .. tostring(problem.message))
+      night.db:close()
+      return nil, exit_code, EXIT.HISTORY
+    end
+    local interrupted = stop
+    classify(night, result)
+    interrupted = interrupted or diagnose_stage(night, experiment, result)
+    night.results[#night.results + 1] = result
+    if interrupted then return interrupted, exit_code end
+  end
+  return nil, exit_code
+end
+
+-- The report (printed, written) and the --on-regression command of a judged night; its exit code.
+local function finish_night(night, exit_code)
+  local o = night.options
+  local machine = history.night_machine(night.db, night.id)
+  local function model_of()
+    return report.model{id = night.id, suite = night.suite.name, history = night.history, gpu = machine.gpu,
+      driver = machine.driver, exit_code = exit_code, elapsed_s = gpuexp.clock() - night.started, results = night.results}
+  end
+  local written, model = pcall(report_stage, night, model_of)
+  night.db:close()
+  if not written then
+    say("the report could not be written: " .. tostring(type(model) == "table" and model.message or model))
+    -- a failed write keeps the night's verdict; a bug in a printer is gpuexp's failure, never a clean night
+    if not csv.is_write_error(model) then exit_code = EXIT.INTERNAL end
+    model = model_of()
+  end
+  report.summary(model, io.stdout)
+  -- tuning drift: stored winners this night's tunes found out of their tie set (docs/tune.md)
+  for _, line in ipairs(require("gpuexp.store.winners").drift_lines(night.history, night.id:sub(1, 20))) do print(line) end
+  local md_path, html_path = night.out_dir .. "/report.md", night.out_dir .. "/report.html"
+  if written then print("report: " .. md_path .. " and " .. html_path .. " (and report.xml, JUnit; report.json)") end
+  if exit_code == EXIT.OK or not o.on_regression then return exit_code end
+  local command = string.format("GPUEXP_REPORT=%s GPUEXP_REPORT_HTML=%s GPUEXP_NIGHTLY_EXIT=%d %s %s",
+    shell_quote(written and md_path or ""), shell_quote(written and html_path or ""), exit_code, o.on_regression,
+    shell_quote(written and md_path or ""))
+  -- the GPU is free while it runs (the night is over), and it has a time limit
+  release_locks()
+  local hook_code, stop, timed_out = gpuexp._process.run({"sh", "-c", command}, {timeout_s = o.hook_timeout})
+  if stop ~= 0 then
+    say(string.format("interrupted during the --on-regression command (exit %d)", 128 + stop))
+    return 128 + stop
+  elseif timed_out then
+    say(string.format("--on-regression command ran past its %g s limit (--on-regression-timeout) and was ended: %s",
+      o.hook_timeout, o.on_regression))
+  elseif hook_code ~= 0 then
+    say(string.format("--on-regression command failed (exit %d): %s", hook_code, o.on_regression))
+  end
+  return exit_code
+end
+
+function M.night(args)
+  local o, why = parse(args)
+  if not o then say(why); return EXIT.USAGE end
+  if o.help then io.write(catalog.help("nightly")) return EXIT.OK end
+  if in_job_array() then return EXIT.USAGE end
   gpuexp._process.init() -- a stop signal is taken while an experiment runs, and passed on to it
   local night, refused = set_up(o)
   if not night then return refused end
-  local exit_code, interrupted = EXIT.OK, nil
+  local exit_code, interrupted, fatal = EXIT.OK, nil, nil
   for _, experiment in ipairs(night.suite.experiments) do
-    if not o.quiet then say("running " .. experiment.name .. " (" .. experiment.path .. ")") end
-    local code, ids = run_stage(night, experiment, "nightly", night.out_dir .. "/" .. experiment.name .. ".csv")
-    if not code then interrupted = ids break end
-    local failure
-    if code == EXIT.HISTORY then
-      failure, exit_code = "its run could not be recorded in the history (see the message above)", EXIT.HISTORY
-    elseif code ~= EXIT.OK and code ~= EXIT.INCOMPLETE then
-      failure = string.format("the experiment failed (exit code %d; its message is above)", code)
-    end
-    if night.db and #ids == 0 then
-      night.results[#night.results + 1] = {name = experiment.name, failure = failure or "the experiment wrote no sweep"}
-    elseif not night.db then
-      night.results[#night.results + 1] = {name = experiment.name, failure = failure}
-    end
-    -- the options its runs are judged with, kept with them (the site and bisect --run judge alike)
-    if night.db and #ids > 0 then
-      local kept, why = pcall(history.set_judge, night.db, ids, verdict.recorded(judge_options(o)))
-      if not kept then
-        say("the night's options could not be recorded: " .. tostring(type(why) == "table" and why.message or why))
-        exit_code = EXIT.HISTORY
-      end
-    end
-    -- an experiment of several sweeps: each is judged and reported, none replaces another
-    for _, run_id in ipairs(ids) do
-      -- the history read to judge (error values: a database that fails) is exit 6; a bug is 70
-      local judged, result = pcall(judge_stage, night, run_id, experiment.name, #ids > 1)
-      local confirmed, stop = judged, nil
-      if judged then
-        result.failure = failure
-        confirmed, stop = pcall(confirm_stage, night, experiment, result)
-      end
-      if not judged or not confirmed then
-        local problem = judged and stop or result
-        if type(problem) ~= "table" then error(problem, 0) end
-        say("the history could not be read to judge " .. experiment.name .. ": " .. tostring(problem.message))
-        night.db:close()
-        return EXIT.HISTORY
-      end
-      interrupted = stop
-      classify(night, result)
-      interrupted = interrupted or diagnose_stage(night, experiment, result)
-      night.results[#night.results + 1] = result
-      if interrupted then break end
-    end
+    interrupted, exit_code, fatal = night_experiment(night, experiment, exit_code)
+    if fatal then return fatal end
     if interrupted then break end
   end
   if interrupted then
@@ -548,43 +574,7 @@ function M.night(args)
       "recorded or compared)", o.arch, night.suite.name))
     return exit_code
   end
-  local machine = history.night_machine(night.db, night.id)
-  local function model_of()
-    return report.model{id = night.id, suite = night.suite.name, history = night.history, gpu = machine.gpu,
-      driver = machine.driver, exit_code = exit_code, elapsed_s = gpuexp.clock() - night.started, results = night.results}
-  end
-  local written, model = pcall(report_stage, night, model_of)
-  night.db:close()
-  if not written then
-    say("the report could not be written: " .. tostring(type(model) == "table" and model.message or model))
-    -- a failed write keeps the night's verdict; a bug in a printer is gpuexp's failure, never a clean night
-    if not csv.is_write_error(model) then exit_code = EXIT.INTERNAL end
-    model = model_of()
-  end
-  report.summary(model, io.stdout)
-  -- tuning drift: stored winners this night's tunes found out of their tie set (docs/tune.md)
-  for _, line in ipairs(require("gpuexp.store.winners").drift_lines(night.history, night.id:sub(1, 20))) do print(line) end
-  local md_path, html_path = night.out_dir .. "/report.md", night.out_dir .. "/report.html"
-  if written then print("report: " .. md_path .. " and " .. html_path .. " (and report.xml, JUnit; report.json)") end
-  -- the hook
-  if exit_code ~= EXIT.OK and o.on_regression then
-    local command = string.format("GPUEXP_REPORT=%s GPUEXP_REPORT_HTML=%s GPUEXP_NIGHTLY_EXIT=%d %s %s",
-      shell_quote(written and md_path or ""), shell_quote(written and html_path or ""), exit_code, o.on_regression,
-      shell_quote(written and md_path or ""))
-    -- the GPU is free while it runs (the night is over), and it has a time limit
-    release_locks()
-    local hook_code, stop, timed_out = gpuexp._process.run({"sh", "-c", command}, {timeout_s = o.hook_timeout})
-    if stop ~= 0 then
-      say(string.format("interrupted during the --on-regression command (exit %d)", 128 + stop))
-      return 128 + stop
-    elseif timed_out then
-      say(string.format("--on-regression command ran past its %g s limit (--on-regression-timeout) and was ended: %s",
-        o.hook_timeout, o.on_regression))
-    elseif hook_code ~= 0 then
-      say(string.format("--on-regression command failed (exit %d): %s", hook_code, o.on_regression))
-    end
-  end
-  return exit_code
+  return finish_night(night, exit_code)
 end
 
 return M

@@ -1,29 +1,18 @@
 -- gpuexp plot: the command over api/plot.lua.
 local plot = require("gpuexp.api.plot")
 local catalog = require("gpuexp.catalog")
+local parse_args = require("gpuexp.engine.args")
 
 local M = {}
 
 function M.main(args)
-  if args[1] == "--help" or args[1] == "-h" then io.write(catalog.help("plot")) return 0 end
-  local spec, roofline = {}, false
-  local names = {["--x"] = "x", ["--y"] = "y", ["--by"] = "by", ["-o"] = "out", ["--out"] = "out",
-    ["--title"] = "title", ["--flops"] = "flops", ["--bytes"] = "bytes", ["--time-ms"] = "time_ms",
-    ["--peak-gflops"] = "peak_gflops", ["--peak-gbps"] = "peak_gbps"}
-  local i = 1
-  while i <= #args do
-    local a = args[i]
-    if a == "--roofline" then roofline = true
-    elseif a == "--logx" then spec.logx = true
-    elseif a == "--logy" then spec.logy = true
-    elseif names[a] then
-      i = i + 1
-      spec[names[a]] = args[i]
-    elseif a:sub(1, 1) ~= "-" and not spec.csv then spec.csv = a
-    else gpuexp.error("usage", "plot: " .. (a:sub(1, 1) == "-" and catalog.unknown_option("plot", a) or
-      "unknown argument '" .. a .. "'")) end
-    i = i + 1
-  end
+  local spec, why = parse_args.parse("plot", args)
+  if spec and spec.positional[2] then why = "unknown argument '" .. spec.positional[2] .. "'" end
+  if why then gpuexp.error("usage", "plot: " .. why) end
+  if spec.help then io.write(catalog.help("plot")) return 0 end
+  local roofline = spec.roofline
+  spec.csv = spec.positional[1]
+  spec.positional, spec.script_args, spec.help, spec.roofline = nil, nil, nil, nil
   if not spec.csv then gpuexp.error("usage", "plot: give the CSV file") end
   if roofline then
     spec.peak_gflops, spec.peak_gbps = tonumber(spec.peak_gflops), tonumber(spec.peak_gbps)

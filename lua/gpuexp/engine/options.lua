@@ -1,5 +1,7 @@
--- The run options that are parsed beside the C command line: --shard (and Slurm job arrays),
--- --point-timeout, --only and --devices. Each parser returns the value, or nil and why.
+-- The values of the run options that are more than a type: --shard (and Slurm job arrays),
+-- --point-timeout, --only and --devices. Each parser returns the value, or nil and why. The command
+-- line's parser (engine/args.lua) checks --shard, --point-timeout and --only with them (their catalog
+-- types), and the supervisor and the sweep read the values with them again.
 local M = {}
 
 M.DEFAULT_POINT_TIMEOUT_S = 300

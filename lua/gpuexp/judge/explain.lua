@@ -166,6 +166,112 @@ local function effects(b, n, moved, change_pct)
   return effect
 end
 
+-- A counter's change as a finding's text, or nil when it is inside the noise. values: the nights
+-- that are its noise; base: the baseline median; new: this night's value.
+local function change_text(counter, base, new, values, change_pct)
+  local delta = new - base
+  -- the noise guard: a counter may move by its floor each night, so two nights can differ by
+  -- twice it; past that, by three times the spread its recent nights showed
+  local noise = math.max(2 * counter.floor, M.NOISE_SPREADS * spread_of(counter, values, rule.median(values)))
+  -- and past every one of those nights by the floor: a new value inside what they already did
+  -- is no change, however tight the others were
+  local low, high = math.min(table.unpack(values)), math.max(table.unpack(values))
+  local margin = counter.kind == "relative" and math.abs(base) * counter.floor / 100 or counter.floor
+  local outside = counter.kind == "count" or new >= high + margin or new <= low - margin
+  if not outside then return nil end
+  if counter.kind ~= "relative" then
+    if math.abs(delta) < (counter.kind == "points" and noise or counter.floor) then return nil end
+    return string.format("%s %s -> %s", counter.label, number(base, counter.unit), number(new, counter.unit))
+  end
+  local pct = base ~= 0 and delta / base * 100 or (delta ~= 0 and math.huge or 0)
+  if math.abs(pct) < noise then return nil end
+  -- a ratio reads best as its two values, a total as its change, a clock as both
+  local text
+  if counter.unit == "" then
+    text = string.format("%s %s -> %s", counter.label, number(base), number(new))
+  elseif counter.unit then
+    text = string.format("%s %+.1f%% (%s -> %s)", counter.label, pct, number(base, counter.unit),
+      number(new, counter.unit))
+  else
+    text = string.format("%s %+.1f%%", counter.label, pct)
+  end
+  if counter.cause then text = text .. " (" .. counter.cause .. ")" end
+  if counter.work and change_pct then text = text .. string.format(" (the time moved %+.1f%%)", change_pct) end
+  return text
+end
+
+-- Where a change of the counter goes in the explanation: the work and the traffic by what the
+-- kernel waits on (bytes first for a kernel waiting on memory), the rest by the counter's rank.
+local function rank_of(counter, memory_bound)
+  if counter.work then return memory_bound and 5 or 3 end
+  if counter.traffic then return (memory_bound and 3 or 5) + counter.traffic / 10 end
+  return counter.rank
+end
+
+-- Every counter of new_row against its baseline: the changes found ({text, rank, column}), the same
+-- by column (moved), the baseline medians (b) and new values (n) of the counters compared, how many
+-- did not move, and whether any counter was there to compare.
+local function compare_counters(base_rows, new_row, noise_rows, change_pct, memory_bound)
+  local c = {found = {}, moved = {}, b = {}, n = {}, unchanged = 0, present = false}
+  for _, counter in ipairs(M.COUNTERS) do
+    local new = new_row[counter.column]
+    local base = rule.median(numbers_of(base_rows, counter.column))
+    local values = numbers_of(noise_rows, counter.column)
+    if #values == 0 then values = numbers_of(base_rows, counter.column) end
+    values = noise_values(counter, values)
+    if finite(new) and base then
+      c.b[counter.column], c.n[counter.column] = base, new
+      c.present = true
+      local text = change_text(counter, base, new, values, change_pct)
+      if text then
+        c.found[#c.found + 1] = {text = text, rank = rank_of(counter, memory_bound), column = counter.column}
+        c.moved[counter.column] = c.found[#c.found]
+      else
+        c.unchanged = c.unchanged + 1
+      end
+    end
+  end
+  return c
+end
+
+-- Changes that are one story become one finding: registers (or shared memory) that cost
+-- occupancy, and a tensor path that left with the instructions that replaced it.
+local function join_causes(moved, effect)
+  local occupancy = moved.ctr_occupancy_pct
+  for _, column in ipairs({"ctr_registers", "ctr_shared_bytes"}) do
+    local resource = moved[column]
+    if resource and occupancy and occupancy.rank and effect[column] > 0 then
+      resource.text, resource.rank = resource.text .. ": " .. occupancy.text, 2
+      occupancy.rank = nil
+    end
+  end
+  local tensor = moved.ctr_tensor_pct
+  if tensor and (effect.ctr_tensor_pct or 0) > 0 then
+    tensor.text = tensor.text .. " (the tensor-core path replaced"
+      .. (moved.ctr_instructions and string.format(": instructions %+.0f%%)", effect.ctr_instructions) or ")")
+  end
+end
+
+-- Marks each change whose effect accounts for change_pct, and puts them in the explanation's order:
+-- those that account (and the symptoms) first, then by rank, then as found. Returns whether any accounts.
+local function order_by_account(found, effect, change_pct)
+  local needed = M.ACCOUNT_SHARE * math.max(change_pct or 0, 0)
+  local accounting = false
+  for n_found, f in ipairs(found) do
+    f.n = n_found
+    if not f.symptom and f.rank then
+      f.accounts = (effect[f.column] or 0) >= needed and (effect[f.column] or 0) > 0
+      accounting = accounting or f.accounts
+    end
+  end
+  local function key(f) return (f.symptom or f.accounts) and 0 or 1 end
+  table.sort(found, function(x, y)
+    if key(x) ~= key(y) then return key(x) < key(y) end
+    return (x.rank or 99) < (y.rank or 99) or ((x.rank or 99) == (y.rank or 99) and x.n < y.n)
+  end)
+  return accounting
+end
+
 -- explain(base_rows, new_row, change_pct, noise_rows) -> the findings (strings, most telling
 -- first) and whether a named change accounts for change_pct, or nil when the point has no
 -- counters. The level is the median of base_rows; the noise (spread and range) is that of
@@ -176,98 +282,19 @@ end
 -- dominant stall; then the changes that do not account, marked.
 function M.explain(base_rows, new_row, change_pct, noise_rows)
   noise_rows = noise_rows or base_rows
-  local found, present, unchanged, moved = {}, false, 0, {}
   local stall, usual = new_row[M.STALL], usual_text(base_rows, M.STALL)
   local memory_bound = MEMORY_STALLS[type(stall) == "string" and stall or ""] or MEMORY_STALLS[usual or ""]
-  local b, n = {}, {}
-  for _, counter in ipairs(M.COUNTERS) do
-    local new = new_row[counter.column]
-    local base = rule.median(numbers_of(base_rows, counter.column))
-    local values = numbers_of(noise_rows, counter.column)
-    if #values == 0 then values = numbers_of(base_rows, counter.column) end
-    values = noise_values(counter, values)
-    if finite(new) and base then
-      b[counter.column], n[counter.column] = base, new
-      present = true
-      local delta, text = new - base, nil
-      -- the noise guard: a counter may move by its floor each night, so two nights can differ by
-      -- twice it; past that, by three times the spread its recent nights showed
-      local noise = math.max(2 * counter.floor, M.NOISE_SPREADS * spread_of(counter, values, rule.median(values)))
-      -- and past every one of those nights by the floor: a new value inside what they already did
-      -- is no change, however tight the others were
-      local low, high = math.min(table.unpack(values)), math.max(table.unpack(values))
-      local margin = counter.kind == "relative" and math.abs(base) * counter.floor / 100 or counter.floor
-      local outside = counter.kind == "count" or new >= high + margin or new <= low - margin
-      if not outside then
-        text = nil
-      elseif counter.kind == "relative" then
-        local pct = base ~= 0 and delta / base * 100 or (delta ~= 0 and math.huge or 0)
-        if math.abs(pct) >= noise then
-          -- a ratio reads best as its two values, a total as its change, a clock as both
-          if counter.unit == "" then
-            text = string.format("%s %s -> %s", counter.label, number(base), number(new))
-          elseif counter.unit then
-            text = string.format("%s %+.1f%% (%s -> %s)", counter.label, pct, number(base, counter.unit),
-              number(new, counter.unit))
-          else
-            text = string.format("%s %+.1f%%", counter.label, pct)
-          end
-          if counter.cause then text = text .. " (" .. counter.cause .. ")" end
-          if counter.work and change_pct then text = text .. string.format(" (the time moved %+.1f%%)", change_pct) end
-        end
-      elseif math.abs(delta) >= (counter.kind == "points" and noise or counter.floor) then
-        text = string.format("%s %s -> %s", counter.label, number(base, counter.unit), number(new, counter.unit))
-      end
-      if text then
-        local rank = counter.rank
-        if counter.work then rank = memory_bound and 5 or 3 end
-        if counter.traffic then rank = (memory_bound and 3 or 5) + counter.traffic / 10 end
-        found[#found + 1] = {text = text, rank = rank, column = counter.column}
-        moved[counter.column] = found[#found]
-      else
-        unchanged = unchanged + 1
-      end
-    end
-  end
+  local c = compare_counters(base_rows, new_row, noise_rows, change_pct, memory_bound)
+  local found = c.found
   if type(stall) == "string" and stall ~= "" and usual then
-    present = true
+    c.present = true
     if stall ~= usual then found[#found + 1] = {text = string.format("dominant stall %s -> %s", usual, stall), rank = 8,
       symptom = true} end
   end
-  if not present then return nil end
-  local effect = effects(b, n, moved, change_pct)
-  -- registers (or shared memory) that cost occupancy: one finding, cause and effect
-  local occupancy = moved.ctr_occupancy_pct
-  for _, column in ipairs({"ctr_registers", "ctr_shared_bytes"}) do
-    local resource = moved[column]
-    if resource and occupancy and occupancy.rank and effect[column] > 0 then
-      resource.text, resource.rank = resource.text .. ": " .. occupancy.text, 2
-      occupancy.rank = nil
-    end
-  end
-  -- a tensor path that left: the instructions that replaced it are part of the finding
-  local tensor = moved.ctr_tensor_pct
-  if tensor and (effect.ctr_tensor_pct or 0) > 0 then
-    tensor.text = tensor.text .. " (the tensor-core path replaced"
-      .. (moved.ctr_instructions and string.format(": instructions %+.0f%%)", effect.ctr_instructions) or ")")
-  end
-  local needed = M.ACCOUNT_SHARE * math.max(change_pct or 0, 0)
-  local accounting = false
-  local kind_of = {}
-  for _, counter in ipairs(M.COUNTERS) do kind_of[counter.column] = counter.kind end
-  for n_found, f in ipairs(found) do
-    f.n = n_found
-    if not f.symptom and f.rank then
-      f.accounts = (effect[f.column] or 0) >= needed and (effect[f.column] or 0) > 0
-      accounting = accounting or f.accounts
-
-    end
-  end
-  local function key(f) return (f.symptom or f.accounts) and 0 or 1 end
-  table.sort(found, function(x, y)
-    if key(x) ~= key(y) then return key(x) < key(y) end
-    return (x.rank or 99) < (y.rank or 99) or ((x.rank or 99) == (y.rank or 99) and x.n < y.n)
-  end)
+  if not c.present then return nil end
+  local effect = effects(c.b, c.n, c.moved, change_pct)
+  join_causes(c.moved, effect)
+  local accounting = order_by_account(found, effect, change_pct)
   local findings = {}
   if #found > 0 and not accounting then
     findings[1] = string.format("nothing the counters see accounts for %+.1f%%", change_pct or 0)
@@ -277,7 +304,7 @@ function M.explain(base_rows, new_row, change_pct, noise_rows)
   end
   if #findings == 0 then
     findings[1] = string.format("counters unchanged (%d compared): the time moved %+.1f%% alone; look at the clocks " ..
-      "or the machine", unchanged, change_pct or 0)
+      "or the machine", c.unchanged, change_pct or 0)
   end
   return findings, accounting
 end

@@ -4,6 +4,8 @@
 -- (triad 0.05% vs 1%, FMA chain 0.06% vs 5%), so the rule judges a change against the spread of
 -- the baseline runs' medians when there are enough of them, and against the within-run noise only
 -- while the history is young.
+local stats = require("gpuexp.judge.stats")
+
 local M = {}
 
 M.FLOOR_PCT = 2.0      -- never call a change smaller than this a regression (machines of one model differ)
@@ -12,15 +14,7 @@ M.NOISE_FACTOR = 2     -- young history: times the larger within-run noise (rela
 M.ERROR_FACTOR = 3     -- times the standard error of the new median (a short or disturbed run)
 M.MIN_HISTORY = 3      -- baseline runs needed before the spread is trusted
 
-local function median(values)
-  local sorted = {}
-  for i, v in ipairs(values) do sorted[i] = v end
-  table.sort(sorted)
-  local n = #sorted
-  if n == 0 then return nil end
-  if n % 2 == 1 then return sorted[(n + 1) // 2] end
-  return (sorted[n // 2] + sorted[n // 2 + 1]) / 2
-end
+local median = stats.median -- (nil for no values)
 M.median = median
 
 -- The night-to-night spread of baseline values (percent of their centre): the largest deviation

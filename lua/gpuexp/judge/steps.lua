@@ -12,15 +12,12 @@
 -- Differences from asv, on purpose: the fit is exact (dynamic programming over every segment; a
 -- nightly series is at most a few hundred nights), every night weighs the same, and asv's AR(1)
 -- correlation of the noise is not fitted (rho = 0).
+local stats = require("gpuexp.judge.stats")
+
 local M = {}
 
 local function median_of(values, first, last)
-  local sorted = {}
-  for i = first, last do sorted[#sorted + 1] = values[i] end
-  table.sort(sorted)
-  local n = #sorted
-  if n % 2 == 1 then return sorted[(n + 1) // 2] end
-  return (sorted[n // 2] + sorted[n // 2 + 1]) / 2
+  return stats.median({table.unpack(values, first, last)})
 end
 
 -- The level (median) and L1 distance of every segment y[l..r], computed once per series.

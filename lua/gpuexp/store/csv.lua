@@ -179,10 +179,11 @@ local function read_text(path)
 end
 
 -- M.read_cells(path) -> columns, records (lists of the cells' text, as written), lines (each
--- record's line in the file). Raises a usage error naming the file and line when it is malformed:
--- an unclosed quote, or a row with another number of cells than the header.
+-- record's line in the file), the file's text. Raises a usage error naming the file and line when
+-- it is malformed: an unclosed quote, or a row with another number of cells than the header.
 function M.read_cells(path)
-  local records, lines = M.parse(read_text(path), path)
+  local text = read_text(path)
+  local records, lines = M.parse(text, path)
   if not records then gpuexp.error("usage", lines, 2) end
   local columns = table.remove(records, 1) or {}
   table.remove(lines, 1)
@@ -192,7 +193,7 @@ function M.read_cells(path)
         #record == 1 and "" or "s", #columns), 2)
     end
   end
-  return columns, records, lines
+  return columns, records, lines, text
 end
 
 -- A cell read back: numbers as numbers, true/false as booleans, an empty cell as nil.

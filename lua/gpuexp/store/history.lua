@@ -191,10 +191,10 @@ end
 local function json_text(value) return require("gpuexp.store.json").encode(value) end
 
 -- M.record(db, run, extra) -> run id, or nil and why. run: a result (store/result.lua) of a sweep
--- written at run.label (a CSV: its metadata, its samples file and the hash that tells the same
--- files recorded twice come from there); the rows are the run's, as they are in memory. extra:
--- kind ("run", "nightly", "confirm"), nightly, suite, experiment. One transaction: all of the run
--- or none of it.
+-- written at run.label: its metadata, rows, samples and source (the hash that tells the same files
+-- recorded twice) are the result's, read from the files (history record) or carried from the
+-- ledger's memory (a run's --history): this reads no file. extra: kind ("run", "nightly",
+-- "confirm"), nightly, suite, experiment. One transaction: all of the run or none of it.
 function M.record(db, run, extra)
   extra = extra or {}
   local csv_path = run.label
@@ -202,8 +202,10 @@ function M.record(db, run, extra)
   if type(info.sweep) ~= "table" then return nil, csv_path .. ": no readable " .. meta.path_for(csv_path) end
   local axes, columns = run.axes, run.columns
   local index_of = run.column_index
-  local sample_entries, damaged = samples.read(samples.path_for(csv_path), axes)
+  local sample_entries, damaged = run:sample_entries()
   if damaged then return nil, damaged end
+  local source = run.source
+  if not source then return nil, csv_path .. ": the run is still being written (its sweep is not closed)" end
   local failed, throttled = 0, 0
   local status_at, throttled_at = index_of.status, index_of.clock_throttled
   local records = {}
@@ -215,8 +217,8 @@ function M.record(db, run, extra)
   local commit, dirty = git_state(info.script)
   local gpu = info.gpu or {}
   local first_part = info.parts and info.parts[1] or {}
-  -- the same files recorded again (history record twice): their run, not a second one
-  local source = gpuexp.hash((meta.read_all(csv_path) or "") .. "\0" .. (meta.read_all(meta.path_for(csv_path)) or ""))
+  -- the same files recorded again (history record twice, or by hand after the run): their run,
+  -- not a second one
   local already = db:rows("SELECT id FROM runs WHERE source = ? AND kind = ? AND nightly IS ?", source,
     extra.kind or "run", extra.nightly)[1]
   if already then return already.id, nil, true end
@@ -240,9 +242,9 @@ function M.record(db, run, extra)
       db:run("INSERT OR REPLACE INTO rows(run_id, position, key, status, cells) VALUES (?,?,?,?,?)", run_id, position,
         run:key_of(cells), status_at and cells[status_at] or nil, json_text(full))
     end
-    for _, s in ipairs(sample_entries or {}) do
-      db:run("INSERT OR REPLACE INTO samples(run_id, key, field, samples) VALUES (?,?,?,?)", run_id,
-        result.key(s.cells), s.field, s.values)
+    for _, s in ipairs(sample_entries) do
+      db:run("INSERT OR REPLACE INTO samples(run_id, key, field, samples) VALUES (?,?,?,?)", run_id, s.key, s.field,
+        s.values)
     end
     return run_id
   end)

@@ -14,8 +14,8 @@ local function read_all(path)
 end
 M.read_all = read_all
 
--- A JSON file (metadata) decoded, or nil and why (missing, empty, not JSON: a file cut by a kill
--- or a full disk before gpuexp wrote metadata atomically).
+-- A JSON file (metadata) decoded, nil and its text; or nil and why (missing, empty, not JSON: a
+-- file cut by a kill or a full disk before gpuexp wrote metadata atomically).
 function M.read_json(path)
   local text = read_all(path)
   if not text then return nil, path .. " does not exist or cannot be read" end
@@ -24,7 +24,7 @@ function M.read_json(path)
   if value == nil then return nil, path .. " is not JSON (" .. tostring(why) .. ")" end
   -- metadata is an object: a number or a string there (a damaged file) is said, not indexed later
   if type(value) ~= "table" then return nil, path .. " holds a JSON " .. type(value) .. ", not an object" end
-  return value
+  return value, nil, text
 end
 
 function M.host() return gpuexp.hostname() end
@@ -76,8 +76,11 @@ function M.path_for(csv_path)
 end
 
 -- Written whole through a temporary file and a rename: never a cut or empty file in its place.
+-- Returns the text written.
 function M.write(path, info)
-  csv.write_file(path, json.encode(info) .. "\n")
+  local text = json.encode(info) .. "\n"
+  csv.write_file(path, text)
+  return text
 end
 
 return M

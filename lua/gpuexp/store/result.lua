@@ -70,12 +70,26 @@ function Result:row(key)
   return row
 end
 
--- A point's samples of a field (samples_ms), as numbers, or nil when the run kept none. The texts
--- come from the .samples.csv beside a CSV, read on first use (gpuexp compare's significance).
+-- The run's samples (store/samples.lua): entries {key, field, values = text, where} in the order
+-- they were written (a point measured again has two; the last counts), {} when the run kept none;
+-- nil and "path:line: problem" when its samples file is damaged. A result read from a CSV reads
+-- the samples file beside it on first use; the ledger's result carries them from memory.
+function Result:sample_entries()
+  if self.load_samples then
+    local load = self.load_samples
+    self.load_samples = nil
+    self.samples_problem = load()
+  end
+  if self.samples_problem then return nil, self.samples_problem end
+  return self.sample_list or {}
+end
+
+-- A point's samples of a field (samples_ms), as numbers, or nil when the run kept none (or its
+-- samples file is damaged: gpuexp compare then judges without its significance test).
 -- A sample that is not a finite number (nan, inf, 1e999, text) is left out and named: the second
 -- result names them: "FILE:LINE: 'nan', 'inf'" (nil when there are none).
 function Result:samples(key, field)
-  if self.sample_texts == nil and self.load_samples then self.sample_texts = self.load_samples() or false end
+  self:sample_entries()
   local text = self.sample_texts and self.sample_texts[key] and self.sample_texts[key][field]
   if not text then return nil end
   local values, dropped = {}, nil
@@ -98,6 +112,8 @@ end
 -- Adds a point's samples text (space-separated numbers) for a field; where: the file and line it
 -- was read from, for the messages about samples that are not numbers.
 function Result:add_samples(key, field, text, where)
+  self.sample_list = self.sample_list or {}
+  self.sample_list[#self.sample_list + 1] = {key = key, field = field, values = text, where = where}
   self.sample_texts = self.sample_texts or {}
   self.sample_texts[key] = self.sample_texts[key] or {}
   self.sample_texts[key][field] = text
@@ -149,12 +165,18 @@ function M.axes_of(info, path)
   return names
 end
 
+-- What tells the same files recorded twice (the history's runs.source): a hash of the CSV's text
+-- and its metadata's, as they are on disk; the ledger gives it from the texts it wrote.
+function M.source(csv_text, meta_text)
+  return gpuexp.hash((csv_text or "") .. "\0" .. (meta_text or ""))
+end
+
 -- M.read(path [, axes]) -> result, or nil and why. The axes come from the .meta.json beside the CSV
 -- unless given; every problem names the file (and line).
 function M.read(path, axes)
-  local ok, columns, records, lines = pcall(csv.read_cells, path)
+  local ok, columns, records, lines, text = pcall(csv.read_cells, path)
   if not ok then return nil, type(columns) == "table" and columns.message or tostring(columns) end
-  local info, unreadable = meta.read_json(meta.path_for(path))
+  local info, unreadable, meta_text = meta.read_json(meta.path_for(path))
   if not axes then
     local why
     axes, why = M.axes_of(info, path)
@@ -172,14 +194,14 @@ function M.read(path, axes)
     local added, why = result:add(cells, lines[r])
     if not added then return nil, why end
   end
-  -- the samples file beside it (store/samples.lua), read when first asked; a run that kept none, or
-  -- a damaged file, gives no samples (compare then judges without its significance test)
+  result.source = M.source(text, meta_text)
+  -- the samples file beside it (store/samples.lua), read when first asked: its problem, or nil
   result.load_samples = function()
-    local entries = samples.read(samples.path_for(path), axes)
-    if not entries then return nil end
-    result.sample_texts = {}
-    for _, entry in ipairs(entries) do result:add_samples(M.key(entry.cells), entry.field, entry.values, entry.where) end
-    return result.sample_texts
+    local entries, problem = samples.read(samples.path_for(path), axes)
+    for _, entry in ipairs(entries or {}) do
+      result:add_samples(M.key(entry.cells), entry.field, entry.values, entry.where)
+    end
+    return problem
   end
   return result
 end

@@ -1,7 +1,7 @@
 -- The samples file, X.samples.csv beside a sweep's X.csv: every sample a point measured, one line
 -- per point and field (the point's axis cells, the field's name, its values space-separated). This
 -- module owns the format: its path, its columns, appending it as points finish (the ledger), writing
--- it whole (a history export) and reading it back (the result model, the history).
+-- it whole (a history export) and reading it back (the result model, a resumed run's ledger).
 local csv = require("gpuexp.store.csv")
 
 local M = {}
@@ -69,8 +69,6 @@ function Appender:append_text(text)
   self.bytes = self.bytes + #text
 end
 
--- axis_cells: the point's cells (texts, in axis order); arrays: field -> list of numbers, written
--- in field name order.
 -- The file's size and the length of its whole lines (a last line that a kill cut has no newline);
 -- nil when there is no file.
 local function whole_length(path)
@@ -92,16 +90,24 @@ local function whole_length(path)
   return size, 0
 end
 
+-- A last line that a kill cut (no newline) is cut off the file, and said; nothing when there is
+-- no file or its last line is whole.
+local function drop_cut_line(path)
+  local size, whole = whole_length(path)
+  if size and whole < size then
+    local cut, why = gpuexp._truncate(path, whole)
+    if not cut then csv.write_failed(path, "cut back", why) end
+    io.stderr:write(string.format("gpuexp: %s: dropped %d bytes of a line cut off by the interruption\n", path,
+      size - whole))
+  end
+end
+
+-- axis_cells: the point's cells (texts, in axis order); arrays: field -> list of numbers, written
+-- in field name order. Returns the entries written ({cells = axis_cells, field =, values = values
+-- text}, in file order): what the ledger keeps for the history.
 function Appender:write(axis_cells, arrays)
   if not self.file then
-    -- a resumed run's file: a last line cut by the kill is dropped (as the ledger drops a cut row)
-    local size, whole = whole_length(self.path)
-    if size and whole < size then
-      local cut, why = gpuexp._truncate(self.path, whole)
-      if not cut then csv.write_failed(self.path, "cut back", why) end
-      io.stderr:write(string.format("gpuexp: %s: dropped %d bytes of a line cut off by the interruption\n", self.path,
-        size - whole))
-    end
+    drop_cut_line(self.path) -- a resumed run's file: as the ledger drops a cut row
     local file, why = gpuexp._open_output(self.path, true)
     if not file then gpuexp.error("write", why) end
     self.file, self.bytes = file, file:seek("end")
@@ -111,9 +117,13 @@ function Appender:write(axis_cells, arrays)
   local names = {}
   for name in pairs(arrays) do names[#names + 1] = name end
   table.sort(names)
-  local lines = {}
-  for i, name in ipairs(names) do lines[i] = line(axis_cells, name, M.values_text(arrays[name])) end
+  local lines, entries = {}, {}
+  for i, name in ipairs(names) do
+    entries[i] = {cells = axis_cells, field = name, values = M.values_text(arrays[name])}
+    lines[i] = line(axis_cells, name, entries[i].values)
+  end
   self:append_text(table.concat(lines, "\n") .. "\n")
+  return entries
 end
 
 -- Closes the file (checked: a close that fails is a write error); again is a no-op.
@@ -153,6 +163,14 @@ function M.read(path, axis_names)
       where = string.format("%s:%d", path, lines[r])}
   end
   return entries
+end
+
+-- M.take_back(path, axis_names) -> the entries of a resumed run's samples file (as M.read gives
+-- them), its last line cut by a kill dropped first; nil when there is none; nil and why when it is
+-- damaged elsewhere.
+function M.take_back(path, axis_names)
+  drop_cut_line(path)
+  return M.read(path, axis_names)
 end
 
 return M
