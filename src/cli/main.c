@@ -240,21 +240,30 @@ static int start_trace(const struct options *options)
     return status;
 }
 
-/* A script run in this process (--inline, gpuexp profile) ends as a supervised one does: its
-   failed points said on stderr and counted in the exit code (lua/gpuexp/api/sweep.lua). */
-static int report_failures(lua_State *L, int handler)
+/* A script run in this process (--inline, gpuexp profile) ends as a supervised one does, well or
+   not: its sweeps closed, the history recorded, its failed points said on stderr and counted in
+   the exit code (lua/gpuexp/api/sweep.lua's finish). code: the script's own exit code (0: it
+   ended well); returns the run's. */
+static int report_failures(lua_State *L, int handler, int code)
 {
+    lua_settop(L, handler);
     lua_getglobal(L, "require");
     lua_pushstring(L, "gpuexp.api.sweep");
-    if (lua_pcall(L, 1, 1, handler) != LUA_OK || lua_getfield(L, -1, "report_failures") != LUA_TFUNCTION
-        || lua_pcall(L, 0, 1, handler) != LUA_OK) {
-        fprintf(stderr, "gpuexp: internal error: the failed points cannot be counted: %s\n", lua_tostring(L, -1));
-        lua_settop(L, handler);
-        return GX_EXIT_SCRIPT;
+    if (lua_pcall(L, 1, 1, handler) == LUA_OK && lua_getfield(L, -1, "finish") == LUA_TFUNCTION) {
+        lua_pushinteger(L, code);
+        if (code)
+            lua_pushfstring(L, "the script failed (exit code %d)", code);
+        else
+            lua_pushnil(L);
+        if (lua_pcall(L, 2, 1, handler) == LUA_OK) {
+            int result = (int)lua_tointeger(L, -1);
+            lua_settop(L, handler);
+            return result;
+        }
     }
-    int code = (int)lua_tointeger(L, -1);
+    fprintf(stderr, "gpuexp: internal error: the failed points cannot be counted: %s\n", lua_tostring(L, -1));
     lua_settop(L, handler);
-    return code;
+    return code ? code : GX_EXIT_SCRIPT;
 }
 
 /* The script's folder, absolute when it can be resolved. */
@@ -375,7 +384,7 @@ static int run_file(lua_State *L, int handler, int argc, char **argv, const stru
     status = lua_pcall(L, argc - options->script_index - 1, 0, handler);
     gx_process_stop_handled(); /* the run came back: no watchdog while it closes */
     if (status == LUA_OK && !options->worker)
-        *code = report_failures(L, handler);
+        *code = report_failures(L, handler, 0);
     gx_error trace_error;
     if (tracing && gx_trace_stop(&trace_error)) {
         fprintf(stderr, "gpuexp: %s\n", trace_error.message);
@@ -447,8 +456,11 @@ static int run_script(int argc, char **argv, const struct options *options)
     gx_process_stop_handled();
     if (status == LUA_OK && gx_process_stop_signal()) /* the script caught the interruption itself */
         code = 128 + gx_process_stop_signal();
-    if (status != LUA_OK)
+    if (status != LUA_OK) {
         code = report_error(L, options);
+        if (!options->builtin && !options->worker && code != GX_EXIT_INTERNAL && code <= 128)
+            code = report_failures(L, handler, code); /* the run ends as a supervised one does */
+    }
     lua_close(L); /* runs __gc: buffers freed, contexts released, files closed */
     return code;
 }

@@ -136,6 +136,12 @@ gpuexp.sweep{name = "plain", out = "plain.csv", axes = {{"i", {1, 2, 3, 4}}}, ru
     environment = "SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_COUNT=2", files = {["plain.lua"] = [[
 gpuexp.sweep{name = "plain", out = "plain.csv", axes = {{"i", {1, 2, 3, 4}}}, run = function(p) return {v = p.i} end}
 ]]}},
+  {name = "a script that fails after its sweep", arguments = "--history h.db late.lua", code = 1,
+    files = {["late.lua"] = [[
+gpuexp.sweep{name = "r", out = "r.csv", axes = {{"i", {1, 2}}},
+  run = function(p) if p.i == 2 then error("bad point") end return {v = p.i} end}
+error("after the sweep")
+]]}},
   {name = "a bad --point-timeout", arguments = "--point-timeout soon plain.lua", code = 2, stderr_differs = true,
     files = {["plain.lua"] = [[
 gpuexp.sweep{name = "plain", out = "plain.csv", axes = {{"i", {1, 2}}}, run = function(p) return {v = p.i} end}
