@@ -38,6 +38,9 @@ end
 local function metadata(dir)
   local meta = cjson.decode(assert(read(dir .. "/out.meta.json")))
   meta.time_utc, meta.script = nil, nil
+  for key, value in pairs(meta.arguments or {}) do -- the script's path names the run's own folder
+    if type(value) == "string" and value:sub(1, #dir + 1) == dir .. "/" then meta.arguments[key] = value:sub(#dir + 2) end
+  end
   meta.sweep.finished_utc, meta.sweep.timeout_s = nil, nil
   for _, part in ipairs(meta.parts) do part.started_utc, part.finished_utc, part.command = nil, nil, nil end
   for _, gpu in ipairs({meta.gpu, table.unpack(meta.gpus or {})}) do -- NVML's readings at the start
