@@ -247,7 +247,8 @@ local table_rows = {"| night | change | expected | exit | got |", "| --- | --- |
 -- (tests/lua/test_explain.lua draws its no-change nights from them when the file is there)
 local COUNTER_COLUMNS = {"median_ms", "sm_clock_mhz"}
 for _, column in ipairs(require("gpuexp.api.counters").COLUMNS) do COUNTER_COLUMNS[#COUNTER_COLUMNS + 1] = column end
-local by_night = {gpuexp.csv.line({"night", "variant", "case", table.unpack(COUNTER_COLUMNS)})}
+local csv = require("gpuexp.store.csv") -- the store's writer (scripts get only gpuexp.csv.read and open)
+local by_night = {csv.line({"night", "variant", "case", table.unpack(COUNTER_COLUMNS)})}
 local wrong, right_first, changed, clean_nights, clean_explained = {}, 0, 0, 0, 0
 for n, night in ipairs(nights) do
   local started = gpuexp.clock()
@@ -270,8 +271,8 @@ for n, night in ipairs(nights) do
   local readable, night_rows = pcall(gpuexp.csv.read, string.format("%s/night%02d/explain.csv", out, n))
   for _, row in ipairs(readable and night_rows or {}) do
     local cells = {tostring(n), night.variant, row.case}
-    for _, column in ipairs(COUNTER_COLUMNS) do cells[#cells + 1] = gpuexp.csv.format_value(row[column]) end
-    by_night[#by_night + 1] = gpuexp.csv.line(cells)
+    for _, column in ipairs(COUNTER_COLUMNS) do cells[#cells + 1] = csv.format_value(row[column]) end
+    by_night[#by_night + 1] = csv.line(cells)
   end
   if night.point then
     changed = changed + 1
