@@ -550,6 +550,14 @@ function M.command_names()
 end
 
 -- The option names a command takes ("--out", "-o", ...), sorted.
+-- The exit codes as {code, name} pairs in code order (the reference and the man page list them).
+function M.exit_codes()
+  local codes = {}
+  for name, code in pairs(M.EXIT) do codes[#codes + 1] = {code, name} end
+  table.sort(codes, function(a, b) return a[1] < b[1] end)
+  return codes
+end
+
 function M.options(name)
   local command, seen, list = by_name[name], {}, {}
   for _, option in ipairs(command and command.options or {}) do

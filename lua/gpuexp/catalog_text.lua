@@ -104,10 +104,7 @@ function T.reference(catalog)
   out[#out + 1] = ""
   out[#out + 1] = "| code | name |"
   out[#out + 1] = "| --- | --- |"
-  local codes = {}
-  for name, code in pairs(catalog.EXIT) do codes[#codes + 1] = {code, name} end
-  table.sort(codes, function(a, b) return a[1] < b[1] end)
-  for _, entry in ipairs(codes) do out[#out + 1] = string.format("| %d | %s |", entry[1], entry[2]:lower()) end
+  for _, entry in ipairs(catalog.exit_codes()) do out[#out + 1] = string.format("| %d | %s |", entry[1], entry[2]:lower()) end
   out[#out + 1] = ""
   out[#out + 1] = "## Environment variables"
   out[#out + 1] = ""

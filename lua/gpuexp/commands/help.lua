@@ -54,10 +54,7 @@ function M.man()
   lines[#lines + 1] = "One meaning each across commands; each command's section above says what it means there."
   lines[#lines + 1] = ".PP"
   lines[#lines + 1] = ".nf"
-  local codes = {}
-  for name, code in pairs(catalog.EXIT) do codes[#codes + 1] = {code, name} end
-  table.sort(codes, function(a, b) return a[1] < b[1] end)
-  for _, entry in ipairs(codes) do lines[#lines + 1] = troff(string.format("%-4d %s", entry[1], entry[2]:lower())) end
+  for _, entry in ipairs(catalog.exit_codes()) do lines[#lines + 1] = troff(string.format("%-4d %s", entry[1], entry[2]:lower())) end
   lines[#lines + 1] = ".fi"
   lines[#lines + 1] = ".SH ENVIRONMENT"
   for _, variable in ipairs(catalog.environment) do
