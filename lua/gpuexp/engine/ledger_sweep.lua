@@ -97,15 +97,10 @@ end
 -- back to its last whole row and a write error is raised: every row on disk is whole, and
 -- --resume after space is freed runs the rest.
 function Sweep:append(text)
-  local ok, why = self.file:write(text)
-  if ok then ok, why = self.file:flush() end
-  if not ok then
-    self.file:close()
-    self.file = nil
-    gpuexp._truncate(self.out, self.good_bytes)
-    csv.write_failed(self.out, "write", why)
-  end
-  self.good_bytes = self.good_bytes + #text
+  local file = self.file
+  self.file = nil -- closed if the append fails
+  self.good_bytes = csv.append_whole(file, self.out, self.good_bytes, text)
+  self.file = file
   self.chunks[#self.chunks + 1] = text
 end
 

@@ -43,6 +43,21 @@ local function write_failed(path, what, message)
 end
 M.write_failed = write_failed
 
+-- M.append_whole(file, path, whole_bytes, text) -> the file's new length: appends text to a file
+-- opened for appending and flushes it. On a failure (a full disk, an I/O error) the file is closed,
+-- cut back to its whole_bytes (its last whole line) and a write error is raised: a file appended
+-- this way never holds half a line. The caller forgets the closed file.
+function M.append_whole(file, path, whole_bytes, text)
+  local ok, why = file:write(text)
+  if ok then ok, why = file:flush() end
+  if not ok then
+    file:close()
+    gpuexp._truncate(path, whole_bytes)
+    write_failed(path, "write", why)
+  end
+  return whole_bytes + #text
+end
+
 -- Whether an error value is a failed write (a full disk, a folder that cannot be made), as
 -- opposed to a bug in what was being printed.
 function M.is_write_error(problem) return type(problem) == "table" and problem.kind == "write" end

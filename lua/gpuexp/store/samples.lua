@@ -58,15 +58,10 @@ function M.appender(path, axis_names)
 end
 
 function Appender:append_text(text)
-  local ok, why = self.file:write(text)
-  if ok then ok, why = self.file:flush() end
-  if not ok then
-    self.file:close()
-    self.file = nil
-    gpuexp._truncate(self.path, self.bytes)
-    csv.write_failed(self.path, "write", why)
-  end
-  self.bytes = self.bytes + #text
+  local file = self.file
+  self.file = nil -- closed if the append fails
+  self.bytes = csv.append_whole(file, self.path, self.bytes, text)
+  self.file = file
 end
 
 -- The file's size and the length of its whole lines (a last line that a kill cut has no newline);
