@@ -38,12 +38,24 @@ function T.raises(fn, needle, what)
   return err
 end
 
--- The text of a file of tests/fixtures.
-function T.fixture(name)
-  local file = assert(io.open(gpuexp.script_dir .. "/../fixtures/" .. name))
+-- A whole file's text, or nil when it cannot be opened; a file written whole (returns its path).
+function T.read(path)
+  local file = io.open(path, "rb")
+  if not file then return nil end
   local text = file:read("a")
   file:close()
   return text
+end
+function T.write(path, text)
+  local file = assert(io.open(path, "wb"))
+  assert(file:write(text))
+  assert(file:close())
+  return path
+end
+
+-- The text of a file of tests/fixtures.
+function T.fixture(name)
+  return assert(T.read(gpuexp.script_dir .. "/../fixtures/" .. name), "no fixture " .. name)
 end
 
 -- A fresh folder under the system's temporary folder, removed with everything in it when the

@@ -35,11 +35,7 @@ local binary_dir = binary:match("^(.*)/[^/]*$")
 
 local function shell_quote(text) return "'" .. text:gsub("'", "'\\''") .. "'" end
 local read = require("gpuexp.store.meta").read_all
-local function write(path, text)
-  local file = assert(io.open(path, "wb"))
-  file:write(text)
-  file:close()
-end
+local write = T.write
 local function exists(path)
   local file = io.open(path, "rb")
   if file then file:close() return true end

@@ -9,13 +9,7 @@ local cjson = require("cjson")
 local binary = assert(arg[1], "the gpuexp binary is the first argument")
 local faults = gpuexp.script_dir .. "/faults"
 
-local function read(path)
-  local file = io.open(path, "rb")
-  if not file then return nil end
-  local text = file:read("a")
-  file:close()
-  return text
-end
+local read = T.read
 
 -- runs gpuexp MODE SCRIPT ARGS in a fresh folder (script: its text, or the path of a script to
 -- run where it is); returns the exit code, the folder, stderr

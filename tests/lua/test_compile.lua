@@ -56,7 +56,7 @@ T.eq(gpuexp.compile{source = source, arch = "sm_80", defines = {SCALE = 2}, name
 
 -- an included header is part of the key
 local dir = T.temporary_directory()
-local function write(path, text) local f = assert(io.open(path, "w")); f:write(text); f:close() end
+local write = T.write
 write(dir .. "/factor.h", "#define FACTOR 2.0f\n")
 write(dir .. "/k.cu", '#include "factor.h"\n// ' .. dir .. '\nextern "C" __global__ void f(float *o) { o[0] *= FACTOR; }\n')
 local first = gpuexp.compile{file = dir .. "/k.cu", arch = "sm_80"}

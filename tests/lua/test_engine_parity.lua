@@ -9,19 +9,7 @@ local binary = assert(arg[1], "the gpuexp binary is the first argument")
 
 local function shell_quote(text) return "'" .. text:gsub("'", "'\\''") .. "'" end
 
-local function read(path)
-  local file = io.open(path, "rb")
-  if not file then return nil end
-  local text = file:read("a")
-  file:close()
-  return text
-end
-
-local function write(path, text)
-  local file = assert(io.open(path, "wb"))
-  file:write(text)
-  file:close()
-end
+local read, write = T.read, T.write
 
 -- Every file under dir, by relative path, sorted.
 local function files_under(dir)

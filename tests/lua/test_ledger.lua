@@ -14,12 +14,7 @@ local result = require("gpuexp.store.result")
 local dir = T.temporary_directory()
 
 local read = require("gpuexp.store.meta").read_all
-local function write(path, text)
-  local file = assert(io.open(path, "wb"))
-  file:write(text)
-  file:close()
-  return path
-end
+local write = T.write
 local function exists(path)
   local file = io.open(path, "rb")
   if file then file:close() end

@@ -12,7 +12,7 @@ for _, variant in ipairs({"a", "b"}) do
   end
 end
 local dir = T.temporary_directory()
-local function read(path) local f = assert(io.open(path, "rb")); local d = f:read("a"); f:close(); return d end
+local read = T.read
 
 local png = gpuexp.plot{rows = rows, x = "block_size", y = "median_ms", by = "variant", out = dir .. "/lines.png", logx = true}
 local data = read(png)

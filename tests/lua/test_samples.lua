@@ -7,18 +7,7 @@ local result = require("gpuexp.store.result")
 local history = require("gpuexp.store.history")
 local dir = T.temporary_directory()
 
-local function read(path)
-  local file = assert(io.open(path, "rb"))
-  local text = file:read("a")
-  file:close()
-  return text
-end
-local function write(path, text)
-  local file = assert(io.open(path, "w"))
-  file:write(text)
-  file:close()
-  return path
-end
+local read, write = T.read, T.write
 
 -- the path and the header
 T.eq(samples.path_for("results/copy.csv"), "results/copy.samples.csv", "the samples file beside a CSV")
