@@ -62,6 +62,19 @@ T.eq(read(out .. ".lock"), nil, "the lock is released")
 -- the rows as a result, from memory
 local run = sweep:result()
 T.eq(run:value(require("gpuexp.store.result").key({"1"}), "gflops"), 7, "the result from memory")
+T.eq(#run:sample_entries(), 2, "the result carries the samples it wrote")
+T.ok(run.source, "and its source")
+
+-- a run not recorded in a history (keep = false): the same files, nothing kept in memory beyond the rows
+local lean_out = dir .. "/lean.csv"
+local lean_book = ledger.new({host = "h", keep = false})
+local lean = assert(register(lean_book, lean_out))
+for index = 1, 4 do lean:finish_point(index, {median_ms = tostring(index)}, {samples_ms = {index, index}}) end
+lean_book:close()
+T.eq(#lean.sample_entries, 0, "keep = false: no sample kept")
+T.eq(#lean.chunks, 0, "keep = false: the CSV's text not kept")
+T.eq(select(2, read(samples.path_for(lean_out)):gsub("\n", "")), 5, "keep = false: the samples file written all the same")
+T.eq(select(2, read(lean_out):gsub("\n", "")), 5, "keep = false: the CSV written all the same")
 
 -- a shard: its share of the points, its own file
 local shard_book = ledger.new({host = "h", shard = {index = 1, count = 2}})

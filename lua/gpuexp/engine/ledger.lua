@@ -16,7 +16,9 @@ Ledger.__index = Ledger
 M.Sweep = ledger_sweep.Sweep
 
 -- options: resume, allow_changed, shard = {index, count} (0-based), only (clauses of axis values),
--- point_timeout_s, host, devices (list of ordinals), device_column, command, started_utc
+-- point_timeout_s, host, devices (list of ordinals), device_column, command, started_utc, keep
+-- (false: the sweeps do not keep the texts and samples they write, which only recording the run in
+-- a history needs; kept unless false)
 function M.new(options)
   return setmetatable({options = options, sweeps = {}, by_out = {}, restarts = {}, totals = {done = 0, ok = 0, error = 0,
     crashed = 0, timeout = 0, points = 0}}, Ledger)

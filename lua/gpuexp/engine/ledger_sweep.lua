@@ -101,7 +101,7 @@ function Sweep:append(text)
   self.file = nil -- closed if the append fails
   self.good_bytes = csv.append_whole(file, self.out, self.good_bytes, text)
   self.file = file
-  self.chunks[#self.chunks + 1] = text
+  if self.ledger.options.keep ~= false then self.chunks[#self.chunks + 1] = text end
 end
 
 -- Opens the CSV to append after text, the whole of what it holds now.
@@ -235,12 +235,13 @@ function Sweep:tally(index, row)
   end
 end
 
--- The per-sample values of a point, appended to X.samples.csv (store/samples.lua) and kept.
+-- The per-sample values of a point, appended to X.samples.csv (store/samples.lua) and kept (unless
+-- the ledger was told not to keep them: a run that is not recorded).
 function Sweep:write_samples(index, arrays)
   if not self.samples then self.samples = samples.appender(self.samples_path, self.axis_names) end
-  for _, entry in ipairs(self.samples:write(self.points[index], arrays)) do
-    self.sample_entries[#self.sample_entries + 1] = entry
-  end
+  local written = self.samples:write(self.points[index], arrays)
+  if self.ledger.options.keep == false then return end
+  for _, entry in ipairs(written) do self.sample_entries[#self.sample_entries + 1] = entry end
 end
 
 -- Every point of this share has a row (counted as they come: no scan of the points).
@@ -273,7 +274,7 @@ function Sweep:result()
     run:add_samples(result.key(entry.cells), entry.field, entry.values, entry.where)
   end
   run.samples_problem = self.samples_problem
-  if self.closed then run.source = result.source(self:text(), self.meta_text) end
+  if self.closed and self.ledger.options.keep ~= false then run.source = result.source(self:text(), self.meta_text) end
   return run
 end
 

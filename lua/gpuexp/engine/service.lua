@@ -56,6 +56,8 @@ end
 -- night (options.night_of), point_timeout_s (the run's point limit, 0: none), device_column
 -- (rows say which GPU measured them), show (progress on stderr), send(slot, reply).
 function M.new(config)
+  -- what the sweeps write is kept in memory (every sample) only for the history to record it
+  config.ledger.keep = config.history ~= nil
   return setmetatable({config = config, book = ledger.new(config.ledger), quiet = {}, failed_setup = {},
     started = gpuexp.clock()}, Service)
 end
