@@ -129,6 +129,12 @@ end
 local failures, counts = {}, {run = 0, compared = 0, excerpt = 0, setup = 0, skipped_gpu = 0, links = 0, sources = 0, missing = 0}
 local function fail(where, what) failures[#failures + 1] = where .. ": " .. what end
 
+-- A block's time limit (a hang, not a slow block, is what it catches): an offline block runs in
+-- seconds; on a GPU a point measures until its noise is under 0.5% or 15 s have passed
+-- (measurement-policy.md), and the tutorial's two nights of five points each took 76 s and more on
+-- an H100, where SAXPY's samples never settle under 0.5%.
+local function block_limit_s(run_mode) return run_mode == "gpu" and 600 or 180 end
+
 local function run_block(page, block, files)
   local dir = T.temporary_directory()
   for name, body in pairs(files) do
@@ -151,8 +157,8 @@ local function run_block(page, block, files)
   local offline = mode == "gpu" and "" or "GX_LIBCUDA=" .. shell_quote(dir .. "/.no-driver/libcuda.so.1")
   local _, _, code = os.execute(string.format(
     "cd %s && env PATH=%s:\"$PATH\" GPUEXP_SRC=%s HOME=%s/.home XDG_DATA_HOME= XDG_CACHE_HOME= XDG_CONFIG_HOME= " ..
-    "GPUEXP_HISTORY= %s timeout 180 %s > .stdout 2> .stderr < /dev/null",
-    shell_quote(dir), shell_quote(binary_dir), shell_quote(root), shell_quote(dir), offline, command))
+    "GPUEXP_HISTORY= %s timeout %d %s > .stdout 2> .stderr < /dev/null",
+    shell_quote(dir), shell_quote(binary_dir), shell_quote(root), shell_quote(dir), offline, block_limit_s(mode), command))
   counts.run = counts.run + 1
   return code, read(dir .. "/.stdout") or "", read(dir .. "/.stderr") or ""
 end
