@@ -110,9 +110,7 @@ end
 -- mde_pct=, budget_s=, ...} -> result (nil in an offline plan, which says what it would do).
 function M.run(spec)
   if type(spec) ~= "table" then gpuexp.error("usage", "ab: expected a table of options") end
-  for key in pairs(spec) do
-    if not known[key] then gpuexp.error("usage", "ab: unknown option '" .. tostring(key) .. "'") end
-  end
+  require("gpuexp.api.option_keys").check(spec, known, "ab")
   local asked, request_path = request()
   local o = {}
   for key, value in pairs(M.defaults) do o[key] = spec[key] == nil and value or spec[key] end

@@ -248,11 +248,7 @@ end
 -- or nil and the reason. Every pass runs the sequence once (restore: buffers put back before each).
 function M.sequence_metrics(sequence, spec)
   if type(spec) ~= "table" then gpuexp.error("usage", "metrics: expected a table {metrics=, restore=, flush_l2=}", 2) end
-  for key in pairs(spec) do
-    if key ~= "metrics" and key ~= "restore" and key ~= "flush_l2" then
-      gpuexp.error("usage", "metrics: unknown option '" .. tostring(key) .. "'", 2)
-    end
-  end
+  require("gpuexp.api.option_keys").check(spec, {metrics = true, restore = true, flush_l2 = true}, "metrics")
   if spec.restore ~= nil and type(spec.restore) ~= "table" then
     gpuexp.error("usage", "metrics: restore must be a list of device buffers", 2)
   end

@@ -122,9 +122,7 @@ PlannedEvent.__tostring = function() return "gpuexp.Event(planned)" end
 local function check_options(options, allowed, what)
   if options == nil then return {} end
   if type(options) ~= "table" then gpuexp.error("usage", what .. ": expected a table of options", 3) end
-  for key in pairs(options) do
-    if not allowed[key] then gpuexp.error("usage", what .. ": unknown option '" .. tostring(key) .. "'", 3) end
-  end
+  require("gpuexp.api.option_keys").check(options, allowed, what, 4)
   return options
 end
 

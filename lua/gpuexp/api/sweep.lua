@@ -5,6 +5,7 @@ local counters = require("gpuexp.api.counters")
 local measure = require("gpuexp.api.measure")
 local meta = require("gpuexp.store.meta")
 local samples = require("gpuexp.store.samples")
+local option_keys = require("gpuexp.api.option_keys")
 
 local M = {}
 
@@ -293,14 +294,7 @@ end
 -- The spec's checks: -> points, axes, name.
 local function check_spec(spec)
   if type(spec) ~= "table" then gpuexp.error("usage", "sweep: expected a table of options") end
-  for key in pairs(spec) do
-    if not known_options[key] then
-      local names = {}
-      for name in pairs(known_options) do names[#names + 1] = name end
-      table.sort(names)
-      gpuexp.error("usage", "sweep: unknown option '" .. tostring(key) .. "' (known: " .. table.concat(names, ", ") .. ")")
-    end
-  end
+  option_keys.check(spec, known_options, "sweep", 4)
   if type(spec.run) ~= "function" then gpuexp.error("usage", "sweep: 'run' must be a function(point) returning a row table") end
   if spec.timeout_s ~= nil and (type(spec.timeout_s) ~= "number" or spec.timeout_s < 0) then
     gpuexp.error("usage", "sweep: 'timeout_s' must be a number of seconds >= 0 (0: no limit)")
