@@ -59,7 +59,7 @@ local cases = {
     "script.lua:3: no data: this buffer belongs to an offline plan"},
   {"local s = gpuexp.stream()\ns:wait(5)", "script.lua:2: stream:wait: expected a gpuexp.event{} of this plan, got number"},
   {"local e = gpuexp.event()\ne:record('x')", "script.lua:2: event:record: expected a gpuexp.stream{} of this plan, got string"},
-  {"local s = gpuexp.stream{priorty = 1}", "script.lua:1: stream: unknown option 'priorty'"},
+  {"local s = gpuexp.stream{priorty = 1}", "script.lua:1: stream: unknown option 'priorty' (did you mean 'priority'?)"},
   {"local y = gpuexp.device():alloc('f32', 4)\ngpuexp.host('f32', 8):copy_from(y, {count = 8})",
     "script.lua:2: copy_from: 8 elements at 0 from a buffer of 4 do not fit in 8 at 0"},
   {"local y = gpuexp.device():alloc('i32', 4)\ngpuexp.host('f32', 4):copy_from(y)",

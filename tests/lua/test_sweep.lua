@@ -96,7 +96,7 @@ local back2 = gpuexp.csv.read(out2)
 T.eq(#back2, 2, "held error row written"); T.eq(back2[1].status, "error", "held row status")
 T.eq(#rows2, 2, "rows2")
 
-T.raises(function() gpuexp.sweep{axes = {{"a", {1}}}, run = function() end, colums = {}} end, "unknown option 'colums'")
+T.raises(function() gpuexp.sweep{axes = {{"a", {1}}}, run = function() end, colums = {}} end, "unknown option 'colums' (did you mean 'columns'?)")
 T.raises(function() gpuexp.sweep{axes = {}, run = function() end} end, "'axes' must be a list")
 T.raises(function() gpuexp.sweep{axes = {{"a", {1}}}} end, "'run' must be a function")
 T.done()
