@@ -122,6 +122,21 @@ end
 -- The ids of the processes working in dir (their current folder) whose command line holds text,
 -- after waiting up to seconds (default 0) for them to go. Unlike pgrep -f, blind to the same test
 -- running at the same time in another checkout or build folder.
+-- A workspace holding a nightly suite of the fake experiment (tests/fixtures/fake_night.lua, whose
+-- times and counters the FAKE_* variables set), and night(history, n, environment, extra): `gpuexp
+-- nightly` of it as night n, offline (--arch sm_90), recorded in history, written to night<n>
+-- -> exit code, stdout, stderr.
+function T.fake_nights(binary)
+  local ws = T.workspace(binary)
+  gpuexp.mkdir(ws.dir .. "/suite")
+  ws.write("suite/fake.lua", T.fixture("fake_night.lua"))
+  local function night(history, n, environment, extra)
+    return ws.run(string.format("nightly suite --arch sm_90 --history %s --out night%d %s", history, n, extra or ""),
+      string.format("GPUEXP_LOCK_DIR=%s FAKE_NIGHT=%d %s", ws.dir, n, environment or ""))
+  end
+  return ws, night
+end
+
 function T.processes_in(dir, text, seconds)
   local real = gpuexp._realpath(dir) or dir
   local deadline = gpuexp.clock() + (seconds or 0)

@@ -5,16 +5,10 @@
 -- suite, an unwritable history and a held lock each get their exit code.
 local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
 local binary = assert(arg[1], "the gpuexp binary is the first argument")
-local ws = T.workspace(binary)
+local ws, fake_night = T.fake_nights(binary)
 local work, write, read, run = ws.dir, ws.write, ws.read, ws.run
-
-gpuexp.mkdir(work .. "/suite")
-write("suite/fake.lua", T.fixture("fake_night.lua"))
 local history = work .. "/history.sqlite"
-local function night(n, environment, extra)
-  return run(string.format("nightly suite --arch sm_90 --history %s --out night%d %s", history, n, extra or ""),
-    string.format("GPUEXP_LOCK_DIR=%s FAKE_NIGHT=%d %s", work, n, environment or ""))
-end
+local function night(n, environment, extra) return fake_night(history, n, environment, extra) end
 
 -- 1. four clean nights: the first has no baseline, the rest compare with it
 for n = 1, 4 do

@@ -5,16 +5,10 @@
 -- does not record; the nights it stays open do not run it again; --no-confirm skips it.
 local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
 local binary = assert(arg[1], "the gpuexp binary is the first argument")
-local ws = T.workspace(binary)
-local work, write, read, run = ws.dir, ws.write, ws.read, ws.run
-
-gpuexp.mkdir(work .. "/suite")
-write("suite/fake.lua", T.fixture("fake_night.lua"))
+local ws, fake_night = T.fake_nights(binary)
+local work, read, run = ws.dir, ws.read, ws.run
 local history = work .. "/history.sqlite"
-local function night(n, environment, extra)
-  return run(string.format("nightly suite --arch sm_90 --history %s --out night%d %s", history, n, extra or ""),
-    string.format("GPUEXP_LOCK_DIR=%s FAKE_NIGHT=%d %s", work, n, environment or ""))
-end
+local function night(n, environment, extra) return fake_night(history, n, environment, extra) end
 local function runs_recorded()
   local _, listing = run("history --history " .. history .. " list --limit 100")
   local count = 0

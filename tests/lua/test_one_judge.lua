@@ -5,22 +5,19 @@
 -- points, and the site and bisect read the night's options from the history.
 local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
 local binary = assert(arg[1], "the gpuexp binary is the first argument")
-local ws = T.workspace(binary)
-local work, write, read, run = ws.dir, ws.write, ws.read, ws.run
+local ws, fake_night = T.fake_nights(binary)
+local work, read, run = ws.dir, ws.read, ws.run
 local json = require("cjson")
 local history = require("gpuexp.store.history")
 local site = require("gpuexp.judge.site")
 
-gpuexp.mkdir(work .. "/suite")
-write("suite/fake.lua", T.fixture("fake_night.lua"))
 local changes = {[4] = "FAKE_SLOW=b=4", [5] = "FAKE_SLOW=b=10", [6] = "FAKE_SLOW=b=10", [8] = "FAKE_FLAKY=c=7",
   [9] = "FAKE_SLOW=a=6"}
 local expected = {[5] = "case=b", [6] = "case=b", [9] = "case=a"}
 local nightly = {} -- run id -> the regressed points, as the night's report names them
 local ids = {}
 for n = 1, 10 do
-  local code, _, stderr = run(string.format("nightly suite --arch sm_90 --quiet --history h.sqlite --out night%d " ..
-    "--threshold 5 --baseline 3", n), string.format("GPUEXP_LOCK_DIR=%s FAKE_NIGHT=%d %s", work, n, changes[n] or ""))
+  local code, _, stderr = fake_night("h.sqlite", n, changes[n], "--quiet --threshold 5 --baseline 3")
   T.eq(code, expected[n] and 1 or 0, "night " .. n .. " (" .. stderr .. ")")
   local report = json.decode(read("night" .. n .. "/report.json"))
   local points = {}

@@ -10,18 +10,15 @@
 --   * a history of schema 3 is brought to schema 4 and its nights judged the same.
 local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
 local binary = assert(arg[1], "the gpuexp binary is the first argument")
-local ws = T.workspace(binary)
+local ws, fake_night = T.fake_nights(binary)
 local work, write, read, run = ws.dir, ws.write, ws.read, ws.run
 local json = require("cjson")
 
-gpuexp.mkdir(work .. "/suite")
-write("suite/fake.lua", T.fixture("fake_night.lua"))
 local number = 0
 -- one night into a history: exit code, stdout, stderr, the report's JSON, the night's run id
 local function night(history, environment, extra)
   number = number + 1
-  local code, stdout, stderr = run(string.format("nightly suite --arch sm_90 --quiet --history %s --out night%d %s",
-    history, number, extra or ""), string.format("GPUEXP_LOCK_DIR=%s FAKE_NIGHT=%d %s", work, number, environment or ""))
+  local code, stdout, stderr = fake_night(history, number, environment, "--quiet " .. (extra or ""))
   local report = read("night" .. number .. "/report.json")
   local _, listed = run("history --history " .. history .. " list --limit 30")
   local id

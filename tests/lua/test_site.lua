@@ -6,16 +6,12 @@
 -- value and run on hover, and links to every night's report; nothing is fetched from elsewhere.
 local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
 local binary = assert(arg[1], "the gpuexp binary is the first argument")
-local ws = T.workspace(binary)
-local work, write, read, run = ws.dir, ws.write, ws.read, ws.run
-
-gpuexp.mkdir(work .. "/suite")
-write("suite/fake.lua", T.fixture("fake_night.lua"))
+local ws, fake_night = T.fake_nights(binary)
+local work, read, run = ws.dir, ws.read, ws.run
 local NIGHTS = 11
 local changes = {[9] = "FAKE_SLOW=b=5", [10] = "FAKE_FLAKY=c=6"}
 for n = 1, NIGHTS do
-  local code = run(string.format("nightly suite --arch sm_90 --quiet --history h.sqlite --out night%d", n),
-    string.format("GPUEXP_LOCK_DIR=%s FAKE_NIGHT=%d %s", work, n, changes[n] or ""))
+  local code = fake_night("h.sqlite", n, changes[n], "--quiet")
   T.eq(code, n == 9 and 1 or 0, "night " .. n)
 end
 
