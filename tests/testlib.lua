@@ -38,14 +38,9 @@ function T.raises(fn, needle, what)
   return err
 end
 
--- A whole file's text, or nil when it cannot be opened; a file written whole (returns its path).
-function T.read(path)
-  local file = io.open(path, "rb")
-  if not file then return nil end
-  local text = file:read("a")
-  file:close()
-  return text
-end
+-- A whole file's text, or nil when it cannot be opened (the store's reader); a file written whole
+-- (returns its path).
+T.read = require("gpuexp.store.meta").read_all
 function T.write(path, text)
   local file = assert(io.open(path, "wb"))
   assert(file:write(text))
