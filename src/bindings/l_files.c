@@ -6,6 +6,7 @@
 
 #include "gx_output.h"
 #include "l_gpuexp.h"
+#include "l_util.h"
 
 /* gpuexp._write_file(path, text) -> true, or nil and why: path's whole content, replaced safely */
 static int files_write(lua_State *L)
@@ -14,26 +15,14 @@ static int files_write(lua_State *L)
     const char *path = luaL_checkstring(L, 1);
     const char *text = luaL_checklstring(L, 2, &size);
     gx_error error;
-    if (gx_output_write(path, text, size, &error)) {
-        lua_pushnil(L);
-        lua_pushstring(L, error.message);
-        return 2;
-    }
-    lua_pushboolean(L, 1);
-    return 1;
+    return l_push_outcome(L, gx_output_write(path, text, size, &error), &error);
 }
 
 /* gpuexp._output_folder(path) -> true, or nil and why: the folder, not its parents */
 static int files_folder(lua_State *L)
 {
     gx_error error;
-    if (gx_output_folder(luaL_checkstring(L, 1), &error)) {
-        lua_pushnil(L);
-        lua_pushstring(L, error.message);
-        return 2;
-    }
-    lua_pushboolean(L, 1);
-    return 1;
+    return l_push_outcome(L, gx_output_folder(luaL_checkstring(L, 1), &error), &error);
 }
 
 static int close_stream(lua_State *L)

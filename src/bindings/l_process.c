@@ -49,13 +49,7 @@ static int send_frame(lua_State *L, int fd, int index)
     gx_error error;
     int failed = gx_channel_send(fd, data, size, &error);
     free(data);
-    if (failed) {
-        lua_pushnil(L);
-        lua_pushstring(L, error.message);
-        return 2;
-    }
-    lua_pushboolean(L, 1);
-    return 1;
+    return l_push_outcome(L, failed, &error);
 }
 
 /* gpuexp._process.spawn(argv, device, slot, discard_stdout) -> Process */

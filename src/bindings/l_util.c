@@ -44,6 +44,17 @@ void l_push_error(lua_State *L, enum gx_error_kind kind, const char *message)
     luaL_setmetatable(L, GX_ERROR_TYPE);
 }
 
+int l_push_outcome(lua_State *L, int failed, const gx_error *error)
+{
+    if (!failed) {
+        lua_pushboolean(L, 1);
+        return 1;
+    }
+    lua_pushnil(L);
+    lua_pushstring(L, error->message);
+    return 2;
+}
+
 /* Pushes "file:line: " of the user's code: the first Lua frame from `level` up that is not in
    gpuexp's own library (lua/gpuexp/), so an error raised for a script names the script's line. */
 /* Whether a chunk is one of gpuexp's own Lua modules: embedded ("@lua/gpuexp/x.lua") or loaded

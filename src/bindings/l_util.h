@@ -25,6 +25,9 @@ int l_raise(lua_State *L, const gx_error *error);
 int l_raisef(lua_State *L, enum gx_error_kind kind, const char *format, ...);
 /* Pushes a new error value without raising it. */
 void l_push_error(lua_State *L, enum gx_error_kind kind, const char *message);
+/* The Lua idiom of a call that may fail without raising: pushes true, or nil and error's message
+   when failed; returns the number of values pushed. */
+int l_push_outcome(lua_State *L, int failed, const gx_error *error);
 
 /* Option tables: raise on keys not in `allowed` (NULL-terminated). */
 void l_check_options(lua_State *L, int index, const char *what, const char *const *allowed);
