@@ -88,6 +88,15 @@ function Service:say(text)
   io.stderr:write(text)
 end
 
+-- The reply that ends a sweep for a slot: its rows and columns.
+local function done_reply(sweep) return {done = true, rows = sweep:rows(), columns = sweep.columns} end
+
+-- A point handed to a slot ahead (prefetch) that it never started goes to the next slot that asks.
+local function give_back_prefetched(slot)
+  if slot.prefetched then slot.prefetched.sweep:give_back(slot.prefetched.index) end
+  slot.prefetched = nil
+end
+
 -- Every slot waiting for the end of a sweep gets its rows once no point of it is left.
 function Service:release(sweep, slots)
   if not sweep:complete() then return end
@@ -95,7 +104,7 @@ function Service:release(sweep, slots)
   for _, slot in ipairs(slots) do
     if slot.waiting == sweep then
       slot.waiting = nil
-      self.config.send(slot, {done = true, rows = sweep:rows(), columns = sweep.columns})
+      self.config.send(slot, done_reply(sweep))
     end
   end
 end
@@ -130,7 +139,7 @@ function handlers.next(self, slot, message)
     self.config.send(slot, {index = index})
   elseif complete then
     sweep:close()
-    self.config.send(slot, {done = true, rows = sweep:rows(), columns = sweep.columns})
+    self.config.send(slot, done_reply(sweep))
   else
     slot.waiting = sweep -- the last points run elsewhere
   end
@@ -170,7 +179,7 @@ end
 function handlers.setup_failed(self, slot, message)
   local sweep = self.book:sweep(message.id)
   sweep.in_flight[message.index] = nil
-  if slot.prefetched then slot.prefetched.sweep:give_back(slot.prefetched.index); slot.prefetched = nil end
+  give_back_prefetched(slot)
   slot.point, slot.in_setup = nil, nil
   self.failed_setup[sweep.out] = message.message
   if next(sweep.in_flight) == nil then sweep:close("the sweep's setup failed") end
@@ -191,10 +200,7 @@ end
 -- ("timeout"): the point becomes a row saying so, and a point prefetched but never started goes
 -- to the next worker that asks. Returns the point charged, or nil when it ran none.
 function Service:worker_lost(slot, state, text, slots)
-  if slot.prefetched then
-    slot.prefetched.sweep:give_back(slot.prefetched.index)
-    slot.prefetched = nil
-  end
+  give_back_prefetched(slot)
   local point = slot.point
   slot.point, slot.waiting = nil, nil
   if not point then return nil end
@@ -211,7 +217,7 @@ end
 -- The setup ended its worker: the point is not done (a fresh worker would only do the same again,
 -- so --resume runs it once the setup is fixed). Returns the sweep's name.
 function Service:setup_ended(slot)
-  if slot.prefetched then slot.prefetched.sweep:give_back(slot.prefetched.index); slot.prefetched = nil end
+  give_back_prefetched(slot)
   local point = slot.point
   if point then point.sweep:give_back(point.index) end
   slot.point = nil
