@@ -147,7 +147,7 @@ end
 local function check_stop()
   local number = gpuexp._process.stop_signal()
   if number ~= 0 then
-    local name = ({[1] = "SIGHUP", [2] = "SIGINT", [15] = "SIGTERM"})[number] or ("signal " .. number)
+    local name = require("gpuexp.engine.service").signal_name(number)
     close_inline("interrupted by " .. name)
     gpuexp.error("interrupted", string.format("interrupted by %s; the rows written so far are kept (--resume " ..
       "finishes the run)", name))

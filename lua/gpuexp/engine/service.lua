@@ -35,6 +35,11 @@ M.PROTOCOL = {
 local Service = {}
 Service.__index = Service
 
+-- A stop signal's name, as the run's messages and metadata give it (both transports stop on these).
+function M.signal_name(number)
+  return ({[1] = "SIGHUP", [2] = "SIGINT", [15] = "SIGTERM"})[number] or ("signal " .. number)
+end
+
 -- The run options both transports check alike (gpuexp.run_options): -> {point_timeout_s, shard,
 -- only}, or nil and why (a usage error: exit 2).
 function M.check_options(o)

@@ -224,7 +224,7 @@ function Run:stopped()
     local kind = type(self.fatal) == "table" and self.fatal.kind
     return kind == "write" and EXIT.WRITE or kind == "busy" and EXIT.BUSY or EXIT.FAILED
   end
-  local name = ({[2] = "SIGINT", [15] = "SIGTERM", [1] = "SIGHUP"})[self.interrupted] or ("signal " .. self.interrupted)
+  local name = service.signal_name(self.interrupted)
   self.service:close("interrupted by " .. name)
   local outs = {}
   for _, sweep in ipairs(self.service.book.sweeps) do outs[#outs + 1] = sweep.out end
