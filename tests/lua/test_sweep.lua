@@ -5,13 +5,11 @@ local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
 -- the first one (its script line), with or without a terminal, supervised and --inline alike. So
 -- the body runs in a child gpuexp, as a user's script would, and its exit and stderr are checked.
 if arg[1] ~= "--child" then
-  local binary, stderr_path = arg[1], os.tmpname()
+  local binary, stderr_path = arg[1], T.temporary_directory() .. "/stderr" -- removed whatever happens
   for _, mode in ipairs({"", "--inline"}) do
     local _, _, code = os.execute(string.format("%s --quiet --no-plan %s %s --child 2>%s", binary, mode,
       gpuexp.script, stderr_path))
-    local file = io.open(stderr_path)
-    local stderr = file:read("a")
-    file:close()
+    local stderr = T.read(stderr_path) or ""
     local how = mode == "" and "supervised" or "inline"
     T.eq(code, 5, how .. ": a run with failed points exits 5; stderr: " .. stderr)
     T.ok(stderr:find("gpuexp: 3 of 9 points failed (3 error)", 1, true), how .. ": the count: " .. stderr)
@@ -19,7 +17,6 @@ if arg[1] ~= "--child" then
       true), how .. ": the first failure: " .. stderr)
     T.ok(not stderr:find("^ok") and not stderr:find("FAIL"), how .. ": the child's assertions held: " .. stderr)
   end
-  os.remove(stderr_path)
   T.done()
   return
 end
