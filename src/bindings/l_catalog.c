@@ -10,7 +10,7 @@
 #include "gx_paths.h"
 #include "gx_suggest.h"
 #include "l_catalog.h"
-#include "l_gpuexp.h"
+#include "l_searcher.h"
 
 /* gpuexp._did_you_mean(word, names) -> " (did you mean 'x'?)" naming the names closest to word
    (up to 3, only plausible ones), or "": every suggestion of the Lua side, with gx_suggest (the

@@ -1,6 +1,6 @@
 /* What main calls in the bindings: the openers of each type or set of functions into the gpuexp
-   table (l_open_gpuexp opens them all), require()'s searcher for the Lua library compiled into the
-   binary, and the stop signals' handling. What the binding files declare for each other is in
+   table (l_open_gpuexp opens them all) and the stop signals' handling (require()'s searcher is
+   l_searcher.h). What the binding files declare for each other is in
    l_types.h (the types), l_util.h (errors, options, setters), l_wire.h (the supervisor-worker
    codec) and l_catalog.h (the catalog). */
 #ifndef L_GPUEXP_H
@@ -38,8 +38,5 @@ void l_process_catch_stops(lua_State *L, double grace_s);
    slots of slot_size bytes: how many, 0 when name is no preset, -1 when the presets cannot be read
    (l_metrics.c; for gpuexp metrics). */
 int l_metric_preset(const char *name, char *slots, size_t slot_size, int max);
-
-/* require("gpuexp.x") finds the modules compiled into the binary (or GPUEXP_LUA_DIR's). */
-void l_install_searcher(lua_State *L);
 
 #endif

@@ -11,6 +11,7 @@
 #include "l_util.h"
 #include "l_types.h"
 #include "l_gpuexp.h"
+#include "l_searcher.h"
 
 /* Host objects by chip name, opened on first use and kept for the process. */
 static gx_metric_host *host_for(lua_State *L, int chip_index)
