@@ -76,6 +76,34 @@ for _, folder in ipairs({"core", "bindings", "cli"}) do
   end
 end
 
+-- A private header (X_internal.h, shared by a few files) includes none of its users' headers
+-- (gx_cupti_internal.h is included by gx_metric.c, so it may not include gx_metric.h): each user
+-- includes its own.
+local includes_of = {}
+for _, folder in ipairs({"core", "bindings", "cli"}) do
+  for _, pattern in ipairs({"*.c", "*.h"}) do
+    for _, path in ipairs(files("src/" .. folder, pattern)) do
+      local list = {}
+      for n, line in ipairs(lines(path)) do
+        local included = line:match('^%s*#%s*include%s*"([^"]+)"')
+        if included then list[#list + 1] = {name = included:match("[^/]+$"), line = n} end
+      end
+      includes_of[path:match("[^/]+$")] = {path = path, list = list}
+    end
+  end
+end
+for header, entry in pairs(includes_of) do
+  if header:match("_internal%.h$") then
+    for _, included in ipairs(entry.list) do
+      local user = includes_of[(included.name:gsub("%.h$", ".c"))]
+      for _, back in ipairs(user and user.list or {}) do
+        T.ok(back.name ~= header, string.format("%s:%d: %s includes %s, the header of its user %s",
+          entry.path, included.line, header, included.name, user.path))
+      end
+    end
+  end
+end
+
 -- Which functions each C file defines and calls, by a prefix (l_ for the bindings, gx_ for the core).
 local function call_graph(paths, prefix, shared)
   local defined, calls = {}, {}
