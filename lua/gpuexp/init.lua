@@ -43,7 +43,7 @@ function gpuexp.diagnose(kernel, spec)
   return findings, why
 end
 -- Kernel and Sequence: their methods written in Lua (api/kernel.lua)
-require("gpuexp.api.kernel")
+require("gpuexp.api.kernel").install(gpuexp)
 
 if gpuexp.plan then require("gpuexp.api.plan").install(gpuexp) end
 

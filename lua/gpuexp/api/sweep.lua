@@ -2,6 +2,7 @@
 -- function per point; each row written and flushed as soon as it exists.
 local csv = require("gpuexp.store.csv")
 local counters = require("gpuexp.api.counters")
+local launches = require("gpuexp.api.kernel")
 local measure = require("gpuexp.api.measure")
 local meta = require("gpuexp.store.meta")
 local samples = require("gpuexp.store.samples")
@@ -372,7 +373,8 @@ local function run_point(client, spec, id, index, point, axes, cells)
   local copy = {}
   for k, v in pairs(point) do copy[k] = v end
   strict_point(copy, axes)
-  gpuexp._last_diagnosis, measure.last_telemetry = nil, nil
+  launches.forget()
+  measure.last_telemetry = nil
   counters.forget()
   -- an NVTX range per point, named sweep/point, for a profiler's timeline (ncu --nvtx-include)
   local label = {}
@@ -405,7 +407,7 @@ local function run_point(client, spec, id, index, point, axes, cells)
   local row = {}
   if ok then for k, v in pairs(result) do row[k] = v end end
   for k, v in pairs(point) do row[k] = v end
-  local diagnosis = gpuexp._last_diagnosis -- gpuexp diagnose: the point's last timed launch
+  local diagnosis = launches.last_diagnosis() -- gpuexp diagnose: the point's last timed launch
   if diagnosis and row.diagnosis == nil then
     row.diagnosis, row.diagnosis_evidence = diagnosis.verdict, table.concat(diagnosis.evidence, "; ")
   end
