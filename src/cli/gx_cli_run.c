@@ -206,13 +206,13 @@ static int start_trace(const struct gx_run *options)
 
 /* A script run in this process (--inline, gpuexp profile) ends as a supervised one does, well or
    not: its sweeps closed, the history recorded, its failed points said on stderr and counted in
-   the exit code (lua/gpuexp/api/sweep.lua's finish). code: the script's own exit code (0: it
+   the exit code (lua/gpuexp/engine/inline.lua's finish). code: the script's own exit code (0: it
    ended well); returns the run's. */
 static int report_failures(lua_State *L, int handler, int code)
 {
     lua_settop(L, handler);
     lua_getglobal(L, "require");
-    lua_pushstring(L, "gpuexp.api.sweep");
+    lua_pushstring(L, "gpuexp.engine.inline");
     if (lua_pcall(L, 1, 1, handler) == LUA_OK && lua_getfield(L, -1, "finish") == LUA_TFUNCTION) {
         lua_pushinteger(L, code);
         if (code)
