@@ -1,6 +1,6 @@
 -- Every command of gpuexp, its options, its exit codes and the environment variables it reads, in
--- one table. main.c dispatches from it (l_catalog.c); every command's options are parsed from it
--- (lua/gpuexp/engine/args.lua, which main.c's run command reads through l_catalog.c too); every
+-- one table. main.lua dispatches from it and the one command runner (commands/runner.lua) parses
+-- every command's options from it (lua/gpuexp/engine/args.lua), the run's included; every
 -- --help text, `gpuexp help`, the man page, the bash completion and docs/reference/cli.md
 -- (`gpuexp help --reference`) are rendered from it (catalog_text.lua). Plain data: loading it needs
 -- nothing but Lua.
@@ -11,21 +11,25 @@
 --                           arguments = "script" when the first argument that is not an option is a
 --                           script (history: its subcommand) and the rest are its arguments (else
 --                           options and arguments mix),
---                           and how it runs: module = "gpuexp.commands.x" (Lua main(args)),
---                           native = true (C, src/cli/), or run_option = "--x" (an alias of a run option)}
+--                           and how it runs: module = "gpuexp.commands.x" (its run(fields, given,
+--                           context), called by commands/runner.lua), native = true (its work is done in
+--                           C, src/cli/: no script library is loaded for it), or run_option = "--x" (an
+--                           alias of a run option)}
 --   options[j]             ONE entry per option, all there is to know of it:
---     [1]                  "-o, --out PATH": the flags, then the argument's name (none: a flag)
+--     [1]                  "-o, --out PATH": the flags, then the argument's name (none: a flag; a
+--                          name ending in "...", "--check NAME...": a flag, the names are arguments)
 --     [2]                  the help text
 --     field =              the key it sets in the parsed table (default: the long flag's name, "_" for
 --                          "-": --max-evals -> max_evals); a run option's is its gpuexp.run_options key
 --     type =               the argument's type: "string" (the default), "number", "integer" (with
 --                          min =, max =, above = bounds), "seconds" (>= 0, 0: no limit), "choice"
 --                          (choices = {...}), "list" (A,B -> {"A", "B"}), "timeout", "shard", "only"
---                          (a run's, engine/options.lua) or a command's own (the parser is given it)
+--                          (a run's, engine/options.lua) or a command's own (its module's TYPES)
 --     what =               the value in words for the messages ("a GPU number": "--device needs a GPU
 --                          number", "--device takes a GPU number, got 'x'"); default from the type
 --     value =              what a flag sets (default true): --no-confirm sets confirm = false
---     default =            the field's value when the option is not given (help and reference show it)
+--     default =            the field's value when the option is not given, written as it would be typed
+--                          and read by its type (help and reference show it: never in the help text)
 --     repeatable = true    the field is the list of every value given (else the last one counts)
 --     pass = true          handed on, as typed, to the runs the command starts (args.passed)
 --     subcommand =, options = a line of a command with subcommands (gpuexp history): the subcommand it
@@ -46,6 +50,12 @@ M.EXIT = {
 -- 0 (it did not work) and never 1 (that means "a regression" or "the script failed").
 local internal_exit = {70, "internal error in gpuexp (a bug: the message and traceback say where; please report it)"}
 
+-- The offline plan's architecture when no GPU is found and none is chosen (--arch).
+M.PLAN_ARCH = "sm_90"
+-- A sweep point's time limit unless --point-timeout says otherwise (a run's; each of bisect's
+-- measurements); outside the points a supervised run's limit is never below it.
+M.POINT_TIMEOUT_S = 300
+
 local run_exits = {
   {0, "ok"},
   {1, "the script raised an error, or a check in it failed"},
@@ -62,21 +72,21 @@ local run_exits = {
 }
 
 M.commands = {
-  {name = "run", module = "gpuexp.engine.supervisor", summary = "run an experiment script (the default command)",
+  {name = "run", module = "gpuexp.commands.run", summary = "run an experiment script (the default command)",
     usage = "gpuexp [options] SCRIPT.lua [script arguments...]",
     about = "Runs a Lua experiment script: compile kernels, launch, time, sweep, write CSV. A shipped\n" ..
       "experiment runs by name from any folder: gpuexp occupancy_sweep. `gpuexp help` lists the commands.",
     options = {
-      {"-d, --device N", "use GPU N (default 0)", type = "integer", min = 0, max = 1024, what = "a GPU number"},
+      {"-d, --device N", "use GPU N", type = "integer", min = 0, max = 1024, what = "a GPU number", default = 0},
       {"-o, --out PATH", "where the script's CSV goes: a .csv in a folder that exists (scripts read it\n" ..
         "as gpuexp.out; X.meta.json and X.samples.csv go beside it)", what = "a path"},
       {"-q, --quiet", "no progress line", field = "quiet"},
       {"-a, --arch ARCH", "offline plan for ARCH (e.g. sm_86), no GPU used: kernels compiled for it,\n" ..
-        "occupancy from the model, timing columns left empty", field = "plan_arch",
+        "occupancy from the model, timing columns left empty", field = "plan_arch", type = "arch",
         what = "an architecture such as sm_86"},
-      {"--no-plan", "with no GPU, fail (exit 3) instead of showing the plan for sm_90", field = "no_plan"},
-      {"--point-timeout S", "end a sweep point after S seconds: row status 'timeout' (default 300;\n" ..
-        "0 = no limit; a sweep's timeout_s wins)", field = "point_timeout", type = "timeout", default = 300},
+      {"--no-plan", "with no GPU, fail (exit 3) instead of showing the plan for " .. M.PLAN_ARCH, field = "no_plan"},
+      {"--point-timeout S", "end a sweep point after S seconds: row status 'timeout' (0 = no limit;\n" ..
+        "a sweep's timeout_s wins)", field = "point_timeout", type = "timeout", default = M.POINT_TIMEOUT_S},
       {"--resume", "finish an interrupted run: only the points with no row run", field = "resume"},
       {"--allow-changed", "resume even though the script, its kernels or its axes changed", field = "allow_changed"},
       {"--devices LIST", "one worker per GPU (0,1,3 or all), points handed out as workers free up", field = "devices"},
@@ -134,32 +144,33 @@ M.commands = {
       "The rows hold that one launch's time (samples 1, stop_reason profile). gpuexp changes no GPU\n" ..
       "setting.",
     exits = run_exits},
-  {name = "info", native = true, summary = "every GPU's facts",
+  {name = "info", native = true, module = "gpuexp.commands.info", summary = "every GPU's facts",
     usage = "gpuexp info [--device N]",
     about = "Every GPU's facts: name, UUID, PCI bus id, compute capability, SMs, clocks, memory and L2,\n" ..
       "shared memory and register limits, derived peak DRAM bandwidth and FP32 rate, and the\n" ..
       "driver, CUDA and NVRTC versions.",
-    options = {{"-d, --device N", "one GPU only", type = "integer", min = 0}, {"-h, --help", "this text"}},
+    options = {{"-d, --device N", "one GPU only", type = "integer", min = 0, what = "a GPU number"},
+      {"-h, --help", "this text"}},
     exits = {{0, "ok"}, {2, "usage"}, {3, "no driver or no GPU"}}},
-  {name = "occupancy", native = true, summary = "theoretical occupancy for any architecture, no GPU needed",
+  {name = "occupancy", native = true, module = "gpuexp.commands.occupancy", summary = "theoretical occupancy for any architecture, no GPU needed",
     usage = "gpuexp occupancy --arch ARCH --block N [--registers N] [--shared BYTES] [--barriers N]\n" ..
       "                 [--carveout max|driver|KIB]\n" ..
       "gpuexp occupancy --limits [--arch ARCH]",
     about = "One CSV row per combination. Every numeric option takes a list and ranges: --block\n" ..
       "128,256,512 --registers 16:64:8 (start:stop:step, stop included); --arch takes a list too.",
     options = {
-      {"--arch ARCH", "architectures (sm_80,sm_90)"},
-      {"--block N", "threads per block"},
-      {"--registers N", "registers per thread (default 0: registers do not limit)"},
-      {"--shared BYTES", "dynamic shared memory per block (default 0)"},
-      {"--barriers N", "named barriers per block (default 0: barriers do not limit)"},
-      {"--carveout max|driver|KIB", "the L1/shared split: the most shared memory (default), the driver's\n" ..
-        "choice, or a size"},
+      {"--arch ARCH", "architectures (sm_80,sm_90)", type = "archs"},
+      {"--block N", "threads per block", type = "ranges"},
+      {"--registers N", "registers per thread (0: registers do not limit)", type = "ranges", default = 0},
+      {"--shared BYTES", "dynamic shared memory per block", type = "ranges", default = 0},
+      {"--barriers N", "named barriers per block (0: barriers do not limit)", type = "ranges", default = 0},
+      {"--carveout max|driver|KIB", "the L1/shared split: the most shared memory (max), the driver's\n" ..
+        "choice, or a size", type = "carveout", default = "max"},
       {"--limits", "each architecture's limits, as CSV"},
       {"-h, --help", "this text"},
     },
     exits = {{0, "ok"}, {2, "usage"}}},
-  {name = "metrics", native = true, summary = "CUPTI metric names, checks and replay passes",
+  {name = "metrics", native = true, module = "gpuexp.commands.metrics", summary = "CUPTI metric names, checks and replay passes",
     usage = "gpuexp metrics --list [--chip NAME | --device N]\n" ..
       "gpuexp metrics --check NAME... [--chip NAME | --device N]\n" ..
       "gpuexp metrics --chips",
@@ -169,7 +180,7 @@ M.commands = {
       {"--check NAME...", "validity, unit and replay passes of metrics and presets"},
       {"--chips", "the chips this CUPTI knows"},
       {"--chip NAME", "a chip by name (no GPU)"},
-      {"--device N", "the chip of GPU N", type = "integer", min = 0},
+      {"--device N", "the chip of GPU N", type = "integer", min = 0, max = 1024, what = "a GPU number", default = 0},
       {"-h, --help", "this text"},
     },
     exits = {{0, "ok"}, {1, "a metric checked is not valid"}, {2, "usage"}, {3, "no GPU, or CUPTI missing"}}},
@@ -373,7 +384,7 @@ M.commands = {
       {"-d, --device N", "passed to each measurement", pass = true},
       {"-a, --arch ARCH", "passed to each measurement (an offline plan: for trying it out)", pass = true},
       {"--point-timeout S", "each measurement is a supervised run: a point past S seconds is ended and its\n" ..
-        "commit skipped (default 300; 0: no limit)", type = "seconds"},
+        "commit skipped (0: no limit)", type = "seconds", default = M.POINT_TIMEOUT_S},
       {"-h, --help", "this text"},
     },
     arguments = "script",

@@ -54,7 +54,7 @@ expect 3 "device.lua:1: no CUDA driver found: /usr/local/cuda/lib64/stubs/libcud
     env GX_LIBCUDA=/usr/local/cuda/lib64/stubs/libcuda.so "$gpuexp" --no-plan device.lua
 expect 3 "gpuexp info: no CUDA driver found: dlopen(/nonexistent/libcuda.so.1) failed: /nonexistent/libcuda.so.1: cannot open shared object file: No such file or directory (is the NVIDIA driver installed?)" \
     env GX_LIBCUDA=/nonexistent/libcuda.so.1 "$gpuexp" info
-expect 2 "gpuexp info: unknown argument '--x' (gpuexp info --help)" "$gpuexp" info --x
+expect 2 "gpuexp info: unknown option '--x'" "$gpuexp" info --x
 expect 0 "gpuexp $version" "$gpuexp" --version
 
 # offline plans: explicit, and the automatic one when no GPU is found
@@ -106,11 +106,11 @@ expect 2 "gpuexp: cannot open experiments/occupancy_sweep.lua: No such file or d
     "$gpuexp" experiments/occupancy_sweep.lua
 expect 1 "raises.lua:3: something went wrong" "$gpuexp" run --no-plan raises.lua
 expect 2 "gpuexp: no script given" "$gpuexp" run
-expect 2 "gpuexp occupancy: unknown argument '--blok' (did you mean '--block'?)" "$gpuexp" occupancy --blok 3
+expect 2 "gpuexp occupancy: unknown option '--blok' (did you mean '--block'?)" "$gpuexp" occupancy --blok 3
 expect 2 "gpuexp compare: unknown option '--treshold' (did you mean '--threshold'?)" "$gpuexp" compare --treshold 3 a b
 expect 2 "gpuexp nightly: unknown option '--baselin' (did you mean '--baseline'?)" "$gpuexp" nightly x --baselin 3
-expect 2 "gpuexp metrics: unknown argument '--chekc' (did you mean '--check'?)" "$gpuexp" metrics --chekc
-# a bad value is refused, never read as 0 (the C commands' own loops)
+expect 2 "gpuexp metrics: unknown option '--chekc' (did you mean '--check'?)" "$gpuexp" metrics --chekc
+# a bad value is refused, never read as 0 (the C commands' lines are parsed by the one parser too)
 expect 2 "gpuexp metrics: --device takes a GPU number, got 'x'" "$gpuexp" metrics --device x --list
 expect 2 "gpuexp occupancy: --carveout takes max, driver or a size in KiB, got '99999999999'" \
     "$gpuexp" occupancy --arch sm_90 --block 128 --carveout 99999999999

@@ -30,14 +30,16 @@ local allowed = {
   judge = {store = true, judge = true},
   engine = {store = true, engine = true},
   api = {store = true, engine = true, api = true, judge = true}, -- tune's tie set and ab's verdict are judgments
-  commands = {store = true, judge = true, engine = true, api = true, commands = true},
+  commands = {store = true, judge = true, engine = true, api = true, commands = true, init = true},
   init = {store = true, api = true},
+  main = {store = true, judge = true, engine = true, api = true, commands = true, init = true},
   catalog = {}, -- plain data (the commands, options and exit codes): every layer may read it
 }
 for _, may in pairs(allowed) do may.catalog = true; may.catalog_text = true end
 local found = {}
 for _, path in ipairs(files("lua/gpuexp", "*.lua")) do
   local layer = path:match("^lua/gpuexp/([%w_]+)/") or path:match("^lua/gpuexp/(init)%.lua$")
+    or path:match("^lua/gpuexp/(main)%.lua$")
     or path:match("^lua/gpuexp/(catalog)%.lua$") or path:match("^lua/gpuexp/(catalog)_text%.lua$")
   T.ok(allowed[layer], path .. " is in a layer's folder (store, judge, engine, api, commands)")
   for n, line in ipairs(lines(path)) do

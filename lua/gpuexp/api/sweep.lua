@@ -113,21 +113,24 @@ local function output_for(spec, name)
     gpuexp.error("usage", string.format("sweep '%s': %s is written by sweep '%s' of this script already; give each " ..
       "sweep its own name or out", name, path, taken[path]))
   end
-  -- a CSV and its companions (X.meta.json, X.samples.csv) by name: never a kernel's source
-  -- (-o kernels/a.cu) or anything else that is not a .csv
   -- (a bad --out is a usage error, exit 2; a bad out in the script is the script's, exit 1)
-  local kind = not explicit and gpuexp.out and "option" or "usage"
-  if not path:match("[^/]%.csv$") then
-    gpuexp.error(kind, string.format("sweep '%s': its output %s does not end in .csv (gpuexp writes X.csv, " ..
-      "X.meta.json and X.samples.csv: give --out or out a .csv file)", name, path))
-  end
-  -- never over the script itself (gpuexp -o k.lua k.lua, or a script named X.meta.json)
+  local from_option = not explicit and gpuexp.out
+  local kind = from_option and "option" or "usage"
+  -- never over the script itself (gpuexp -o k.lua k.lua, or a script named X.meta.json): the one
+  -- check that an output is not the script (--trace, which no sweep writes, is the run command's)
   local script = gpuexp.script and gpuexp._realpath(gpuexp.script)
   for _, written in ipairs({path, meta.path_for(path), samples.path_for(path)}) do
     if script and gpuexp._realpath(written) == script then
-      gpuexp.error(kind, string.format("sweep '%s': its output %s is the script itself; give another --out", name,
-        written))
+      gpuexp.error(kind, written == path and from_option and
+        string.format("--out names the script %s itself; give it another file", gpuexp.script) or
+        string.format("sweep '%s': its output %s is the script itself; give another --out", name, written))
     end
+  end
+  -- a CSV and its companions (X.meta.json, X.samples.csv) by name: never a kernel's source
+  -- (-o kernels/a.cu) or anything else that is not a .csv
+  if not path:match("[^/]%.csv$") then
+    gpuexp.error(kind, string.format("sweep '%s': its output %s does not end in .csv (gpuexp writes X.csv, " ..
+      "X.meta.json and X.samples.csv: give --out or out a .csv file)", name, path))
   end
   taken[path] = name
   -- results/ is gpuexp's own folder (the default's): made for results/X.csv however it was named;

@@ -101,11 +101,12 @@ function M.read_suite(path)
   return {name = path:gsub("/+$", ""), experiments = experiments}
 end
 
--- The command line: the catalog's fields (engine/args.lua) with the night's defaults, the suite,
--- and the options handed on to every experiment (pass); or nil and why.
-local function parse(args)
-  local o, why, given = parse_args.parse("nightly", args, {metric = function(_, t) return compare.parse_metric(t) end})
-  if not o then return nil, why end
+-- nightly's own value types: --metric COL[:lower|higher] as compare reads it.
+M.TYPES = {metric = function(_, t) return compare.parse_metric(t) end}
+
+-- The command line: the catalog's fields (commands/runner.lua parsed them) with the night's
+-- defaults, the suite, and the options handed on to every experiment (pass); or nil and why.
+local function parse(o, given)
   if #o.positional > 1 then
     return nil, "one suite at a time (got '" .. o.positional[1] .. "' and '" .. o.positional[2] .. "')"
   end
@@ -431,8 +432,8 @@ local function report_stage(night, model_of)
   return model
 end
 
-function M.main(args)
-  local code = M.night(args)
+function M.run(o, given)
+  local code = M.night(o, given)
   release_locks()
   return code
 end
@@ -543,10 +544,9 @@ local function finish_night(night, exit_code)
   return exit_code
 end
 
-function M.night(args)
-  local o, why = parse(args)
+function M.night(fields, given)
+  local o, why = parse(fields, given)
   if not o then say(why); return EXIT.USAGE end
-  if o.help then io.write(catalog.help("nightly")) return EXIT.OK end
   if in_job_array() then return EXIT.USAGE end
   gpuexp._process.init() -- a stop signal is taken while an experiment runs, and passed on to it
   local night, refused = set_up(o)

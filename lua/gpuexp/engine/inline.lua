@@ -27,7 +27,7 @@ local function inline_channel()
     local o = gpuexp.run_options or {}
     local run_options = require("gpuexp.engine.options")
     local engine = require("gpuexp.engine.service")
-    local checked, why = engine.check_options(o)
+    local checked, why = engine.run_settings(o)
     if not checked then gpuexp.error("option", why) end
     local replies = {}
     local devices = {gpuexp.device_ordinal or 0}

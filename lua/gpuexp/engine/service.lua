@@ -2,8 +2,8 @@
 -- (engine/ledger.lua) and decides what the end of a sweep and of the run mean (closing, the
 -- history, the failures report, the exit code). Two transports carry the messages: the
 -- supervisor (engine/supervisor.lua: worker processes over a pipe, with deadlines, crashes and
--- restarts) and the inline run (api/sweep.lua: the script's own process calls handle directly).
--- The worker side of both is api/sweep.lua's one client.
+-- restarts) and the inline run (engine/inline.lua: the script's own process calls handle directly).
+-- The worker side of both is engine/client.lua.
 local ledger = require("gpuexp.engine.ledger")
 
 local EXIT = require("gpuexp.catalog").EXIT
@@ -40,21 +40,13 @@ function M.signal_name(number)
   return ({[1] = "SIGHUP", [2] = "SIGINT", [15] = "SIGTERM"})[number] or ("signal " .. number)
 end
 
--- The run options both transports check alike (gpuexp.run_options): -> {point_timeout_s, shard,
--- only}, or nil and why (a usage error: exit 2).
-function M.check_options(o)
-  local options = require("gpuexp.engine.options")
-  local point_timeout, why = options.parse_point_timeout(o.point_timeout)
-  if not point_timeout then return nil, why end
-  local shard
-  shard, why = options.shard_from(o.shard)
+-- The settings both transports take alike from the run's options (gpuexp.run_options, typed by the
+-- command line's parser): -> {point_timeout_s, shard, only}, or nil and why (a usage error, exit 2:
+-- a Slurm or Kubernetes job array's share, read from the environment, that is not one).
+function M.run_settings(o)
+  local shard, why = require("gpuexp.engine.options").shard_from(o.shard)
   if not shard and why then return nil, why end
-  local only
-  if o.only then
-    only, why = options.parse_only(o.only)
-    if not only then return nil, why end
-  end
-  return {point_timeout_s = point_timeout, shard = shard, only = only}
+  return {point_timeout_s = o.point_timeout, shard = shard, only = o.only}
 end
 
 -- config: ledger (the options of ledger.new), history (a path, "" for the default, nil: none),

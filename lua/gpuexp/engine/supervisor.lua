@@ -7,7 +7,8 @@
 local options = require("gpuexp.engine.options")
 local service = require("gpuexp.engine.service")
 
-local EXIT = require("gpuexp.catalog").EXIT
+local catalog = require("gpuexp.catalog")
+local EXIT = catalog.EXIT
 local M = {}
 
 
@@ -62,7 +63,7 @@ end
 -- The run's settings from its options: the service's config and the supervisor's own (the
 -- limit outside the points, the devices). nil and the exit code on a bad option.
 local function settings(o)
-  local checked, why = service.check_options(o)
+  local checked, why = service.run_settings(o)
   if not checked then return nil, usage(why) end
   local point_timeout, shard, only = checked.point_timeout_s, checked.shard, checked.only
   local devices, code = choose_devices(o)
@@ -71,7 +72,7 @@ local function settings(o)
     devices = devices,
     -- outside the points (starting a worker, the script's setup, compiling) a hang is caught too,
     -- but never sooner than the default point limit: a short --point-timeout is for the points
-    outside_timeout = point_timeout > 0 and math.max(point_timeout, options.DEFAULT_POINT_TIMEOUT_S) or 0,
+    outside_timeout = point_timeout > 0 and math.max(point_timeout, catalog.POINT_TIMEOUT_S) or 0,
     service = {ledger = {resume = o.resume, allow_changed = o.allow_changed, shard = shard, only = only,
       point_timeout_s = point_timeout, host = gpuexp.hostname(), devices = devices, command = o.argv,
       started_utc = os.date("!%Y-%m-%dT%H:%M:%SZ"), device_column = #devices > 1},
