@@ -106,6 +106,19 @@ for header, entry in pairs(includes_of) do
   end
 end
 
+-- One Lua state per process: made once, in main.c (no throwaway state parses the command line or
+-- reads the catalog or a preset), and nothing under src/ but main.c makes one.
+local states = {}
+for _, folder in ipairs({"core", "bindings", "cli"}) do
+  for _, path in ipairs(files("src/" .. folder, "*.c")) do
+    for n, line in ipairs(lines(path)) do
+      if line:find("lua_newstate%s*%(") or line:find("luaL_newstate%s*%(") then states[#states + 1] = path .. ":" .. n end
+    end
+  end
+end
+T.eq(#states, 1, "one place makes a Lua state: " .. table.concat(states, ", "))
+T.ok(states[1] and states[1]:find("^src/cli/main%.c:"), "and it is main.c: " .. tostring(states[1]))
+
 -- Which functions each C file defines and calls, by a prefix (l_ for the bindings, gx_ for the core).
 local function call_graph(paths, prefix, shared)
   local defined, calls = {}, {}

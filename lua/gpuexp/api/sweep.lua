@@ -9,6 +9,7 @@ local samples = require("gpuexp.store.samples")
 local option_keys = require("gpuexp.api.option_keys")
 local worker_client = require("gpuexp.engine.client")
 local inline = require("gpuexp.engine.inline")
+local exits = require("gpuexp.engine.exits")
 
 local M = {}
 
@@ -151,10 +152,7 @@ local function check_stop()
   end
 end
 
-local function error_text(err)
-  if type(err) == "table" and err.message then return err.message end
-  return tostring(err)
-end
+local error_text = exits.message
 
 -- The cells of a row as the CSV will hold them; lists of numbers (per-sample times) apart, other
 -- tables as JSON. A value no cell can hold (a function, a NUL byte) is an error naming the field:

@@ -22,11 +22,7 @@ M.HOOK_TIMEOUT_S = 600 -- --on-regression-timeout's default: a hook that hangs e
 local function say(message) io.stderr:write("gpuexp nightly: " .. text.message(message) .. "\n") end
 local release_locks
 
-local function shell_quote(text)
-  text = tostring(text)
-  if text:match("^[%w%./_,:=+@%-]+$") then return text end
-  return "'" .. text:gsub("'", "'\\''") .. "'"
-end
+local shell_quote = text.shell
 
 local function file_exists(path)
   local file = io.open(path, "r")

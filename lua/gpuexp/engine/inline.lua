@@ -1,6 +1,8 @@
 -- The inline transport of the ledger service (engine/service.lua): a script run in gpuexp's own
 -- process (--inline, gpuexp profile, a script a command runs) sends its messages to a service of
 -- this process as function calls; engine/client.lua is the worker side of both transports.
+local exits = require("gpuexp.engine.exits")
+
 local M = {}
 
 -- The inline transport's service (below), once a sweep has run in this process.
@@ -12,10 +14,6 @@ local function close_inline(ended)
   if inline then pcall(inline.service.close, inline.service, ended) end
 end
 
-local function error_text(err)
-  if type(err) == "table" and err.message then return err.message end
-  return tostring(err)
-end
 
 -- The inline transport: this process's own ledger service (engine/service.lua), made at the
 -- first sweep with the run's options; the messages go to it as a function call and its replies
@@ -41,7 +39,7 @@ local function inline_channel()
       send = function(message)
         local ok, problem = pcall(service.handle, service, slot, message)
         if ok then return true end
-        close_inline("stopped: " .. error_text(problem))
+        close_inline("stopped: " .. exits.message(problem))
         error(problem, 0)
       end,
       receive = function()

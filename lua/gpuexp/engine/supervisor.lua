@@ -4,6 +4,8 @@
 -- limit becomes a `timeout` row; Ctrl-C ends the workers and keeps every finished row. This
 -- process never touches a GPU context. It is the pipe transport of the ledger service
 -- (engine/service.lua), which answers the workers' messages and ends the run.
+local exits = require("gpuexp.engine.exits")
+local text = require("gpuexp.store.text")
 local options = require("gpuexp.engine.options")
 local service = require("gpuexp.engine.service")
 
@@ -19,9 +21,7 @@ end
 
 local function describe_command(argv)
   local parts = {}
-  for i, a in ipairs(argv) do
-    parts[i] = a:match("^[%w%./_,:=+-]+$") and a or "'" .. a:gsub("'", "'\\''") .. "'"
-  end
+  for i, a in ipairs(argv) do parts[i] = text.shell(a) end
   return table.concat(parts, " ")
 end
 
@@ -218,12 +218,11 @@ function Run:stopped()
   local totals, o = self.service.book.totals, self.o
   if self.fatal then
     self:stop_all("TERM")
-    local message = type(self.fatal) == "table" and self.fatal.message or tostring(self.fatal)
+    local message = exits.message(self.fatal)
     pcall(self.service.close, self.service, "stopped: " .. message)
     self.service:say(string.format("gpuexp: %s\ngpuexp: stopped: %d of %d points done; every row written is whole. " ..
       "Once the cause is fixed, finish the run with: %s\n", message, totals.done, totals.points, resume_command(o.argv)))
-    local kind = type(self.fatal) == "table" and self.fatal.kind
-    return kind == "write" and EXIT.WRITE or kind == "busy" and EXIT.BUSY or EXIT.FAILED
+    return exits.code(self.fatal, EXIT.FAILED)
   end
   local name = service.signal_name(self.interrupted)
   self.service:close("interrupted by " .. name)
