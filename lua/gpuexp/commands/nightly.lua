@@ -50,6 +50,19 @@ local function split_words(line)
   return words
 end
 
+-- " (did you mean 'suite'?)" for a suite that is not there: the files and folders beside it, then the
+-- shipped suites (gpuexp nightly nightly), or "".
+local function suite_hint(path)
+  local folder = path:match("^(.*)/[^/]*$")
+  local beside = {}
+  for _, name in ipairs(gpuexp._directory_entries(folder or ".") or {}) do
+    beside[#beside + 1] = folder and (folder .. "/" .. name) or name
+  end
+  local hint = gpuexp._did_you_mean(path, beside)
+  if hint ~= "" or folder or not gpuexp.data_dir then return hint end
+  return gpuexp._did_you_mean(path, gpuexp._directory_entries(gpuexp.data_dir .. "/experiments") or {})
+end
+
 -- M.read_suite(path) -> {name, experiments = {{name, path, args}...}}, or nil and why.
 function M.read_suite(path)
   local experiments = {}
@@ -62,7 +75,7 @@ function M.read_suite(path)
     if #experiments == 0 then return nil, path .. ": no experiment (*.lua) in this folder" end
   else
     local file, message = io.open(path, "r")
-    if not file then return nil, "cannot read the suite " .. path .. ": " .. tostring(message) end
+    if not file then return nil, "cannot read the suite " .. path .. ": " .. tostring(message) .. suite_hint(path) end
     local dir = path:match("^(.*)/[^/]*$") or "."
     local number = 0
     for line in file:lines() do

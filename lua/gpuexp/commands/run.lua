@@ -69,16 +69,9 @@ local function find_script(script)
   return nil, "cannot open " .. script .. ": " .. why .. (why == "No such file or directory" and script_hint(script) or "")
 end
 
--- Whether this machine has a GPU; when not, why ("the driver reports 0 devices", no driver, ...).
-local function gpu_here()
-  local ok, count = pcall(gpuexp.device_count)
-  if ok and count > 0 then return true end
-  return false, ok and "the driver reports 0 devices" or (type(count) == "table" and count.message or tostring(count))
-end
-
 -- With no GPU here, say so and make the run an offline plan for the stated default architecture.
 local function automatic_plan()
-  local found, why = gpu_here()
+  local found, why = run_engine.gpu_here()
   if found then return nil end
   local arch = catalog.PLAN_ARCH
   io.stderr:write(string.format("gpuexp: no GPU found (%s)\n", why))

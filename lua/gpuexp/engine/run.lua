@@ -44,6 +44,13 @@ function M.prepare(run)
   gpuexp._set_run{device = run.device, offline_arch = run.plan, script_dir = script_dir}
 end
 
+-- Whether this machine has a GPU; when not, why ("the driver reports 0 devices", no driver, ...).
+function M.gpu_here()
+  local ok, count = pcall(gpuexp.device_count)
+  if ok and count > 0 then return true end
+  return false, ok and "the driver reports 0 devices" or exits.message(count)
+end
+
 -- The error handler around the script: the error value kept as it is, its traceback beside it (up
 -- to the call that ran the script: the frames below are gpuexp's, not the script's).
 local traceback
@@ -100,7 +107,13 @@ local function run_script(run)
   if not results[1] then
     local err = results[2]
     code = exits.code(err, EXIT.FAILED)
-    exits.say(exits.plain(code) and exits.message(err) or traceback or exits.message(err))
+    -- --no-plan on a machine without a GPU: said as that, not as a bug in the script (no traceback)
+    local no_gpu = code == EXIT.GPU and run.options.no_plan and not M.gpu_here()
+    exits.say((exits.plain(code) or no_gpu) and exits.message(err) or traceback or exits.message(err))
+    if no_gpu then
+      exits.say("gpuexp: no GPU found; --no-plan shows no offline plan instead (without it, or with --arch ARCH, " ..
+        "gpuexp shows the plan)")
+    end
   end
   if tracing then
     local stopped, why = gpuexp._trace_stop()

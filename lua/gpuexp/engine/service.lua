@@ -236,6 +236,14 @@ end
 function Service:finish(exit_code, ended)
   self:close(ended)
   self:progress(true)
+  if not gpuexp.quiet then -- where the rows went, said once (a script may print nothing of its own)
+    for _, sweep in ipairs(self.book.sweeps) do
+      if not self.quiet[sweep.out] then
+        self:say(string.format("gpuexp: wrote %d row%s to %s\n", sweep.recorded, sweep.recorded == 1 and "" or "s",
+          sweep.out))
+      end
+    end
+  end
   local history_path = self.config.history
   if history_path then -- a plan too when asked (it never joins a GPU's baselines)
     local outs, runs = {}, {}
