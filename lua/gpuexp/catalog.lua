@@ -30,6 +30,9 @@
 --     value =              what a flag sets (default true): --no-confirm sets confirm = false
 --     default =            the field's value when the option is not given, written as it would be typed
 --                          and read by its type (help and reference show it: never in the help text)
+--     default_text =       what is used when the option is not given, in words, where that is no one
+--                          value (the script's, the environment's, a night's): the field stays nil
+--                          and the help says "(default: TEXT)"
 --     repeatable = true    the field is the list of every value given (else the last one counts)
 --     pass = true          handed on, as typed, to the runs the command starts (args.passed)
 --     subcommand =, options = a line of a command with subcommands (gpuexp history): the subcommand it
@@ -55,6 +58,9 @@ M.PLAN_ARCH = "sm_90"
 -- A sweep point's time limit unless --point-timeout says otherwise (a run's; each of bisect's
 -- measurements); outside the points a supervised run's limit is never below it.
 M.POINT_TIMEOUT_S = 300
+-- A build's time limit (bisect's --build-timeout by default, and each of ab's commits): a build that
+-- hangs is ended here.
+M.BUILD_TIMEOUT_S = 3600
 
 local run_exits = {
   {0, "ok"},
@@ -92,7 +98,8 @@ M.commands = {
       {"--devices LIST", "one worker per GPU (0,1,3 or all), points handed out as workers free up", field = "devices"},
       {"--allow-mixed", "let --devices mix GPU models", field = "allow_mixed"},
       {"--shard I/N", "run the I-th (0-based) of N static shares of every sweep's points\n" ..
-        "(default from SLURM_ARRAY_TASK_ID/_MIN/_STEP/_COUNT); gpuexp merge joins them", field = "shard", type = "shard"},
+        "(gpuexp merge joins them)", field = "shard", type = "shard",
+        default_text = "a Slurm job array's share, from SLURM_ARRAY_TASK_ID/_MIN/_STEP/_COUNT"},
       {"--only 'A=V,B=W;A=X'", "run only the points with these axis values (';' between alternatives)", field = "only", type = "only"},
       {"--trace FILE.json", "a timeline of kernels, copies, synchronizations and driver calls (CUPTI),\n" ..
         "as Chrome trace events for Perfetto (ui.perfetto.dev) or chrome://tracing", field = "trace"},
@@ -109,7 +116,8 @@ M.commands = {
         "temperature_c and the throttle reasons seen; columns of every sweep (telemetry_note: why not)",
         field = "telemetry"},
       {"--history PATH", "record the run (facts, rows, samples) in this SQLite history file", field = "history"},
-      {"--record", "the same, in the default file (gpuexp history --help says where)", field = "history", value = ""},
+      {"--record", "the same, in gpuexp's own history file (gpuexp history --help says where)", field = "history",
+        value = ""},
       {"--night ID", "record the run as part of gpuexp nightly's night ID (set by gpuexp nightly,\n" ..
         "with --night-kind nightly|confirm, --night-suite NAME and --night-experiment NAME)", field = "night"},
       {"--night-kind KIND", "nightly (the night's measurement) or confirm (a re-measure of suspects)", field = "night_kind"},
@@ -240,13 +248,13 @@ M.commands = {
       "--threshold. Whatever the rule, when both runs have samples the basis gives the p-value and a\n" ..
       "bootstrap 95% interval of the ratio of the medians.",
     options = {
-      {"--metric COL[:lower|:higher]", "column to judge (repeatable); default the time column (median_ms,\n" ..
-        "else the first *_ms column). Which way is better is known for\n" ..
+      {"--metric COL[:lower|:higher]", "column to judge (repeatable). Which way is better is known for\n" ..
         "*_ms/*_us/*_s/time (lower) and gbps/gflops/*_per_s (higher); say it\n" ..
-        "for other columns", type = "metric", repeatable = true},
-      {"--threshold PCT", "the smallest change ever called a regression (default 2)", type = "number", min = 0,
-        what = "a percentage >= 0"},
-      {"--rule gpuexp|nvbench|mannwhitney", "(default gpuexp)", type = "choice",
+        "for other columns", type = "metric", repeatable = true,
+        default_text = "the time column, median_ms, else the first *_ms column"},
+      {"--threshold PCT", "the smallest change ever called a regression", type = "number", min = 0,
+        what = "a percentage >= 0", default = 2},
+      {"--rule gpuexp|nvbench|mannwhitney", "how a change is judged (above)", type = "choice",
         choices = {"gpuexp", "nvbench", "mannwhitney"}, default = "gpuexp"},
       {"--markdown", "Markdown instead of an aligned table", field = "format", value = "markdown"},
       {"--json", "JSON", field = "format", value = "json"},
@@ -292,7 +300,7 @@ M.commands = {
           {"--run", "", field = "runs"}}},
       {"prune --run RUN...", "delete these runs", subcommand = "prune"},
       {"site DIR [--limit N]", "the history as static HTML: the latest verdicts, and per series a trend chart\n" ..
-        "of every point across its last N nights (default 60), regressions marked", subcommand = "site",
+        "of every point across its last N nights, regressions marked", subcommand = "site",
         options = {{"--limit N", "", type = "integer", min = 2, default = 60, what = "a whole number of nights >= 2"}}},
       {"merge OUT.db IN.db...", "join other hosts' histories into OUT.db by the runs' identities: merging one\n" ..
         "again adds nothing; baselines stay per GPU model and driver", subcommand = "merge"},
@@ -326,22 +334,22 @@ M.commands = {
       "it)'. When nothing accounts for it, the confirm stage runs gpuexp diagnose on the point and the\n" ..
       "line carries its verdict and evidence.",
     options = {
-      {"--history PATH", "the history file (default: gpuexp history --help says where)"},
-      {"-o, --out DIR", "the night's CSVs and report (default ./gpuexp-nightly/<UTC time>-<the night's tag>)"},
-      {"--baseline N", "baseline runs (default 5; fewer on the first nights: with fewer than 3 the\n" ..
-        "rule uses the within-run noise)", type = "integer", min = 1, what = "a number of runs >= 1"},
-      {"--threshold PCT", "the smallest change called a regression (default 2)", field = "floor_pct", type = "number",
-        min = 0, what = "a percentage >= 0"},
+      {"--history PATH", "the history file", default_text = "gpuexp history --help says where"},
+      {"-o, --out DIR", "the night's CSVs and report", default_text = "./gpuexp-nightly/<UTC time>-<the night's tag>"},
+      {"--baseline N", "baseline runs; fewer on the first nights (with fewer than 3 the rule uses the\n" ..
+        "within-run noise)", type = "integer", min = 1, what = "a number of runs >= 1", default = 5},
+      {"--threshold PCT", "the smallest change called a regression", field = "floor_pct", type = "number",
+        min = 0, what = "a percentage >= 0", default = 2},
       {"--no-confirm", "do not re-measure suspects", field = "confirm", value = false, default = true},
       {"--no-counters", "do not collect counters (a regression is then not explained)", field = "counters",
         value = false, default = true},
-      {"--metric COL[:lower|higher]", "the column judged (default median_ms, else the first *_ms column);\n" ..
-        "median_cycles judges in cycles, which a clock that differs between nights does not move", type = "metric"},
+      {"--metric COL[:lower|higher]", "the column judged; median_cycles judges in cycles, which a clock that\n" ..
+        "differs between nights does not move", type = "metric", default_text = "median_ms, else the first *_ms column"},
       {"--on-regression CMD", "when the night is not clean (exit 1, 5 or 6), run CMD REPORT.md through the\n" ..
         "shell, with GPUEXP_REPORT (the Markdown), GPUEXP_REPORT_HTML and\n" ..
         "GPUEXP_NIGHTLY_EXIT set; the GPU's lock is released first"},
       {"--on-regression-timeout S", "end the --on-regression command (its process group) after S seconds\n" ..
-        "(default 600; 0: no limit)", field = "hook_timeout", type = "seconds"},
+        "(0: no limit)", field = "hook_timeout", type = "seconds", default = 600},
       {"-d, --device N", "passed to each experiment", field = "devices", pass = true},
       {"--devices LIST", "passed to each experiment", pass = true},
       {"--point-timeout S", "passed to each experiment", type = "timeout", pass = true},
@@ -372,15 +380,15 @@ M.commands = {
       {"--bad REV", "a later commit where it is slow"},
       {"--run ID", "take the commits and the script from a regressed run of the history", type = "integer",
         what = "a run id (gpuexp history list)"},
-      {"--history PATH", "the history of --run (default: gpuexp history --help says where)"},
+      {"--history PATH", "the history of --run", default_text = "gpuexp history --help says where"},
       {"--point 'A=V,B=W'", "the point (with --run: the night's regressed point, when only one)"},
-      {"--metric COL[:lower|:higher]", "the column judged (default median_ms)"},
+      {"--metric COL[:lower|:higher]", "the column judged", default_text = "median_ms, or the night's with --run"},
       {"--build CMD", "run through the shell in each commit's worktree before measuring (its own process\n" ..
         "group, ended with bisect on Ctrl-C or SIGTERM)"},
-      {"--build-timeout S", "end a build after S seconds: that commit is skipped (default 3600; 0: no limit)",
-        type = "seconds"},
-      {"--threshold PCT", "the smallest change called slower (default 2)", type = "number", above = 0,
-        what = "a percentage > 0"},
+      {"--build-timeout S", "end a build after S seconds: that commit is skipped (0: no limit)",
+        type = "seconds", default = M.BUILD_TIMEOUT_S},
+      {"--threshold PCT", "the smallest change called slower", type = "number", above = 0,
+        what = "a percentage > 0", default_text = "2, or the night's with --run"},
       {"-d, --device N", "passed to each measurement", pass = true},
       {"-a, --arch ARCH", "passed to each measurement (an offline plan: for trying it out)", pass = true},
       {"--point-timeout S", "each measurement is a supervised run: a point past S seconds is ended and its\n" ..
@@ -406,14 +414,14 @@ M.commands = {
       "a tune that starts from them reports tuning drift when a stored winner left the tie set. The\n" ..
       "options below win over the script's. docs/tune.md has the method and the studies.",
     options = {
-      {"--strategy brute|random|racing|model", "the search (default: the script's, else model)", type = "choice",
-        choices = {"brute", "random", "racing", "model"}},
-      {"--seed N", "the search's seed (default 1)", type = "integer", min = 0},
-      {"--max-evals N", "full-measurement equivalents at most (default: every configuration for\n" ..
-        "brute, else a tenth of them, at least 20)", type = "number", above = 0},
+      {"--strategy brute|random|racing|model", "the search", type = "choice",
+        choices = {"brute", "random", "racing", "model"}, default_text = "the script's, else model"},
+      {"--seed N", "the search's seed", type = "integer", min = 0, default_text = "the script's, else 1"},
+      {"--max-evals N", "full-measurement equivalents at most", type = "number", above = 0,
+        default_text = "the script's, else every configuration for brute, a tenth of them (at least 20) for the others"},
       {"--budget-s S", "stop once the measurements took S seconds of GPU time", type = "number", above = 0},
-      {"--tie-pct P", "configurations not shown more than P% worse than the best tie (default 1)", type = "number",
-        min = 0},
+      {"--tie-pct P", "configurations not shown more than P% worse than the best tie", type = "number",
+        min = 0, default_text = "the script's, else 1"},
       {"--start stored", "start from the history's stored winners of this tune (and check their drift)",
         type = "choice", choices = {"stored"}, what = "'stored' (the history's winners)"},
       {"-d, --device N", "passed to the run", pass = true},
@@ -454,10 +462,13 @@ M.commands = {
       {"--a-options 'OPTS'", "v.options of A (compile options, split at spaces)"}, {"--b-options 'OPTS'", "v.options of B"},
       {"--a-define K=V", "v.defines.K of A (repeatable)", type = "define", repeatable = true},
       {"--b-define K=V", "v.defines.K of B (repeatable)", type = "define", repeatable = true},
-      {"--mde PCT", "the minimum detectable effect to reach (default 1)", type = "number", above = 0},
-      {"--budget-s S", "stop after S seconds whatever was reached (default 30)", type = "number", above = 0},
-      {"--seed N", "the block order's seed (default 1)", type = "integer", min = 0},
-      {"--threshold PCT", "a change smaller than this is never called (default 0)", type = "number", min = 0},
+      {"--mde PCT", "the minimum detectable effect to reach", type = "number", above = 0,
+        default_text = "the script's, else 1"},
+      {"--budget-s S", "stop after S seconds whatever was reached", type = "number", above = 0,
+        default_text = "the script's, else 30"},
+      {"--seed N", "the block order's seed", type = "integer", min = 0, default_text = "the script's, else 1"},
+      {"--threshold PCT", "a change smaller than this is never called", type = "number", min = 0,
+        default_text = "the script's, else 0"},
       {"--markdown", "Markdown (a pull-request comment)", field = "format", value = "markdown"},
       {"--json", "JSON", field = "format", value = "json"}, {"--junit", "JUnit XML", field = "format", value = "junit"},
       {"-o, --output FILE", "write the verdict there instead of stdout"},

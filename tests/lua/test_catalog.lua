@@ -68,9 +68,11 @@ for i, command in ipairs(catalog.commands) do
       T.ok(#flags > 0, name .. ": an entry names its flags: " .. option[1])
       T.ok(known_types[option.type or "string"], name .. " " .. option[1] .. ": a known type")
       T.ok(option.type ~= "choice" or #option.choices > 0, name .. " " .. option[1] .. ": a choice lists its choices")
-      local default = option.default ~= nil and type(option.default) ~= "boolean" and tostring(option.default)
-      local said = option[2]:match("%(default ([^;)]+)")
-      T.ok(not (default and said) or said == default, name .. " " .. option[1] .. ": the help's default is the entry's")
+      -- a default is a field (default =, or default_text = when it is no one value), rendered into the
+      -- help: a help text never says one itself
+      T.ok(not option[2]:find("default", 1, true), name .. " " .. option[1] .. ": the help text says no default: " ..
+        option[2])
+      T.ok(option.default == nil or option.default_text == nil, name .. " " .. option[1] .. ": one default")
       for _, flag in ipairs(flags) do
         local line = string.format("%s %s %s --help", name == "run" and "" or name, flag,
           argument and ("'" .. sample(option) .. "'") or "")
@@ -161,6 +163,44 @@ T.eq(code, 2, "an option the catalog does not list is refused")
 T.ok(stderr:find("unknown option '--resum' (did you mean '--resume'?)", 1, true), "with a suggestion: " .. stderr)
 
 T.eq(ws.run("nosuchcommand --help"), 2, "an unknown word is a script name: not found, exit 2")
+
+-- the defaults the command line shares with the library are the library's values
+local function default_of(command, flag)
+  for _, option in ipairs(catalog.find(command).options) do
+    if args.flags(option)[#args.flags(option)] == flag then return option.default, option.default_text end
+  end
+end
+T.eq(default_of("compare", "--threshold"), require("gpuexp.judge.rule").FLOOR_PCT, "compare --threshold: the rule's floor")
+T.eq(default_of("nightly", "--threshold"), require("gpuexp.judge.rule").FLOOR_PCT, "nightly --threshold: the rule's floor")
+T.eq(default_of("nightly", "--baseline"), require("gpuexp.judge.verdict").DEFAULT_BASELINE_RUNS, "nightly --baseline")
+local _, bisect_threshold = default_of("bisect", "--threshold")
+T.ok(bisect_threshold:find("^" .. string.format("%g", require("gpuexp.judge.rule").FLOOR_PCT) .. ","),
+  "bisect --threshold: " .. bisect_threshold)
+local ab_defaults = require("gpuexp.api.ab").defaults
+for flag, key in pairs({["--mde"] = "mde_pct", ["--budget-s"] = "budget_s", ["--seed"] = "seed",
+  ["--threshold"] = "threshold_pct"}) do
+  local _, text = default_of("ab", flag)
+  T.eq(tonumber(text:match("else (%d+)$")), ab_defaults[key], "ab " .. flag .. ": the library's default")
+end
+-- every default given is the one used: each option's default field, read by its type, is the value a
+-- command gets when the option is not given (engine/args.lua)
+for _, command in ipairs(catalog.commands) do
+  if not command.run_option and not command.options_title then
+    local module = require(command.module)
+    local fields = args.parse(command, {}, module.TYPES)
+    for _, option in ipairs(command.options or {}) do
+      local flags, argument = args.flags(option)
+      if option.default ~= nil and argument then
+        local typed = args.parse(command, {flags[#flags], tostring(option.default)}, module.TYPES)
+        T.ok(typed, command.name .. " " .. flags[#flags] .. " takes its default")
+        local field = args.field(option)
+        T.eq(type(fields[field]) == "table" and #fields[field] or fields[field],
+          type(typed[field]) == "table" and #typed[field] or typed[field], command.name .. " " .. flags[#flags] ..
+          ": not given is its default given")
+      end
+    end
+  end
+end
 
 -- a choice the library knows too is the library's list: tune --strategy's are the search's
 local strategies = {}

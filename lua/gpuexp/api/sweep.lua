@@ -11,6 +11,7 @@ local worker_client = require("gpuexp.engine.client")
 local inline = require("gpuexp.engine.inline")
 local exits = require("gpuexp.engine.exits")
 
+local EXIT = require("gpuexp.catalog").EXIT
 local M = {}
 
 local known_options = {
@@ -293,7 +294,7 @@ local function run_point(client, spec, id, index, point, axes, cells)
   local failure = not gpuexp.offline_arch and gpuexp._synchronize_devices() or nil
   local lost, launch = gpuexp._context_error()
   if lost then
-    if client.remote then os.exit(3, false) end -- the supervisor reads why from the shared page
+    if client.remote then os.exit(EXIT.GPU, false) end -- the supervisor reads why from the shared page
     client:row(id, index, {status = "crashed", error = lost .. "; " .. launch})
     inline.close(string.format("the CUDA context was lost at point %d", index))
     gpuexp.error("driver", string.format("sweep '%s': point %d crashed and the CUDA context is lost (%s); " ..

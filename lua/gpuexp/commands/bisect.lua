@@ -19,7 +19,6 @@ local EXIT = catalog.EXIT
 local M = {}
 
 M.MAX_MEASUREMENTS = 3 -- of one commit, while its change stays close to the threshold
-M.BUILD_TIMEOUT_S = 3600 -- --build-timeout's default: a build that hangs ends here (0: no limit)
 
 local function say(message) io.stderr:write("gpuexp bisect: " .. text.message(message) .. "\n") end
 
@@ -31,7 +30,6 @@ local git = worktree.git
 -- defaults, and the options handed on to every measurement (pass).
 local function parse(o, given)
   o.pass = parse_args.passed(given)
-  o.build_timeout = o.build_timeout or M.BUILD_TIMEOUT_S
   return o
 end
 

@@ -5,7 +5,6 @@ local text = require("gpuexp.store.text")
 local result = require("gpuexp.store.result")
 local compare = require("gpuexp.judge.compare")
 local printers = require("gpuexp.judge.printers")
-local rule = require("gpuexp.judge.rule")
 
 local EXIT = require("gpuexp.catalog").EXIT
 local M = {}
@@ -80,7 +79,7 @@ end
 -- o: the command line's fields (commands/runner.lua parsed them from the catalog).
 function M.run(o)
   local paths, format, output = o.positional, o.format or "table", o.output
-  local options = {floor_pct = o.threshold or rule.FLOOR_PCT, rule = o.rule, significance = true}
+  local options = {floor_pct = o.threshold, rule = o.rule, significance = true}
   if #paths < 2 then return fail(EXIT.USAGE, "needs BASE.csv and NEW.csv (see gpuexp compare --help)") end
   local runs, new, problem = read_runs(paths, o.axes)
   if not runs then return fail(new, problem) end
@@ -118,7 +117,7 @@ function M.run(o)
     print_to(io.stdout)
   end
   for _, e in ipairs(judged.points) do if compare.is_regression(e) then return EXIT.FAILED end end
-  return 0
+  return EXIT.OK
 end
 
 return M

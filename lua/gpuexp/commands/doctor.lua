@@ -2,6 +2,7 @@
 -- piece; gpuexp --version: the versions of gpuexp and of the CUDA pieces it found.
 local meta = require("gpuexp.store.meta")
 
+local EXIT = require("gpuexp.catalog").EXIT
 local M = {}
 
 function M.version_text()
@@ -122,7 +123,7 @@ end
 -- gpuexp --version, gpuexp doctor --version: the versions of gpuexp, Lua, SQLite and the CUDA pieces found.
 function M.print_versions()
   print(M.version_text())
-  return 0
+  return EXIT.OK
 end
 
 function M.run(o)
@@ -140,7 +141,7 @@ function M.run(o)
   end
   print()
   print(problems == 0 and "everything gpuexp needs works here" or string.format("%d thing(s) to fix", problems))
-  return problems == 0 and 0 or 1
+  return problems == 0 and EXIT.OK or EXIT.FAILED
 end
 
 return M

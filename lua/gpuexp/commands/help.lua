@@ -2,6 +2,8 @@
 -- completion's words. Everything comes from the command catalog (catalog.lua).
 local catalog = require("gpuexp.catalog")
 
+local EXIT = catalog.EXIT
+
 local M = {}
 
 
@@ -88,15 +90,15 @@ function M.run(o)
     return nil, "one command at a time (got '" .. o.positional[1] .. "' and '" .. o.positional[2] .. "')"
   end
   local first = o.positional[1]
-  if o.man then io.write(M.man()) return 0 end
-  if o.reference then io.write(catalog.reference()) return 0 end
+  if o.man then io.write(M.man()) return EXIT.OK end
+  if o.reference then io.write(catalog.reference()) return EXIT.OK end
   if o.commands then
     for _, c in ipairs(catalog.commands) do print(c.name) end
-    return 0
+    return EXIT.OK
   end
   if o.presets then
     print(table.concat(M.presets(), "\n"))
-    return 0
+    return EXIT.OK
   end
   if o.experiments then -- the shipped experiments, by the names gpuexp runs them
     if gpuexp.data_dir then
@@ -107,17 +109,17 @@ function M.run(o)
       table.sort(paths)
       for _, path in ipairs(paths) do print((path:gsub("^%./", ""):gsub("%.lua$", ""))) end
     end
-    return 0
+    return EXIT.OK
   end
   if o.options then
     if not catalog.find(o.options) then return nil, unknown(o.options) end
     print(table.concat(catalog.options(o.options), "\n"))
-    return 0
+    return EXIT.OK
   end
   local text = M.text(first or "help")
   if not text then return nil, unknown(first) end
   io.write(text)
-  return 0
+  return EXIT.OK
 end
 
 return M

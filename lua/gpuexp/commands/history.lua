@@ -310,13 +310,13 @@ local function parse(top)
   local command = top.script
   if not command or command == "help" then
     io.write(catalog.help("history"))
-    return nil, command and 0 or 2
+    return nil, command and EXIT.OK or EXIT.USAGE
   end
   local entry = parse_args.subcommand("history", command)
   if not entry then return nil, fail(EXIT.USAGE, unknown(command)) end
   local o, problem = parse_args.parse(entry, top.script_args)
   if not o then return nil, fail(EXIT.USAGE, command .. ": " .. problem) end
-  if o.help then io.write(catalog.help("history")) return nil, 0 end
+  if o.help then io.write(catalog.help("history")) return nil, EXIT.OK end
   local path = o.history or top.history
   if command == "merge" then -- the first path is the history merged into
     path = table.remove(o.positional, 1)

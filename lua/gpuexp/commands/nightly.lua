@@ -9,7 +9,6 @@ local history = require("gpuexp.store.history")
 local compare = require("gpuexp.judge.compare")
 local explain = require("gpuexp.judge.explain")
 local report = require("gpuexp.judge.report")
-local rule = require("gpuexp.judge.rule")
 local verdict = require("gpuexp.judge.verdict")
 local catalog = require("gpuexp.catalog")
 local parse_args = require("gpuexp.engine.args")
@@ -17,7 +16,6 @@ local parse_args = require("gpuexp.engine.args")
 local EXIT = catalog.EXIT
 local M = {}
 
-M.HOOK_TIMEOUT_S = 600 -- --on-regression-timeout's default: a hook that hangs ends here
 
 local function say(message) io.stderr:write("gpuexp nightly: " .. text.message(message) .. "\n") end
 local release_locks
@@ -120,9 +118,6 @@ local function parse(o, given)
     return nil, "one suite at a time (got '" .. o.positional[1] .. "' and '" .. o.positional[2] .. "')"
   end
   o.suite, o.pass = o.positional[1], parse_args.passed(given)
-  o.baseline = o.baseline or verdict.DEFAULT_BASELINE_RUNS
-  o.floor_pct = o.floor_pct or rule.FLOOR_PCT
-  o.hook_timeout = o.hook_timeout or M.HOOK_TIMEOUT_S
   return o
 end
 

@@ -2,6 +2,7 @@
 -- a supervised worker's channel (gpuexp._worker) or this process's own service (engine/inline.lua).
 local inline = require("gpuexp.engine.inline")
 
+local EXIT = require("gpuexp.catalog").EXIT
 local M = {}
 
 -- The worker side of the protocol (engine/service.lua), one for both transports: the messages go
@@ -11,12 +12,12 @@ local function client()
   local channel = gpuexp._worker or inline.channel()
   local function receive()
     local reply, reason = channel.receive()
-    if not reply then io.stderr:write("gpuexp worker: the supervisor is gone: " .. reason .. "\n"); os.exit(3, false) end
+    if not reply then io.stderr:write("gpuexp worker: the supervisor is gone: " .. reason .. "\n"); os.exit(EXIT.GPU, false) end
     return reply
   end
   local function request(message, wants_reply)
     local ok, why = channel.send(message)
-    if not ok then io.stderr:write("gpuexp worker: " .. why .. "\n"); os.exit(3, false) end
+    if not ok then io.stderr:write("gpuexp worker: " .. why .. "\n"); os.exit(EXIT.GPU, false) end
     if wants_reply then return receive() end
   end
   local prefetching = false
