@@ -1,6 +1,7 @@
 #!/bin/sh
 # CLI transcript tests: exact first line of stderr (or stdout) and exit code for each case.
 # usage: test_cli.sh GPUEXP_BINARY CASES_DIR
+# covers: lua/gpuexp/main.lua, lua/gpuexp/commands/run.lua, lua/gpuexp/commands/runner.lua, lua/gpuexp/engine/exits.lua, lua/gpuexp/engine/run.lua, src/core/gx_paths.c, src/core/gx_driver.c, src/core/gx_metric.c
 gpuexp="$1"
 cases="$2"
 work=$(mktemp -d)

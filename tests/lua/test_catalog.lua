@@ -3,6 +3,7 @@
 -- entry is accepted by the command (its parser, engine/args.lua, reads nothing else) and one not
 -- listed is refused, the run's options reach gpuexp.run_options by their fields, C's exit codes are
 -- its numbers, and the completion's words (commands, options, metric presets) are the binary's.
+-- covers: lua/gpuexp/catalog_text.lua, lua/gpuexp/commands/runner.lua, lua/gpuexp/commands/run.lua, lua/gpuexp/main.lua
 local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
 local catalog = require("gpuexp.catalog")
 local binary = assert(arg[1], "the gpuexp binary is the first argument")

@@ -1,6 +1,7 @@
 -- One offline plan that calls every method a GPU script would (the LuaLS definitions' Device,
 -- Buffer, Stream, Event, Sequence, Layout, Kernel, Launch and Program): each runs through with
 -- launches checked and no data, or fails with a clear error at the script's own line (issue 26).
+-- covers: lua/gpuexp/init.lua, lua/gpuexp/api/kernel.lua, lua/gpuexp/api/struct.lua
 local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
 local binary = assert(arg[1], "the gpuexp binary is the first argument")
 local ws = T.workspace(binary)

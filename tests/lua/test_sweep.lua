@@ -1,4 +1,5 @@
 -- Sweeps without a GPU: enumeration, filter, error rows, CSV flushed per row, metadata.
+-- covers: lua/gpuexp/engine/failures.lua, lua/gpuexp/engine/client.lua, lua/gpuexp/engine/inline.lua
 local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
 
 -- The sweeps below fail points on purpose, and a run with failed points exits 5 saying how many and

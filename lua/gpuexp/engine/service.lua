@@ -13,22 +13,24 @@ local M = {}
 -- in this order per sweep: register once; then next; per point, setup (around the sweep's setup,
 -- first point only), prefetch as the point starts, row as it ends; setup_failed instead of the
 -- rest when the setup raised. `id` is the sweep's id from the register reply (its output path).
--- A reply is sent with config.send(slot, reply); messages marked "no reply" get none.
+-- A reply is sent with config.send(slot, reply); messages marked "no reply" get none. `order` is the
+-- message's place in a sweep's exchange (docs/development.md's table is generated from this one:
+-- tests/docs/development.lua).
 M.PROTOCOL = {
-  register = {fields = "name, out, make_folder, axes, points, columns, info, timeout_s, expect_failures, " ..
+  register = {order = 1, fields = "name, out, make_folder, axes, points, columns, info, timeout_s, expect_failures, " ..
     "mode, offline_arch, quiet", reply = "{id, total, done_before} or {error, kind}",
     when = "once per sweep per worker, before any other message about it"},
-  next = {fields = "id", reply = "{index} (a point, started now), {done, rows, columns} (the sweep is " ..
+  next = {order = 2, fields = "id", reply = "{index} (a point, started now), {done, rows, columns} (the sweep is " ..
     "complete), or none until the last points running on other workers end",
     when = "after register, and after a row whose prefetch found no point"},
-  setup = {fields = "id, running", reply = "none",
+  setup = {order = 3, fields = "id, running", reply = "none",
     when = "around the sweep's setup (running = true, then false), inside the first point"},
-  prefetch = {fields = "id", reply = "{index} (the next point, nil when none is free now); it waits in " ..
+  prefetch = {order = 4, fields = "id", reply = "{index} (the next point, nil when none is free now); it waits in " ..
     "the channel until the row is sent", when = "as a point starts, at most one ahead"},
-  row = {fields = "id, index, row (column -> cell text), arrays (column -> numbers), versions", reply =
+  row = {order = 5, fields = "id, index, row (column -> cell text), arrays (column -> numbers), versions", reply =
     "none of its own: the prefetch's reply is the next point (a next follows when it had none)",
     when = "when the point it started ends (ok, error, or crashed in an inline run)"},
-  setup_failed = {fields = "id, index, message", reply = "none", when = "instead of the first point's row " ..
+  setup_failed = {order = 6, fields = "id, index, message", reply = "none", when = "instead of the first point's row " ..
     "when the setup raised; the worker then raises the setup's error"},
 }
 
