@@ -1,7 +1,7 @@
 #!/bin/sh
 # CLI transcript tests: exact first line of stderr (or stdout) and exit code for each case.
 # usage: test_cli.sh GPUEXP_BINARY CASES_DIR
-# covers: lua/gpuexp/main.lua, lua/gpuexp/commands/run.lua, lua/gpuexp/commands/runner.lua, lua/gpuexp/engine/exits.lua, lua/gpuexp/engine/run.lua, src/core/gx_paths.c, src/core/gx_driver.c, src/core/gx_metric.c
+# covers: lua/gpuexp/main.lua, lua/gpuexp/commands/run.lua, lua/gpuexp/commands/runner.lua, lua/gpuexp/engine/exits.lua, lua/gpuexp/engine/run.lua, src/core/gx_paths.c, src/core/gx_driver.c, src/core/gx_metric.c, lua/gpuexp/store/suite.lua
 gpuexp="$1"
 cases="$2"
 work=$(mktemp -d)
@@ -128,6 +128,8 @@ expect 2 "gpuexp history: unknown command 'shwo' (did you mean 'show'?)" "$gpuex
 expect 2 "gpuexp: unknown architecture 'sm90' (did you mean 'sm_90'?)" "$gpuexp" --arch sm90 plan.lua
 expect 2 "gpuexp: unknown architecture 'sm_9' (did you mean 'sm_90' or 'sm_89'?)" "$gpuexp" --arch sm_9 plan.lua
 expect 2 "gpuexp occupancy: unknown architecture 'sm90' (did you mean 'sm_90'?)" "$gpuexp" occupancy --arch sm90 --block 32
+expect 2 "gpuexp nightly: unknown architecture 'sm_61' (gpuexp occupancy --limits lists them)" "$gpuexp" nightly --arch sm_61 x
+expect 2 "gpuexp tune: unknown architecture 'sm90' (did you mean 'sm_90'?)" "$gpuexp" tune --arch sm90 x.lua
 expect 2 "gpuexp: cannot open rasies.lua: No such file or directory (did you mean 'raises.lua'?)" "$gpuexp" rasies.lua
 expect 2 "gpuexp nightly: cannot read the suite rasies.lua: rasies.lua: No such file or directory (did you mean 'raises.lua'?)" \
     "$gpuexp" nightly --out "$work/night" rasies.lua

@@ -97,13 +97,6 @@ end
 -- Set-up: the suite, the GPUs, the history and one lock per GPU. Returns the night, or nil and
 -- the exit code (said on stderr).
 local function set_up(o)
-  if o.arch then
-    local known, problem = pcall(gpuexp.arch_limits, o.arch)
-    if not known then
-      say(type(problem) == "table" and problem.message:gsub("^[^:]*:%d+: ", "") or tostring(problem))
-      return nil, EXIT.USAGE
-    end
-  end
   if not o.suite then say("which suite? (gpuexp nightly --help)"); return nil, EXIT.USAGE end
   o.suite = suite_file.locate(o.suite)
   local suite, why = suite_file.read(o.suite)
