@@ -127,7 +127,7 @@ local function option_table(command)
 end
 
 -- "unknown option '--treshold' (did you mean '--threshold'?)": the likely one from the command's
--- entries (gpuexp._did_you_mean, which main.c's catalog state has too).
+-- entries (gpuexp._did_you_mean).
 function M.unknown(command, flag)
   local names = {}
   for name in pairs(option_table(command_of(command))) do names[#names + 1] = name end
