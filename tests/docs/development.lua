@@ -123,12 +123,9 @@ end
 
 local page = assert(read(page_path), "cannot read " .. page_path)
 local fresh = generated(page)
-if arg[1] == "--write" then
-  local file = assert(io.open(page_path, "wb"))
-  file:write(fresh)
-  file:close()
-  print("wrote " .. page_path)
-  return
+if arg[1] == "--write" then -- replaced whole (a temporary file renamed over it)
+  assert(gpuexp._write_file(page_path, fresh))
+  return print("wrote " .. page_path)
 end
 -- the sections follow their sources: a message added to the protocol reaches the table
 local service = require("gpuexp.engine.service")

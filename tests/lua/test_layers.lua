@@ -58,42 +58,37 @@ for _, folder in ipairs({"core", "bindings", "cli"}) do
 end
 local may_include = {core = {core = true}, bindings = {core = true, bindings = true},
   cli = {core = true, bindings = true, cli = true}}
-for _, folder in ipairs({"core", "bindings", "cli"}) do
-  for _, pattern in ipairs({"*.c", "*.h"}) do
-    for _, path in ipairs(files("src/" .. folder, pattern)) do
-      for n, line in ipairs(lines(path)) do
-        local included = line:match('^%s*#%s*include%s*[<"]([^>"]+)[>"]')
-        if included then
-          local name = included:match("[^/]+$")
-          if folder == "core" then
-            T.ok(not name:match("^lua") and not name:match("^lauxlib") and name ~= "lualib.h",
-              string.format("%s:%d: the core includes Lua (%s)", path, n, included))
-          end
-          local owner = headers[name]
-          T.ok(not owner or may_include[folder][owner],
-            string.format("%s:%d: %s includes %s of the %s layer", path, n, folder, included, owner))
-        end
-      end
-    end
-  end
-end
-
--- A private header (X_internal.h, shared by a few files) includes none of its users' headers
--- (gx_cupti_internal.h is included by gx_metric.c, so it may not include gx_metric.h): each user
--- includes its own.
+-- every #include of src/, by file: {folder, path, list = {{included, name, line}...}}
 local includes_of = {}
 for _, folder in ipairs({"core", "bindings", "cli"}) do
   for _, pattern in ipairs({"*.c", "*.h"}) do
     for _, path in ipairs(files("src/" .. folder, pattern)) do
       local list = {}
       for n, line in ipairs(lines(path)) do
-        local included = line:match('^%s*#%s*include%s*"([^"]+)"')
-        if included then list[#list + 1] = {name = included:match("[^/]+$"), line = n} end
+        local included = line:match('^%s*#%s*include%s*[<"]([^>"]+)[>"]')
+        if included then list[#list + 1] = {included = included, name = included:match("[^/]+$"), line = n} end
       end
-      includes_of[path:match("[^/]+$")] = {path = path, list = list}
+      includes_of[path:match("[^/]+$")] = {folder = folder, path = path, list = list}
     end
   end
 end
+for _, entry in pairs(includes_of) do
+  local folder, path = entry.folder, entry.path
+  for _, include in ipairs(entry.list) do
+    local name, included, n = include.name, include.included, include.line
+    if folder == "core" then
+      T.ok(not name:match("^lua") and not name:match("^lauxlib") and name ~= "lualib.h",
+        string.format("%s:%d: the core includes Lua (%s)", path, n, included))
+    end
+    local owner = headers[name]
+    T.ok(not owner or may_include[folder][owner],
+      string.format("%s:%d: %s includes %s of the %s layer", path, n, folder, included, owner))
+  end
+end
+
+-- A private header (X_internal.h, shared by a few files) includes none of its users' headers
+-- (gx_cupti_internal.h is included by gx_metric.c, so it may not include gx_metric.h): each user
+-- includes its own.
 for header, entry in pairs(includes_of) do
   if header:match("_internal%.h$") then
     for _, included in ipairs(entry.list) do
