@@ -270,8 +270,7 @@ int gx_edit_distance(const char *a, const char *b)
         n = LIMIT;
     if (m > LIMIT)
         m = LIMIT;
-    /* three rows: the one before the previous one counts a swap of two neighbours as one edit */
-    static _Thread_local int rows[3][LIMIT + 1];
+    int rows[3][LIMIT + 1]; /* the rows of i - 2, i - 1 and i */
     int *before = rows[0], *previous = rows[1], *row = rows[2];
     for (size_t j = 0; j <= m; j++)
         previous[j] = (int)j;
@@ -284,7 +283,7 @@ int gx_edit_distance(const char *a, const char *b)
             if (row[j - 1] + 1 < best)
                 best = row[j - 1] + 1;
             if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && before[j - 2] + 1 < best)
-                best = before[j - 2] + 1; /* hepl -> help */
+                best = before[j - 2] + 1; /* two neighbours swapped */
             row[j] = best;
         }
         int *oldest = before;

@@ -14,8 +14,8 @@
 int gx_cxx_normalize(const char *name, char *out, size_t size);
 
 /* The edit distance between a and b (each up to 1023 characters; longer are cut): insertions,
-   deletions, substitutions and swaps of two neighbouring characters (hepl -> help) count one each
-   (Damerau's, as optimal string alignment). */
+   deletions, substitutions and swaps of two neighbours, each 1 (the optimal string alignment
+   distance), so that the commonest typo, two letters swapped (fiel, shwo), is as near as one wrong. */
 int gx_edit_distance(const char *a, const char *b);
 
 /* The top-level items of the bracketed list that starts at text[0] (one of '<' or '('), trimmed,

@@ -109,7 +109,10 @@ local function run_script(run)
     code = exits.code(err, EXIT.FAILED)
     -- --no-plan on a machine without a GPU: said as that, not as a bug in the script (no traceback)
     local no_gpu = code == EXIT.GPU and run.options.no_plan and not M.gpu_here()
-    exits.say((exits.plain(code) or no_gpu) and exits.message(err) or traceback or exits.message(err))
+    -- (a worker its supervisor stops says nothing: the supervisor says why, a user's signal or a full disk)
+    if not (run.worker and code > 128) then
+      exits.say((exits.plain(code) or no_gpu) and exits.message(err) or traceback or exits.message(err))
+    end
     if no_gpu then
       exits.say("gpuexp: no GPU found; --no-plan shows no offline plan instead (without it, or with --arch ARCH, " ..
         "gpuexp shows the plan)")
