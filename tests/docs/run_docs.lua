@@ -13,8 +13,11 @@
 --   sh setup      the set-up commands (apt-get, cmake): the one tag that is skipped, said in a line
 --   lua excerpt   a piece of a script (not complete): compiled by Lua to check its syntax, not run
 --   text          output: when it follows a run block with nothing but blank lines between, it is
---                 compared with what the block printed on stdout (numbers may differ, whitespace
---                 runs are one space, a line `...` stands for any number of lines); otherwise shown
+--                 compared with what the block printed on stdout, exactly (trailing spaces aside; a
+--                 line `...` stands for any number of lines); otherwise shown
+--   text measured the output of a block run on a GPU (sh gpu, lua gpu), whose numbers a GPU changes
+--                 (timings, clocks): numbers may differ and runs of whitespace are one; after any
+--                 other block the tag fails (an offline output is compared exactly)
 --   json          parsed as JSON
 --   cuda file=PATH  a kernel source (or header) for the page's later blocks, which compile it
 --   file=PATH     (a flag of lua, lua gpu, sh, and cuda's one) the block is also written as PATH
@@ -89,14 +92,17 @@ local function blocks_of(text)
   return blocks
 end
 
--- What the text block expects against what was printed: numbers stand for any number, runs of
--- whitespace are one space, trailing space is dropped, "..." matches any lines (none included).
-local function normal(line)
-  return (line:gsub("[-+]?%d[%d.,]*e?[-+]?%d*", "#"):gsub("%s+", " "):gsub("^ ", ""):gsub(" $", ""))
+-- What the text block expects against what was printed: the same text, trailing space dropped;
+-- "..." matches any lines (none included). Measured output (`text measured`, a GPU's): numbers
+-- stand for any number and runs of whitespace are one space.
+local function normal(line, measured)
+  line = line:gsub("%s+$", "")
+  if not measured then return line end
+  return (line:gsub("[-+]?%d[%d.,]*e?[-+]?%d*", "#"):gsub("%s+", " "):gsub("^ ", ""))
 end
-local function lines_of(text)
+local function lines_of(text, measured)
   local lines = {}
-  for line in (text:gsub("\n$", "") .. "\n"):gmatch("([^\n]*)\n") do lines[#lines + 1] = normal(line) end
+  for line in (text:gsub("\n$", "") .. "\n"):gmatch("([^\n]*)\n") do lines[#lines + 1] = normal(line, measured) end
   if #lines == 1 and lines[1] == "" then lines = {} end
   return lines
 end
@@ -169,11 +175,12 @@ for _, page in ipairs(pages) do
     fail(page, "cannot be read")
   else
     local files, outputs = {}, {}
-    for index, block in ipairs(blocks_of(text)) do
+    local page_blocks = blocks_of(text)
+    for index, block in ipairs(page_blocks) do
       local where = page .. ":" .. block.line
       local language, flags = block.language, block.flags
-      local known = {sh = {gpu = true, setup = true}, lua = {gpu = true, excerpt = true, both = true}, text = {}, json = {},
-                     cuda = {}}
+      local known = {sh = {gpu = true, setup = true}, lua = {gpu = true, excerpt = true, both = true},
+                     text = {measured = true}, json = {}, cuda = {}}
       local allowed = known[language]
       local unknown
       for flag in pairs(flags) do
@@ -184,13 +191,17 @@ for _, page in ipairs(pages) do
       elseif not allowed or unknown or (block.file and (language == "text" or language == "json")) or
         (language == "cuda" and not block.file) then
         fail(where, "unknown block tag '```" .. block.info .. "' (sh, sh gpu, sh setup, lua, lua gpu, " ..
-          "lua both, lua excerpt, text, json, cuda file=PATH; file=PATH on a run block)")
+          "lua both, lua excerpt, text, text measured, json, cuda file=PATH; file=PATH on a run block)")
       elseif language == "cuda" then
         counts.sources = counts.sources + 1
+      elseif language == "text" and flags.measured and not (block.follows and page_blocks[block.follows].flags.gpu and
+        (page_blocks[block.follows].language == "sh" or page_blocks[block.follows].language == "lua")) then
+        fail(where, "```text measured is for the output of a block run on a GPU (sh gpu, lua gpu), right above it; " ..
+          "any other output is compared exactly")
       elseif language == "text" then
         local output = block.follows and outputs[block.follows]
         if output then
-          local expected, actual = lines_of(table.concat(block.body, "\n")), lines_of(output)
+          local expected, actual = lines_of(table.concat(block.body, "\n"), flags.measured), lines_of(output, flags.measured)
           if matches(expected, actual) then
             counts.compared = counts.compared + 1
           else

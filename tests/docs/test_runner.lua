@@ -17,9 +17,9 @@ T.eq(code, 0, "good.md passes: " .. output)
 T.ok(output:find("2 blocks run, 2 outputs compared, 1 kernel sources written, 1 excerpts compiled, 1 set-up blocks " ..
   "skipped, 1 GPU blocks left for the gpu label, 1 skipped for a missing program, 2 links checked", 1, true),
   "good.md's counts: " .. output)
-T.ok(output:find("skipped tests/docs/fixtures/good.md:47 (needs gpuexp-no-such-program, which is not on PATH here)", 1,
+T.ok(output:find("skipped tests/docs/fixtures/good.md:51 (needs gpuexp-no-such-program, which is not on PATH here)", 1,
   true), "a block that needs a missing program is said to be skipped: " .. output)
-T.ok(output:find("skipped tests/docs/fixtures/good.md:35 (sh setup", 1, true), "the set-up block is said to be skipped")
+T.ok(output:find("skipped tests/docs/fixtures/good.md:39 (sh setup", 1, true), "the set-up block is said to be skipped")
 
 code, output = run("unknown_tag.md")
 T.eq(code, 1, "unknown_tag.md fails")
@@ -30,6 +30,13 @@ end
 code, output = run("wrong_output.md")
 T.eq(code, 1, "wrong_output.md fails")
 T.ok(output:find("wrong_output.md:7: the output shown is not what the block above printed", 1, true), output)
+T.ok(output:find("wrong_output.md:17: the output shown is not what the block above printed", 1, true),
+  "a number that differs is a wrong output: " .. output)
+T.ok(output:find("wrong_output.md:27: the output shown is not what the block above printed", 1, true),
+  "spaces that differ are a wrong output: " .. output)
+T.ok(output:find("wrong_output.md:37: ```text measured is for the output of a block run on a GPU", 1, true),
+  "measured after an offline block is refused: " .. output)
+T.ok(output:find("4 failure(s)", 1, true), "four failures, no other: " .. output)
 
 code, output = run("failing_block.md")
 T.eq(code, 1, "failing_block.md fails")
