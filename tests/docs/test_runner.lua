@@ -47,6 +47,16 @@ T.ok(output:find("--- stdout\nbefore\n--- stderr", 1, true), "nothing after the 
 T.ok(output:find("failing_block.md:11: does not compile", 1, true), "the excerpt is compiled: " .. output)
 T.ok(output:find("failing_block.md:15: not JSON", 1, true), "the JSON is parsed: " .. output)
 
+-- the set-up that puts gpuexp on PATH: run in a copy of the repository, with apt-get a no-op and
+-- DESTDIR's bin on PATH; one that installs nothing fails
+code, output = run("install.md")
+T.eq(code, 1, "install.md fails: " .. output)
+T.ok(output:find("ok tests/docs/fixtures/install.md:3 sh install", 1, true), "the block that installs passes: " .. output)
+T.ok(output:find("1 outputs compared", 1, true), "its output is compared: " .. output)
+T.ok(output:find("install.md:18: ```sh install exited with 1", 1, true) and
+  output:find("the set-up put no gpuexp on PATH", 1, true), "a set-up that installs nothing fails: " .. output)
+T.ok(output:find("1 failure(s)", 1, true), "one failure: " .. output)
+
 code, output = run("bad_links.md")
 T.eq(code, 1, "bad_links.md fails")
 T.ok(output:find("link to nope.md: no such file", 1, true), output)
