@@ -243,7 +243,8 @@ M.commands = {
       {"-o, --output FILE", "write the output there instead of stdout"},
       {"--axes A,B", "the axis columns, for CSVs with no .meta.json", type = "list",
         what = "at least one column name (A,B)"},
-      {"--allow-different-gpu", "compare runs from different GPU models, drivers or clocks (warns)"},
+      {"--allow-different-gpu", "compare runs from different GPU models, drivers or clocks, or offline plans\n" ..
+        "for different architectures (warns)"},
       {"-h, --help", "this text"},
     },
     after = "A CSV is read strictly: a BOM and CRLF are fine; an unclosed quote, a row with another number of\n" ..
@@ -335,7 +336,8 @@ M.commands = {
       {"--devices LIST", "passed to each experiment", pass = true},
       {"--point-timeout S", "passed to each experiment", type = "timeout", pass = true},
       {"-a, --arch ARCH", "offline plan: checks that the suite runs; measures nothing, and records and compares\n" ..
-        "nothing unless --history names a file (its runs are marked plan and never join a GPU's baselines)"},
+        "nothing unless --history names a file (its runs' GPU is 'offline plan for ARCH': they are the\n" ..
+        "baselines of plans for ARCH only, never of a GPU's or another architecture's)"},
       {"-q, --quiet", "no progress lines from the experiments"},
       {"-h, --help", "this text"},
     },

@@ -51,7 +51,7 @@ function M.device(arch)
   local limits = gpuexp.arch_limits(arch)
   local facts = {}
   for key, value in pairs(limits) do facts[key] = value end
-  facts.name = "offline plan for " .. limits.arch
+  facts.name = require("gpuexp.store.meta").plan_name(limits.arch)
   facts.plan = true
   local device = {facts = facts}
   for key, value in pairs(facts) do device[key] = value end
