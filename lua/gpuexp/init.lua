@@ -11,7 +11,7 @@ local struct = require("gpuexp.api.struct")
 gpuexp.struct = struct.struct
 gpuexp.layout = struct.layout
 gpuexp.sweep = sweep.run
--- gpuexp.tune{...} -> the tie set of a search (docs/tune.md); gpuexp.ab{...} -> a paired verdict (docs/ab.md)
+-- gpuexp.tune{...} -> the tie set of a search (docs/howto/tune.md); gpuexp.ab{...} -> a paired verdict (docs/howto/ab.md)
 gpuexp.tune = function(spec) return require("gpuexp.api.tune").run(spec) end
 gpuexp.ab = function(spec) return require("gpuexp.api.ab").run(spec) end
 gpuexp.points = sweep.points

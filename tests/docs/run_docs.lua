@@ -31,7 +31,8 @@
 --                 can run a script and compile a kernel it showed
 --   needs=PROGRAM (a flag of a run block) the block runs only where PROGRAM is on PATH (gnuplot:
 --                 the lent GPU machines have none); elsewhere it is skipped, said in a line
--- Any other tag, an empty one included, fails: nothing escapes silently.
+-- Any other tag, an empty one included, fails: nothing escapes silently. So does a heading with
+-- nothing under it.
 local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
 local cjson = require("cjson")
 
@@ -278,6 +279,26 @@ for _, page in ipairs(pages) do
       if block.file and (language == "lua" or language == "sh" or language == "cuda") then
         files[block.file] = table.concat(block.body, "\n") .. "\n"
       end
+    end
+
+    -- a heading with nothing under it (before the next heading of its level or above, or the end)
+    local fenced, open_heading = false, nil
+    local number = 0
+    for line in (text .. "\n"):gmatch("([^\n]*)\n") do
+      number = number + 1
+      if line:match("^```") then fenced = not fenced end
+      local hashes, title = line:match("^(#+)%s+(.-)%s*$")
+      if not fenced and hashes then
+        if open_heading and #hashes <= open_heading.level then
+          fail(page .. ":" .. open_heading.line, "the heading '" .. open_heading.title .. "' has nothing under it")
+        end
+        open_heading = {level = #hashes, title = title, line = number}
+      elseif line:match("%S") then
+        open_heading = nil
+      end
+    end
+    if open_heading then
+      fail(page .. ":" .. open_heading.line, "the heading '" .. open_heading.title .. "' has nothing under it")
     end
 
     -- relative links, and anchors in them

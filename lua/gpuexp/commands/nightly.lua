@@ -529,7 +529,7 @@ local function finish_night(night, exit_code)
   for _, result in ipairs(night.results) do
     if result.unjudged then print(string.format("NOT JUDGED %s: %s", text.terminal(result.name), result.unjudged)) end
   end
-  -- tuning drift: stored winners this night's tunes found out of their tie set (docs/tune.md)
+  -- tuning drift: stored winners this night's tunes found out of their tie set (docs/howto/tune.md)
   for _, line in ipairs(require("gpuexp.store.winners").drift_lines(night.history, night.id:sub(1, 20))) do print(line) end
   local md_path, html_path = night.out_dir .. "/report.md", night.out_dir .. "/report.html"
   if written then print("report: " .. md_path .. " and " .. html_path .. " (and report.xml, JUnit; report.json)") end
