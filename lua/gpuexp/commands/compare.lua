@@ -74,7 +74,10 @@ local function judged_metrics(metrics, runs, new)
   for _, metric in ipairs(metrics) do
     local found = false
     for _, name in ipairs(new.columns) do found = found or name == metric.name end
-    if not found then return nil, string.format("%s has no column '%s'", new.label, metric.name) end
+    if not found then
+      return nil, string.format("%s has no column '%s'%s (its columns: %s)", new.label, metric.name,
+        gpuexp._did_you_mean(metric.name, new.columns), table.concat(new.columns, ", "))
+    end
     for _, run in ipairs(runs) do
       local bad = run:check_numbers(metric.name)
       if bad then return nil, bad end

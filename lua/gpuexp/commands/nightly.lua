@@ -313,9 +313,12 @@ local function judge_stage(night, run_id, experiment, several)
   table.sort(ids)
   if #result.comparison.points == 0 then
     -- nothing judged is said, never a clean "0 points" (an offline plan's time columns are empty)
-    result.unjudged = string.format("none of its %d points has a value in %s%s", #new.order,
-      result.comparison.metric.name, o.arch and " (an offline plan measures no time; --metric COL:lower|higher " ..
-      "judges a column it fills, such as occupancy_pct:higher)" or "")
+    local name = result.comparison.metric.name
+    local has_column = false
+    for _, column in ipairs(new.columns) do has_column = has_column or column == name end
+    result.unjudged = has_column and string.format("none of its %d points has a value in %s%s", #new.order, name, o.arch and " (an offline plan measures no time; --metric COL:lower|higher " ..
+      "judges a column it fills, such as occupancy_pct:higher)" or "") or string.format("it has no column '%s'%s " ..
+      "(its columns: %s)", name, gpuexp._did_you_mean(name, new.columns), table.concat(new.columns, ", "))
     result.note = "not judged: " .. result.unjudged
   elseif result.comparison.metric.status_only then
     -- no time to compare, but a point that fails is still news: judged on its status alone
