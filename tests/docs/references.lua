@@ -83,4 +83,19 @@ for word in page:gmatch("`gpuexp (%l+)[ `]") do
   T.ok(catalog.find(word), "command-line.md names `gpuexp " .. word .. "`, which is not a command")
 end
 T.ok(commands >= 2, "commands named on the page: " .. commands)
+
+-- every value kernel:metrics derives (the bank-conflict column of the bank_conflicts preset among
+-- them) is named in the metrics how-to: derived from every input a preset collects
+local metrics = require("gpuexp.api.metrics")
+local inputs = {}
+for _, names in pairs(metrics.presets) do for _, name in ipairs(names) do inputs[name] = 2 end end
+local derived = metrics.derive(inputs)
+derived.theoretical_occupancy_pct, derived.occupancy_limiter, derived.achieved_occupancy_pct = 1, 1, 1 -- (occupancy's)
+local how_to = source("docs/howto/metrics.md")
+local named = 0
+for name in pairs(derived) do
+  named = named + 1
+  T.ok(how_to:find("`" .. name .. "`", 1, true), "docs/howto/metrics.md names the derived value " .. name)
+end
+T.ok(named >= 14, "derived values: " .. named)
 T.done()
