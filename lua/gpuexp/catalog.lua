@@ -58,7 +58,7 @@ local run_exits = {
   {7, "an output could not be written (a full disk): the run stopped, every row written is whole, and the " ..
     "resume command is printed"},
   {75, "another run is writing the same output (try later)"},
-  {130, "interrupted by Ctrl-C, 143 by SIGTERM (rows kept; --resume finishes)"},
+  {130, "interrupted by Ctrl-C, 143 by SIGTERM, 129 by SIGHUP (rows kept; --resume finishes)"},
 }
 
 M.commands = {
@@ -243,7 +243,8 @@ M.commands = {
       {"-o, --output FILE", "write the output there instead of stdout"},
       {"--axes A,B", "the axis columns, for CSVs with no .meta.json", type = "list",
         what = "at least one column name (A,B)"},
-      {"--allow-different-gpu", "compare runs from different GPU models, drivers or clocks (warns)"},
+      {"--allow-different-gpu", "compare runs from different GPU models, drivers or clocks, or offline plans\n" ..
+        "for different architectures (warns)"},
       {"-h, --help", "this text"},
     },
     after = "A CSV is read strictly: a BOM and CRLF are fine; an unclosed quote, a row with another number of\n" ..
@@ -335,7 +336,8 @@ M.commands = {
       {"--devices LIST", "passed to each experiment", pass = true},
       {"--point-timeout S", "passed to each experiment", type = "timeout", pass = true},
       {"-a, --arch ARCH", "offline plan: checks that the suite runs; measures nothing, and records and compares\n" ..
-        "nothing unless --history names a file (its runs are marked plan and never join a GPU's baselines)"},
+        "nothing unless --history names a file (its runs' GPU is 'offline plan for ARCH': they are the\n" ..
+        "baselines of plans for ARCH only, never of a GPU's or another architecture's)"},
       {"-q, --quiet", "no progress lines from the experiments"},
       {"-h, --help", "this text"},
     },
@@ -343,7 +345,7 @@ M.commands = {
       {5, "no regression, but the night was incomplete (an experiment failed, or points failed that failed\n" ..
         "before too)"},
       {6, "the history cannot be written, or read to judge the night"}, {75, "another nightly holds the GPU (try later)"},
-      {130, "interrupted (143: SIGTERM); the running experiment is ended and waited for"}, internal_exit}},
+      {130, "interrupted (143: SIGTERM, 129: SIGHUP); the running experiment is ended and waited for"}, internal_exit}},
   {name = "bisect", module = "gpuexp.commands.bisect", summary = "the commit that made a point slower",
     usage = "gpuexp bisect --good REV --bad REV --point 'A=V,B=W' [options] SCRIPT.lua [script arguments...]\n" ..
       "gpuexp bisect --run ID [--history PATH] [--point 'A=V,B=W'] [options]",
@@ -381,7 +383,7 @@ M.commands = {
       {1, "the good commit gives no value for the point"}, {2, "usage"},
       {5, "no regression between good and bad (or the --run night is none), or the first bad commit is among\n" ..
         "commits that could not be measured (they are listed)"},
-      {130, "interrupted (143: SIGTERM); the worktrees are removed"}, internal_exit}},
+      {130, "interrupted (143: SIGTERM, 129: SIGHUP); the worktrees are removed"}, internal_exit}},
   {name = "tune", module = "gpuexp.commands.tune", summary = "search a space under a budget; the tie set of the best",
     usage = "gpuexp tune [options] SCRIPT.lua [script arguments...]",
     about = "Runs a script whose gpuexp.tune{...} searches a sweep's space (axes and where) for the\n" ..
@@ -393,7 +395,7 @@ M.commands = {
       "tree-structured Parzen estimator). Every round is a sweep: supervised, resumable (--resume),\n" ..
       "recorded (--history); winners are stored by source hash, architecture, GPU, driver and CUDA, and\n" ..
       "a tune that starts from them reports tuning drift when a stored winner left the tie set. The\n" ..
-      "options below win over the script's. docs/tune.md has the method and the studies.",
+      "options below win over the script's. docs/howto/tune.md has the method and the studies.",
     options = {
       {"--strategy brute|random|racing|model", "the search (default: the script's, else model)", type = "choice",
         choices = {"brute", "random", "racing", "model"}},
@@ -422,7 +424,7 @@ M.commands = {
     exits = {{0, "the tie set was printed"}, {1, "the script failed, or no configuration gave a value"},
       {2, "usage"}, {3, "GPU or driver"}, {4, "a kernel did not compile"},
       {5, "finished, but configurations crashed or timed out (their rows say so; they were skipped)"},
-      {6, "the history could not be written"}, {130, "interrupted (143: SIGTERM); --resume finishes"}, internal_exit}},
+      {6, "the history could not be written"}, {130, "interrupted (143: SIGTERM, 129: SIGHUP); --resume finishes"}, internal_exit}},
   {name = "ab", module = "gpuexp.commands.ab", summary = "two variants interleaved on one GPU: a paired verdict",
     usage = "gpuexp ab VARIANTS [options] SCRIPT.lua [script arguments...]",
     about = "Runs a script whose gpuexp.ab{variant = function(v) ... end} builds the measurement of a variant\n" ..
@@ -432,7 +434,7 @@ M.commands = {
       "the budget ends: the ratio B/A per block, their geometric mean, a bootstrap 99.5% interval and\n" ..
       "the Wilcoxon signed-rank test. Slower (exit 1) when the test rejects and the interval is above\n" ..
       "1; every verdict states the change the run could have detected. The same samples judged by\n" ..
-      "NVBench's rule and by compare's are shown beside it. docs/ab.md has the method and the studies.",
+      "NVBench's rule and by compare's are shown beside it. docs/howto/ab.md has the method and the studies.",
     options = {
       {"--a-commit REV", "variant A is REV, checked out in a temporary worktree (v.root)"},
       {"--b-commit REV", "variant B likewise"},
@@ -459,7 +461,7 @@ M.commands = {
     exits = {{0, "B is not slower (same or faster), or an offline plan"}, {1, "B is slower than A (a regression), or the script failed or gave no\n" ..
         "verdict (never called gpuexp.ab), or a commit did not build"},
       {2, "usage or unreadable input"}, {3, "GPU or driver"}, {4, "a kernel did not compile"},
-      {7, "the verdict could not be written"}, {130, "interrupted (143: SIGTERM); the worktrees are removed"},
+      {7, "the verdict could not be written"}, {130, "interrupted (143: SIGTERM, 129: SIGHUP); the worktrees are removed"},
       internal_exit}},
   {name = "doctor", module = "gpuexp.commands.doctor", summary = "check this machine and say what to fix",
     usage = "gpuexp doctor",

@@ -11,7 +11,7 @@ local struct = require("gpuexp.api.struct")
 gpuexp.struct = struct.struct
 gpuexp.layout = struct.layout
 gpuexp.sweep = sweep.run
--- gpuexp.tune{...} -> the tie set of a search (docs/tune.md); gpuexp.ab{...} -> a paired verdict (docs/ab.md)
+-- gpuexp.tune{...} -> the tie set of a search (docs/howto/tune.md); gpuexp.ab{...} -> a paired verdict (docs/howto/ab.md)
 gpuexp.tune = function(spec) return require("gpuexp.api.tune").run(spec) end
 gpuexp.ab = function(spec) return require("gpuexp.api.ab").run(spec) end
 gpuexp.points = sweep.points
@@ -90,7 +90,13 @@ gpuexp._kernel_methods.measure = function(kernel, spec)
   return result
 end
 
-if gpuexp.plan then require("gpuexp.api.plan").install(gpuexp) end
+if gpuexp.plan then
+  local plan = require("gpuexp.api.plan")
+  plan.install(gpuexp)
+  -- said once, by the process the command runs in (a supervisor or an inline run), not its worker
+  local unused = not gpuexp._worker and plan.unused_options(gpuexp.run_options)
+  if unused then io.stderr:write(unused, "\n") end
+end
 
 -- gpuexp.lesson(): a study's lesson checks. lesson:expect(condition, text) records what did not hold
 -- (text says what went wrong; printed only then); lesson:claim(condition, statement) records a

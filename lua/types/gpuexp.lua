@@ -453,12 +453,12 @@ function gpuexp.from_bits(type, bits) end
 ---@return table[] rows, string path, string[] columns
 function gpuexp.sweep(spec) end
 ---Searches a sweep's space for the configurations that minimise or maximise an objective under a
----budget; returns the tie set (docs/tune.md). nil in an offline plan.
+---budget; returns the tie set (docs/howto/tune.md). nil in an offline plan.
 ---@param spec {name?: string, axes: table, where?: fun(p: table): boolean, setup?: fun(), run: fun(p: table): table, objective?: string|{column: string, goal?: "min"|"max"}, condition?: string|fun(row: table): boolean, samples?: string, strategy?: "brute"|"random"|"racing"|"model", seed?: integer, max_evals?: number, budget_s?: number, start?: table[]|"stored", tie_pct?: number, alpha?: number, eta?: number, batch?: integer, sources?: string[], options?: table, history?: string, columns?: string[], out?: string, quiet?: boolean, timeout_s?: number}
 ---@return {best: table, ties: table[], drift: table[], strategy: string, evaluations: number, measured: integer, cost_s: number, stopped_by?: string, rounds: integer, prefix: string, rule: string}?
 function gpuexp.tune(spec) end
 ---Two variants of one measurement timed in interleaved blocks until a stated minimum detectable
----effect is reached; a paired verdict (docs/ab.md). nil in an offline plan.
+---effect is reached; a paired verdict (docs/howto/ab.md). nil in an offline plan.
 ---@param spec {name?: string, a?: any, b?: any, variant?: fun(v: table): any, variants?: {A?: table, B?: table}, mde_pct?: number, budget_s?: number, min_blocks?: integer, max_blocks?: integer, block_ms?: number, block_reps?: integer, warmup?: integer, cold?: boolean, confidence?: number, power?: number, threshold_pct?: number, seed?: integer, quiet?: boolean}
 ---@return {verdict: "slower"|"faster"|"same", basis: string, summary: table, a_median_ms: number, b_median_ms: number, gpu_s: number, nvbench: table, compare: table}?
 function gpuexp.ab(spec) end

@@ -448,6 +448,17 @@ static int gpuexp_host(lua_State *L)
     return 1;
 }
 
+/* gpuexp._element_bytes(type, count) -> the bytes of count elements of type, checked as
+   device:alloc checks them: an offline plan's buffers (api/plan.lua) have a size and no memory. */
+static int gpuexp_element_bytes(lua_State *L)
+{
+    int type;
+    size_t count;
+    l_check_element_spec(L, 1, &type, &count);
+    lua_pushinteger(L, (lua_Integer)(count * gx_type_size((gx_type)type)));
+    return 1;
+}
+
 /* device:alloc(type, count): a Buffer on the device. Registered here, as a Device method, so that
    l_device.c never calls into this file (buffers depend on devices, not the other way round). */
 static int device_alloc(lua_State *L)
@@ -476,6 +487,8 @@ void l_open_buffer(lua_State *L)
     l_new_class(L, GX_BUFFER_TYPE, methods, metamethods);
     lua_pushcfunction(L, gpuexp_host);
     lua_setfield(L, -2, "host");
+    lua_pushcfunction(L, gpuexp_element_bytes);
+    lua_setfield(L, -2, "_element_bytes");
     luaL_getmetatable(L, GX_DEVICE_TYPE); /* l_open_device ran first */
     lua_getfield(L, -1, "methods");
     lua_pushcfunction(L, device_alloc);

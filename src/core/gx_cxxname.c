@@ -270,24 +270,28 @@ int gx_edit_distance(const char *a, const char *b)
         n = LIMIT;
     if (m > LIMIT)
         m = LIMIT;
-    int row[LIMIT + 1];
+    int rows[3][LIMIT + 1]; /* the rows of i - 2, i - 1 and i */
+    int *before = rows[0], *previous = rows[1], *row = rows[2];
     for (size_t j = 0; j <= m; j++)
-        row[j] = (int)j;
+        previous[j] = (int)j;
     for (size_t i = 1; i <= n; i++) {
-        int diagonal = row[0];
         row[0] = (int)i;
         for (size_t j = 1; j <= m; j++) {
-            int above = row[j];
-            int best = diagonal + (a[i - 1] != b[j - 1]);
-            if (above + 1 < best)
-                best = above + 1;
+            int best = previous[j - 1] + (a[i - 1] != b[j - 1]);
+            if (previous[j] + 1 < best)
+                best = previous[j] + 1;
             if (row[j - 1] + 1 < best)
                 best = row[j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && before[j - 2] + 1 < best)
+                best = before[j - 2] + 1; /* two neighbours swapped */
             row[j] = best;
-            diagonal = above;
         }
+        int *oldest = before;
+        before = previous;
+        previous = row;
+        row = oldest;
     }
-    return row[m];
+    return previous[m];
 }
 
 static char *trimmed_copy(const char *start, const char *end)

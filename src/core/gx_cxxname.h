@@ -13,7 +13,9 @@
 /* The canonical form of name into out; -1 when it does not fit (out then holds a prefix). */
 int gx_cxx_normalize(const char *name, char *out, size_t size);
 
-/* The Levenshtein distance between a and b (each up to 1023 characters; longer are cut). */
+/* The edit distance between a and b (each up to 1023 characters; longer are cut): insertions,
+   deletions, substitutions and swaps of two neighbours, each 1 (the optimal string alignment
+   distance), so that the commonest typo, two letters swapped (fiel, shwo), is as near as one wrong. */
 int gx_edit_distance(const char *a, const char *b);
 
 /* The top-level items of the bracketed list that starts at text[0] (one of '<' or '('), trimmed,

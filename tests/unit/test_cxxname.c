@@ -58,6 +58,11 @@ int main(void)
     CHECK(gx_cxx_list("x", items, 8, NULL) == -1);
     CHECK(gx_edit_distance("reduce6<int,256,1>", "reduce6<int,128,1>") == 3);
     CHECK(gx_edit_distance("", "abc") == 3);
+    CHECK(gx_edit_distance("fiel", "file") == 1); /* two neighbours swapped: one edit */
+    CHECK(gx_edit_distance("shwo", "show") == 1);
+    CHECK(gx_edit_distance("ab", "ba") == 1);
+    CHECK(gx_edit_distance("abc", "ca") == 3); /* the optimal string alignment: no edit of a swapped pair */
+    CHECK(gx_edit_distance("kitten", "sitting") == 3);
 
     /* real symbols (as g++ and nvcc mangle them) found by every form a programmer writes */
     const char *symbols[] = {

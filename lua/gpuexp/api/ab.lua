@@ -1,7 +1,7 @@
 -- gpuexp.ab{...}: two variants of one measurement (A the base, B the change) timed in one process
 -- on one GPU, in blocks whose order (AB or BA) is drawn from a seed, until the paired statistics
 -- could detect the minimum detectable effect asked for, or the budget ends (judge/paired.lua
--- holds the statistics; docs/ab.md the method). `gpuexp ab` runs a script that calls this with
+-- holds the statistics; docs/howto/ab.md the method). `gpuexp ab` runs a script that calls this with
 -- its variants (two commits, binaries, sources or option sets) and prints the verdict as
 -- compare does.
 local paired = require("gpuexp.judge.paired")

@@ -50,9 +50,8 @@ end
 function M.layout(fields, options)
   if type(fields) ~= "table" or #fields == 0 then fail("layout: expected a list of {name, type [, count]}") end
   options = options or {}
-  for key in pairs(options) do
-    if key ~= "align" then fail("layout: unknown option '" .. tostring(key) .. "'") end
-  end
+  if type(options) ~= "table" then fail("layout: expected a table of options {align = N}") end
+  require("gpuexp.api.option_keys").check(options, {align = true}, "layout")
   local layout = setmetatable({fields = {}, offsets = {}, align = 1, values = 0}, Layout)
   local parts, offset = {"<"}, 0
   for i, spec in ipairs(fields) do

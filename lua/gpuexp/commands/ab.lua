@@ -124,7 +124,7 @@ local function measure(o, work)
   if code ~= 0 then return code end
   local file = io.open(result_path, "r")
   if not file then
-    say(o.script .. " ran but never called gpuexp.ab{...}: there is no verdict (docs/ab.md shows such a script)")
+    say(o.script .. " ran but never called gpuexp.ab{...}: there is no verdict (docs/howto/ab.md shows such a script)")
     return EXIT.FAILED
   end
   local text = file:read("a")

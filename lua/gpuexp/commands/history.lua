@@ -35,7 +35,7 @@ local function list(db, o)
   local experiment, limit = o.experiment, o.limit
   if o.positional[1] then return fail(EXIT.USAGE, "list: unknown argument '" .. o.positional[1] .. "'") end
   local rows = db:rows([[SELECT id, started_utc, kind, experiment, sweep, gpu_name, driver_version, rows_ok, rows_failed,
-    complete, excluded, git_commit FROM runs WHERE (? IS NULL OR experiment = ?) ORDER BY id DESC LIMIT ?]],
+    complete, excluded, git_commit, CASE WHEN gpu_name IS NULL THEN meta END AS meta FROM runs WHERE (? IS NULL OR experiment = ?) ORDER BY id DESC LIMIT ?]],
     experiment, experiment, limit)
   -- each nightly run's regression states, as its night judged them (one replay per series)
   local states, replayed = {}, {}
@@ -53,7 +53,7 @@ local function list(db, o)
   local shown = {}
   for i, r in ipairs(rows) do
     shown[i] = {run = r.id, started_utc = r.started_utc, kind = r.kind .. (r.excluded == 1 and " (excluded)" or ""),
-      experiment = r.experiment, sweep = r.sweep, gpu = r.gpu_name or "(plan)", driver = r.driver_version or "",
+      experiment = r.experiment, sweep = r.sweep, gpu = history.machine_of(r) or "?", driver = r.driver_version or "",
       rows = string.format("%d ok%s", r.rows_ok, r.rows_failed > 0 and (", " .. r.rows_failed .. " failed") or ""),
       complete = r.complete == 1 and "yes" or "no", commit = r.git_commit and r.git_commit:sub(1, 10) or "",
       regressions = states[r.id] or ""}
@@ -72,9 +72,10 @@ local function show(db, args)
     if not run then return fail(EXIT.USAGE, problem) end
     local r = run.record
     print(string.format("run %d: %s / %s (%s), %s", id, r.experiment, r.sweep, r.kind, r.started_utc or "?"))
+    local shown = setmetatable({gpu_name = history.machine_of(r)}, {__index = r})
     for _, field in ipairs({"script", "script_hash", "git_commit", "gpuexp_version", "host", "gpu_name", "gpu_uuid",
       "driver_version", "cuda_driver", "sm_clock_max_khz", "throttled_rows", "rows_ok", "rows_failed", "nightly"}) do
-      if r[field] ~= nil then print(string.format("  %-16s %s", field, tostring(r[field]))) end
+      if shown[field] ~= nil then print(string.format("  %-16s %s", field, tostring(shown[field]))) end
     end
     local rows = {}
     for n, key in ipairs(run.order) do rows[n] = run:row(key) end

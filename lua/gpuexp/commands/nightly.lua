@@ -264,7 +264,7 @@ local function run_stage(night, experiment, kind, out, only)
   end
   if o.quiet then arguments[#arguments + 1] = "--quiet" end
   -- the night's counters explain a regression; a re-measure only re-times
-  if o.counters and kind == "nightly" then arguments[#arguments + 1] = "--counters" end
+  if o.counters and kind == "nightly" and not o.arch then arguments[#arguments + 1] = "--counters" end
   if o.arch then arguments[#arguments + 1] = "--arch"; arguments[#arguments + 1] = o.arch end
   for _, a in ipairs(o.pass) do arguments[#arguments + 1] = a end
   for _, a in ipairs({"--out", out}) do arguments[#arguments + 1] = a end
@@ -311,7 +311,16 @@ local function judge_stage(night, run_id, experiment, several)
     end
   end
   table.sort(ids)
-  if result.comparison.metric.status_only then
+  if #result.comparison.points == 0 then
+    -- nothing judged is said, never a clean "0 points" (an offline plan's time columns are empty)
+    local name = result.comparison.metric.name
+    local has_column = false
+    for _, column in ipairs(new.columns) do has_column = has_column or column == name end
+    result.unjudged = has_column and string.format("none of its %d points has a value in %s%s", #new.order, name, o.arch and " (an offline plan measures no time; --metric COL:lower|higher " ..
+      "judges a column it fills, such as occupancy_pct:higher)" or "") or string.format("it has no column '%s'%s " ..
+      "(its columns: %s)", name, gpuexp._did_you_mean(name, new.columns), table.concat(new.columns, ", "))
+    result.note = "not judged: " .. result.unjudged
+  elseif result.comparison.metric.status_only then
     -- no time to compare, but a point that fails is still news: judged on its status alone
     result.note = "no time column (*_ms): points judged on their status only"
   elseif #state.nights == 0 then
@@ -520,7 +529,10 @@ local function finish_night(night, exit_code)
     model = model_of()
   end
   report.summary(model, io.stdout)
-  -- tuning drift: stored winners this night's tunes found out of their tie set (docs/tune.md)
+  for _, result in ipairs(night.results) do
+    if result.unjudged then print(string.format("NOT JUDGED %s: %s", text.terminal(result.name), result.unjudged)) end
+  end
+  -- tuning drift: stored winners this night's tunes found out of their tie set (docs/howto/tune.md)
   for _, line in ipairs(require("gpuexp.store.winners").drift_lines(night.history, night.id:sub(1, 20))) do print(line) end
   local md_path, html_path = night.out_dir .. "/report.md", night.out_dir .. "/report.html"
   if written then print("report: " .. md_path .. " and " .. html_path .. " (and report.xml, JUnit; report.json)") end

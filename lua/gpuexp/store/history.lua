@@ -31,7 +31,7 @@ CREATE TABLE IF NOT EXISTS runs(
   git_dirty INTEGER,
   gpuexp_version TEXT,
   host TEXT,
-  gpu_name TEXT,
+  gpu_name TEXT,                  -- an offline plan's: "offline plan for sm_86" (meta.plan_name)
   gpu_uuid TEXT,
   driver_version TEXT,
   cuda_driver TEXT,
@@ -152,10 +152,37 @@ function M.open(path, readonly)
         tostring(found or "none"), M.SCHEMA_VERSION, (found or 0) > M.SCHEMA_VERSION and
         "it was written by a newer gpuexp; use that one, or give another --history" or "it is not a gpuexp history")}, 0)
     end
-    if not readonly then db:exec("CREATE UNIQUE INDEX IF NOT EXISTS runs_by_uuid ON runs(uuid)") end
+    if not readonly then
+      db:exec("CREATE UNIQUE INDEX IF NOT EXISTS runs_by_uuid ON runs(uuid)")
+      M.name_plans(db)
+    end
   end)
   if not done then db:close() return nil, message_of(problem) end
   return db
+end
+
+-- The machine of a stored run: its GPU's name, or an offline plan's (its architecture, from the
+-- metadata: a run recorded before plans carried it as their GPU); nil when neither is known.
+function M.machine_of(record)
+  if record.gpu_name then return record.gpu_name end
+  local info = record.meta and require("gpuexp.store.json").decode(record.meta)
+  local machine = meta.machine(info)
+  return machine and machine.name
+end
+
+-- Plans recorded with no GPU name (before they carried their architecture as one) get their plan's
+-- name, so that every series (experiment, sweep, GPU, driver) holds one architecture: a plan for
+-- sm_86 is never the baseline of a plan for sm_90.
+function M.name_plans(db)
+  local unnamed = db:rows("SELECT id, meta FROM runs WHERE gpu_name IS NULL")
+  if #unnamed == 0 then return end
+  local named, why = M.transaction(db, function()
+    for _, record in ipairs(unnamed) do
+      local name = M.machine_of(record)
+      if name then db:run("UPDATE runs SET gpu_name = ? WHERE id = ?", name, record.id) end
+    end
+  end)
+  if not named then error({message = "could not name the offline plans of the history: " .. tostring(why)}, 0) end
 end
 
 -- Runs fn(db) inside one transaction; rolls back and returns nil, why on any failure.
@@ -216,6 +243,7 @@ function M.record(db, run, extra)
   end
   local commit, dirty = git_state(info.script)
   local gpu = info.gpu or {}
+  local machine = meta.machine(info) or {}
   local first_part = info.parts and info.parts[1] or {}
   -- the same files recorded again (history record twice, or by hand after the run): their run,
   -- not a second one
@@ -232,7 +260,7 @@ function M.record(db, run, extra)
       os.date("!%Y-%m-%dT%H:%M:%SZ"), first_part.started_utc or info.time_utc, info.sweep.finished_utc,
       extra.kind or "run", extra.nightly, extra.suite, experiment, info.sweep.name, info.script, info.script_hash,
       json_text(info.kernels or {}), json_text(info.arguments or {}), commit, dirty == nil and nil or (dirty and 1 or 0),
-      info.gpuexp_version, info.host, gpu.name, gpu.uuid, info.driver_version,
+      info.gpuexp_version, info.host, machine.name, gpu.uuid, info.driver_version,
       info.versions and info.versions.driver_cuda, gpu.sm_clock_max_khz, throttled,
       info.sweep.complete and 1 or 0, #records - failed, failed, json_text(axes), json_text(columns), json_text(info),
       source)
