@@ -93,9 +93,9 @@ function M.start(o, say)
     say("no compile pool: GPUEXP_NO_CACHE turns off the cubin cache its helpers would fill")
     return nil
   end
+  -- the GPU's architecture (with no GPU, the offline plan's default: the helpers compile for it)
   local found, device = pcall(gpuexp.device)
-  local arch = found and device and device.facts and device.facts.arch
-  if not arch then return nil end
+  local arch = found and device and device.facts and device.facts.arch or "sm_90"
   local argv = {gpuexp.executable or "gpuexp", "--quiet", "--arch", arch, "--", gpuexp.script}
   for _, a in ipairs(arg or {}) do argv[#argv + 1] = a end
 
