@@ -176,7 +176,7 @@ function M.bound(o)
   local measured_all = dropped + #rivals + 1
   local space_count = o.space.count or o.space.estimate(o.generator(1))
   local has_unmeasured = space_count > measured_all
-  local share = has_unmeasured and delta / 4 or delta / 2
+  local share = (has_unmeasured and dropped > 0) and delta / 4 or delta / 2 -- split between the parts there are
   local exploration = 0
   for level, list in pairs(by_level) do
     exploration = math.max(exploration, against(o.entries[winner.index][level], list, o.direction, share * #list / dropped))

@@ -53,7 +53,7 @@ end
 local function decoded_json(text, what)
   if type(text) ~= "string" then return nil, what .. " is " .. (text == nil and "missing" or "not text") end
   local ok, value = pcall(json.decode, text)
-  if not ok then return nil, what .. " is not JSON" end
+  if not ok or value == nil then return nil, what .. " is not JSON" end
   return value
 end
 
