@@ -7,40 +7,8 @@
 local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
 local search = require("gpuexp.api.search")
 local regret = require("gpuexp.api.regret")
-local axes = {{name = "bx", values = {8, 16, 32, 64, 128, 256}}, {name = "by", values = {1, 2, 4, 8, 16}},
-  {name = "tile", values = {1, 2, 4, 8}}, {name = "unroll", values = {1, 2, 4, 8}}, {name = "vec", values = {1, 2, 4}}}
-local sweep_axes = {}
-for i, a in ipairs(axes) do sweep_axes[i] = {a.name, a.values} end
-local points = gpuexp.points(sweep_axes, function(p) return p.bx * p.by >= 32 and p.bx * p.by <= 1024 end)
-local coords, sizes = search.space(points, axes)
-local function log2(x) return math.log(x, 2) end
-local truth = {}
-local rough = 0.05
-for i, p in ipairs(points) do
-  local h = ((i * 2654435761) % 1000) / 1000
-  truth[i] = 0.1 * (1 + 0.08 * (log2(p.bx * p.by) - 8) ^ 2) * (1 + 0.1 * (log2(p.tile) - 2) ^ 2)
-    * (1 + 0.002 * (log2(p.unroll) - 2) ^ 2) * (p.vec == 4 and 1 or p.vec == 2 and 1.06 or 1.15) * (1 + rough * h)
-end
-local optimum = 1
-for i = 2, #points do if truth[i] < truth[optimum] then optimum = i end end
-local FULL = 100
-local function evaluator(seed)
-  local rng = search.generator(seed)
-  return function(batch, level)
-    local results = {}
-    for i, index in ipairs(batch) do
-      local n = math.max(5, math.floor(FULL * level + 0.5))
-      local samples, cost = {}, 0
-      for s = 1, n do
-        local u1, u2 = math.max(rng.float(), 1e-12), rng.float()
-        samples[s] = truth[index] * math.exp(0.02 * math.sqrt(-2 * math.log(u1)) * math.cos(2 * math.pi * u2))
-        cost = cost + samples[s]
-      end
-      results[i] = {value = gpuexp.stats(samples).median, samples = samples, cost_s = cost / 1000}
-    end
-    return results
-  end
-end
+local S = dofile(gpuexp.script_dir .. "/synthetic_space.lua")(0.05, 100, 5)
+local points, coords, sizes, truth, optimum, evaluator = S.points, S.coords, S.sizes, S.truth, S.optimum, S.evaluator
 T.near(regret.z(0.975), 1.959964, 1e-5, "the normal quantile")
 T.near(regret.z(0.001), -3.090232, 1e-5, "in its tail")
 local covered, widths, missed, runs = 0, {}, 0, 0

@@ -12,34 +12,15 @@
 -- The bound is the larger of the parts, each at half of 1 - confidence (a union bound). A part with
 -- too few measurements to say anything is math.huge ("unbounded"). docs/howto/tune.md states the
 -- method and its validation on spaces with exhaustive ground truth.
+local paired = require("gpuexp.judge.paired")
+
 local M = {}
 
 M.CONFIDENCE = 0.9
 M.UNMEASURED_CAP = 2000 -- unmeasured configurations scored at most (a seeded sample beyond)
 
--- The standard normal quantile (Acklam's rational approximation, |error| < 1.2e-9).
-function M.z(p)
-  local a = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02, 1.383577518672690e+02,
-    -3.066479806614716e+01, 2.506628277459239e+00}
-  local b = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02, 6.680131188771972e+01,
-    -1.328068155288572e+01}
-  local c = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00, -2.549732539343734e+00,
-    4.374664141464968e+00, 2.938163982698783e+00}
-  local d = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00, 3.754408661907416e+00}
-  if p <= 0 then return -math.huge elseif p >= 1 then return math.huge end
-  local low = 0.02425
-  if p < low then
-    local q = math.sqrt(-2 * math.log(p))
-    return (((((c[1] * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) * q + c[6]) /
-      ((((d[1] * q + d[2]) * q + d[3]) * q + d[4]) * q + 1)
-  elseif p > 1 - low then
-    return -M.z(1 - p)
-  end
-  local q = p - 0.5
-  local r = q * q
-  return (((((a[1] * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * r + a[6]) * q /
-    (((((b[1] * r + b[2]) * r + b[3]) * r + b[4]) * r + b[5]) * r + 1)
-end
+-- The standard normal quantile (judge/paired.lua's).
+M.z = paired.normal_quantile
 
 -- A value as a cost: lower is better whatever the goal.
 local function log_cost(value, direction)
