@@ -172,6 +172,7 @@ local function sequential(state, next_index)
   end
   local room = math.floor(state.max_evals - state.evaluations + 1e-9)
   local batch = take(room)
+  ahead(state, batch) -- the first round is heard of before the second
   while #batch > 0 do
     if exhausted(state) then break end
     local following = take(math.max(0, room - #batch))
