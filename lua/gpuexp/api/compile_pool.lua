@@ -36,10 +36,10 @@ function M.is_helper()
   return gpuexp._worker ~= nil and (gpuexp._worker.slot or 0) >= M.SLOT_BASE
 end
 
--- A helper's loop: compiles what it is sent until told to stop; never returns.
-function M.serve(o)
+-- A helper's loop: compiles what it is sent until told to stop; never returns. (The tune's setup does
+-- not run: what a configuration compiles is a function of the configuration alone.)
+function M.serve()
   local channel = gpuexp._worker
-  if o.setup then pcall(o.setup) end
   while true do
     local message = channel.receive()
     if not message or message.op ~= "compile" then os.exit(0, false) end

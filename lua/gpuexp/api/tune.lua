@@ -408,7 +408,7 @@ end
 -- plan (which compiles and checks a few configurations and says what the tune would do).
 function M.run(spec)
   local t = settings_of(spec)
-  if pool.is_helper() then pool.serve(t.o) end -- a compile helper of this tune's pool: never returns
+  if pool.is_helper() then pool.serve() end -- a compile helper of this tune's pool: never returns
   add_space(t)
   add_records(t)
   t.start = start_points(t.o, t.space, t.stored)
