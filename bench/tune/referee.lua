@@ -9,12 +9,7 @@
 local json = require("gpuexp.store.json")
 local OUTDIR = assert(arg[1], "usage: gpuexp bench/tune/referee.lua OUTDIR")
 local space = dofile(gpuexp.script_dir .. "/convolution.lua").new()
-gpuexp.measure_defaults.min_time_ms = 50
-gpuexp.measure_defaults.min_samples = 50
-gpuexp.measure_defaults.max_samples = 200
-gpuexp.measure_defaults.warmup = 2
-gpuexp.measure_defaults.max_noise_pct = 1
-gpuexp.measure_defaults.timeout_s = 0.25
+dofile(gpuexp.script_dir .. "/policy.lua") -- the study's full measurement
 local ROUNDS = 5
 
 local function read(path)

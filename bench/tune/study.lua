@@ -35,14 +35,7 @@ else
   error("unknown space " .. SPACE)
 end
 
--- a tuning measurement: at least 50 samples and 50 ms, to 1% noise, 200 samples or 0.25 s (racing's
--- short levels scale the time down to 1 ms and the samples to 5)
-gpuexp.measure_defaults.min_time_ms = 50
-gpuexp.measure_defaults.min_samples = 50
-gpuexp.measure_defaults.max_samples = 200
-gpuexp.measure_defaults.warmup = 2
-gpuexp.measure_defaults.max_noise_pct = 1
-gpuexp.measure_defaults.timeout_s = 0.25
+dofile(here .. "/policy.lua") -- the study's full measurement
 
 local folder = OUTDIR .. "/" .. SPACE
 gpuexp.mkdir(OUTDIR)
