@@ -17,7 +17,8 @@ local paired = require("gpuexp.judge.paired")
 local M = {}
 
 M.CONFIDENCE = 0.9
-M.UNMEASURED_CAP = 2000 -- unmeasured configurations scored at most (a seeded sample beyond)
+M.UNMEASURED_CAP = 1000 -- unmeasured configurations scored at most (a seeded sample beyond)
+M.MEASURED_CAP = 500    -- measured ones the roughness is read from at most (a seeded sample beyond)
 
 -- The standard normal quantile (judge/paired.lua's).
 M.z = paired.normal_quantile
@@ -86,6 +87,14 @@ end
 local function unmeasured_bound(o, measured, winner_value, delta)
   local space, sizes, direction = o.space, o.space.sizes, o.direction
   if #measured < 3 then return math.huge, 0 end
+  local all = measured
+  if #measured > M.MEASURED_CAP then -- a seeded sample keeps the neighbour searches linear
+    local rng, order = o.generator(11), {}
+    for i = 1, #measured do order[i] = i end
+    for i = #order, 2, -1 do local j = rng.int(i); order[i], order[j] = order[j], order[i] end
+    measured = {}
+    for i = 1, M.MEASURED_CAP do measured[i] = all[order[i]] end
+  end
   -- leave-one-out residuals: how much better each was than its nearest other measured one
   local residuals = {}
   for i, m in ipairs(measured) do
@@ -98,9 +107,9 @@ local function unmeasured_bound(o, measured, winner_value, delta)
   local q = residuals[k]
   -- the unmeasured configurations (all of a listed space, a seeded sample of a large one)
   local seen = {}
-  for _, m in ipairs(measured) do seen[m.index] = true end
+  for _, m in ipairs(all) do seen[m.index] = true end
   local candidates, count = {}, 0
-  if space.count and space.count - #measured <= M.UNMEASURED_CAP then
+  if space.count and space.count - #all <= M.UNMEASURED_CAP then
     for index in space.each() do
       if not seen[index] then candidates[#candidates + 1] = index end
     end
@@ -113,7 +122,7 @@ local function unmeasured_bound(o, measured, winner_value, delta)
       if not index then break end
       if not seen[index] then seen[index] = true; candidates[#candidates + 1] = index end
     end
-    count = (space.count or space.estimate(o.generator(1))) - #measured
+    count = (space.count or space.estimate(o.generator(1))) - #all
   end
   if #candidates == 0 then return 0, 0 end
   local lowest = math.huge
