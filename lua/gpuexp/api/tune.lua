@@ -462,10 +462,11 @@ end
 
 -- The regret bound in one line.
 function M.regret_line(r)
-  return string.format("regret bound (%.0f%% confidence): the best configuration of the space is at most %s better " ..
-    "than the winner (selection %s: its interval against the rivals measured in full; exploration %s: %d measured " ..
-    "at a shorter level only, %d never measured)", r.confidence * 100, regret.text(r.bound), regret.text(r.selection),
-    regret.text(r.exploration), r.dropped, r.unmeasured)
+  local head = r.bound == math.huge and "unbounded: too few configurations measured to bound those never measured"
+    or "the best configuration of the space is at most " .. regret.text(r.bound) .. " better than the winner"
+  return string.format("regret bound (%.0f%% confidence): %s (selection %s: the winner's interval against the rivals " ..
+    "measured in full; exploration %s: %d measured at a shorter level only, %d never measured)", r.confidence * 100,
+    head, regret.text(r.selection), regret.text(r.exploration), r.dropped, r.unmeasured)
 end
 
 -- The tie set as a table: the axes, the objective, the ratio to the best, p and the interval.
