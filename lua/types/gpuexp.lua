@@ -453,9 +453,9 @@ function gpuexp.from_bits(type, bits) end
 ---@return table[] rows, string path, string[] columns
 function gpuexp.sweep(spec) end
 ---Searches a sweep's space for the configurations that minimise or maximise an objective under a
----budget; returns the tie set (docs/howto/tune.md). nil in an offline plan.
----@param spec {name?: string, axes: table, where?: fun(p: table): boolean, setup?: fun(), run: fun(p: table): table, objective?: string|{column: string, goal?: "min"|"max"}, condition?: string|fun(row: table): boolean, samples?: string, strategy?: "brute"|"random"|"racing"|"model", seed?: integer, max_evals?: number, budget_s?: number, start?: table[]|"stored", tie_pct?: number, alpha?: number, eta?: number, batch?: integer, sources?: string[], options?: table, history?: string, columns?: string[], out?: string, quiet?: boolean, timeout_s?: number}
----@return {best: table, ties: table[], drift: table[], strategy: string, evaluations: number, measured: integer, cost_s: number, stopped_by?: string, rounds: integer, prefix: string, rule: string}?
+---budget; returns the tie set and a regret bound (docs/howto/tune.md). nil in an offline plan.
+---@param spec {name?: string, axes: table, where?: fun(p: table): boolean, setup?: fun(), run: fun(p: table): table, compile?: fun(p: table): table, compile_workers?: integer, objective?: string|{column: string, goal?: "min"|"max"}, condition?: string|fun(row: table): boolean, samples?: string, strategy?: "brute"|"random"|"racing"|"model", seed?: integer, max_evals?: number, budget_s?: number, start?: table[]|"stored", tie_pct?: number, alpha?: number, confidence?: number, eta?: number, batch?: integer, sources?: string[], options?: table, history?: string, columns?: string[], out?: string, quiet?: boolean, timeout_s?: number}
+---@return {best: table, ties: table[], drift: table[], strategy: string, seed: integer, evaluations: number, measured: integer, configurations: integer, cost_s: number, wall_s: number, stopped_by?: string, rounds: integer, prefix: string, rule: string, regret: {bound: number, selection: number, exploration: number, confidence: number, dropped: integer, unmeasured: integer}, compile?: {workers: integer, jobs: integer, compile_s: number, wait_s: number, missed: integer, failed: integer}}?
 function gpuexp.tune(spec) end
 ---Two variants of one measurement timed in interleaved blocks until a stated minimum detectable
 ---effect is reached; a paired verdict (docs/howto/ab.md). nil in an offline plan.

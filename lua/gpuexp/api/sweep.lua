@@ -15,6 +15,9 @@ local known_options = {
   -- points that raise an error are results (gpuexp.tune's configurations that cannot launch): rows as
   -- usual, but they do not make the run exit 5 (a crash or a timeout still does)
   expect_failures = true,
+  -- the points themselves, in order, instead of the axes' product (gpuexp.tune's rounds: a batch of a
+  -- space too large to walk); each is a table of axis values, checked against the axes
+  points = true,
 }
 
 -- The columns gpuexp adds to every row: no axis may take their names.
@@ -62,6 +65,8 @@ local function strict_point(point, axes)
       gpuexp._did_you_mean(tostring(key), names), table.concat(names, ", ")))
   end})
 end
+
+M.normalize_axes, M.strict_point = normalize_axes, strict_point -- for api/space.lua's lazy spaces
 
 -- M.points(axes [, where]) -> list of points (tables axis name -> value), the filter applied.
 function M.points(axes, filter)
@@ -299,7 +304,17 @@ local function check_spec(spec)
   if spec.timeout_s ~= nil and (type(spec.timeout_s) ~= "number" or spec.timeout_s < 0) then
     gpuexp.error("usage", "sweep: 'timeout_s' must be a number of seconds >= 0 (0: no limit)")
   end
-  local points, axes = M.points(spec.axes, spec.where)
+  local points, axes
+  if spec.points then -- given whole (gpuexp.tune's rounds): each value must be one of its axis' values
+    axes, points = normalize_axes(spec.axes), {}
+    for i, given in ipairs(spec.points) do
+      local point = {}
+      for _, axis in ipairs(axes) do point[axis.name] = given[axis.name] end
+      points[i] = point
+    end
+  else
+    points, axes = M.points(spec.axes, spec.where)
+  end
   if #points == 0 then gpuexp.error("usage", "sweep: the filter ('where') left no point to run") end
   local name = spec.name or "sweep"
   if type(name) ~= "string" or name == "" then gpuexp.error("usage", "sweep: 'name' must be a non-empty string") end
