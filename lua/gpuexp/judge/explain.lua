@@ -27,6 +27,7 @@
 local csv = require("gpuexp.store.csv")
 local history = require("gpuexp.store.history")
 local rule = require("gpuexp.judge.rule")
+local stats = require("gpuexp.judge.stats")
 
 local M = {}
 
@@ -175,7 +176,7 @@ local function change_text(counter, base, new, values, change_pct)
   local noise = math.max(2 * counter.floor, M.NOISE_SPREADS * spread_of(counter, values, rule.median(values)))
   -- and past every one of those nights by the floor: a new value inside what they already did
   -- is no change, however tight the others were
-  local low, high = math.min(table.unpack(values)), math.max(table.unpack(values))
+  local low, high = stats.range(values)
   local margin = counter.kind == "relative" and math.abs(base) * counter.floor / 100 or counter.floor
   local outside = counter.kind == "count" or new >= high + margin or new <= low - margin
   if not outside then return nil end
