@@ -454,12 +454,24 @@ function M.explain(base_rows, new_row, change_pct, noise_rows, time_ms)
   return findings, accounting
 end
 
--- The runs whose counters tell the points of run_id their noise: its sweep's last NOISE_NIGHTS
--- nights (five nights alone cannot bound it: docs/explanation/what-changed.md). The nightly and the site
--- read the same.
+-- The runs whose counters tell the points of run_id their noise when the judge named none: its
+-- sweep's last NOISE_NIGHTS nights (five nights alone cannot bound it:
+-- docs/explanation/what-changed.md).
 function M.noise_runs(db, run_id)
   local runs = {}
   for i, id in ipairs(history.baseline_ids(db, run_id, M.NOISE_NIGHTS)) do runs[i] = history.load_run(db, id) end
+  return runs
+end
+
+-- The runs whose counters tell an entry's point its noise: the last NOISE_NIGHTS of the point's
+-- baseline nights its judge named (e.noise_ids, judge/verdict.lua: never a night of an open
+-- regression, nor a night of the creep being explained), each loaded by load(id); nil when the
+-- judge named none. The nightly and the site read the same.
+function M.noise_of(e, load)
+  local ids = e.noise_ids
+  if not ids then return nil end
+  local runs = {}
+  for i = math.max(1, #ids - M.NOISE_NIGHTS + 1), #ids do runs[#runs + 1] = load(ids[i]) end
   return runs
 end
 
@@ -521,12 +533,21 @@ function M.entry(e, base_runs, new_run, noise_runs)
 end
 
 -- The explanation of a slower regression e of a recorded night (run, from db) as its nightly gave
--- it: the counters against e's baselines with the noise of the sweep's recent nights, and when
+-- it: the counters against e's baselines with the noise of the point's baseline nights, and when
 -- nothing accounts, the diagnosis its confirm stage wrote in the night's folder. read: a table
 -- kept for the night's other points (what was loaded once).
 function M.recorded(db, e, run, read)
-  read.noise = read.noise or M.noise_runs(db, run.record.id)
-  local text, accounted = M.entry(e, e.base_runs or {}, run, read.noise)
+  read.runs = read.runs or {}
+  local function load(id)
+    read.runs[id] = read.runs[id] or history.load_run(db, id)
+    return read.runs[id]
+  end
+  local noise = M.noise_of(e, load)
+  if not noise then
+    read.noise = read.noise or M.noise_runs(db, run.record.id)
+    noise = read.noise
+  end
+  local text, accounted = M.entry(e, e.base_runs or {}, run, noise)
   local output = run.info and run.info.sweep and run.info.sweep.output
   if read.diagnoses == nil and accounted == false and output then
     local readable, rows = pcall(csv.read, M.diagnoses_path(output:match("^(.*)/[^/]*$") or ".", run.record.experiment))
