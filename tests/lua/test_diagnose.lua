@@ -144,7 +144,7 @@ f = case({[SOL_C] = 30, [SOL_M] = 25}, {long_scoreboard = 50, wait = 20, selecte
 T.near(f.price.speedup, 2.0, 1e-9, "too few blocks: the work over every SM, 1 / 0.5")
 T.near(f.price.low, 1 / (1 - 0.35), 1e-9, "its interval's low end: f (1 - 0.3)")
 T.near(f.price.high, 1 / (1 - 0.65), 1e-9, "and high end: f (1 + 0.3)")
-T.ok(has(f, "if fixed: about 2x faster (1.5x to 2.9x; the work spread over every SM"), f.text)
+T.ok(has(f, "if fixed: about 2x faster (1.54x to 2.86x; the work spread over every SM"), f.text)
 f = case({[SOL_C] = 10, [SOL_M] = 70, [LD] = 12.5, ["smsp__sass_inst_executed_op_global_ld.sum"] = 1e5})
 T.near(f.price.fraction, 0.7 * (1 - 1 / 8), 1e-9, "uncoalesced loads: the memory share less the amplification")
 f = case(fields, {math_pipe_throttle = 30, wait = 40, selected = 10})

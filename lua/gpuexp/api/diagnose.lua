@@ -28,7 +28,8 @@ M.names = {
   "smsp__sass_inst_executed_op_global_atom.sum", "smsp__sass_inst_executed_op_global_red.sum",
   "smsp__inst_executed.sum", "gpu__time_duration.sum", "dram__bytes.sum",
   "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
-  "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum",
+  "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum", "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum",
+  "smsp__sass_thread_inst_executed_op_dadd_pred_on.sum", "smsp__sass_thread_inst_executed_op_dmul_pred_on.sum",
   "smsp__sass_inst_executed_op_shared_ld.sum", "smsp__sass_inst_executed_op_shared_st.sum",
   "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
   -- local memory (spills, per-thread arrays indexed at run time), the FP64 pipe against FP32's
@@ -70,16 +71,19 @@ end
 -- 1 / (1 - f), its interval that of f (1 - u) .. f (1 + u) (f at most MAX_FRACTION). Each model
 -- (M.PRICES, docs/explanation/diagnose-and-counters.md) says what it assumes. The corpus of
 -- causes measures the realized gains against it (rank correlation, interval coverage).
-M.MAX_FRACTION = 0.98
+M.MAX_FRACTION = 0.995 -- (200x: contended atomics cost that much)
 local function share_of(f, ...)
   local total = 0
   for _, reason in ipairs({...}) do total = total + (f.stall_share[reason] or 0) end
   return total / 100
 end
 M.PRICES = {
-  ["contended atomics"] = {u = 0.3, model = "the waits atomics cause removed (drain, lg_throttle, membar and " ..
-    "long_scoreboard shares of the stalls)",
-    fraction = function(f) return share_of(f, "drain", "lg_throttle", "membar", "long_scoreboard") end},
+  ["contended atomics"] = {u = 0.3, model = "the time the serialized atomics cost: the larger of the waits they " ..
+    "cause (drain, lg_throttle, membar, long_scoreboard shares) and the units' idle share (1 - max SoL)",
+    fraction = function(f)
+      return math.max(share_of(f, "drain", "lg_throttle", "membar", "long_scoreboard"),
+        1 - math.max(f.sol_memory_pct, f.sol_compute_pct) / 100)
+    end},
   ["shared-memory bank conflicts"] = {u = 0.5, model = "the extra wavefronts removed: (1 - 1/ways) of the shared " ..
     "memory's waits (mio_throttle and short_scoreboard shares)",
     fraction = function(f) return (1 - 1 / f.shared_ways) * share_of(f, "mio_throttle", "short_scoreboard") end},
@@ -96,7 +100,7 @@ M.PRICES = {
     fraction = function(f) return share_of(f, "barrier", "short_scoreboard", "mio_throttle") end},
   ["FP64 arithmetic"] = {u = 0.3, model = "the FP64 pipe's time at FP32's rate: FP64 pipe activity x (1 - FP64 " ..
     "rate / FP32 rate)",
-    fraction = function(f) return (f.fp64_pipe_pct or 0) / 100 * (1 - (f.fp64_rate_ratio or 0.5)) end},
+    fraction = function(f) return (f.fp64_pipe_pct or f.sol_compute_pct) / 100 * (1 - (f.fp64_rate_ratio or 0.5)) end},
   ["branch divergence"] = {u = 0.3, model = "every lane active: 1 - active threads per instruction / the lanes " ..
     "warps start with",
     fraction = function(f) return 1 - f.threads_per_instruction / f.launch_lanes end},
@@ -126,7 +130,7 @@ function M.price(f)
 end
 
 local function price_text(price)
-  return string.format("if fixed: about %.2gx faster (%.2gx to %.2gx; %s)", price.speedup, price.low, price.high,
+  return string.format("if fixed: about %.3gx faster (%.3gx to %.3gx; %s)", price.speedup, price.low, price.high,
     price.model)
 end
 
@@ -253,11 +257,13 @@ function M.judge(v, resources, ceilings, block, shape)
     evidence[#evidence + 1] = string.format("%d blocks of %d threads for %d SMs: %d SMs (%.0f%%) get no block%s",
       blocks, findings.block_threads, sms, sms - math.min(blocks, sms), 100 - findings.sms_busy_pct,
       sm_active and string.format("; the SMs had work %.0f%% of the time", sm_active) or "")
-  elseif fp64_pipe and fp64_pipe >= M.FP64_PIPE_PCT then
+  elseif (fp64_pipe and fp64_pipe >= M.FP64_PIPE_PCT) or
+    (v.fp64_flop and v.fp32_flop and v.fp64_flop > v.fp32_flop and sol_compute >= 40) then
     verdict = "FP64 arithmetic"
-    evidence[#evidence + 1] = string.format("the FP64 pipe is active %.0f%% of the time%s: double precision where " ..
+    evidence[#evidence + 1] = string.format("the FP64 pipe is active %.0f%% of the time%s%s: double precision where " ..
       "single would do? (check literals and math functions: 1.0 and sqrt() are doubles, 1.0f and sqrtf() are not)",
-      fp64_pipe, findings.fp64_rate_ratio and string.format(", at %.3g of FP32's rate on this GPU",
+      fp64_pipe or 0, v.fp64_flop and string.format(" (%.3g FP64 FLOP, %.3g FP32)", v.fp64_flop, v.fp32_flop or 0) or "",
+      findings.fp64_rate_ratio and string.format(", at %.3g of FP32's rate on this GPU",
       findings.fp64_rate_ratio) or "")
   elseif barrier >= M.BARRIER_PCT and sol_compute < 60 and sol_memory < 60 then
     verdict = "barrier stalls"

@@ -8,9 +8,9 @@
 -- those nights by the floor. Counts near zero are no evidence: a change of bytes is named only
 -- when it moves at least BYTES_FLOOR_GBPS over the kernel's time (under that it could not move the
 -- time by 1% even at a GPU's full bandwidth: a kernel that lives in L2 moves a few KB of DRAM by
--- 40% from night to night), and a change of requests (local, atomic), or a ratio per request
--- (sectors, wavefronts), only when those requests are at least REQUEST_SHARE of the warp
--- instructions.
+-- 40% from night to night), a change of the L2 hit rate only when the misses it makes move that
+-- many bytes, and a change of requests (local, atomic), or a ratio per request (sectors,
+-- wavefronts), only when those requests are at least REQUEST_SHARE of the warp instructions.
 --
 -- A named change must account for the time that moved. The accounting model: each counter
 -- stands for a resource, and its effect is the change of the time if the kernel's time were
@@ -23,8 +23,8 @@
 --   achieved occupancy, SM clock,         base / new: fewer warps to hide latency, fewer cycles a second,
 --   SMs active                            fewer SMs at work
 --   registers, shared memory bytes        through the achieved occupancy they moved (none when it stayed)
---   spills, local memory (stack frame,    through the instructions and the L2 traffic they added
---   local requests)
+--   spills, local memory (stack frame,    through the instructions, the L2 traffic or the warp cycles they
+--   local requests)                       added (local memory that hits in L1 costs latency, not bytes)
 --   launch shape (blocks, threads a       the SMs given a block (base / new share) or the achieved
 --   block)                                occupancy it moved, the larger
 --   atomics                               through the warp cycles per instruction they added (the waits of
@@ -32,7 +32,8 @@
 --   tensor pipe                           when its work (activity x time) fell by half: through the
 --                                         instructions of the path that replaced it
 --   FP64 pipe                             its work now less its work before, in base times: activity x time
---   warp cycles per issued instruction    their ratio (the stall reasons' shares in them say which waits grew)
+--   warp cycles per issued instruction    the warp cycles' ratio: instructions x cycles per issued instruction
+--                                         (the stall reasons' shares in them say which waits grew)
 -- A change accounts for a time change of T% when its effect is at least half of T (ACCOUNT_SHARE):
 -- a kernel rarely has one limiter, but a change far smaller than the time's cannot be its cause.
 -- The changes that account come first, the most telling first; the others follow, each marked
@@ -85,7 +86,8 @@ M.COUNTERS = {
   {column = "ctr_instructions", label = "instructions", kind = "relative", floor = 1, work = true},
   {column = "ctr_dram_bytes", label = "DRAM bytes", kind = "relative", floor = 2, traffic = 1, bytes = true},
   {column = "ctr_l2_bytes", label = "L2 bytes", kind = "relative", floor = 2, traffic = 2, bytes = true},
-  {column = "ctr_l2_hit_pct", label = "L2 hit rate", kind = "points", floor = 5, unit = "%", traffic = 3},
+  {column = "ctr_l2_hit_pct", label = "L2 hit rate", kind = "points", floor = 5, unit = "%", traffic = 3,
+    misses_of = "ctr_l2_bytes"},
   {column = "ctr_l1_hit_pct", label = "L1 hit rate", kind = "points", floor = 5, unit = "%", traffic = 4},
   {column = "ctr_stall_cycles", label = "warp cycles per issued instruction", kind = "relative", floor = 10, unit = "",
     rank = 6},
@@ -170,7 +172,10 @@ local function effects(b, n, moved, change_pct)
   effect.ctr_instructions = growth(b.ctr_instructions, n.ctr_instructions)
   effect.ctr_dram_bytes = growth(b.ctr_dram_bytes, n.ctr_dram_bytes)
   effect.ctr_l2_bytes = growth(b.ctr_l2_bytes, n.ctr_l2_bytes)
-  effect.ctr_stall_cycles = growth(b.ctr_stall_cycles, n.ctr_stall_cycles)
+  -- the warp cycles: instructions x cycles per issued instruction (the time at the same warps and clock)
+  local function warp_cycles(row) return row.ctr_stall_cycles and row.ctr_instructions and row.ctr_stall_cycles * row.ctr_instructions end
+  effect.ctr_stall_cycles = warp_cycles(b) and warp_cycles(n) and growth(warp_cycles(b), warp_cycles(n))
+    or growth(b.ctr_stall_cycles, n.ctr_stall_cycles)
   for _, column in ipairs({"ctr_l2_hit_pct", "ctr_l1_hit_pct"}) do
     if b[column] and n[column] then effect[column] = growth(100 - b[column], 100 - n[column]) end
   end
@@ -191,7 +196,7 @@ local function effects(b, n, moved, change_pct)
   for _, column in ipairs({"ctr_registers", "ctr_shared_bytes"}) do
     effect[column] = moved.ctr_occupancy_pct and effect.ctr_occupancy_pct or 0
   end
-  effect.ctr_spill_bytes = math.max(effect.ctr_instructions, effect.ctr_l2_bytes)
+  effect.ctr_spill_bytes = math.max(effect.ctr_instructions, effect.ctr_l2_bytes, effect.ctr_stall_cycles)
   effect.ctr_stack_bytes = effect.ctr_spill_bytes
   effect.ctr_local_requests = effect.ctr_spill_bytes
   -- the launch: fewer SMs given a block, or the warps an SM holds (the larger)
@@ -218,8 +223,13 @@ end
 -- bytes under the rate floor over the kernel's time, requests (or the requests a ratio is per)
 -- under the share floor of the warp instructions.
 local function below_counts_floor(counter, base, new, base_row, new_row, time_ms)
-  if counter.bytes and time_ms and time_ms > 0 then
-    return math.abs(new - base) < M.BYTES_FLOOR_GBPS * 1e6 * time_ms -- GB/s x ms = 1e6 bytes
+  local bytes_floor = time_ms and time_ms > 0 and M.BYTES_FLOOR_GBPS * 1e6 * time_ms -- GB/s x ms = 1e6 bytes
+  if counter.bytes and bytes_floor then return math.abs(new - base) < bytes_floor end
+  if counter.misses_of and bytes_floor then
+    -- a hit rate matters through the misses it makes: the traffic it sends one level down
+    local traffic = math.max(finite(base_row[counter.misses_of]) and base_row[counter.misses_of] or 0,
+      finite(new_row[counter.misses_of]) and new_row[counter.misses_of] or 0)
+    return math.abs(new - base) / 100 * traffic < bytes_floor
   end
   local instructions = math.max(finite(base_row.ctr_instructions) and base_row.ctr_instructions or 0,
     finite(new_row.ctr_instructions) and new_row.ctr_instructions or 0)
@@ -284,7 +294,8 @@ local function compare_counters(base_rows, new_row, noise_rows, change_pct, memo
   local c = {found = {}, moved = {}, b = {}, n = {}, unchanged = 0, present = false}
   -- the baseline's row of medians, for the floors that read another column
   local base_row = {}
-  for _, column in ipairs({"ctr_instructions", "ctr_load_requests", "ctr_store_requests", "ctr_shared_requests"}) do
+  for _, column in ipairs({"ctr_instructions", "ctr_load_requests", "ctr_store_requests", "ctr_shared_requests",
+    "ctr_l2_bytes"}) do
     base_row[column] = rule.median(numbers_of(base_rows, column))
   end
   for _, column in ipairs({"ctr_sms_busy_pct", "ctr_waves", "ctr_load_requests", "ctr_store_requests",
