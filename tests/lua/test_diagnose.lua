@@ -142,9 +142,9 @@ T.eq(case({[SOL_C] = 0.3, [SOL_M] = 0.4}, {long_scoreboard = 99}, nil, 1, {grid 
 -- Price tags: the speedup if fixed, by the verdict's model, from the values alone
 f = case({[SOL_C] = 30, [SOL_M] = 25}, {long_scoreboard = 50, wait = 20, selected = 5}, nil, 256, {grid = 66, sms = 132})
 T.near(f.price.speedup, 2.0, 1e-9, "too few blocks: the work over every SM, 1 / 0.5")
-T.near(f.price.low, 1 / (1 - 0.35), 1e-9, "its interval's low end: f (1 - 0.3)")
-T.near(f.price.high, 1 / (1 - 0.65), 1e-9, "and high end: f (1 + 0.3)")
-T.ok(has(f, "if fixed: about 2x faster (1.54x to 2.86x; the work spread over every SM"), f.text)
+T.near(f.price.low, 2 ^ 0.7, 1e-9, "its interval's low end: speedup^(1 - 0.3)")
+T.near(f.price.high, 2 ^ 1.3, 1e-9, "and high end: speedup^(1 + 0.3)")
+T.ok(has(f, "if fixed: about 2x faster (1.62x to 2.46x; the work spread over every SM"), f.text)
 f = case({[SOL_C] = 10, [SOL_M] = 70, [LD] = 12.5, ["smsp__sass_inst_executed_op_global_ld.sum"] = 1e5})
 T.near(f.price.fraction, 0.7 * (1 - 1 / 8), 1e-9, "uncoalesced loads: the memory share less the amplification")
 f = case(fields, {math_pipe_throttle = 30, wait = 40, selected = 10})

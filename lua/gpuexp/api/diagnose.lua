@@ -47,7 +47,7 @@ M.names = {
 -- loads, which once read "read amplification 100x").
 M.FLOOR = {count = 1024, share = 0.01}
 -- the shares above which a barrier, and the FP64 pipe, are a verdict
-M.BARRIER_PCT = 20
+M.BARRIER_PCT = 15
 M.FP64_PIPE_PCT = 40
 
 -- The threads of a block ({x, y, z} or a number), and the lanes its warps start with on average
@@ -67,8 +67,9 @@ local function grid_blocks(grid)
 end
 
 -- The price tag of a verdict: the fraction f of the kernel's time the fix would remove, from the
--- findings (so from the collected values alone), with a relative uncertainty u; the speedup is
--- 1 / (1 - f), its interval that of f (1 - u) .. f (1 + u) (f at most MAX_FRACTION). Each model
+-- findings (so from the collected values alone), with an uncertainty u; the speedup s is
+-- 1 / (1 - f) (f at most MAX_FRACTION), its interval s^(1 - u) .. s^(1 + u): u is the model's
+-- relative uncertainty on the logarithm of the speedup. Each model
 -- (M.PRICES, docs/explanation/diagnose-and-counters.md) says what it assumes. The corpus of
 -- causes measures the realized gains against it (rank correlation, interval coverage).
 M.MAX_FRACTION = 0.995 -- (200x: contended atomics cost that much)
@@ -124,9 +125,9 @@ function M.price(f)
   local ok, fraction = pcall(price.fraction, f)
   if not ok or type(fraction) ~= "number" or fraction ~= fraction then return nil end
   fraction = math.max(0, math.min(M.MAX_FRACTION, fraction))
-  local low, high = fraction * (1 - price.u), math.min(M.MAX_FRACTION, fraction * (1 + price.u))
-  return {speedup = 1 / (1 - fraction), low = 1 / (1 - math.max(0, low)), high = 1 / (1 - high), fraction = fraction,
-    model = price.model}
+  local speedup = 1 / (1 - fraction)
+  return {speedup = speedup, low = speedup ^ (1 - price.u), high = math.min(1 / (1 - M.MAX_FRACTION), speedup ^ (1 + price.u)),
+    fraction = fraction, model = price.model}
 end
 
 local function price_text(price)
