@@ -238,13 +238,7 @@ for _, change in ipairs({
   nights[#nights + 1] = {variant = ""} -- the change reverted
 end
 
--- whether an explanation is the one expected (a pattern, or a list of patterns any of which may match)
-local function matches(line, expect)
-  if not line then return false end
-  if type(expect) == "string" then return line:find(expect) ~= nil end
-  for _, pattern in ipairs(expect) do if line:find(pattern) then return true end end
-  return false
-end
+local matches = T.matches -- (an explanation against a pattern or a list of them)
 local table_rows = {"| night | change | expected | exit | got |", "| --- | --- | --- | --- | --- |"}
 -- every night's counters, for bench/: the no-change nights are the counters' recorded noise
 -- (tests/lua/test_explain.lua draws its no-change nights from them when the file is there)

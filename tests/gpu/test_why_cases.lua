@@ -136,13 +136,7 @@ local function counter_row(kernel, spec, ms)
   return row
 end
 
--- whether the first finding is the one expected (a pattern, or a list of patterns)
-local function matches(line, expect)
-  if not line then return false end
-  if type(expect) == "string" then return line:find(expect) ~= nil end
-  for _, pattern in ipairs(expect) do if line:find(pattern) then return true end end
-  return false
-end
+local matches = T.matches -- (an explanation against a pattern or a list of them)
 
 local wrong, lines, raw = {}, {}, {}
 lines[1] = "| case | good ms | bad ms | realized | diagnose | price tag | explanation (first finding) | no-change explanation |"
