@@ -202,9 +202,13 @@ function M.take()
   local started = gpuexp.clock()
   local values, why
   if p.launch then values, why = p.target:collect(p.launch) else values, why = p.target:metrics{metrics = M.names} end
-  if not values then return {ctr_note = "no counters: " .. tostring(why)} end
-  local fields = M.fields(values, p.launch and p.target:resources(), p.launch and p.launch.shared,
-    p.launch and M.launch_shape(p.target, p.launch))
+  local shape = p.launch and M.launch_shape(p.target, p.launch) -- (no counter needed: kept when they fail)
+  if not values then
+    local fields = {ctr_note = "no counters: " .. tostring(why)}
+    for column, value in pairs(shape or {}) do fields[column] = value end
+    return fields
+  end
+  local fields = M.fields(values, p.launch and p.target:resources(), p.launch and p.launch.shared, shape)
   fields.ctr_seconds = gpuexp.clock() - started
   return fields
 end
