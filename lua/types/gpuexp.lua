@@ -460,7 +460,7 @@ function gpuexp.tune(spec) end
 ---Two variants of one measurement timed in interleaved blocks until a stated minimum detectable
 ---effect is reached; a paired verdict (docs/ab.md). nil in an offline plan.
 ---@param spec {name?: string, a?: any, b?: any, variant?: fun(v: table): any, variants?: {A?: table, B?: table}, mde_pct?: number, budget_s?: number, min_blocks?: integer, max_blocks?: integer, block_ms?: number, block_reps?: integer, warmup?: integer, cold?: boolean, confidence?: number, power?: number, threshold_pct?: number, seed?: integer, quiet?: boolean}
----@return {verdict: "slower"|"faster"|"same", basis: string, summary: table, a_median_ms: number, b_median_ms: number, gpu_s: number, nvbench: table, compare: table}?
+---@return {verdict: "slower"|"faster"|"same"|"undecided", basis: string, summary: table, a_median_ms: number, b_median_ms: number, gpu_s: number, nvbench: table, compare: table}?
 function gpuexp.ab(spec) end
 ---The enumeration of a sweep's points alone.
 ---@param axes table
