@@ -460,7 +460,7 @@ function gpuexp.tune(spec) end
 ---Two variants of one measurement timed in interleaved blocks until a stated minimum detectable
 ---effect is reached; a paired verdict (docs/howto/ab.md). nil in an offline plan.
 ---@param spec {name?: string, a?: any, b?: any, variant?: fun(v: table): any, variants?: {A?: table, B?: table}, mde_pct?: number, budget_s?: number, min_blocks?: integer, max_blocks?: integer, block_ms?: number, block_reps?: integer, warmup?: integer, cold?: boolean, confidence?: number, power?: number, threshold_pct?: number, seed?: integer, quiet?: boolean}
----@return {verdict: "slower"|"faster"|"same", basis: string, summary: table, a_median_ms: number, b_median_ms: number, gpu_s: number, nvbench: table, compare: table}?
+---@return {verdict: "slower"|"faster"|"same"|"undecided", basis: string, summary: table, a_median_ms: number, b_median_ms: number, gpu_s: number, nvbench: table, compare: table}?
 function gpuexp.ab(spec) end
 ---The enumeration of a sweep's points alone.
 ---@param axes table
@@ -557,8 +557,11 @@ function gpuexp.expand_metrics(list, chip) end
 ---@return table[]|nil values, gpuexp.MetricsInfo|string info
 function gpuexp.metrics(spec) end
 ---A verdict for one launch from its counters (memory-bound, compute-bound, latency-bound, contended
----atomics, bank conflicts, register spills, branch divergence, uncoalesced loads) with its evidence:
----findings.verdict, findings.evidence (strings), findings.text, and the numbers (SoL %, stalls, occupancy).
+---atomics, bank conflicts, register spills, local memory, uncoalesced loads or stores, too few blocks,
+---FP64 arithmetic, barrier stalls, branch divergence) with its evidence, never from counts under a
+---stated floor: findings.verdict, findings.evidence (strings), findings.text, findings.price (the
+---speedup if fixed: {speedup, low, high, fraction, model}), findings.values (every value collected)
+---and the numbers (SoL %, stalls, occupancy).
 ---@param kernel gpuexp.Kernel
 ---@param spec gpuexp.LaunchSpec
 ---@return table|nil findings, string? why

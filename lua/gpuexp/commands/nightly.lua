@@ -359,15 +359,15 @@ end
 
 -- The result's regressions (slower, or ok in the baseline and failing now), each slower one with
 -- what its counters say changed, and a failure when points fail that had no ok baseline either.
--- The counters' noise is read from the sweep's recent nights (explain.noise_runs), loaded only when
--- a point is slower.
+-- The counters' noise is read from the point's baseline nights its judge named (explain.noise_of:
+-- no night of an open regression or of the creep explained), loaded only when a point is slower.
 local function classify(night, result)
   result.regressions = {}
-  local noise_runs
+  local function load(id) return verdict.load(result.state, id) end
   for _, e in ipairs(result.comparison.points) do
     if compare.is_regression(e) then
       if e.verdict == "slower" then
-        noise_runs = noise_runs or explain.noise_runs(night.db, result.run_id)
+        local noise_runs = explain.noise_of(e, load) or explain.noise_runs(night.db, result.run_id)
         e.explanation, e.accounted = explain.entry(e, e.base_runs or {}, result.run, noise_runs)
       end
       result.regressions[#result.regressions + 1] = e

@@ -57,8 +57,9 @@ function M.what(option)
   return "a value"
 end
 
+-- (a number is finite: "1e309" reads as infinity where "inf" is no number at all; neither is a value)
 local function number_in_bounds(option, value)
-  return value and value == value and (not option.min or value >= option.min)
+  return value and value == value and value ~= math.huge and value ~= -math.huge and (not option.min or value >= option.min)
     and (not option.max or value <= option.max) and (not option.above or value > option.above)
 end
 
@@ -76,7 +77,7 @@ M.types = {
   end,
   seconds = function(_, text)
     local value = tonumber(text)
-    if value and value == value and value >= 0 then return value end
+    if value and value == value and value >= 0 and value < math.huge then return value end
   end,
   choice = function(option, text)
     for _, choice in ipairs(option.choices) do if choice == text then return text end end

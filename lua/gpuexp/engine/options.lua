@@ -90,7 +90,7 @@ end
 function M.parse_point_timeout(text)
   if text == nil then return M.DEFAULT_POINT_TIMEOUT_S end
   local seconds = tonumber(text)
-  if not seconds or seconds ~= seconds or seconds < 0 then
+  if not seconds or seconds ~= seconds or seconds < 0 or seconds == math.huge then
     return nil, "--point-timeout takes seconds >= 0 (0: no limit), got '" .. tostring(text) .. "'"
   end
   if seconds >= 1e9 then return 0 end
