@@ -258,6 +258,32 @@ unsigned long long gx_process_start_time(pid_t pid)
     return 0;
 }
 
+int gx_process_ending(pid_t pid)
+{
+    char path[64], text[4096];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 1;
+    ssize_t got = read(fd, text, sizeof text - 1);
+    close(fd);
+    text[got > 0 ? got : 0] = 0;
+    const char *state = strstr(text, "\nState:");
+    if (state) {
+        state += strlen("\nState:");
+        state += strspn(state, " \t");
+        if (*state == 'Z' || *state == 'X') /* a zombie, or dead */
+            return 1;
+    }
+    static const char *const pending[] = {"\nShdPnd:", "\nSigPnd:"};
+    for (int i = 0; i < 2; i++) {
+        const char *line = strstr(text, pending[i]);
+        if (line && (strtoull(line + strlen(pending[i]), NULL, 16) >> (SIGKILL - 1) & 1))
+            return 1;
+    }
+    return 0;
+}
+
 int gx_process_end_recorded(const char *path)
 {
     FILE *file = fopen(path, "re");

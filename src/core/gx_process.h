@@ -79,6 +79,8 @@ int gx_process_finish(gx_guarded *started, const gx_run_options *options, gx_run
 /* A process's start time (field 22 of /proc/PID/stat, clock ticks since boot), or 0 when there is
    no such process: with the pid, what tells a process from a later one given the same pid. */
 unsigned long long gx_process_start_time(pid_t pid);
+/* Whether a process is gone or on its way out (a zombie, or SIGKILL pending): 1, else 0. */
+int gx_process_ending(pid_t pid);
 
 /* Ends (SIGKILL) the process group a file written by gx_process_run's record names, if its leader
    (the guard) or the command is still the process that was recorded (same start time: a reused pid

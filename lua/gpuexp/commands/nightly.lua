@@ -218,7 +218,9 @@ local function set_up(o)
     end
     for _, gpu in ipairs(gpus) do
       local path = string.format("%s/gpuexp-nightly-%s.lock", lock_dir, gpu.uuid)
-      local locked, note, kind = gpuexp._process.lock(path)
+      -- shared: the night's runs (and all they start) hold it too, so that the next night takes
+      -- it only once every one of them has ended, even after this nightly is killed
+      local locked, note, kind = gpuexp._process.lock(path, true)
       if not locked then
         release_locks()
         night.db:close()
