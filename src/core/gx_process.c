@@ -438,8 +438,10 @@ static void on_watchdog(int signal_number)
     static const char text[] =
         "gpuexp: interrupted; the running point did not return within the grace time (a "
         "kernel still running on the GPU ends with this process); rows written so far are kept\n";
-    ssize_t written = write(STDERR_FILENO, text, sizeof text - 1); /* nothing to do if it fails */
-    (void)written;
+    if (gx_worker_channel() < 0) { /* a worker's supervisor says why the run stopped */
+        ssize_t written = write(STDERR_FILENO, text, sizeof text - 1); /* nothing to do if it fails */
+        (void)written;
+    }
     gx_process_end_children(SIGKILL);
     _exit(128 + stop_signal);
 }
