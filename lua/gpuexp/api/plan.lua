@@ -39,10 +39,24 @@ Planned.__tostring = function(self)
   return string.format("gpuexp.Buffer(planned, %s x %d)", rawget(self, "type"), rawget(self, "count"))
 end
 
-function M.buffer(element_type, count)
+-- A planned buffer, its arguments checked as a GPU's (the same messages); level: the caller's
+-- level for the error (the script's line).
+function M.buffer(element_type, count, level)
+  level = level or 3
   local size = element_bytes[element_type]
-  if not size then gpuexp.error("usage", "unknown element type '" .. tostring(element_type) .. "'", 3) end
-  if math.type(count) ~= "integer" or count < 0 then gpuexp.error("usage", "element count must be an integer >= 0", 3) end
+  if not size then
+    gpuexp.error("usage", "unknown element type '" .. tostring(element_type) .. "' (f32, f64, f16, bf16, fp8_e4m3, " ..
+      "fp8_e5m2, i8, u8, i16, u16, i32, u32, i64, u64)", level)
+  end
+  if math.type(count) ~= "integer" and not (math.type(count) == "float" and count == math.floor(count) and
+    count >= -2.0 ^ 63 and count < 2.0 ^ 63) then
+    gpuexp.error("usage", "element count must be a whole number >= 0, got " .. tostring(count), level)
+  end
+  count = math.tointeger(count)
+  if count < 0 then gpuexp.error("usage", "element count must be >= 0, got " .. count, level) end
+  if count > math.maxinteger // size then
+    gpuexp.error("usage", string.format("buffer of %d elements is too large", count), level)
+  end
   return setmetatable({kind = "planned", type = element_type, count = count, bytes = count * size}, Planned)
 end
 
@@ -73,7 +87,10 @@ function M.device(arch)
     for name, field in pairs(attribute_names) do all[name] = facts[field] end
     return all
   end
-  function device:alloc(element_type, count) return M.buffer(element_type, count) end
+  function device:alloc(element_type, count)
+    local buffer = M.buffer(element_type, count) -- not a tail call: the error names the script's line
+    return buffer
+  end
   function device:synchronize() end
   function device:memory_info() return nil end
   function device:flush_l2() end -- enqueued on a GPU; nothing to evict in a plan
@@ -157,7 +174,10 @@ function M.install(gpuexp)
   gpuexp.stream_priorities = function() return 0, -5 end -- (every Hopper and Ampere GPU's range)
   local host = gpuexp.host
   gpuexp.host = function(element_type, count, options)
-    if type(options) == "table" and options.pinned then return M.buffer(element_type, count) end
+    if type(options) == "table" and options.pinned then
+      local buffer = M.buffer(element_type, count) -- not a tail call: the error names the script's line
+      return buffer
+    end
     return host(element_type, count, options)
   end
 end

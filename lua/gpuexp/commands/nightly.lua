@@ -185,6 +185,8 @@ local function set_up(o)
     end
   end
   if not o.suite then say("which suite? (gpuexp nightly --help)"); return nil, EXIT.USAGE end
+  -- '' would name the shipped experiments' folder itself: every one of them run as the suite
+  if o.suite == "" then say("the suite is an empty name: give a folder of experiments or a suite file"); return nil, EXIT.USAGE end
   -- a shipped suite by name: gpuexp nightly nightly
   if not file_exists(o.suite) and not gpuexp._is_directory(o.suite) and gpuexp.data_dir and not o.suite:find("/") then
     local shipped = gpuexp.data_dir .. "/experiments/" .. o.suite
