@@ -104,7 +104,11 @@ code, _, stderr = run("history --history h.sqlite record plain.csv")
 T.eq(code, 6, "a CSV without metadata is not recorded")
 T.ok(stderr:find("plain.csv: plain.meta.json does not exist or cannot be read; a run is recorded with the facts its " ..
   "metadata holds", 1, true) and stderr:find("gpuexp compare --axes A,B", 1, true), stderr)
-T.ok(not stderr:find("give them with --axes", 1, true), "no --axes advice for record, which takes none: " .. stderr)
+T.ok(not stderr:find("with --axes", 1, true), "no --axes advice for record, which takes none: " .. stderr)
+code, _, stderr = run("compare plain.csv plain.csv")
+T.ok(code == 2 and stderr:find("plain.csv: no readable plain.meta.json beside it to say which columns are axes " ..
+  "(plain.meta.json does not exist or cannot be read): give them with --axes", 1, true),
+  "compare, which takes --axes, advises it: " .. stderr)
 for _, case in ipairs({
   {'{"sweep":{"axes":[]}}', "plain.meta.json: its sweep.axes is empty (a sweep has at least one axis)"},
   {'{"sweep":{"axes":"a"}}', "plain.meta.json: its sweep.axes is not a list of {name = ..., values = ...}"},
@@ -112,7 +116,7 @@ for _, case in ipairs({
   {'{"sweep":{"axes":[{"name":"a"},{"name":"a"}]}}', "plain.meta.json: its sweep.axes names 'a' twice (axes 1 and 2)"},
   {'{"sweep":{"axes":[{"name":""}]}}', "plain.meta.json: its sweep.axes[1] is not {name = ..., values = ...}"},
   {'{"sweep":5}', "plain.meta.json: its 'sweep' is not an object"},
-  {'{"sweep":{"name":"x"}}', "plain.csv: plain.meta.json names no axes (no sweep.axes): give the axis columns with --axes"},
+  {'{"sweep":{"name":"x"}}', "plain.csv: plain.meta.json names no axes (no sweep.axes): give them with --axes"},
 }) do
   write("plain.meta.json", case[1])
   code, _, stderr = run("compare plain.csv plain.csv")

@@ -154,8 +154,8 @@ end
 -- The axis names a run's metadata gives, or nil and why (nil alone: it gives none).
 function M.axes_of(info, path)
   local where = meta.path_for(path)
-  local sweep = type(info) == "table" and info.sweep
-  if sweep == nil then return nil end
+  if type(info) ~= "table" or info.sweep == nil then return nil end
+  local sweep = info.sweep
   if type(sweep) ~= "table" then return nil, where .. ": its 'sweep' is not an object" end
   local axes = sweep.axes
   if axes == nil then return nil end
@@ -193,10 +193,10 @@ function M.read(path, axes)
     local why
     axes, why = M.axes_of(info, path)
     if not axes then
-      return nil, why or string.format("%s: %s: give the axis columns with --axes, or finish an interrupted run " ..
-        "with gpuexp --resume, which writes it", path, info and (meta.path_for(path) .. " names no axes (no sweep.axes)")
-        or ("no readable " .. meta.path_for(path) .. " beside it to say which columns are axes (" .. tostring(unreadable)
-        .. ")"))
+      return nil, why or string.format("%s: %s: give them with --axes, or finish an interrupted run with gpuexp " ..
+        "--resume, which writes it", path, info and (meta.path_for(path) .. " names no axes (no sweep.axes)") or
+        ("no readable " .. meta.path_for(path) .. " beside it to say which columns are axes (" .. tostring(unreadable) ..
+        ")"))
     end
   end
   local result = M.new(path, info, axes, columns)
