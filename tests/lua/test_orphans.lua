@@ -106,6 +106,12 @@ local nightly = pid_in("four.nightly")
 local supervisor = ppid(worker)
 local guard = supervisor and ppid(supervisor)
 T.eq(guard and name_of(guard), "gpuexp-guard", "the run's parent is its guard")
+local lock_text = read("gpuexp-nightly-offline-plan.lock") or ""
+T.eq(lock_text:match("^(%d+) %d+\n$"), nightly, "the lock names its holder and its start time: " .. lock_text)
+local stat_file = io.open("/proc/" .. nightly .. "/stat")
+local started_at = stat_file:read("a"):match("^%d+ %b() %a" .. string.rep(" %S+", 18) .. " (%d+)")
+stat_file:close()
+T.eq(lock_text:match("^%d+ (%d+)\n$"), started_at, "its start time is /proc's (field 22)")
 os.execute(string.format("kill -STOP %s; kill -KILL %s; sleep 0.2; kill -KILL %s", nightly, guard, nightly))
 T.ok(not all_gone({worker}, 0.5), "with its guard killed first, the run outlives the nightly")
 os.execute(string.format("cd %s && { %s > five.out 2> five.err; echo $? > five.code; }", quote(work),
@@ -170,5 +176,41 @@ T.ok((read("nine.err") or ""):find("gpuexp ab: removed .*/tmp/gpuexp%-ab%.%w+, l
 local listing = io.popen("ls -A " .. quote(work .. "/tmp"))
 T.eq(listing:read("a"), "", "no folder is left")
 listing:close()
+
+-- 5. a script's commands: Lua's results, standard input /dev/null, their own group led by a
+--    guard; a job a command leaves running runs on while gpuexp runs and ends when gpuexp ends,
+--    a daemon that left the group with setsid too
+write("commands.lua", [[
+local dir = gpuexp.script_dir
+local function text(name) local f = io.open(dir .. "/" .. name); local t = f and f:read("a"); if f then f:close() end return t end
+print("execute", os.execute("exit 3"))
+print("signal", os.execute("kill -TERM $$"))
+print("true", os.execute("true"))
+print("shell", os.execute())
+local pipe = io.popen("echo out; readlink /proc/self/fd/0")
+print("popen", (pipe:read("a"):gsub("\n", " ")))
+print("close", pipe:close())
+local writer = io.popen("cat > " .. dir .. "/written.txt", "w")
+writer:write("through the pipe")
+print("writer", writer:close(), text("written.txt"))
+os.execute("readlink /proc/self/fd/0 > " .. dir .. "/stdin.txt; ps -o pgid= -p $$ > " .. dir .. "/group.txt; " ..
+  "cat /proc/$(ps -o pgid= -p $$ | tr -d ' ')/comm > " .. dir .. "/leader.txt")
+os.execute("sleep 3600 & echo $! > " .. dir .. "/job.pid")
+os.execute("setsid sleep 3600 & echo $! > " .. dir .. "/daemon.pid")
+os.execute("sleep 0.2")
+local job, daemon = text("job.pid"):match("%d+"), text("daemon.pid"):match("%d+")
+print("running", os.execute("kill -0 " .. job), os.execute("kill -0 " .. daemon))
+]])
+local _, stdout2, stderr2 = ws.run("--quiet --inline --arch sm_90 commands.lua")
+T.ok(stdout2:find("execute\tnil\texit\t3\n", 1, true) and stdout2:find("signal\tnil\tsignal\t15\n", 1, true) and
+  stdout2:find("true\ttrue\texit\t0\n", 1, true) and stdout2:find("shell\ttrue\n", 1, true),
+  "os.execute gives Lua's results: " .. stdout2 .. stderr2)
+T.ok(stdout2:find("popen\tout /dev/null \n", 1, true) and stdout2:find("close\ttrue\texit\t0\n", 1, true) and
+  stdout2:find("writer\ttrue\tthrough the pipe\n", 1, true), "io.popen reads and writes: " .. stdout2)
+T.eq(read("stdin.txt"), "/dev/null\n", "a command's standard input is /dev/null")
+T.eq(read("leader.txt"), "gpuexp-guard\n", "its group is led by its guard")
+T.ok(stdout2:find("running\ttrue\ttrue\texit\t0\n", 1, true), "the jobs ran on while gpuexp ran: " .. stdout2)
+T.ok(all_gone({(read("job.pid") or ""):match("%d+"), (read("daemon.pid") or ""):match("%d+")}, 5),
+  "and ended when gpuexp ended, the daemon too")
 
 T.done()
