@@ -126,12 +126,8 @@ static int end_leftover_holders(const char *path, char *ended, size_t size)
             if (fd_entry->d_name[0] == '.' || stat(fd_path, &target) != 0 || target.st_ino != lock_file.st_ino ||
                 target.st_dev != lock_file.st_dev)
                 continue;
-            snprintf(info_path, sizeof info_path, "/proc/%ld/fdinfo/%s", pid, fd_entry->d_name);
-            int info_fd = open(info_path, O_RDONLY | O_CLOEXEC);
-            ssize_t got = info_fd >= 0 ? read(info_fd, info, sizeof info - 1) : -1;
-            if (info_fd >= 0)
-                close(info_fd);
-            info[got > 0 ? got : 0] = 0;
+            snprintf(info_path, sizeof info_path, "fdinfo/%s", fd_entry->d_name);
+            gx_process_read_proc((pid_t)pid, info_path, info, sizeof info);
             holds = strstr(info, "lock:") && strstr(info, "FLOCK");
         }
         closedir(fds);

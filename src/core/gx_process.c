@@ -235,19 +235,23 @@ static void gx_process_end_children(int signal_number)
             kill(-running_groups[i], signal_number);
 }
 
-/* A process's start time (field 22 of /proc/PID/stat, in clock ticks since boot), or 0. */
+ssize_t gx_process_read_proc(pid_t pid, const char *name, char *text, size_t size)
+{
+    char path[320];
+    snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, name);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t got = fd >= 0 ? read(fd, text, size - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    text[got > 0 ? got : 0] = 0;
+    return got;
+}
+
 unsigned long long gx_process_start_time(pid_t pid)
 {
-    char path[64], text[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    char text[1024];
+    if (gx_process_read_proc(pid, "stat", text, sizeof text) <= 0)
         return 0;
-    ssize_t got = read(fd, text, sizeof text - 1);
-    close(fd);
-    if (got <= 0)
-        return 0;
-    text[got] = 0;
     const char *after = strrchr(text, ')'); /* the command name may hold spaces and parentheses */
     if (!after)
         return 0;
@@ -260,14 +264,9 @@ unsigned long long gx_process_start_time(pid_t pid)
 
 int gx_process_ending(pid_t pid)
 {
-    char path[64], text[4096];
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    char text[4096];
+    if (gx_process_read_proc(pid, "status", text, sizeof text) < 0)
         return 1;
-    ssize_t got = read(fd, text, sizeof text - 1);
-    close(fd);
-    text[got > 0 ? got : 0] = 0;
     const char *state = strstr(text, "\nState:");
     if (state) {
         state += strlen("\nState:");

@@ -76,6 +76,8 @@ int gx_process_start(char *const argv[], const gx_run_options *options, int inpu
                      gx_error *error);
 int gx_process_finish(gx_guarded *started, const gx_run_options *options, gx_run_result *result, gx_error *error);
 
+/* /proc/PID/name's text (NUL-terminated in size bytes): its length, or -1 when it cannot be read. */
+ssize_t gx_process_read_proc(pid_t pid, const char *name, char *text, size_t size);
 /* A process's start time (field 22 of /proc/PID/stat, clock ticks since boot), or 0 when there is
    no such process: with the pid, what tells a process from a later one given the same pid. */
 unsigned long long gx_process_start_time(pid_t pid);

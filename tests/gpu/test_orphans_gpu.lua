@@ -6,20 +6,15 @@
 local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
 T.require_gpu()
 local binary = assert(arg[1], "the gpuexp binary is the first argument")
-local ws = T.workspace(binary)
+local ws, quote = T.workspace(binary), T.quote
 local work, write, read = ws.dir, ws.write, ws.read
-
-local function quote(text) return "'" .. tostring(text):gsub("'", "'\\''") .. "'" end
 local function alive(pid) return pid and os.execute("kill -0 " .. pid .. " 2>/dev/null") end
 
 gpuexp.mkdir(work .. "/suite")
 write("suite/spin.lua", [[
 local dir, tag, before = os.getenv("ORPHAN_DIR"), os.getenv("ORPHAN_TAG"), os.getenv("ORPHAN_BEFORE")
 local function put(name, text) local f = assert(io.open(dir .. "/" .. name, "w")); f:write(text); f:close() end
-local program = gpuexp.compile{source = [=[
-extern "C" __global__ void spin(volatile int *flag) { while (*flag == 0) { } }
-extern "C" __global__ void quick(int *flag) { flag[1] = 1; }
-]=], name = "spin.cu"}
+local program = gpuexp.compile{file = "]] .. gpuexp.script_dir .. [[/../fixtures/spin.cu"}
 local spin, quick = program:kernel("spin"), program:kernel("quick")
 local flag
 gpuexp.sweep{name = "spin", axes = {{"n", {1}}},

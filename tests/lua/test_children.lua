@@ -9,7 +9,7 @@ local binary = assert(arg[1], "the gpuexp binary is the first argument")
 local ws = T.workspace(binary)
 local work, write, read, run = ws.dir, ws.write, ws.read, ws.run
 
-local function quote(text) return "'" .. tostring(text):gsub("'", "'\\''") .. "'" end
+local quote = T.quote
 
 -- Starts `gpuexp arguments` in the background from a non-interactive shell (which starts it with
 -- SIGINT ignored, as a CI job's `cmd &` does), waits until the file `ready` exists (or the shell

@@ -8,7 +8,7 @@ local binary = assert(arg[1], "the gpuexp binary is the first argument")
 local ws = T.workspace(binary)
 local work, write, read = ws.dir, ws.write, ws.read
 
-local function quote(text) return "'" .. tostring(text):gsub("'", "'\\''") .. "'" end
+local quote = T.quote
 local function alive(pid) return pid and os.execute("kill -0 " .. pid .. " 2>/dev/null") end
 -- The pid a file holds (written by a measurement), once the file exists (up to 30 s).
 local function pid_in(name)
