@@ -14,9 +14,9 @@
 
 extern char **environ;
 
-#define GUARD_NAME "gpuexp-guard"    /* its argv[0] and its name in ps */
+#define GUARD_NAME "gpuexp-guard"     /* its argv[0] and its name in ps */
 #define GUARD_VARIABLE "GPUEXP_GUARD" /* "PARENT_PID,REPORT_FD": set only for the guard, never for the command */
-#define PARENT_GONE SIGUSR1          /* the guard's parent-death signal */
+#define PARENT_GONE SIGUSR1           /* the guard's parent-death signal */
 
 /* ---- the guard itself ---- */
 
@@ -168,8 +168,7 @@ static char **guard_environment(char *const *environment, char *variable)
 
 /* posix_spawn of the guard: every signal blocked and at its default action, a process group of
    its own, the command's standard streams, folder and environment. */
-static int spawn_guard(char *const *guard_argv, const gx_guard_io *io, char **environment, pid_t *pid,
-                       gx_error *error)
+static int spawn_guard(char *const *guard_argv, const gx_guard_io *io, char **environment, pid_t *pid, gx_error *error)
 {
     posix_spawnattr_t attributes;
     posix_spawn_file_actions_t actions;

@@ -23,9 +23,9 @@ typedef struct gx_guard_io {
 
 /* A command started under a guard. */
 typedef struct gx_guarded {
-    pid_t guard;   /* leads the command's process group: its pid is the group's */
+    pid_t guard; /* leads the command's process group: its pid is the group's */
     pid_t command;
-    int report;    /* the guard's pipe: the command's wait status comes when it ends (poll it) */
+    int report; /* the guard's pipe: the command's wait status comes when it ends (poll it) */
 } gx_guarded;
 
 /* Starts argv (PATH searched) under a guard: the guard leads a new process group with the command

@@ -20,8 +20,8 @@ typedef struct holder {
     unsigned long long start; /* 0: not recorded */
 } holder;
 
-/* One attempt: the locked fd, or -1 with *error (*busy set when another open file holds the lock,
-   *previous the holder the file names). */
+/* One attempt: the locked fd, or -1 with *error (*busy set when another open file holds the lock);
+   previous gets the holder the file names. */
 static int lock_once(const char *path, holder *previous, int *busy, gx_error *error)
 {
     *busy = 0;
@@ -188,7 +188,10 @@ int gx_lock_take(const char *path, char *note, size_t note_size, gx_error *error
     return gx_fail(error, GX_ERR_BUSY, "%s keeps changing: other processes are taking and releasing it", path), -1;
 }
 
-int gx_lock_share(int fd) { return fcntl(fd, F_SETFD, 0); }
+int gx_lock_share(int fd)
+{
+    return fcntl(fd, F_SETFD, 0);
+}
 
 void gx_lock_release(int fd, const char *path)
 {
