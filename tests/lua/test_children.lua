@@ -106,6 +106,21 @@ T.eq(code, 130, "ab stopped by SIGINT: " .. stderr)
 T.ok(seconds < 2, string.format("promptly (%.2f s)", seconds))
 T.ok(stderr:find("ab.lua:5: interrupted by SIGINT", 1, true), stderr)
 
+-- 1d. gpuexp tune: SIGINT is passed to its run, which stops; tune ends with 130
+write("tune.lua", [[
+gpuexp.tune{name = "toy", axes = {{"a", {1, 2, 3}}}, strategy = "brute",
+  run = function(p)
+    io.open(gpuexp.script_dir .. "/started", "w"):close()
+    local t = gpuexp.clock()
+    while gpuexp.clock() - t < 30 do end
+    return {median_ms = p.a, samples_ms = {p.a, p.a, p.a}}
+  end}
+]])
+os.remove(work .. "/started")
+code, seconds, stderr = interrupt("tune --no-plan --quiet tune.lua", "INT", work .. "/started")
+T.eq(code, 130, "tune stopped by SIGINT: " .. stderr)
+T.ok(seconds < 5, string.format("promptly (%.2f s)", seconds))
+
 -- 2. a point stuck in a call that never returns (a kernel spinning on the GPU is one): the
 --    watchdog ends the process 1 s after SIGTERM, exit 143, with the rows written so far
 os.execute("mkfifo " .. quote(work .. "/fifo"))
