@@ -88,7 +88,9 @@ static int holder_runs(const holder *previous)
     if (previous->pid <= 0)
         return 1; /* nobody named: the lock is another's all the same */
     unsigned long long now = gx_process_start_time((pid_t)previous->pid);
-    if (!now || (previous->start && now != previous->start))
+    if (!now) /* no /proc entry to read: gone, unless the process is only hidden from this user */
+        return kill((pid_t)previous->pid, 0) == 0 || errno == EPERM;
+    if (previous->start && now != previous->start)
         return 0;
     return !gx_process_ending((pid_t)previous->pid);
 }
