@@ -56,6 +56,9 @@ function T.write(path, text)
   return path
 end
 
+-- text quoted for sh: one word, whatever it holds.
+function T.quote(text) return "'" .. tostring(text):gsub("'", "'\\''") .. "'" end
+
 -- The text of a file of tests/fixtures.
 function T.fixture(name)
   return assert(T.read(gpuexp.script_dir .. "/../fixtures/" .. name), "no fixture " .. name)

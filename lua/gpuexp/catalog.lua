@@ -271,13 +271,15 @@ M.commands = {
           default = "run"}}},
       {"exclude RUN... | include RUN...", "keep a run out of nightly baselines (a known bad night), or back",
         subcommand = "exclude", also = "include"},
-      {"accept RUN [--point 'A=V,B=W'] [--note TEXT]", "the level of a nightly run's points (or of this point) is intended:\n" ..
+      {"accept RUN [--point 'A=V,B=W'] [--note TEXT]", "the level of a nightly run's points (or of this point, named by\n" ..
+        "every axis; several with ';') is intended:\n" ..
         "an open regression there is closed as accepted, and that level is the baseline from\n" ..
         "then on (docs/explanation/regression-state.md)", subcommand = "accept",
         options = {{"--point 'A=V,B=W'", ""}, {"--note TEXT", ""}}},
       {"unaccept RUN [--point 'A=V,B=W']", "take an acceptance back (the regression is open again)",
         subcommand = "unaccept", options = {{"--point 'A=V,B=W'", ""}}},
-      {"prune --keep N", "keep the newest N runs of each experiment, sweep and GPU", subcommand = "prune",
+      {"prune --keep N", "keep the newest N runs of each experiment, sweep, GPU and kind (nightly, run...;\n" ..
+        "a night's re-measures go with their night)", subcommand = "prune",
         options = {{"--keep N", "", type = "integer", min = 1, what = "a whole number of runs >= 1"},
           {"--run", "", field = "runs"}}},
       {"prune --run RUN...", "delete these runs", subcommand = "prune"},

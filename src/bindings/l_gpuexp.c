@@ -266,6 +266,7 @@ void l_open_gpuexp(lua_State *L)
     l_open_occupancy(L);
     l_open_metrics(L);
     l_open_process(L);
+    l_open_shell(L);
     l_open_db(L);
     l_open_collect(L);
     /* lua-cjson (Debian's, linked statically) for JSON: require("cjson") */

@@ -23,6 +23,8 @@ void l_open_sequence(lua_State *L);
 void l_open_occupancy(lua_State *L);
 void l_open_metrics(lua_State *L);
 void l_open_process(lua_State *L);
+/* os.execute and io.popen replaced: a script's commands start as every child does (l_shell.c). */
+void l_open_shell(lua_State *L);
 void l_open_db(lua_State *L);
 /* gpuexp._write_file, _open_output and _output_folder (l_files.c), set in the table on top. */
 void l_open_files(lua_State *L);

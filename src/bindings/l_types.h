@@ -80,7 +80,7 @@ void l_push_kernel_details(lua_State *L, const char *symbol);
 
 typedef struct l_kernel {
     gx_kernel kernel; /* function NULL in offline mode; kernel.name is the name as C++ writes it */
-    char symbol[512]; /* the mangled name the module has */
+    char symbol[GX_NAME_BYTES]; /* the mangled name the module has */
     char arch[24];    /* the program's architecture */
     gx_resources ptxas;
     int has_ptxas;

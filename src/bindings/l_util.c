@@ -1,4 +1,5 @@
 /* Helpers shared by the bindings: the error value, option tables, metatables. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -268,9 +269,15 @@ void l_check_element_spec(lua_State *L, int index, int *type, size_t *count)
             gx_did_you_mean(type_name, names, GX_TYPE_COUNT, hint, sizeof hint);
         l_raisef(L, GX_ERR_USAGE, "unknown element type '%s'%s; the types: %s", type_name, hint, list);
     }
-    lua_Integer n = luaL_checkinteger(L, index + 1);
+    int whole = 0;
+    lua_Integer n = lua_tointegerx(L, index + 1, &whole);
+    if (!whole)
+        l_raisef(L, GX_ERR_USAGE, "element count must be a whole number >= 0, got %s",
+                 luaL_tolstring(L, index + 1, NULL));
     if (n < 0)
         l_raisef(L, GX_ERR_USAGE, "element count must be >= 0, got %lld", (long long)n);
+    if ((unsigned long long)n > SIZE_MAX / gx_type_size((gx_type)*type))
+        l_raisef(L, GX_ERR_USAGE, "buffer of %lld elements is too large", (long long)n);
     *count = (size_t)n;
 }
 

@@ -375,6 +375,8 @@ static int report_error(lua_State *L, const struct gx_run *options)
                 options->builtin, GX_EXIT_INTERNAL);
     /* a bad option, a busy output, a failed write or an interruption is not a bug in the
        script: no traceback */
+    if (options->worker && code > 128)
+        return code; /* a worker is stopped by its supervisor, which says why (a user's signal, a full disk) */
     int plain = command_error || code == GX_EXIT_USAGE || code == GX_EXIT_BUSY || code == GX_EXIT_WRITE || code > 128;
     if (plain && lua_istable(L, -1))
         lua_getfield(L, -1, "message");

@@ -119,6 +119,9 @@ int gx_kernel_get(gx_kernel *kernel, const gx_module *module, const char *name, 
         return error->kind;
     kernel->module = module;
     kernel->driver = d;
+    if (strlen(name) >= sizeof kernel->name)
+        return gx_fail(error, GX_ERR_USAGE, "a kernel name of %zu characters is longer than gpuexp takes (%zu)",
+                       strlen(name), sizeof kernel->name - 1);
     snprintf(kernel->name, sizeof kernel->name, "%s", name);
     if (GX_CU(error, d->cuModuleGetFunction(&kernel->function, module->handle, name)))
         return error->kind;
@@ -146,6 +149,11 @@ int gx_kernel_get(gx_kernel *kernel, const gx_module *module, const char *name, 
         kernel->param_sizes[kernel->param_count] = size;
         kernel->param_offsets[kernel->param_count] = offset;
     }
+    size_t offset, size;
+    if (kernel->param_count == GX_MAX_PARAMS &&
+        d->cuFuncGetParamInfo(kernel->function, GX_MAX_PARAMS, &offset, &size) == CUDA_SUCCESS)
+        return gx_fail(error, GX_ERR_USAGE, "kernel '%s' has more than %d parameters, more than gpuexp takes: pass "
+                       "them in a struct (by value or behind a pointer)", kernel->name, GX_MAX_PARAMS);
     return GX_OK;
 }
 

@@ -31,7 +31,7 @@ typedef struct gx_kernel {
     const gx_module *module;
     const struct gx_driver *driver;
     CUfunction function;
-    char name[256];
+    char name[GX_NAME_BYTES];
     gx_function_info info;
     int param_count; /* from cuFuncGetParamInfo */
     size_t param_sizes[GX_MAX_PARAMS];

@@ -49,7 +49,7 @@ int gx_ptxas_parse(const char *log, gx_resources *out, int max)
         const char *end = strchr(line, '\n');
         if (!end)
             end = line + strlen(line);
-        char name[256] = "";
+        char name[GX_NAME_BYTES] = "";
         if (strstr(line, "Compiling entry function") && strstr(line, "Compiling entry function") < end) {
             copy_quoted(line, end, name, sizeof name);
         } else if (strstr(line, "Function properties for") && strstr(line, "Function properties for") < end) {
@@ -99,14 +99,18 @@ int gx_ptxas_parse(const char *log, gx_resources *out, int max)
 
 int gx_ptxas_find(const char *log, const char *name, gx_resources *out)
 {
-    gx_resources all[256];
-    int count = gx_ptxas_parse(log, all, 256);
-    for (int i = 0; i < count; i++)
+    enum { MAX_FUNCTIONS = 256 };
+    gx_resources *all = malloc(MAX_FUNCTIONS * sizeof *all); /* names are long: not on the stack */
+    if (!all)
+        return -1;
+    int count = gx_ptxas_parse(log, all, MAX_FUNCTIONS), found = -1;
+    for (int i = 0; i < count && found < 0; i++)
         if (strcmp(all[i].name, name) == 0) {
             *out = all[i];
-            return 0;
+            found = 0;
         }
-    return -1;
+    free(all);
+    return found;
 }
 
 /* Finds ".entry NAME(" with NAME followed by '(' or white space. */
@@ -136,7 +140,9 @@ int gx_ptx_params(const char *ptx, const char *name, gx_param *out, int max)
     if (!close)
         return -1;
     int count = 0;
-    for (const char *q = strstr(open, ".param"); q && q < close && count < max; q = strstr(q + 6, ".param")) {
+    for (const char *q = strstr(open, ".param"); q && q < close; q = strstr(q + 6, ".param")) {
+        if (count == max)
+            return -2; /* more than the caller takes: never a list cut short */
         const char *line_end = strpbrk(q, ",)");
         if (!line_end || line_end > close)
             line_end = close;

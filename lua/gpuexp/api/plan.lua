@@ -40,7 +40,6 @@ end
 -- A plan's buffer: its type and count checked as a GPU's are (the types are C's table, named in
 -- the error with the script's line), its size, no memory.
 function M.buffer(element_type, count)
-  if math.type(count) ~= "integer" or count < 0 then gpuexp.error("usage", "element count must be an integer >= 0", 3) end
   local bytes = gpuexp._element_bytes(element_type, count)
   return setmetatable({kind = "planned", type = element_type, count = count, bytes = bytes}, Planned)
 end
@@ -72,7 +71,10 @@ function M.device(arch)
     for name, field in pairs(attribute_names) do all[name] = facts[field] end
     return all
   end
-  function device:alloc(element_type, count) return M.buffer(element_type, count) end
+  function device:alloc(element_type, count)
+    local buffer = M.buffer(element_type, count) -- not a tail call: the error names the script's line
+    return buffer
+  end
   function device:synchronize() end
   function device:memory_info() return nil end
   function device:flush_l2() end -- enqueued on a GPU; nothing to evict in a plan
@@ -172,7 +174,10 @@ function M.install(gpuexp)
   gpuexp.stream_priorities = function() return 0, -5 end -- (every Hopper and Ampere GPU's range)
   local host = gpuexp.host
   gpuexp.host = function(element_type, count, options)
-    if type(options) == "table" and options.pinned then return M.buffer(element_type, count) end
+    if type(options) == "table" and options.pinned then
+      local buffer = M.buffer(element_type, count) -- not a tail call: the error names the script's line
+      return buffer
+    end
     return host(element_type, count, options)
   end
 end

@@ -40,10 +40,20 @@ local function normalize_axes(axes)
         "name in every row (%s); rename the axis", axis[1], RESERVED[axis[1]]))
     end
     seen[axis[1]] = true
+    -- a NUL byte cannot be written in a CSV cell, a file name or the history's text: refused here,
+    -- at the script's line, before anything runs
+    if axis[1]:find("%z") then
+      gpuexp.error("usage", string.format("sweep: axis %q holds a NUL byte (\\0); a CSV header cannot: rename it",
+        axis[1]))
+    end
     -- a value twice would be two rows for one point (the CSV's rows are keyed by their cells)
     local texts = {}
     for j, value in ipairs(axis[2]) do
       local text = csv.format_value(value)
+      if text:find("%z") then
+        gpuexp.error("usage", string.format("sweep: axis '%s' value %d (%q) holds a NUL byte (\\0); a CSV cell " ..
+          "cannot: remove it or encode it (e.g. gpuexp.hash)", axis[1], j, text))
+      end
       if texts[text] then
         gpuexp.error("usage", string.format("sweep: axis '%s' has the value %s twice (values %d and %d); each value " ..
           "once", axis[1], text, texts[text], j))
@@ -318,6 +328,7 @@ local function check_spec(spec)
   if #points == 0 then gpuexp.error("usage", "sweep: the filter ('where') left no point to run") end
   local name = spec.name or "sweep"
   if type(name) ~= "string" or name == "" then gpuexp.error("usage", "sweep: 'name' must be a non-empty string") end
+  if name:find("%z") then gpuexp.error("usage", string.format("sweep: 'name' %q holds a NUL byte (\\0)", name)) end
   return points, axes, name
 end
 

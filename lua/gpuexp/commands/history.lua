@@ -80,6 +80,11 @@ local function show(db, args)
     local rows = {}
     for n, key in ipairs(run.order) do rows[n] = run:row(key) end
     csv.print_table(rows, run.columns)
+    -- the acceptances made at this run, with their notes
+    for _, a in ipairs(history.acceptances(db, {id})) do
+      print(string.format("  accepted %s on %s%s", a.key and run:describe(a.key) or "every point", a.accepted_utc,
+        a.note and (": " .. a.note) or ""))
+    end
     -- a night's regression states, as the nightly judged it
     local night = r.kind == "nightly" and r.excluded == 0 and verdict.night(db, id)
     for _, e in ipairs(night and night.comparison.points or {}) do
@@ -171,13 +176,18 @@ local function prune(db, o)
   if not keep or o.positional[1] then return fail(EXIT.USAGE, "prune --keep N (N >= 1) or prune --run RUN...") end
   local deleted = 0
   local ok, problem = history.transaction(db, function()
-    local victims = db:rows([[SELECT id FROM (SELECT id, ROW_NUMBER() OVER (PARTITION BY experiment, sweep, gpu_name
-      ORDER BY id DESC) AS age FROM runs) WHERE age > ?]], keep)
-    for _, v in ipairs(victims) do db:run("DELETE FROM runs WHERE id = ?", v.id) end
-    deleted = #victims
+    -- counted by kind too: ad-hoc runs of an experiment never push its nightly runs (the baselines)
+    -- out; a night's re-measure (confirm) goes with its night
+    local victims = db:rows([[SELECT id FROM (SELECT id, ROW_NUMBER() OVER (PARTITION BY experiment, sweep, gpu_name,
+      kind ORDER BY id DESC) AS age FROM runs WHERE kind != 'confirm') WHERE age > ?]], keep)
+    for _, v in ipairs(victims) do deleted = deleted + db:run("DELETE FROM runs WHERE id = ?", v.id) end
+    deleted = deleted + db:run([[DELETE FROM runs WHERE kind = 'confirm' AND nightly IS NOT NULL AND NOT EXISTS
+      (SELECT 1 FROM runs AS night WHERE night.kind = 'nightly' AND night.nightly = runs.nightly AND
+      night.experiment = runs.experiment AND night.sweep = runs.sweep)]])
   end)
   if not ok then return fail(EXIT.HISTORY, problem) end
-  print(string.format("deleted %d run(s), kept the newest %d of each experiment, sweep and GPU", deleted, keep))
+  print(string.format("deleted %d run(s), kept the newest %d of each experiment, sweep, GPU and kind (a night's " ..
+    "re-measures with their night)", deleted, keep))
   return 0
 end
 
@@ -196,15 +206,30 @@ local function keys_of(db, id, text)
       if not known then return nil, string.format("run %d has no axis '%s' (its axes: %s)", id, name,
         table.concat(run.axes, ", ")) end
     end
-    local found
+    -- each clause names one point: one that matches several ('n=1' of axes case and n, or
+    -- 'case=b;n=1' meant as 'case=b,n=1') would accept points nobody named
+    local found = {}
     for _, key in ipairs(run.order) do
       local cells, matches = result.split(key), true
       for a, axis in ipairs(run.axes) do
         if clause[axis] ~= nil and clause[axis] ~= cells[a] then matches = false end
       end
-      if matches then found = true; keys[#keys + 1] = key end
+      if matches then found[#found + 1] = key end
     end
-    if not found then return nil, string.format("run %d has no point %s", id, text) end
+    local named = {}
+    for _, axis in ipairs(run.axes) do
+      if clause[axis] ~= nil then named[#named + 1] = axis .. "=" .. clause[axis] end
+    end
+    named = table.concat(named, ",")
+    if #found == 0 then return nil, string.format("run %d has no point %s", id, named) end
+    if #found > 1 then
+      local shown = {}
+      for n = 1, math.min(#found, 3) do shown[n] = run:describe(found[n]) end
+      return nil, string.format("--point: '%s' is %d points of run %d (%s%s), not one: name each point by all its " ..
+        "axes (%s), points separated by ';'", named, #found, id, table.concat(shown, "; "), #found > 3 and "; ..." or "",
+        table.concat(run.axes, ", "))
+    end
+    keys[#keys + 1] = found[1]
   end
   return keys
 end
@@ -226,6 +251,10 @@ local function accept(db, o, undo)
   end
   if record.id ~= id then print(string.format("run %d is a re-measure of run %d: taken as that night", id, record.id)) end
   id = record.id
+  if record.excluded == 1 and not undo then
+    return fail(EXIT.USAGE, string.format("run %d is excluded: an excluded night is no level, so it cannot set one " ..
+      "(gpuexp history include %d first)", id, id))
+  end
   local keys
   if point then
     local why
@@ -242,6 +271,11 @@ local function accept(db, o, undo)
   end
   local made, why = history.accept(db, id, keys, note)
   if not made then return fail(EXIT.HISTORY, why) end
+  if made == 0 then
+    print(string.format("the level of run %d (%s) is accepted already; nothing changed%s", id, point or "every point",
+      note and " (its note stays: to change it, unaccept and accept again)" or ""))
+    return 0
+  end
   -- what it does: the night's states as judged now
   local night = verdict.night(db, id)
   local said = 0

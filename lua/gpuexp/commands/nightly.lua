@@ -185,6 +185,8 @@ local function set_up(o)
     end
   end
   if not o.suite then say("which suite? (gpuexp nightly --help)"); return nil, EXIT.USAGE end
+  -- '' would name the shipped experiments' folder itself: every one of them run as the suite
+  if o.suite == "" then say("the suite is an empty name: give a folder of experiments or a suite file"); return nil, EXIT.USAGE end
   -- a shipped suite by name: gpuexp nightly nightly
   if not file_exists(o.suite) and not gpuexp._is_directory(o.suite) and gpuexp.data_dir and not o.suite:find("/") then
     local shipped = gpuexp.data_dir .. "/experiments/" .. o.suite
@@ -218,7 +220,9 @@ local function set_up(o)
     end
     for _, gpu in ipairs(gpus) do
       local path = string.format("%s/gpuexp-nightly-%s.lock", lock_dir, gpu.uuid)
-      local locked, note, kind = gpuexp._process.lock(path)
+      -- shared: the night's runs (and all they start) hold it too, so that the next night takes
+      -- it only once every one of them has ended, even after this nightly is killed
+      local locked, note, kind = gpuexp._process.lock(path, true)
       if not locked then
         release_locks()
         night.db:close()

@@ -66,7 +66,8 @@ end
 -- The value types: (entry, text, flag) -> value, or nil (the message says what was wanted) and,
 -- optionally, why.
 M.types = {
-  string = function(_, text) return text end,
+  -- never empty: `--history ''` recorded into the default history, as if it were not given
+  string = function(_, text, flag) if text ~= "" then return text end return nil, flag .. " needs a value, got ''" end,
   number = function(option, text)
     local value = tonumber(text)
     if number_in_bounds(option, value) then return value end

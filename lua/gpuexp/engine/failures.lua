@@ -18,7 +18,8 @@ function M.report(ledger)
     outs[#outs + 1] = sweep.out end end
   local lines = {string.format("gpuexp: %d of %d points failed (%s); their rows say why (status and error columns " ..
     "of %s)", failed, totals.done, table.concat(kinds, ", "), table.concat(outs, ", ")),
-    string.format("gpuexp: the first: sweep '%s' point %s (%s): %s", first.sweep, first.point, first.status,
+    string.format("gpuexp: the first: sweep '%s' point %s (%s%s): %s", first.sweep, first.point, first.status,
+      first.earlier and ", a row an earlier part of the run wrote; --resume keeps it" or "",
       tostring(first.error or "no message"))}
   if gpuexp.plan and tostring(first.error):find("a nil value") then
     lines[#lines + 1] = "gpuexp: an offline plan measures nothing, so timings (t.median_ms, ...) are nil: compute from " ..

@@ -215,10 +215,16 @@ end
 -- A finished point in the sweep's counts and the run's totals (its first failure kept for the
 -- report).
 function Sweep:tally(index, row)
-  local status = row.status
-  self:count(status)
-  local totals = self.ledger.totals
-  totals.done = totals.done + 1
+  self:count(row.status)
+  self.ledger.totals.done = self.ledger.totals.done + 1
+  self:charge(index, row)
+end
+
+-- A point's status in the run's totals, its first failure kept for the report: a point of this
+-- invocation (tally), or a failed row an earlier part of the run wrote (earlier: a resumed run
+-- whose CSV holds crashed rows does not end as a success).
+function Sweep:charge(index, row, earlier)
+  local status, totals = row.status, self.ledger.totals
   local key = (status == "crashed" or status == "timeout" or status == "error") and status or "ok"
   -- a sweep that expects failed points (a tune's rounds) counts their errors apart: they are
   -- results (a configuration that cannot launch); a crash or a timeout still fails the run
@@ -231,7 +237,7 @@ function Sweep:tally(index, row)
     local label, point = {}, self.points[index]
     for i, name in ipairs(self.axis_names) do label[i] = name .. "=" .. point[i] end
     totals.first_failure = {sweep = self.name, point = table.concat(label, ","), status = status, error = row.error,
-      out = self.out}
+      out = self.out, earlier = earlier}
   end
 end
 

@@ -240,9 +240,9 @@ local function state_text(state, s)
     return string.format("FIXED: back at the accepted level %.5g (%+.2f%%); it was open since %s for %d night%s",
       s.level, s.change_pct, night_text(state, s.since), s.nights, s.nights == 1 and "" or "s")
   else
-    return string.format("ACCEPTED at run %d: its level %.5g (%+.2f%% against %.5g) is the baseline from now on; " ..
-      "it was open since %s for %d night%s", s.at, s.new_level, s.change_pct, s.level, night_text(state, s.since),
-      s.nights, s.nights == 1 and "" or "s")
+    return string.format("ACCEPTED at run %d%s: its level %.5g (%+.2f%% against %.5g) is the baseline from now on; " ..
+      "it was open since %s for %d night%s", s.at, s.note and (" (" .. s.note .. ")") or "", s.new_level, s.change_pct,
+      s.level, night_text(state, s.since), s.nights, s.nights == 1 and "" or "s")
   end
 end
 
@@ -310,7 +310,7 @@ function M.settle(state, comparison, new, options, accepted)
         end
         if open then
           e.state = {name = "accepted", at = id, since = open.since, nights = open.nights, level = open.level,
-            new_level = e.new, change_pct = e.change_pct or 0}
+            new_level = e.new, change_pct = e.change_pct or 0, note = accepted.notes and accepted.notes[key or true]}
         end
       end
     end
@@ -321,12 +321,14 @@ function M.settle(state, comparison, new, options, accepted)
   state.nights[#state.nights + 1] = id
 end
 
--- The acceptances of a series' nights: run id -> list of keys (false: every point).
+-- The acceptances of a series' nights: run id -> list of keys (false: every point), and their
+-- notes by key (true: every point's) in the list's notes.
 local function acceptances_by_run(db, ids)
   local by_run = {}
   for _, a in ipairs(history.acceptances(db, ids)) do
-    by_run[a.run_id] = by_run[a.run_id] or {}
+    by_run[a.run_id] = by_run[a.run_id] or {notes = {}}
     table.insert(by_run[a.run_id], a.key or false)
+    by_run[a.run_id].notes[a.key or true] = a.note
   end
   return by_run
 end

@@ -128,6 +128,12 @@ function M.open(path, readonly)
   end
   local ok, db = pcall(gpuexp._db.open, path, readonly)
   if not ok then return nil, message_of(db) end
+  -- an empty file (nothing recorded yet, or a writer killed before its first commit) is an empty
+  -- history: read as one, from memory, the file left as it is
+  if readonly and db:rows("SELECT count(*) AS n FROM sqlite_master")[1].n == 0 then
+    db:close()
+    return M.open(":memory:")
+  end
   local done, problem = pcall(function()
     -- all of the schema or none of it: a writer killed while it makes a new history leaves an
     -- empty file, never a history with half its tables
@@ -281,7 +287,20 @@ end
 -- M.record_file(db, csv_path, extra): M.record of a CSV written earlier, read strictly (the file
 -- and line of any problem).
 function M.record_file(db, csv_path, extra)
-  local run, problem = result.read(csv_path)
+  -- a run is recorded with its facts (GPU, driver, script...), which only its metadata holds: a CSV
+  -- without one (another tool's) can be compared (gpuexp compare --axes), not recorded
+  local info, unreadable = meta.read_json(meta.path_for(csv_path))
+  if not info or type(info.sweep) ~= "table" then
+    return nil, string.format("%s: %s; a run is recorded with the facts its metadata holds (gpuexp writes it; " ..
+      "gpuexp --resume finishes an interrupted run and writes it). Another tool's CSV can be compared, not recorded: " ..
+      "gpuexp compare --axes A,B", csv_path, unreadable or (meta.path_for(csv_path) .. " has no 'sweep' object"))
+  end
+  local axes, odd = result.axes_of(info, csv_path)
+  if not axes then
+    return nil, odd or string.format("%s: %s names no axes (no sweep.axes): it is not the metadata of a run gpuexp " ..
+      "wrote", csv_path, meta.path_for(csv_path))
+  end
+  local run, problem = result.read(csv_path, axes)
   if not run then return nil, problem end
   return M.record(db, run, extra)
 end
@@ -498,15 +517,21 @@ function M.acceptances(db, ids)
   return found
 end
 
--- Records that the level of these points (keys; nil: every point) at the run is intended. Returns
--- the number of acceptances made, or nil and why.
+-- Records that the level of these points (keys; nil: every point) at the run is intended. A point
+-- accepted already at the run (by itself, or by an acceptance of every point) is not accepted
+-- twice. Returns the number of acceptances made, or nil and why.
 function M.accept(db, run_id, keys, note)
   return M.transaction(db, function()
     local made = 0
+    local every = db:rows("SELECT 1 AS yes FROM acceptances WHERE run_id = ? AND key IS NULL", run_id)[1]
     for _, key in ipairs(keys or {false}) do
-      db:run("INSERT INTO acceptances(run_id, key, accepted_utc, note) VALUES (?,?,?,?)", run_id, key or nil,
-        os.date("!%Y-%m-%dT%H:%M:%SZ"), note)
-      made = made + 1
+      local there = every or (key and db:rows("SELECT 1 AS yes FROM acceptances WHERE run_id = ? AND key = ?", run_id,
+        key)[1])
+      if not there then
+        db:run("INSERT INTO acceptances(run_id, key, accepted_utc, note) VALUES (?,?,?,?)", run_id, key or nil,
+          os.date("!%Y-%m-%dT%H:%M:%SZ"), note)
+        made = made + 1
+      end
     end
     return made
   end)
