@@ -7,8 +7,8 @@
 # PARTS, comma-separated (each part's nights are separate processes, as a scheduler runs them):
 #   1    corpus nights 1-3 (every point timed and its counters collected)        ~3 min on an H100
 #   2    corpus nights 4-6                                                        ~2.5 min
-#   3    grid nights 1-12 (durations x effects, the creep), then the tune space   ~4 min
-#   4    gpuexp ab decisions on the grid, round after round for CORPUS_AB_S     ~3.5 min (default 180 s)
+#   3    grid nights 1-10 (durations x effects, the creep), then the tune space   ~3 min
+#   4    gpuexp ab decisions on the grid, round after round for CORPUS_AB_S     ~2.7 min (default 150 s)
 #   5    ncu's estimated speedups on the M-size corpus kernels (optional)        ~2-4 min
 #   dry  every part in an offline plan with synthetic measurements (no GPU)     ~1 min
 # SEED: the corpus seed (default: the held-out seed generate.lua names).
@@ -96,15 +96,15 @@ for part in $(echo "$parts" | tr ',' ' '); do
   3)
     calibration
     last_took=0
-    nights grid 25 1 2 3 4 5 6 7 8 9 10 11 12 &&
+    nights grid 25 $(seq 1 "$(sed -n 's/^M.NIGHTS = \([0-9]*\).*/\1/p' $here/grid.lua)") &&
       step tune-brute.jsonl 30 tune brute "$dir/tune-brute.jsonl" &&
       step tune-truth.jsonl 30 tune truth "$dir/tune-truth.jsonl" &&
       step tune-live.jsonl 60 tune live "$dir/tune-live.jsonl"
     ;;
   4)
     calibration
-    # the decisions' time: CORPUS_AB_S (default 180 s), within what is left
-    seconds=${CORPUS_AB_S:-180}
+    # the decisions' time: CORPUS_AB_S (default 150 s), within what is left
+    seconds=${CORPUS_AB_S:-150}
     [ $(( $(left) - 30 )) -lt "$seconds" ] && seconds=$(( $(left) - 30 ))
     [ -n "$plan" ] && seconds=20
     step ab.jsonl 60 ab "$dir/ab.jsonl" "$dir/grid-calibration.json" "$seconds"

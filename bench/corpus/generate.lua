@@ -134,14 +134,34 @@ function M.corpus(seed)
     end
     local classes = rng.shuffle({1, 2, 3})
     local shapes = rng.shuffle({"exact", "persistent", rng.choice({"exact", "persistent"})})
-    for number = 1, 3 do
+    local function draw(number)
       local params = family.draw(rng)
       params.shape = params.shape or shapes[number]
+      return params
+    end
+    local first_key, varied = nil, false
+    for number = 1, 3 do
+      local params = draw(number)
+      -- when the first two instances share a launch shape, the third takes another (drawn again
+      -- from the same stream)
+      for _ = 1, 20 do
+        if number < 3 or varied or M.shape_key(params) ~= first_key then break end
+        params = draw(number)
+      end
+      local key = M.shape_key(params)
+      first_key = first_key or key
+      varied = varied or key ~= first_key
       local class = M.CLASSES[classes[number]]
       instance(corpus, name, family, number, params, class.name, rng.log_uniform(class.low_ms, class.high_ms))
     end
   end
   return corpus
+end
+
+-- What tells two launch shapes apart: the grid's style, the block size, the blocks an SM, the waves.
+function M.shape_key(params)
+  return string.format("%s/%s/%s/%s", tostring(params.shape), tostring(params.block),
+    params.shape == "exact" and "-" or tostring(params.per_sm), tostring(params.waves))
 end
 
 -- The good point of a bad one, and the pairs (bad, good) of a corpus.
