@@ -95,7 +95,8 @@ local F = M.families
 -- `stride` apart inside a tile of 32 x stride), a few FMAs each, written back in order.
 F.coalesce_load = {
   causes = {"uncoalesced_loads"},
-  why = {stride = 32, work = 2, block = 256, shape = "exact", note = "gathered (uncoalesced) loads"},
+  why = {stride = 32, work = 2, block = 256, shape = "exact", note = "gathered (uncoalesced) loads",
+    cause = "uncoalesced_loads"},
   draw = function(rng)
     return {stride = rng.choice({2, 4, 8, 16, 32}), work = rng.choice({0, 2, 4, 8}), block = rng.choice({128, 256, 512}),
       per_sm = rng.choice({4, 8, 16})}
@@ -295,7 +296,8 @@ extern "C" __global__ void ${BOUND} ${NAME}(float *__restrict__ y, const float *
 -- a stack frame of 4 x size bytes).
 F.local_array = {
   causes = {"local_memory"},
-  why = {size = 16, rounds = 4, block = 256, shape = "exact", note = "a per-thread array indexed at run time (64 bytes)"},
+  why = {size = 16, rounds = 4, block = 256, shape = "exact", note = "a per-thread array indexed at run time (64 bytes)",
+    cause = "local_memory"},
   draw = function(rng)
     return {size = rng.choice({16, 32}), rounds = rng.int(2, 8), block = rng.choice({128, 256, 512}),
       per_sm = rng.choice({4, 8, 16})}
@@ -393,7 +395,7 @@ ${REGS}
 F.few_blocks = {
   causes = {"too_few_blocks", "tail_wave"},
   why = {divisor = 16, tail = 0.125, work = 32, block = 256, waves = 1, shape = "waves",
-    note = "the same work in 1/16 of the blocks (1056 -> 66 blocks of 256 threads)"},
+    note = "the same work in 1/16 of the blocks (1056 -> 66 blocks of 256 threads)", cause = "too_few_blocks"},
   draw = function(rng)
     return {divisor = rng.choice({4, 8, 16}), tail = rng.choice({0.0625, 0.125, 0.25}), work = rng.int(16, 64),
       block = rng.choice({128, 256}), waves = rng.choice({1, 2}), shape = "waves"}
@@ -437,7 +439,7 @@ extern "C" __global__ void ${NAME}(float *__restrict__ y, const float *__restric
 -- all on one address.
 F.atomics = {
   causes = {"atomic_contention"},
-  why = {block = 256, shape = "exact", note = "an atomicAdd per thread on one address"},
+  why = {block = 256, shape = "exact", note = "an atomicAdd per thread on one address", cause = "atomic_contention"},
   draw = function(rng) return {block = rng.choice({128, 256, 512}), per_sm = rng.choice({4, 8, 16})} end,
   variants = function() return {{name = "good"}, {name = "bad", cause = "atomic_contention", contended = true}} end,
   cost = function(p, v)
@@ -473,7 +475,7 @@ extern "C" __global__ void ${NAME}(float *__restrict__ total, const float *__res
 F.barrier = {
   causes = {"barrier_stalls"},
   why = {rounds = 256, block = 256, per_sm = 8, shape = "persistent",
-    note = "a __syncthreads() per iteration with a shared-memory exchange and no global reads"},
+    note = "a __syncthreads() per iteration with a shared-memory exchange and no global reads", cause = "barrier_stalls"},
   draw = function(rng) return {rounds = rng.choice({64, 128, 256}), block = rng.choice({128, 256, 512}), per_sm = rng.choice({2, 4, 8})} end,
   variants = function() return {{name = "good"}, {name = "bad", cause = "barrier_stalls", barrier = true}} end,
   cost = function(p, v)
@@ -511,7 +513,7 @@ ${STEP}
 -- FP64 for FP32: four independent FMA chains a thread, in float (good) or double (bad).
 F.fp64 = {
   causes = {"fp64"},
-  why = {work = 64, block = 256, shape = "exact", note = "FP64 arithmetic replacing FP32 in an FMA loop"},
+  why = {work = 64, block = 256, shape = "exact", note = "FP64 arithmetic replacing FP32 in an FMA loop", cause = "fp64"},
   draw = function(rng) return {work = rng.int(16, 96), block = rng.choice({128, 256, 512}), per_sm = rng.choice({4, 8, 16})} end,
   variants = function() return {{name = "good", real = "float"}, {name = "bad", cause = "fp64", real = "double"}} end,
   cost = function(p, v)

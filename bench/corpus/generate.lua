@@ -97,6 +97,8 @@ local function size(family, params, variants, target_ms, class_name)
 end
 
 -- One instance of a family: its params (drawn, sized), its variants as points, its program.
+-- why: the issue's case it stands for ({note, cause}: the good point and the bad one of that cause
+-- carry the note), or nil.
 local function instance(corpus, name, family, number, params, class_name, target_ms, why)
   local variants = family.variants(params)
   size(family, params, variants, target_ms, class_name)
@@ -112,7 +114,8 @@ local function instance(corpus, name, family, number, params, class_name, target
     local variant = copy(v)
     corpus.points[#corpus.points + 1] = {id = id, family = name, instance = number, variant = v.name, cause = v.cause,
       good = v.cause and good_id or nil, program = program, kernel = kernel, size = class_name, shape = params.shape,
-      why = why, params = params, variant_params = variant, modelled_ms = modelled_ms(family, params, v)}
+      why = why and (not v.cause or v.cause == why.cause) and why.note or nil, params = params, variant_params = variant,
+      modelled_ms = modelled_ms(family, params, v)}
   end
   corpus.programs[program] = table.concat(sources, "\n")
   corpus.program_order[#corpus.program_order + 1] = program
@@ -128,9 +131,9 @@ function M.corpus(seed)
     local rng = M.generator(seed * 1000003 + index)
     if family.why then
       local params = copy(family.why)
-      params.why = nil
+      params.note, params.cause = nil, nil
       params.per_sm = params.per_sm or 8
-      instance(corpus, name, family, 0, params, "M", 0.15, family.why.note)
+      instance(corpus, name, family, 0, params, "M", 0.15, family.why)
     end
     local classes = rng.shuffle({1, 2, 3})
     local shapes = rng.shuffle({"exact", "persistent", rng.choice({"exact", "persistent"})})

@@ -39,9 +39,9 @@ J.EXPLAINED = {
   local_memory = {"local memory", "stack frame", "local load", "local store"},
   occupancy_registers = {"^registers.*occupancy"},
   occupancy_shared = {"^shared memory bytes.*occupancy", "^dynamic shared.*occupancy"},
-  occupancy_block = {"block size", "threads a block", "threads per block", "block_size"},
-  too_few_blocks = {"grid", "waves", " sms", "blocks"},
-  tail_wave = {"grid", "waves", "tail", "blocks"},
+  occupancy_block = {"block size", "threads a block", "threads per block", "block_size", "^launch shape"},
+  too_few_blocks = {"^launch shape", "grid", "waves", " sms", "blocks"},
+  tail_wave = {"^launch shape", "grid", "waves", "tail", "blocks"},
   atomic_contention = {"atomic"},
   barrier_stalls = {"barrier"},
   fp64 = {"fp64", "double"},
@@ -49,7 +49,8 @@ J.EXPLAINED = {
   extra_instructions = {"^instructions"},
   extra_traffic = {"^dram bytes", "^l2 bytes"},
   l2_overflow = {"l2 hit", "^dram bytes"},
-  invisible = {"^nothing the counters see", "^counters unchanged"},
+  -- nothing accounts, nothing moved, or the warps' sleeping named (the stall a __nanosleep is)
+  invisible = {"^nothing the counters see", "^counters unchanged", "sleeping"},
 }
 -- A first finding that names no cause (it says none accounts, or nothing moved).
 J.NO_CAUSE = {"^nothing the counters see", "^counters unchanged"}
@@ -117,7 +118,13 @@ function J.row(record)
   local row = {median_ms = t.median_ms, noise_pct = t.noise_pct, samples = t.samples, sm_clock_mhz = t.sm_clock_mhz,
     clock_throttled = t.clock_throttled, status = "ok"}
   if type(record.counters) == "table" then
-    local fields = counters.fields(record.counters, record.resources, record.launch and record.launch.shared or 0)
+    local launch = record.launch or {}
+    -- the launch's shape as the counter set's columns, where it has them (counters.shape: blocks,
+    -- threads a block, waves, SMs given a block), from the recorded launch and its occupancy
+    local shape = counters.shape and counters.shape(launch.grid, launch.block,
+      launch.occupancy and (launch.occupancy.active_blocks_per_sm or launch.occupancy.blocks_per_sm),
+      launch["launch__sm_count"]) or nil
+    local fields = counters.fields(record.counters, record.resources, launch.shared or 0, shape)
     for k, v in pairs(fields) do row[k] = v end
   end
   return row
@@ -237,10 +244,13 @@ end
 -- diagnose
 
 -- J.diagnose(record, ceilings) -> findings (verdict, evidence, ...), or nil without counters:
--- diagnose's judge on the launch's raw values, as gpuexp diagnose judges a launch.
+-- diagnose's judge on the launch's raw values, as gpuexp diagnose judges a launch (its block, and
+-- its shape: the grid against the SMs).
 function J.diagnose(record, ceilings)
   if type(record.counters) ~= "table" then return nil end
-  local ok, findings = pcall(diagnose.judge, record.counters, record.resources, ceilings, record.launch and record.launch.block)
+  local launch = record.launch or {}
+  local ok, findings = pcall(diagnose.judge, record.counters, record.resources, ceilings, launch.block,
+    {grid = launch.grid, sms = launch["launch__sm_count"]})
   if not ok then return {verdict = "error", evidence = {tostring(findings)}, error = true} end
   return findings
 end

@@ -572,7 +572,8 @@ local function main()
           a.error_text = a.error_text or r.error
         else
           a.live = a.live + 1
-          if r.verdict ~= "same" then a.calls = a.calls + 1 end
+          if r.verdict == "slower" or r.verdict == "faster" then a.calls = a.calls + 1 end
+          if r.verdict == "undecided" then a.undecided = (a.undecided or 0) + 1 end
           a.gpu_s[#a.gpu_s + 1] = r.gpu_s
           a.wall_s[#a.wall_s + 1] = r.wall_s
           a.mde[#a.mde + 1] = r.summary and r.summary.mde_pct
@@ -600,7 +601,7 @@ local function main()
         local ok, replay = pcall(J.ab_replay, drawn, {seed = d, budget_s = ab_header and ab_header.budget_s})
         if ok then
           a.resampled = a.resampled + 1
-          if replay.verdict ~= "same" then a.resampled_calls = a.resampled_calls + 1 end
+          if replay.verdict == "slower" or replay.verdict == "faster" then a.resampled_calls = a.resampled_calls + 1 end
           local gpu = 0
           for i = 1, replay.blocks do gpu = gpu + drawn[i].gpu_s end
           a.resampled_gpu_s[#a.resampled_gpu_s + 1] = gpu
@@ -942,7 +943,8 @@ local function main()
         median(c.compare.thresholds) and string.format("%.2f%%", median(c.compare.thresholds)) or "-",
         c.effect_pct == 0 and (c.aa and frac(c.aa.calls, c.aa.n) or "-") or frac(c.nightly.calls, c.nightly.n),
         median(c.nightly.thresholds) and string.format("%.2f%%", median(c.nightly.thresholds)) or "-",
-        c.ab.errors > 0 and string.format("%s, %d crashed", frac(c.ab.calls, c.ab.live), c.ab.errors) or frac(c.ab.calls, c.ab.live),
+        frac(c.ab.calls, c.ab.live) .. (c.ab.errors > 0 and string.format(", %d crashed", c.ab.errors) or "") ..
+          ((c.ab.undecided or 0) > 0 and string.format(", %d undecided", c.ab.undecided) or ""),
         frac(c.ab.resampled_calls, c.ab.resampled),
         median(c.ab.mde) and string.format("%.2f%%", median(c.ab.mde)) or "-",
         median(c.ab.gpu_s) and string.format("%.2f", median(c.ab.gpu_s)) or "-"))
