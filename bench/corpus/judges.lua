@@ -56,7 +56,8 @@ J.EXPLAINED = {
 J.NO_CAUSE = {"^nothing the counters see", "^counters unchanged"}
 
 -- diagnose's verdict names the cause when it matches one of these (causes without an entry
--- have no verdict of their own: a diagnosis of one launch cannot see "more work than before")
+-- have no verdict of their own: a diagnosis of one launch cannot see "more work than before", nor
+-- that FMAs could have been a tensor core's)
 J.DIAGNOSED = {
   uncoalesced_loads = {"uncoalesced.*load"},
   uncoalesced_stores = {"uncoalesced.*store"},
@@ -72,7 +73,6 @@ J.DIAGNOSED = {
   atomic_contention = {"atomic"},
   barrier_stalls = {"barrier", "synchroni"},
   fp64 = {"fp64", "double"},
-  tensor_to_fma = {"tensor"},
 }
 -- verdicts that name no defect (a kernel's limiter): on a good kernel they are not false alarms
 J.NEUTRAL = {"^memory%-bound", "^compute%-bound", "^latency%-bound"}

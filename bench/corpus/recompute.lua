@@ -683,13 +683,22 @@ local function main()
   local function met(ok) return ok == nil and "-" or ok and "yes" or "**no**" end
 
   local gpu = first.gpu or {}
+  -- the GPUs the nights ran on (a part collected on another machine of the model is another GPU)
+  local uuids, gpu_count = {}, 0
+  for _, nights in ipairs({corpus_nights, grid_nights}) do
+    for _, night in ipairs(nights) do
+      local uuid = night.header and night.header.gpu and (night.header.gpu.uuid or night.header.gpu.name) or "?"
+      if not uuids[uuid] then uuids[uuid] = true; gpu_count = gpu_count + 1 end
+    end
+  end
   local corpus_seed = math.tointeger(first.seed) or first.seed
   local development = false
   for _, s in ipairs(generate.DEVELOPMENT_SEEDS) do development = development or s == corpus_seed end
   local held = corpus_seed == generate.HELD_OUT_SEED and "the held-out seed" or development and "a development seed" or
     "neither the held-out nor a development seed"
-  add(string.format("Measured on %s%s, gpuexp %s; corpus seed %s (%s): %d points, %d (kernel, cause) pairs over %d " ..
+  add(string.format("Measured on %s%s%s, gpuexp %s; corpus seed %s (%s): %d points, %d (kernel, cause) pairs over %d " ..
     "cause labels, %d nights; the grid %d nights; %d gpuexp ab decisions.%s", gpu.name or "?",
+    gpu_count > 1 and string.format(" (%d GPUs of the model: the parts ran on different machines)", gpu_count) or "",
     first.driver_version and (", driver " .. first.driver_version) or "", first.gpuexp_version or "?", tostring(corpus_seed),
     held, #point_ids, #pairs_list, (function() local n, seen = 0, {} for _, p in ipairs(pairs_list) do
       if not seen[p.cause] then seen[p.cause] = true; n = n + 1 end end return n end)(), #corpus_nights, #grid_nights,
@@ -742,6 +751,15 @@ local function main()
   add(string.format("| explainer | a counter named on a no-change night (corpus %d, grid %d nights x points) | %s%s | 0 | %s%s |",
     no_change.n, no_change.grid_n or 0, rate_text(nc_named, nc_n), upper_text(nc_named, nc_n), met(nc_n > 0 and nc_named == 0),
     nc_named > 0 and (": " .. most_frequent(no_change.names, 3)) or ""))
+  if have_grid then
+    local k, n = 0, 0
+    for _, id in ipairs(cell_order) do
+      local c = cells[id]
+      if c.explained then k, n = k + c.explained.right, n + c.explained.n end
+    end
+    add(string.format("| explainer | the grid's slowdowns of 2 and 5%% (more of the same work) named as instructions | %s | - | - |",
+      rate_text(k, n)))
+  end
   -- diagnose
   local d_pct = pct(diagnosis.right, diagnosis.cases)
   local function diagnose_misses()
@@ -845,6 +863,10 @@ local function main()
     detector_rows("compare", compare_aa, compare_detect, " (every ordered pair of nights)")
     detector_rows("nightly", nightly_aa, nightly_detect, " (its rule, no re-measure)")
   end
+  add(string.format("| nightly | A/A false calls on the corpus' %d kernels (nights 2-%d, its rule, no re-measure) | %s%s | <= %d%% | %s |",
+    #point_ids, #corpus_nights, rate_text(no_change.false_alarms, no_change.judged),
+    upper_text(no_change.false_alarms, no_change.judged), TARGET.false_calls,
+    met(no_change.judged > 0 and 100 * no_change.false_alarms / no_change.judged <= TARGET.false_calls)))
   if #ab_records > 0 then
     detector_rows("ab", ab_aa, ab_detect, " (live decisions)")
     detector_rows("ab", ab_aa_resampled, ab_detect_resampled, string.format(" (%d decisions a cell resampled from the " ..
