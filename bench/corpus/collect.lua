@@ -207,6 +207,25 @@ local function shape_of(kernel, launch, resources)
     sms_used = math.min(grid, SM_COUNT), occupancy = occupancy}
 end
 
+-- A point's measurement: in a plan, what synthetic.lua invents (fill(record)); on a GPU, its time
+-- now and its counters queued for the night's batched collection (items). Any error is the
+-- record's, and the night goes on.
+local function measure_point(record, kernel, launch, items, fill)
+  local ok, problem = pcall(function()
+    local resources = scalars(kernel:resources())
+    record.resources = resources
+    record.launch = shape_of(kernel, launch, resources)
+    record.launch.args = launch.args
+    if SYNTHETIC then
+      fill(record, resources)
+    else
+      record.timing = measure(kernel, launch)
+      items[#items + 1] = {kernel = kernel, launch = launch, record = record}
+    end
+  end)
+  if not ok then record.error = type(problem) == "table" and problem.message or tostring(problem) end
+end
+
 -- Counters of many launches in one batched replay (gpuexp.metrics), or one by one when the batch
 -- fails; values[i] (nil and a note for a launch without) and the collection's cost.
 local function collect_counters(items)
@@ -233,6 +252,21 @@ local function collect_counters(items)
     info = nil
   end
   return values, notes, {seconds = gpuexp.clock() - started, passes = info and info.passes, batches = info and info.batches}
+end
+
+-- The end of a night: the queued points' counters collected in one batch, every record written,
+-- the end record with what the night and its counters cost, the file put in place.
+local function finish_night(records, items, started)
+  local cost
+  if #items > 0 then
+    local values, notes
+    values, notes, cost = collect_counters(items)
+    for i, item in ipairs(items) do item.record.counters, item.record.counters_note = values[i], notes[i] end
+    cost.note = notes.batch
+  end
+  for _, record in ipairs(records) do emit(record) end
+  emit({record = "end", points = #records, seconds = gpuexp.clock() - started, counters = cost})
+  close_output()
 end
 
 ---------------------------------------------------------------------------------------------------
@@ -281,39 +315,20 @@ local function corpus_night(seed, night, path)
     if not program then
       record.error = "compile: " .. tostring(failures[p.program])
     else
-      local kernel = program:kernel(p.kernel)
-      local ok, problem = pcall(function()
-        local launch = generate.launch(corpus, p, device)
-        local resources = scalars(kernel:resources())
-        record.resources = resources
-        record.launch = shape_of(kernel, launch, resources)
-        record.launch.args = launch.args
-        if SYNTHETIC then
-          record.timing = synthetic.point_timing(p, night)
-          p.synthetic_ms = record.timing.median_ms
-          record.counters = synthetic.counters(p, launch, resources, night)
-        else
-          record.timing = measure(kernel, launch)
-          items[#items + 1] = {kernel = kernel, launch = launch, record = record}
-        end
-      end)
-      if not ok then record.error = type(problem) == "table" and problem.message or tostring(problem) end
+      local ok, launch = pcall(generate.launch, corpus, p, device)
+      if not ok then
+        record.error = type(launch) == "table" and launch.message or tostring(launch)
+      else
+        measure_point(record, program:kernel(p.kernel), launch, items, function(r, resources)
+          r.timing = synthetic.point_timing(p, night)
+          p.synthetic_ms = r.timing.median_ms
+          r.counters = synthetic.counters(p, launch, resources, night)
+        end)
+      end
     end
     records[#records + 1] = record
   end
-  local cost
-  if not SYNTHETIC and #items > 0 then
-    local values, notes
-    values, notes, cost = collect_counters(items)
-    for i, item in ipairs(items) do
-      item.record.counters = values[i]
-      item.record.counters_note = notes[i]
-    end
-    cost.note = notes.batch
-  end
-  for _, record in ipairs(records) do emit(record) end
-  emit({record = "end", points = #records, seconds = gpuexp.clock() - started, counters = cost})
-  close_output()
+  finish_night(records, items, started)
 end
 
 ---------------------------------------------------------------------------------------------------
@@ -410,38 +425,23 @@ local function grid_night(night, path, calibration_path)
     local p = points[index]
     local record = {record = "point", id = p.id, kind = p.kind, duration_ms = p.duration_ms, effect_pct = p.effect_pct,
       amount = p.amount, creep = p.creep}
-    local ok, problem = pcall(function()
-      local l = grid.launch(p.kind, p.amount, SM_COUNT)
-      local kernel = grid_kernel(l.kernel)
-      local resources = scalars(kernel:resources())
-      record.resources = resources
-      record.launch = shape_of(kernel, l, resources)
-      record.launch.args = l.args
-      if SYNTHETIC then
+    local l = grid.launch(p.kind, p.amount, SM_COUNT)
+    local ok, kernel = pcall(grid_kernel, l.kernel)
+    if not ok then
+      record.error = type(kernel) == "table" and kernel.message or tostring(kernel)
+    else
+      measure_point(record, kernel, l, items, function(r, resources)
+        -- a grid point is its kernel with more of the same work: synthetic counters of extra instructions
         local ms = p.level_ms * (1 + p.effect_pct / 100)
-        record.timing = synthetic.timing(p.id, ms, night)
-        local point = {id = p.id, family = "extra_instructions", params = {n = 32768 * 4, work = p.amount / 1000},
-          variant_params = {}, modelled_ms = ms, cause = p.effect_pct > 0 and "extra_instructions" or nil}
-        point.variant_params.extra = p.effect_pct / 100
-        record.counters = synthetic.counters(point, l, resources, night)
-      else
-        record.timing = measure(kernel, l)
-        items[#items + 1] = {kernel = kernel, launch = l, record = record}
-      end
-    end)
-    if not ok then record.error = type(problem) == "table" and problem.message or tostring(problem) end
+        r.timing = synthetic.timing(p.id, ms, night)
+        r.counters = synthetic.counters({id = p.id, family = "extra_instructions", params = {n = 32768 * 4,
+          work = p.amount / 1000}, variant_params = {extra = p.effect_pct / 100}, modelled_ms = ms,
+          cause = p.effect_pct > 0 and "extra_instructions" or nil}, l, resources, night)
+      end)
+    end
     records[#records + 1] = record
   end
-  local cost
-  if #items > 0 then
-    local values, notes
-    values, notes, cost = collect_counters(items)
-    for i, item in ipairs(items) do item.record.counters, item.record.counters_note = values[i], notes[i] end
-    cost.note = notes.batch
-  end
-  for _, record in ipairs(records) do emit(record) end
-  emit({record = "end", points = #records, seconds = gpuexp.clock() - started, counters = cost})
-  close_output()
+  finish_night(records, items, started)
 end
 
 -- A side of an ab decision that times through the bound launch and keeps what each call gave:

@@ -90,6 +90,26 @@ M.order = {"coalesce_load", "coalesce_store", "bank", "divergence", "spills", "l
 M.families = {}
 local F = M.families
 
+-- The elementwise kernel of the coalescing families: element i read from x[LOAD], a few FMAs,
+-- written to y[STORE], where j is i gathered (lane l of a warp `stride` words from lane l - 1,
+-- inside a tile of 32 x stride: the same elements, another order). load, store: "i" or "j".
+local function gathered_kernel(p, v, name, load, store)
+  return fill([[
+extern "C" __global__ void ${NAME}(float *__restrict__ y, const float *__restrict__ x, long long n, int reps)
+{
+    for (int rep = 0; rep < reps; rep++) {
+        GRID_STRIDE(i, n) {
+            const long long t = i % (32LL * ${S}), j = (i - t) + (t % 32) * ${S} + t / 32;
+            float v = x[${LOAD}];
+#pragma unroll
+            for (int w = 0; w < ${WORK}; w++) v = fmaf(v, 1.0001f, 0.5f);
+            y[${STORE}] = v + rep;
+        }
+    }
+}
+]], {NAME = name, S = v.stride or 1, WORK = p.work, LOAD = load, STORE = store})
+end
+
 ---------------------------------------------------------------------------------------------------
 -- Uncoalesced loads: the same elements read in a gathered order (lane l of a warp reads words
 -- `stride` apart inside a tile of 32 x stride), a few FMAs each, written back in order.
@@ -105,22 +125,7 @@ F.coalesce_load = {
   cost = function(p, v)
     return stream_ms(8 * p.n * p.reps, 8 * p.n) * (v.stride and (1 + math.min(v.stride, 8) / 4) or 1)
   end,
-  kernel = function(p, v, name)
-    return fill([[
-extern "C" __global__ void ${NAME}(float *__restrict__ y, const float *__restrict__ x, long long n, int reps)
-{
-    for (int rep = 0; rep < reps; rep++) {
-        GRID_STRIDE(i, n) {
-            const long long t = i % (32LL * ${S}), j = (i - t) + (t % 32) * ${S} + t / 32;
-            float v = x[j];
-#pragma unroll
-            for (int w = 0; w < ${WORK}; w++) v = fmaf(v, 1.0001f, 0.5f);
-            y[i] = v + rep;
-        }
-    }
-}
-]], {NAME = name, S = v.stride or 1, WORK = p.work})
-  end,
+  kernel = function(p, v, name) return gathered_kernel(p, v, name, "j", "i") end,
   launch = function(p, v, device)
     return {grid = elementwise_grid(p, device, p.block), block = p.block,
       args = {buffer("Y"), buffer("X"), i64(p.n), i32(p.reps)}}
@@ -133,22 +138,7 @@ F.coalesce_store = {
   draw = F.coalesce_load.draw,
   variants = function(p) return {{name = "good"}, {name = "bad", cause = "uncoalesced_stores", stride = p.stride}} end,
   cost = F.coalesce_load.cost,
-  kernel = function(p, v, name)
-    return fill([[
-extern "C" __global__ void ${NAME}(float *__restrict__ y, const float *__restrict__ x, long long n, int reps)
-{
-    for (int rep = 0; rep < reps; rep++) {
-        GRID_STRIDE(i, n) {
-            const long long t = i % (32LL * ${S}), j = (i - t) + (t % 32) * ${S} + t / 32;
-            float v = x[i];
-#pragma unroll
-            for (int w = 0; w < ${WORK}; w++) v = fmaf(v, 1.0001f, 0.5f);
-            y[j] = v + rep;
-        }
-    }
-}
-]], {NAME = name, S = v.stride or 1, WORK = p.work})
-  end,
+  kernel = function(p, v, name) return gathered_kernel(p, v, name, "i", "j") end,
   launch = F.coalesce_load.launch,
 }
 
@@ -547,58 +537,60 @@ extern "C" __global__ void ${NAME}(float *__restrict__ y, const float *__restric
 }
 
 ---------------------------------------------------------------------------------------------------
--- Tensor cores replaced by FMA: mma.sync m16n8k16 (FP16 in, FP32 accumulate), four chains a warp,
--- or the same multiply-adds on the FMA pipe (64 a thread for each mma).
+-- Tensor cores replaced by FMA: `chains` independent mma.sync m16n8k16 (FP16 in, FP32
+-- accumulate) a warp an iteration, or the same multiply-adds on the FMA pipe (64 a thread for each
+-- mma: a thread's 4 accumulators of each chain take 16 products each).
 F.tensor = {
   causes = {"tensor_to_fma"},
-  draw = function(rng) return {block = rng.choice({64, 128, 256}), shape = "exact"} end,
+  draw = function(rng) return {block = rng.choice({64, 128, 256}), chains = rng.int(2, 4), shape = "exact"} end,
   variants = function() return {{name = "good"}, {name = "bad", cause = "tensor_to_fma", fma = true}} end,
   cost = function(p, v)
-    -- an mma m16n8k16 is 2048 FMAs a warp, four an iteration: ~3e11 a ms through mma.sync; the
-    -- FMA path does as many multiply-adds (256 a thread an iteration) at M.FMA_PER_MS
-    if v.fma then return p.n * 256 * p.iterations / M.FMA_PER_MS end
-    return p.n / 32 * 4 * 2048 * p.iterations / 3e11
+    -- an mma m16n8k16 is 2048 FMAs a warp: ~3e11 a ms through mma.sync; the FMA path does as many
+    -- multiply-adds (64 a thread an mma) at M.FMA_PER_MS
+    if v.fma then return p.n * 64 * p.chains * p.iterations / M.FMA_PER_MS end
+    return p.n / 32 * p.chains * 2048 * p.iterations / 3e11
   end,
   kernel = function(p, v, name)
     local body
     if v.fma then
       body = [[
-    float p[16], q[16];
-    for (int k = 0; k < 16; k++) { p[k] = A[(threadIdx.x + k) & 255]; q[k] = A[(threadIdx.x * 3 + k) & 255]; }
+    float lhs[16], rhs[16];
+    for (int k = 0; k < 16; k++) { lhs[k] = A[(threadIdx.x + 5 * k) & 255]; rhs[k] = A[(threadIdx.x * 7 + k) & 255]; }
     for (int i = 0; i < iterations; i++) {
 #pragma unroll
-        for (int c = 0; c < 4; c++)
+        for (int chain = 0; chain < CHAINS; chain++)
 #pragma unroll
             for (int e = 0; e < 4; e++)
 #pragma unroll
-                for (int k = 0; k < 16; k++) acc[c][e] = fmaf(p[k], q[(k + e) & 15], acc[c][e]);
+                for (int k = 0; k < 16; k++) acc[chain][e] = fmaf(lhs[(k + chain) & 15], rhs[(k + e) & 15], acc[chain][e]);
     }]]
     else
       body = [[
     const int lane = threadIdx.x & 31;
-    unsigned a[4], b[2];
-    for (int r = 0; r < 4; r++) a[r] = corpus_pack_f16(A[(lane * 4 + r) & 255], A[(lane * 4 + r + 1) & 255]);
-    for (int r = 0; r < 2; r++) b[r] = corpus_pack_f16(A[(lane * 2 + r + 7) & 255], A[(lane * 2 + r + 9) & 255]);
+    unsigned fa[4], fb[2];
+    for (int r = 0; r < 4; r++) fa[r] = corpus_pack_f16(A[(lane * 4 + r) & 255], A[(lane * 4 + r + 3) & 255]);
+    for (int r = 0; r < 2; r++) fb[r] = corpus_pack_f16(A[(lane * 2 + r + 11) & 255], A[(lane * 2 + r + 13) & 255]);
     for (int i = 0; i < iterations; i++) {
 #pragma unroll
-        for (int c = 0; c < 4; c++) {
+        for (int chain = 0; chain < CHAINS; chain++) {
             asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
                          "{%0,%1,%2,%3};"
-                         : "+f"(acc[c][0]), "+f"(acc[c][1]), "+f"(acc[c][2]), "+f"(acc[c][3])
-                         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+                         : "+f"(acc[chain][0]), "+f"(acc[chain][1]), "+f"(acc[chain][2]), "+f"(acc[chain][3])
+                         : "r"(fa[0]), "r"(fa[1]), "r"(fa[2]), "r"(fa[3]), "r"(fb[0]), "r"(fb[1]));
         }
     }]]
     end
     return fill([[
 extern "C" __global__ void ${NAME}(float *__restrict__ out, const float *__restrict__ A, int iterations)
 {
-    float acc[4][4] = {};
+    enum { CHAINS = ${CHAINS} };
+    float acc[CHAINS][4] = {};
 ${BODY}
-    float s = 0.0f;
-    for (int c = 0; c < 4; c++) s += acc[c][0] + acc[c][1] + acc[c][2] + acc[c][3];
-    out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+    float total = 0.0f;
+    for (int chain = 0; chain < CHAINS; chain++) total += acc[chain][0] + acc[chain][1] + acc[chain][2] + acc[chain][3];
+    out[blockIdx.x * blockDim.x + threadIdx.x] = total;
 }
-]], {NAME = name, BODY = body})
+]], {NAME = name, BODY = body, CHAINS = p.chains})
   end,
   scale = function(p, units) -- up to 512K threads, then longer loops
     local thread_units = math.max(1, math.min(16, math.floor(units)))

@@ -727,20 +727,20 @@ local function main()
 
   -- explainer
   local right_pct, wrong_pct = pct(explainer.right, explainer.cases), pct(explainer.wrong, explainer.cases)
-  local function cause_misses()
-    local parts = {}
-    local names = {}
-    for cause, c in pairs(explainer.by_cause) do if c.cases > c.right then names[#names + 1] = cause end end
+  -- the causes a judge missed, each with what it said most often instead (by_cause[cause][instead])
+  local function misses(by_cause, instead)
+    local parts, names = {}, {}
+    for cause, c in pairs(by_cause) do if c.cases > c.right then names[#names + 1] = cause end end
     table.sort(names)
     for _, cause in ipairs(names) do
-      local c = explainer.by_cause[cause]
-      parts[#parts + 1] = string.format("%s %d/%d (%s)", cause, c.right, c.cases, most_frequent(c.named, 1))
+      local c = by_cause[cause]
+      parts[#parts + 1] = string.format("%s %d/%d (%s)", cause, c.right, c.cases, most_frequent(c[instead], 1))
     end
     return table.concat(parts, ", ")
   end
   add(string.format("| explainer | first cause right, pairs slower by >= %d%% | %s | >= %d%% | %s%s |", EXPLAINED_FROM_PCT,
     rate_text(explainer.right, explainer.cases), TARGET.explainer_right, met(right_pct and right_pct >= TARGET.explainer_right),
-    (right_pct and right_pct < TARGET.explainer_right) and (": missed on " .. cause_misses()) or ""))
+    (right_pct and right_pct < TARGET.explainer_right) and (": missed on " .. misses(explainer.by_cause, "named")) or ""))
   add(string.format("| explainer | a wrong cause named first | %s | <= %d%% | %s%s |", rate_text(explainer.wrong, explainer.cases),
     TARGET.explainer_wrong, met(wrong_pct and wrong_pct <= TARGET.explainer_wrong),
     (wrong_pct and wrong_pct > TARGET.explainer_wrong) and (": " .. most_frequent((function()
@@ -762,19 +762,9 @@ local function main()
   end
   -- diagnose
   local d_pct = pct(diagnosis.right, diagnosis.cases)
-  local function diagnose_misses()
-    local parts, names = {}, {}
-    for cause, c in pairs(diagnosis.by_cause) do if c.cases > c.right then names[#names + 1] = cause end end
-    table.sort(names)
-    for _, cause in ipairs(names) do
-      local c = diagnosis.by_cause[cause]
-      parts[#parts + 1] = string.format("%s %d/%d (%s)", cause, c.right, c.cases, most_frequent(c.verdicts, 1))
-    end
-    return table.concat(parts, ", ")
-  end
   add(string.format("| diagnose | top-1 verdict right (bad kernels x nights) | %s | >= %d%% | %s%s |",
     rate_text(diagnosis.right, diagnosis.cases), TARGET.diagnose_right, met(d_pct and d_pct >= TARGET.diagnose_right),
-    (d_pct and d_pct < TARGET.diagnose_right) and (": missed on " .. diagnose_misses()) or ""))
+    (d_pct and d_pct < TARGET.diagnose_right) and (": missed on " .. misses(diagnosis.by_cause, "verdicts")) or ""))
   add(string.format("| diagnose | verdicts from counts under %.1f%% of the instructions (or 100) | %s | 0 | %s%s |",
     J.COUNT_FLOOR_SHARE * 100, rate_text(diagnosis.small, diagnosis.with_count), met(diagnosis.with_count > 0 and diagnosis.small == 0),
     diagnosis.small > 0 and (": " .. most_frequent((function() local l = {} for _, t in ipairs(diagnosis.small_list) do
