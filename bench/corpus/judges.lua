@@ -191,9 +191,10 @@ end
 -- {key -> row}, oldest first) recorded as nightly runs of one experiment in a new history at
 -- path, then judged as gpuexp nightly judges a recorded night (verdict.replay: the regression
 -- states, the creep against the accepted level). options.explain(night) -> true: every entry of
--- that night is explained too (entry.explanation: the findings as a list, entry.accounted), as
--- the nightly explains a regression, whatever its verdict. No night has a re-measure: a
--- suspect stands as measured (the nightly's confirm stage would clear some).
+-- that night is explained too, by explain.recorded as the nightly explains a regression, whatever
+-- its verdict (entry.explanation_text; entry.explanation: its findings, split at "; ", the first
+-- the one that counts). No night has a re-measure: a suspect stands as measured (the nightly's
+-- confirm stage would clear some), and no diagnosis is attached.
 function J.nightly(path, nights, order, options)
   options = options or {}
   history.remove(path)
@@ -207,29 +208,19 @@ function J.nightly(path, nights, order, options)
     ids[n] = id
   end
   local _, judged = verdict.replay(db, ids[#ids], true)
-  local out, noise_cache = {}, {}
+  local out = {}
   for n, night in ipairs(judged) do
-    local by_key = {}
+    local by_key, read = {}, {}
     for _, e in ipairs(night.comparison.points) do
       by_key[e.key] = e
       if options.explain and options.explain(n) then
-        noise_cache[night.id] = noise_cache[night.id] or explain.noise_runs(db, night.id)
-        local new_row = night.run:row(e.key)
-        local base_rows = {}
-        for _, base in ipairs(e.base_runs or {}) do
-          local row = base:row(e.key)
-          if row then base_rows[#base_rows + 1] = row end
-        end
-        local noise_rows = {}
-        for _, run in ipairs(noise_cache[night.id]) do
-          local row = run:row(e.key)
-          if row then noise_rows[#noise_rows + 1] = row end
-        end
-        if new_row and #base_rows > 0 then
-          local findings, accounted = explain.explain(base_rows, new_row, e.change_pct,
-            #noise_rows > #base_rows and noise_rows or nil)
+        -- the nightly's own explanation of an entry (its baselines, the noise it names), as text
+        local text = explain.recorded(db, e, night.run, read)
+        if text then
+          rawset(e, "explanation_text", text)
+          local findings = {}
+          for finding in (text .. "; "):gmatch("(.-); ") do findings[#findings + 1] = finding end
           rawset(e, "explanation", findings)
-          rawset(e, "accounted", accounted)
         end
       end
     end

@@ -330,7 +330,6 @@ local function main()
             no_change.named = no_change.named + 1
             no_change.names[#no_change.names + 1] = gist(first)
           end
-          if e.accounted then no_change.accounted = no_change.accounted + 1 end
         end
       end
     end
