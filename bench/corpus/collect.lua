@@ -101,13 +101,14 @@ local function thin(values, cap)
   return out
 end
 
--- 33 quantiles (0, 1/32, ..., 1) of a block's samples: its median exactly, its spread roughly
+-- 17 quantiles (0, 1/16, ..., 1) of a block's samples: its median exactly, its spread roughly
 local function quantiles(values)
-  local sorted = {table.unpack(values)}
+  local sorted = {}
+  for i = 1, #values do sorted[i] = values[i] end
   table.sort(sorted)
   local q = {}
-  for k = 0, 32 do
-    local position = 1 + k / 32 * (#sorted - 1)
+  for k = 0, 16 do
+    local position = 1 + k / 16 * (#sorted - 1)
     local low = math.floor(position)
     local high = math.min(#sorted, low + 1)
     q[#q + 1] = tonumber(string.format("%.6g", sorted[low] + (sorted[high] - sorted[low]) * (position - low)))
@@ -445,7 +446,7 @@ local function grid_night(night, path, calibration_path)
 end
 
 -- A side of an ab decision that times through the bound launch and keeps what each call gave:
--- the calls in order, each block's 33 quantiles, count and sum (recompute.lua replays them).
+-- the calls in order, each block's 17 quantiles, count and sum (recompute.lua replays them).
 local function logged_side(bound, side, log)
   local proxy = {}
   function proxy.time(_, options)
@@ -479,6 +480,7 @@ local function ab_part(path, calibration_path, seconds)
   local done = false
   while not done do
     round = round + 1
+    local decided = 0
     for cell, p in ipairs(points) do
       local elapsed = gpuexp.clock() - started
       if elapsed + math.max(slowest, 3) > seconds then done = true; break end
@@ -523,7 +525,6 @@ local function ab_part(path, calibration_path, seconds)
         record.a_median_ms, record.b_median_ms = result.a_median_ms, result.b_median_ms
         record.a_samples, record.b_samples = result.a_samples, result.b_samples
         record.nvbench, record.compare = result.nvbench, result.compare
-        record.order = result.order
       else
         record.error = ok and ("gpuexp.ab returned " .. tostring(result)) or
           (type(result) == "table" and result.message or tostring(result))
@@ -531,6 +532,12 @@ local function ab_part(path, calibration_path, seconds)
       record.log = log
       emit(record)
       decisions = decisions + 1
+      if not record.error then decided = decided + 1 end
+    end
+    -- a round in which no decision was taken will not be followed by one that takes any
+    if decided == 0 and not done then
+      emit({record = "note", text = "round " .. round .. ": every decision failed (above); no more rounds"})
+      done = true
     end
   end
   emit({record = "end", decisions = decisions, rounds = round, seconds = gpuexp.clock() - started})
