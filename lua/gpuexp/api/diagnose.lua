@@ -48,6 +48,7 @@ M.names = {
 M.FLOOR = {count = 1024, share = 0.01}
 -- the shares above which a barrier, and the FP64 pipe, are a verdict
 M.BARRIER_PCT = 15
+M.BARRIER_DOMINANT_PCT = 40 -- the top stall, at least this share: a verdict whatever the SoL
 M.FP64_PIPE_PCT = 40
 
 -- The threads of a block ({x, y, z} or a number), and the lanes its warps start with on average
@@ -266,11 +267,16 @@ function M.judge(v, resources, ceilings, block, shape)
       fp64_pipe or 0, v.fp64_flop and string.format(" (%.3g FP64 FLOP, %.3g FP32)", v.fp64_flop, v.fp32_flop or 0) or "",
       findings.fp64_rate_ratio and string.format(", at %.3g of FP32's rate on this GPU",
       findings.fp64_rate_ratio) or "")
-  elseif barrier >= M.BARRIER_PCT and sol_compute < 60 and sol_memory < 60 then
+  elseif barrier >= M.BARRIER_PCT and (sol_compute < 60 and sol_memory < 60 or
+    barrier >= M.BARRIER_DOMINANT_PCT and stalls[1] and stalls[1].reason == "barrier") then
+    -- a barrier that holds most of the waits is the verdict even when the SM looks busy: the busy
+    -- unit is then the shared-memory exchange the barrier guards (seen on an H100: 54% barrier at
+    -- a compute SoL of 91%, the shared pipe's), and removing the barrier is the fix
     verdict = "barrier stalls"
     evidence[#evidence + 1] = string.format("warps wait at __syncthreads() %.0f%% of their stalls (short_scoreboard " ..
-      "%.0f%%, mio_throttle %.0f%%) with neither unit near its peak: fewer barriers (a warp-level exchange, __shfl_*, " ..
-      "or more work between them)", barrier, share.short_scoreboard or 0, share.mio_throttle or 0)
+      "%.0f%%, mio_throttle %.0f%%; SoL compute %.0f%%, memory %.0f%%): fewer barriers (a warp-level exchange, " ..
+      "__shfl_*, or more work between them)", barrier, share.short_scoreboard or 0, share.mio_throttle or 0,
+      sol_compute, sol_memory)
   elseif sol_memory >= 60 and sol_memory >= sol_compute then
     verdict = "memory-bound"
     if intensity and knee then evidence[#evidence + 1] = string.format("%.2f FLOP/byte, under the %.1f knee", intensity, knee) end
