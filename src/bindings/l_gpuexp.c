@@ -261,6 +261,7 @@ void l_open_gpuexp(lua_State *L)
     l_open_kernel(L);
     l_open_scalar(L);
     l_open_bytes(L);
+    l_open_tensor_map(L);
     l_open_stream(L);
     l_open_sequence(L);
     l_open_occupancy(L);
