@@ -42,7 +42,51 @@ static int global_constant(const global_list *list, int i)
     return list->ptx ? list->ptx[i].constant : list->image.globals[i].constant;
 }
 
+static int read_all_globals(const l_program *program, global_list *list, gx_error *error);
+
+/* Not the program's own: the variables gpuexp's nvcc name expressions add (gx_nvcc.c), and the
+   toolkit headers' static members that NVRTC emits as module variables (cuda::std::..., cooperative
+   groups' constants: hundreds of them). */
+static int foreign(const char *symbol)
+{
+    static const char *const prefixes[] = {"gpuexp_name_", "cuda::", "cooperative_groups::", "_INTERNAL_", "cub::",
+                                           "thrust::", "std::", "nvcuda::", "__nv_", NULL};
+    char plain[512];
+    gx_symbol_name(symbol, plain, sizeof plain);
+    for (int i = 0; prefixes[i]; i++)
+        if (strncmp(plain, prefixes[i], strlen(prefixes[i])) == 0)
+            return 1;
+    return 0;
+}
+
+static void drop_name_expressions(global_list *list)
+{
+    int kept = 0;
+    for (int i = 0; i < list->count; i++) {
+        if (foreign(global_symbol(list, i))) {
+            if (!list->ptx)
+                free(list->image.globals[i].symbol);
+            continue;
+        }
+        if (list->ptx)
+            list->ptx[kept++] = list->ptx[i];
+        else
+            list->image.globals[kept++] = list->image.globals[i];
+    }
+    list->count = kept;
+    if (!list->ptx)
+        list->image.count = kept;
+}
+
 static int read_globals(const l_program *program, global_list *list, gx_error *error)
+{
+    int status = read_all_globals(program, list, error);
+    if (status == GX_OK)
+        drop_name_expressions(list);
+    return status;
+}
+
+static int read_all_globals(const l_program *program, global_list *list, gx_error *error)
 {
     memset(list, 0, sizeof *list);
     const void *image = program->image ? (const void *)program->image : (const void *)program->compiled.cubin;
