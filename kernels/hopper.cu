@@ -30,9 +30,20 @@ extern "C" __global__ void polynomial(const float *x, float *y, int n)
     y[i] = acc;
 }
 
+// Clusters, programmatic launches and TMA are 9.0's: on older architectures these kernels compile
+// to nothing (gpuexp refuses their launches there before the driver sees them).
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+#define HOPPER 1
+#define CLUSTER_DIMS(x, y, z) __cluster_dims__(x, y, z)
+#else
+#define HOPPER 0
+#define CLUSTER_DIMS(x, y, z)
+#endif
+
 // ---- clusters: each block reads its right neighbour's shared memory within the cluster
 extern "C" __global__ void cluster_neighbors(int *rank, int *neighbor, int *size)
 {
+#if HOPPER
     __shared__ int own;
     cg::cluster_group cluster = cg::this_cluster();
     if (threadIdx.x == 0)
@@ -46,13 +57,16 @@ extern "C" __global__ void cluster_neighbors(int *rank, int *neighbor, int *size
         size[blockIdx.x] = (int)cluster.num_blocks();
     }
     cluster.sync(); // no block leaves while another may still read its shared memory
+#endif
 }
 
 // the same with the cluster fixed at compile time
-extern "C" __global__ void __cluster_dims__(2, 1, 1) cluster_pairs(int *size)
+extern "C" __global__ void CLUSTER_DIMS(2, 1, 1) cluster_pairs(int *size)
 {
+#if HOPPER
     if (threadIdx.x == 0)
         size[blockIdx.x] = (int)cg::this_cluster().num_blocks();
+#endif
 }
 
 // ---- cooperative launch: per-block sums, a grid-wide sync, then block 0 adds them up
@@ -90,7 +104,9 @@ __device__ __forceinline__ unsigned long long global_ns()
 
 extern "C" __global__ void pdl_producer(float *data, int n, unsigned long long *finished_ns, int spin_us)
 {
+#if HOPPER
     asm volatile("griddepcontrol.launch_dependents;");
+#endif
     unsigned long long start = global_ns();
     while (global_ns() - start < (unsigned long long)spin_us * 1000)
         ;
@@ -104,7 +120,9 @@ extern "C" __global__ void pdl_consumer(const float *data, float *out, int n, un
 {
     if (blockIdx.x == 0 && threadIdx.x == 0)
         *started_ns = global_ns();
+#if HOPPER
     asm volatile("griddepcontrol.wait;" ::: "memory"); // the producer's grid has finished, its writes visible
+#endif
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
         out[i] = data[i] + 1.0f;
 }
@@ -119,6 +137,7 @@ __device__ __forceinline__ unsigned shared_address(const void *p)
 
 __device__ void tma_load_tile(const TensorMap *map, float *tile, unsigned long long *barrier, int x, int y)
 {
+#if HOPPER
     unsigned bar = shared_address(barrier);
     if (threadIdx.x == 0) {
         asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar));
@@ -135,6 +154,7 @@ __device__ void tma_load_tile(const TensorMap *map, float *tile, unsigned long l
                      : "=r"(done)
                      : "r"(bar)
                      : "memory");
+#endif
 }
 
 __device__ void store_tile(const float *tile, float *out, int width, int height)

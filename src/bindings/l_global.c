@@ -145,18 +145,25 @@ static int raise_not_found(lua_State *L, const l_program *program, global_list *
 }
 
 /* The element type: given, else the type PTX declares (u8 for the .b8 arrays it writes for most). */
-static int element_type(lua_State *L, const global_list *list, int index, const char *given)
+static int element_type(lua_State *L, const l_program *program, const char *symbol, const char *given)
 {
     const char *name = given;
-    if (!name && index >= 0 && list->ptx) {
+    gx_ptx_global *declared = NULL;
+    int count = 0;
+    if (!name && program->compiled.ptx && (declared = calloc(1024, sizeof *declared)))
+        count = gx_ptx_globals(program->compiled.ptx, declared, 1024);
+    for (int d = 0; d < count && !name; d++) {
+        if (strcmp(declared[d].name, symbol) != 0)
+            continue;
         static const char *const ptx_types[][2] = {{"f32", "f32"}, {"f64", "f64"}, {"u32", "u32"}, {"b32", "u32"},
                                                    {"s32", "i32"}, {"u64", "u64"}, {"b64", "u64"}, {"s64", "i64"},
                                                    {"u16", "u16"}, {"b16", "u16"}, {"s16", "i16"}, {"f16", "f16"},
                                                    {"s8", "i8"}};
         for (size_t i = 0; i < sizeof ptx_types / sizeof ptx_types[0]; i++)
-            if (strcmp(list->ptx[index].ptx_type, ptx_types[i][0]) == 0)
+            if (strcmp(declared[d].ptx_type, ptx_types[i][0]) == 0)
                 name = ptx_types[i][1];
     }
+    free(declared);
     int type = gx_type_parse(name ? name : "u8");
     if (type < 0)
         return l_raisef(L, GX_ERR_USAGE, "global: unknown element type '%s'", name);
@@ -180,7 +187,7 @@ static int program_global(lua_State *L)
     char symbol_copy[512];
     snprintf(symbol_copy, sizeof symbol_copy, "%s", symbol);
     size_t bytes = index >= 0 ? global_bytes(&list, index) : 0;
-    int type = element_type(L, &list, index, type_name);
+    int type = element_type(L, program, symbol_copy, type_name);
     int modules = l_program_modules(L, 1);
     CUdeviceptr address = 0;
     int found = index >= 0 && !modules; /* a plan: the list is all there is */

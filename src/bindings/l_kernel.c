@@ -208,6 +208,7 @@ static void read_argument(lua_State *L, l_kernel *k, l_launch *launch, int i, in
         memcpy(launch->storage[i], &scalar->value, gx_type_size((gx_type)scalar->type));
         launch->pointers[i] = launch->storage[i];
     } else if (bytes) {
+        check_tensor_maps(L, k, bytes, i);
         if ((int)bytes->size != param->size_bytes)
             l_raisef(L, GX_ERR_USAGE, "argument %d of '%s' is %zu bytes, but the kernel's parameter is %d bytes (%s%s)%s",
                      i + 1, k->kernel.name, bytes->size, param->size_bytes, param->type_class == GX_PARAM_SIZED ? "" : ".",
@@ -216,7 +217,6 @@ static void read_argument(lua_State *L, l_kernel *k, l_launch *launch, int i, in
             l_raisef(L, GX_ERR_USAGE, "argument %d of '%s' is a struct aligned to %zu bytes, but the kernel's parameter is "
                      "aligned to %d: check the struct's fields against the C declaration", i + 1, k->kernel.name,
                      bytes->align, param->align_bytes);
-        check_tensor_maps(L, k, bytes, i);
         launch->pointers[i] = bytes->data; /* alive while the argument table (or the bound launch) is */
     } else if (l_is_planned_buffer(L, -1)) { /* offline: checked like a pointer, never passed */
         if (!is_pointer_param(param))
