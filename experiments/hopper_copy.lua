@@ -55,7 +55,9 @@ local rows = gpuexp.sweep{
     if cc < needs[p.variant] then
       return {status = "skipped", error = p.variant .. " needs sm_" .. needs[p.variant] .. " or newer; this is " .. arch}
     end
-    programs[p.copies] = programs[p.copies] or gpuexp.compile{file = "kernels/hopper_copy.cu", defines = {COPIES = p.copies}}
+    -- sm_90a on Hopper: multicast is sm_90a's (ptxas advises against it for plain sm_90)
+    programs[p.copies] = programs[p.copies] or gpuexp.compile{file = "kernels/hopper_copy.cu", defines = {COPIES = p.copies},
+      arch = cc == 90 and "sm_90a" or nil}
     outputs[p.copies] = outputs[p.copies] or dev:alloc("f32", p.copies * WIDTH * HEIGHT)
     local out = outputs[p.copies]
     local kernel = programs[p.copies]:kernel("replicate_" .. p.variant)

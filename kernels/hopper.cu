@@ -2,15 +2,12 @@
 // tests/gpu/test_hopper.lua and shown in docs/howto/own-kernels.md: module globals, thread block
 // clusters (a launch's cluster and a kernel's own __cluster_dims__, distributed shared memory),
 // a cooperative grid-wide sync, programmatic dependent launch, and TMA tile loads from a
-// CUtensorMap passed by value and inside a struct. Compiles with NVRTC (no <cuda.h>: a TMA
-// descriptor is 128 opaque bytes aligned to 64, as CUtensorMap is).
+// CUtensorMap passed by value and inside a struct. Compiles with NVRTC (no <cuda.h>: kernels/tma.cuh).
 #include <cooperative_groups.h>
 
-namespace cg = cooperative_groups;
+#include "tma.cuh"
 
-struct alignas(64) TensorMap {
-    unsigned long long opaque[16];
-};
+namespace cg = cooperative_groups;
 
 // ---- module globals: a __constant__ table and a __device__ counter
 __constant__ float coefficients[8];
@@ -130,11 +127,6 @@ extern "C" __global__ void pdl_consumer(const float *data, float *out, int n, un
 // ---- TMA: one thread loads a 32 x 32 f32 box into shared memory, the block copies it out
 #define TILE 32
 
-__device__ __forceinline__ unsigned shared_address(const void *p)
-{
-    return (unsigned)__cvta_generic_to_shared(p);
-}
-
 __device__ void tma_load_tile(const TensorMap *map, float *tile, unsigned long long *barrier, int x, int y)
 {
 #if HOPPER
@@ -148,12 +140,7 @@ __device__ void tma_load_tile(const TensorMap *map, float *tile, unsigned long l
                      : "memory");
     }
     __syncthreads(); // the barrier is initialized before anyone waits on it
-    unsigned done = 0;
-    while (!done)
-        asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0; selp.u32 %0, 1, 0, p; }"
-                     : "=r"(done)
-                     : "r"(bar)
-                     : "memory");
+    wait_phase0(bar);
 #endif
 }
 

@@ -9,6 +9,8 @@
 //                  and the TMA unit writes it into the shared memory of every block of the cluster
 #include <cooperative_groups.h>
 
+#include "tma.cuh"
+
 #ifndef COPIES
 #define COPIES 4
 #endif
@@ -16,10 +18,6 @@
 #define THREADS 256
 
 namespace cg = cooperative_groups;
-
-struct alignas(64) TensorMap {
-    unsigned long long opaque[16];
-};
 
 __device__ __forceinline__ void store_tile(const float4 *tile4, float *out, int width, int height)
 {
@@ -64,34 +62,22 @@ extern "C" __global__ void __launch_bounds__(THREADS) replicate_cp_async(const f
 }
 
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
-__device__ __forceinline__ unsigned smem(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
-
-__device__ __forceinline__ void wait_parity0(unsigned bar)
-{
-    unsigned done = 0;
-    while (!done)
-        asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0; selp.u32 %0, 1, 0, p; }"
-                     : "=r"(done)
-                     : "r"(bar)
-                     : "memory");
-}
-
 extern "C" __global__ void __launch_bounds__(THREADS) replicate_tma(const __grid_constant__ TensorMap map, float *out,
                                                                     int width, int height)
 {
     __shared__ alignas(128) float4 tile[TILE * TILE / 4];
     __shared__ alignas(8) unsigned long long barrier;
-    unsigned bar = smem(&barrier);
+    unsigned bar = shared_address(&barrier);
     if (threadIdx.x == 0) {
         asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar));
         asm volatile("fence.proxy.async.shared::cta;");
         asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(TILE * TILE * 4));
         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
-                     ::"r"(smem(tile)), "l"(&map), "r"((int)blockIdx.x * TILE), "r"((int)blockIdx.y * TILE), "r"(bar)
+                     ::"r"(shared_address(tile)), "l"(&map), "r"((int)blockIdx.x * TILE), "r"((int)blockIdx.y * TILE), "r"(bar)
                      : "memory");
     }
     __syncthreads();
-    wait_parity0(bar);
+    wait_phase0(bar);
     store_tile(tile, out, width, height);
 }
 
@@ -102,7 +88,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) replicate_tma_multicast(co
     __shared__ alignas(128) float4 tile[TILE * TILE / 4];
     __shared__ alignas(8) unsigned long long barrier;
     cg::cluster_group cluster = cg::this_cluster();
-    unsigned bar = smem(&barrier);
+    unsigned bar = shared_address(&barrier);
     if (threadIdx.x == 0) {
         asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar));
         asm volatile("fence.mbarrier_init.release.cluster;");
@@ -114,13 +100,13 @@ extern "C" __global__ void __launch_bounds__(THREADS) replicate_tma_multicast(co
             unsigned short mask = (unsigned short)((1u << cluster.num_blocks()) - 1);
             asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
                          "[%0], [%1, {%2, %3}], [%4], %5;"
-                         ::"r"(smem(tile)), "l"(&map), "r"((int)blockIdx.x * TILE), "r"((int)blockIdx.y * TILE), "r"(bar),
+                         ::"r"(shared_address(tile)), "l"(&map), "r"((int)blockIdx.x * TILE), "r"((int)blockIdx.y * TILE), "r"(bar),
                            "h"(mask)
                          : "memory");
         }
     }
     __syncthreads();
-    wait_parity0(bar);
+    wait_phase0(bar);
     store_tile(tile, out, width, height);
     cluster.sync(); // no block leaves while the multicast may still write into another's shared memory
 }

@@ -252,13 +252,13 @@ static int program_globals(lua_State *L)
     return 1;
 }
 
-void l_add_global_methods(lua_State *L)
+/* Adds program:global and program:globals to the Program type's methods: registered here, so that
+   l_program.c never calls into this file (globals depend on programs, not the other way round). */
+void l_open_global(lua_State *L)
 {
+    static const luaL_Reg methods[] = {{"global", program_global}, {"globals", program_globals}, {NULL, NULL}};
     luaL_getmetatable(L, GX_PROGRAM_TYPE);
     lua_getfield(L, -1, "methods");
-    lua_pushcfunction(L, program_global);
-    lua_setfield(L, -2, "global");
-    lua_pushcfunction(L, program_globals);
-    lua_setfield(L, -2, "globals");
+    luaL_setfuncs(L, methods, 0);
     lua_pop(L, 2);
 }

@@ -257,6 +257,7 @@ void l_open_gpuexp(lua_State *L)
     l_open_device(L);
     l_open_buffer(L);
     l_open_program(L);
+    l_open_global(L); /* program:global, program:globals: after the Program type */
     l_open_compile(L);
     l_open_kernel(L);
     l_open_scalar(L);

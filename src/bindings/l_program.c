@@ -575,7 +575,6 @@ void l_open_program(lua_State *L)
                                        {NULL, NULL}};
     static const luaL_Reg metamethods[] = {{"__index", program_index}, {"__gc", program_gc}, {NULL, NULL}};
     l_new_class(L, GX_PROGRAM_TYPE, methods, metamethods);
-    l_add_global_methods(L);
     static const luaL_Reg functions[] = {{"load", gpuexp_load},
                                          {"resolve", gpuexp_resolve},
                                          {"_compiled_sources", gpuexp_compiled_sources},

@@ -75,8 +75,6 @@ typedef struct l_program {
 
 /* The program's modules, loaded on its device on first use (none in an offline plan): their count. */
 int l_program_modules(lua_State *L, int program_index);
-/* Adds program:global and program:globals to the Program type's methods (l_global.c). */
-void l_add_global_methods(lua_State *L);
 
 /* gpuexp.compile{...} (l_compile.c); the Program keeps a copy of the spec as its uservalue 2. */
 int l_compile(lua_State *L);

@@ -144,17 +144,8 @@ program:kernel("tma_copy_struct"):launch{grid = {4, 3}, block = 128,
   args = {Args{map = map, width = width, height = height}, copied}}
 T.ok((copied:compare(image, {rtol = 0, atol = 0})), "TMA tiles from a descriptor inside a struct")
 -- every encoding the offline checks accept, the driver takes
-local f16 = dev:alloc("f16", 1 << 16)
-local fp8 = dev:alloc("fp8_e4m3", 1 << 16)
-for i, spec in ipairs({
-  {buffer = f16, dims = {64, 64}, box = {64, 8}, swizzle = "128B", l2_promotion = "256B", oob_fill = "nan"},
-  {buffer = f16, dims = {64, 64}, box = {32, 8}, type = "bf16", swizzle = "64B"},
-  {buffer = f16, dims = {64, 64}, box = {16, 8}, swizzle = "32B", l2_promotion = "64B"},
-  {buffer = fp8, dims = {128, 128}, box = {128, 64}, swizzle = "128B"},
-  {buffer = f16, dims = {16, 8, 8}, box = {16, 8, 8}, interleave = "32B", swizzle = "32B"},
-  {buffer = f16, dims = {8, 8, 8, 8, 8}, box = {8, 8, 8, 8, 8}, element_strides = {1, 2, 1, 2, 1}},
-  {buffer = image, dims = {width, height}, box = {32, 32}, offset = 64 * 4},
-}) do
+local accepted = dofile(gpuexp.script_dir .. "/../fixtures/tensor_maps.lua")
+for i, spec in ipairs(accepted(dev:alloc("f16", 1 << 16), dev:alloc("fp8_e4m3", 1 << 16), image, width, height)) do
   local ok, err = pcall(gpuexp.tensor_map, spec)
   T.ok(ok, "encoding " .. i .. " taken by cuTensorMapEncodeTiled: " .. tostring(type(err) == "table" and err.message or err))
 end

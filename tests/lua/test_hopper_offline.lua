@@ -155,16 +155,9 @@ for i, case in ipairs(refusals) do
   T.raises(function() gpuexp.tensor_map(case[1]) end, case[2], "refusal " .. i)
 end
 -- what is accepted: f16, bf16 and fp8 (as bytes), swizzle spans, interleave, L2 promotion, NaN fill
-local fp8 = dev:alloc("fp8_e4m3", 1 << 16)
-for _, ok in ipairs({
-  {buffer = bytes16, dims = {64, 64}, box = {64, 8}, swizzle = "128B", l2_promotion = "256B", oob_fill = "nan"},
-  {buffer = bytes16, dims = {64, 64}, box = {32, 8}, type = "bf16", swizzle = "64B"},
-  {buffer = bytes16, dims = {64, 64}, box = {16, 8}, swizzle = "32B", l2_promotion = "64B"},
-  {buffer = fp8, dims = {128, 128}, box = {128, 64}, swizzle = "128B"},
-  {buffer = bytes16, dims = {16, 8, 8}, box = {16, 8, 8}, interleave = "32B", swizzle = "32B"},
-  {buffer = bytes16, dims = {8, 8, 8, 8, 8}, box = {8, 8, 8, 8, 8}, element_strides = {1, 2, 1, 2, 1}},
-}) do
-  T.eq(gpuexp.tensor_map(ok).tensor_maps, 1, "accepted: " .. tostring(ok.type or ok.buffer.type))
+local accepted = dofile(gpuexp.script_dir .. "/../fixtures/tensor_maps.lua")
+for i, spec in ipairs(accepted(bytes16, dev:alloc("fp8_e4m3", 1 << 16), image, 100, 70)) do
+  T.eq(gpuexp.tensor_map(spec).tensor_maps, 1, "accepted " .. i)
 end
 
 -- ---- module globals: sizes from the binary, did-you-mean ----
