@@ -49,8 +49,9 @@ static int read_all_globals(const l_program *program, global_list *list, gx_erro
    groups' constants: hundreds of them). */
 static int foreign(const char *symbol)
 {
-    static const char *const prefixes[] = {"gpuexp_name_", "cuda::", "cooperative_groups::", "_INTERNAL_", "cub::",
-                                           "thrust::", "std::", "nvcuda::", "__nv_", NULL};
+    static const char *const prefixes[] = {
+        "gpuexp_name_", "cuda::", "cooperative_groups::", "_INTERNAL_", "cub::", "thrust::", "std::", "nvcuda::",
+        "__nv_",        NULL};
     char plain[512];
     gx_symbol_name(symbol, plain, sizeof plain);
     for (int i = 0; prefixes[i]; i++)
@@ -124,7 +125,7 @@ static int find_global(const global_list *list, const char *name)
 
 static int raise_not_found(lua_State *L, const l_program *program, global_list *list, const char *name)
 {
-    char (*plain)[256] = calloc((size_t)(list->count ? list->count : 1), sizeof *plain);
+    char(*plain)[256] = calloc((size_t)(list->count ? list->count : 1), sizeof *plain);
     const char **names = calloc((size_t)(list->count ? list->count : 1), sizeof *names);
     char message[2048], suggestion[600] = "", known[1024] = "";
     for (int i = 0; plain && names && i < list->count; i++) {
@@ -206,8 +207,9 @@ static int program_global(lua_State *L)
     globals_free(&list);
     size_t element = gx_type_size((gx_type)type);
     if (bytes % element != 0)
-        return l_raisef(L, GX_ERR_USAGE, "global '%s' has %zu bytes, not a whole number of %s elements (%zu bytes each)",
-                        name, bytes, gx_type_name((gx_type)type), element);
+        return l_raisef(L, GX_ERR_USAGE,
+                        "global '%s' has %zu bytes, not a whole number of %s elements (%zu bytes each)", name, bytes,
+                        gx_type_name((gx_type)type), element);
     if (!modules) { /* an offline plan: a planned buffer of that size */
         l_call_gpuexp(L, "device");
         lua_getfield(L, -1, "alloc");

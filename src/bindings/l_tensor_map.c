@@ -20,8 +20,9 @@ static int integer_list(lua_State *L, int table, const char *key, unsigned long 
         return 0;
     }
     if (type != LUA_TTABLE || lua_rawlen(L, -1) < 1 || lua_rawlen(L, -1) > GX_TENSOR_MAP_MAX_RANK)
-        return l_raisef(L, GX_ERR_USAGE, "tensor_map: '%s' must be a list of 1 to %d integers (innermost dimension first)",
-                        key, GX_TENSOR_MAP_MAX_RANK);
+        return l_raisef(L, GX_ERR_USAGE,
+                        "tensor_map: '%s' must be a list of 1 to %d integers (innermost dimension first)", key,
+                        GX_TENSOR_MAP_MAX_RANK);
     int count = (int)lua_rawlen(L, -1);
     for (int i = 0; i < count; i++) {
         lua_rawgeti(L, -1, i + 1);
@@ -43,7 +44,8 @@ static int named_mode(lua_State *L, int table, const char *key, const char *fall
     const char *name = l_opt_string_field(L, table, key, fallback);
     int value = parse(name);
     if (value < 0)
-        return l_raisef(L, GX_ERR_USAGE, "tensor_map: %s = \"%s\" is not one of %s", key, name, gx_tensor_map_names(key));
+        return l_raisef(L, GX_ERR_USAGE, "tensor_map: %s = \"%s\" is not one of %s", key, name,
+                        gx_tensor_map_names(key));
     return value;
 }
 
@@ -76,8 +78,9 @@ static void read_buffer(lua_State *L, int table, gx_tensor_map_spec *spec, const
    interleave =, swizzle =, l2_promotion =, oob_fill =} -> Bytes (128 bytes, aligned to 64) */
 static int gpuexp_tensor_map(lua_State *L)
 {
-    static const char *const allowed[] = {"buffer", "dims", "box", "type", "strides", "element_strides", "offset",
-                                          "interleave", "swizzle", "l2_promotion", "oob_fill", NULL};
+    static const char *const allowed[] = {"buffer",          "dims",   "box",        "type",    "strides",
+                                          "element_strides", "offset", "interleave", "swizzle", "l2_promotion",
+                                          "oob_fill",        NULL};
     luaL_checktype(L, 1, LUA_TTABLE);
     l_check_options(L, 1, "tensor_map", allowed);
     lua_settop(L, 1);
@@ -97,13 +100,16 @@ static int gpuexp_tensor_map(lua_State *L)
         spec.box[i] = values[i] > 0xffffffffULL ? 0xffffffffU : (unsigned)values[i];
     int strides = integer_list(L, 1, "strides", spec.strides, 0);
     if (strides && strides != spec.rank - 1)
-        return l_raisef(L, GX_ERR_USAGE, "tensor_map: 'strides' gives the bytes between steps of dimensions 2 to %d: "
-                        "%d entries, got %d", spec.rank, spec.rank - 1, strides);
+        return l_raisef(L, GX_ERR_USAGE,
+                        "tensor_map: 'strides' gives the bytes between steps of dimensions 2 to %d: "
+                        "%d entries, got %d",
+                        spec.rank, spec.rank - 1, strides);
     for (int i = 0; !strides && i + 1 < spec.rank; i++) /* packed: each dimension right after the previous */
         spec.strides[i] = (i ? spec.strides[i - 1] : (unsigned long long)spec.element_bytes) * spec.dims[i];
     int element_strides = integer_list(L, 1, "element_strides", values, 0);
     if (element_strides && element_strides != spec.rank)
-        return l_raisef(L, GX_ERR_USAGE, "tensor_map: 'element_strides' must have as many entries as 'dims' (%d)", spec.rank);
+        return l_raisef(L, GX_ERR_USAGE, "tensor_map: 'element_strides' must have as many entries as 'dims' (%d)",
+                        spec.rank);
     for (int i = 0; i < spec.rank; i++)
         spec.element_strides[i] = element_strides ? (values[i] > 8 ? 9 : (unsigned)values[i]) : 1;
     lua_Integer offset = 0;
@@ -125,8 +131,10 @@ static int gpuexp_tensor_map(lua_State *L)
         if (gx_tensor_map_check(&spec, &error))
             return l_raise(L, &error);
         if (limits && limits->cc_major < 9)
-            return l_raisef(L, GX_ERR_USAGE, "tensor_map: TMA descriptors need compute capability 9.0 (Hopper) or newer, "
-                            "and this plan is for %s", arch);
+            return l_raisef(L, GX_ERR_USAGE,
+                            "tensor_map: TMA descriptors need compute capability 9.0 (Hopper) or newer, "
+                            "and this plan is for %s",
+                            arch);
     } else {
         l_buffer *buffer = lua_touserdata(L, 2);
         if (gx_tensor_map_encode(&spec, buffer->buffer.device, encoded, &error))

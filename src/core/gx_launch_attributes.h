@@ -9,10 +9,10 @@
 
 /* What the checks need to know of where the kernel runs. */
 typedef struct gx_launch_target {
-    const char *where;       /* "NVIDIA H100 80GB HBM3", or "sm_90 (offline plan)" */
+    const char *where; /* "NVIDIA H100 80GB HBM3", or "sm_90 (offline plan)" */
     int cc_major, cc_minor;
-    int cluster_launch;      /* the device can launch clusters (CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH) */
-    int cooperative_launch;  /* CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH */
+    int cluster_launch;     /* the device can launch clusters (CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH) */
+    int cooperative_launch; /* CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH */
     int sm_count;
     int sm_count_is_model;   /* an offline plan: the largest GPU of the architecture */
     int blocks_per_sm;       /* co-resident blocks of this kernel and configuration per SM; -1 unknown */

@@ -65,9 +65,8 @@ static const struct named promotions[] = {{"none", CU_TENSOR_MAP_L2_PROMOTION_NO
                                           {"128B", CU_TENSOR_MAP_L2_PROMOTION_L2_128B},
                                           {"256B", CU_TENSOR_MAP_L2_PROMOTION_L2_256B},
                                           {NULL, 0}};
-static const struct named fills[] = {{"zero", CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE},
-                                     {"nan", CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA},
-                                     {NULL, 0}};
+static const struct named fills[] = {
+    {"zero", CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE}, {"nan", CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA}, {NULL, 0}};
 
 static int lookup(const struct named *table, const char *name)
 {
@@ -77,10 +76,22 @@ static int lookup(const struct named *table, const char *name)
     return -1;
 }
 
-int gx_tensor_map_swizzle(const char *name) { return lookup(swizzles, name); }
-int gx_tensor_map_interleave(const char *name) { return lookup(interleaves, name); }
-int gx_tensor_map_l2_promotion(const char *name) { return lookup(promotions, name); }
-int gx_tensor_map_oob_fill(const char *name) { return lookup(fills, name); }
+int gx_tensor_map_swizzle(const char *name)
+{
+    return lookup(swizzles, name);
+}
+int gx_tensor_map_interleave(const char *name)
+{
+    return lookup(interleaves, name);
+}
+int gx_tensor_map_l2_promotion(const char *name)
+{
+    return lookup(promotions, name);
+}
+int gx_tensor_map_oob_fill(const char *name)
+{
+    return lookup(fills, name);
+}
 
 const char *gx_tensor_map_names(const char *what)
 {
@@ -119,11 +130,11 @@ static int check_sizes(const gx_tensor_map_spec *s, gx_error *error)
                        name_of(interleaves, s->interleave), s->rank);
     for (int i = 0; i < s->rank; i++) {
         if (s->dims[i] < 1 || s->dims[i] > (1ULL << 32))
-            return gx_fail(error, GX_ERR_USAGE, "tensor_map: dims[%d] = %llu: each dimension has 1 to 2^32 elements", i + 1,
-                           s->dims[i]);
+            return gx_fail(error, GX_ERR_USAGE, "tensor_map: dims[%d] = %llu: each dimension has 1 to 2^32 elements",
+                           i + 1, s->dims[i]);
         if (s->box[i] < 1 || s->box[i] > 256)
-            return gx_fail(error, GX_ERR_USAGE, "tensor_map: box[%d] = %u: a box has 1 to 256 elements per dimension", i + 1,
-                           s->box[i]);
+            return gx_fail(error, GX_ERR_USAGE, "tensor_map: box[%d] = %u: a box has 1 to 256 elements per dimension",
+                           i + 1, s->box[i]);
         if (s->element_strides[i] < 1 || s->element_strides[i] > 8)
             return gx_fail(error, GX_ERR_USAGE, "tensor_map: element_strides[%d] = %u: each is 1 to 8", i + 1,
                            s->element_strides[i]);
@@ -131,14 +142,18 @@ static int check_sizes(const gx_tensor_map_spec *s, gx_error *error)
     unsigned stride_unit = s->interleave == CU_TENSOR_MAP_INTERLEAVE_32B ? 32 : 16;
     for (int i = 0; i + 1 < s->rank; i++) {
         if (s->strides[i] % stride_unit != 0 || s->strides[i] >= (1ULL << 40))
-            return gx_fail(error, GX_ERR_USAGE, "tensor_map: strides[%d] = %llu bytes: a stride is a multiple of %u bytes%s "
-                           "below 2^40 (pad the rows to a multiple of %u bytes)", i + 1, s->strides[i], stride_unit,
-                           stride_unit == 32 ? " (interleave = \"32B\")" : "", stride_unit);
+            return gx_fail(error, GX_ERR_USAGE,
+                           "tensor_map: strides[%d] = %llu bytes: a stride is a multiple of %u bytes%s "
+                           "below 2^40 (pad the rows to a multiple of %u bytes)",
+                           i + 1, s->strides[i], stride_unit, stride_unit == 32 ? " (interleave = \"32B\")" : "",
+                           stride_unit);
     }
     unsigned long long inner = (unsigned long long)s->box[0] * (unsigned long long)s->element_bytes;
     if (!interleaved && inner % 16 != 0)
-        return gx_fail(error, GX_ERR_USAGE, "tensor_map: box[1] = %u %s elements = %llu bytes: the box's inner dimension "
-                       "must be a multiple of 16 bytes", s->box[0], s->element, inner);
+        return gx_fail(error, GX_ERR_USAGE,
+                       "tensor_map: box[1] = %u %s elements = %llu bytes: the box's inner dimension "
+                       "must be a multiple of 16 bytes",
+                       s->box[0], s->element, inner);
     return GX_OK;
 }
 
@@ -146,17 +161,20 @@ static int check_modes(const gx_tensor_map_spec *s, gx_error *error)
 {
     unsigned long long inner = (unsigned long long)s->box[0] * (unsigned long long)s->element_bytes;
     static const unsigned span[] = {0, 32, 64, 128};
-    if (s->interleave == CU_TENSOR_MAP_INTERLEAVE_NONE && s->swizzle != CU_TENSOR_MAP_SWIZZLE_NONE
-        && (int)s->swizzle < 4 && inner > span[s->swizzle])
-        return gx_fail(error, GX_ERR_USAGE, "tensor_map: swizzle = \"%s\" takes a box whose inner dimension is at most %u "
-                       "bytes, and box[1] = %u %s elements is %llu bytes", name_of(swizzles, s->swizzle),
-                       span[s->swizzle], s->box[0], s->element, inner);
+    if (s->interleave == CU_TENSOR_MAP_INTERLEAVE_NONE && s->swizzle != CU_TENSOR_MAP_SWIZZLE_NONE &&
+        (int)s->swizzle < 4 && inner > span[s->swizzle])
+        return gx_fail(error, GX_ERR_USAGE,
+                       "tensor_map: swizzle = \"%s\" takes a box whose inner dimension is at most %u "
+                       "bytes, and box[1] = %u %s elements is %llu bytes",
+                       name_of(swizzles, s->swizzle), span[s->swizzle], s->box[0], s->element, inner);
     if (s->interleave == CU_TENSOR_MAP_INTERLEAVE_32B && s->swizzle != CU_TENSOR_MAP_SWIZZLE_32B)
         return gx_fail(error, GX_ERR_USAGE, "tensor_map: interleave = \"32B\" needs swizzle = \"32B\", got \"%s\"",
                        name_of(swizzles, s->swizzle));
     if (s->oob_fill == CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA && !s->is_float)
-        return gx_fail(error, GX_ERR_USAGE, "tensor_map: oob_fill = \"nan\" is for floating-point elements, and %s is "
-                       "not one%s", s->element, s->element_bytes == 1 ? " (TMA copies fp8 as bytes)" : "");
+        return gx_fail(error, GX_ERR_USAGE,
+                       "tensor_map: oob_fill = \"nan\" is for floating-point elements, and %s is "
+                       "not one%s",
+                       s->element, s->element_bytes == 1 ? " (TMA copies fp8 as bytes)" : "");
     return GX_OK;
 }
 
@@ -164,12 +182,15 @@ static int check_buffer(const gx_tensor_map_spec *s, gx_error *error)
 {
     unsigned alignment = s->interleave == CU_TENSOR_MAP_INTERLEAVE_32B ? 32 : 16;
     if (s->offset % alignment != 0 || s->address % alignment != 0)
-        return gx_fail(error, GX_ERR_USAGE, "tensor_map: the tensor's start (offset %llu bytes) must be %u-byte aligned",
-                       s->offset, alignment);
+        return gx_fail(error, GX_ERR_USAGE,
+                       "tensor_map: the tensor's start (offset %llu bytes) must be %u-byte aligned", s->offset,
+                       alignment);
     unsigned long long span = gx_tensor_map_span_bytes(s);
     if (s->offset > s->buffer_bytes || span > s->buffer_bytes - s->offset)
-        return gx_fail(error, GX_ERR_USAGE, "tensor_map: the tensor spans %llu bytes from offset %llu, but the buffer "
-                       "has %zu bytes: check dims and strides", span, s->offset, s->buffer_bytes);
+        return gx_fail(error, GX_ERR_USAGE,
+                       "tensor_map: the tensor spans %llu bytes from offset %llu, but the buffer "
+                       "has %zu bytes: check dims and strides",
+                       span, s->offset, s->buffer_bytes);
     return GX_OK;
 }
 
@@ -180,14 +201,16 @@ int gx_tensor_map_check(const gx_tensor_map_spec *spec, gx_error *error)
     return GX_OK;
 }
 
-int gx_tensor_map_encode(const gx_tensor_map_spec *spec, const gx_device *device, unsigned char out[GX_TENSOR_MAP_BYTES],
-                         gx_error *error)
+int gx_tensor_map_encode(const gx_tensor_map_spec *spec, const gx_device *device,
+                         unsigned char out[GX_TENSOR_MAP_BYTES], gx_error *error)
 {
     if (gx_tensor_map_check(spec, error))
         return error->kind;
     if (device->cc_major < 9)
-        return gx_fail(error, GX_ERR_USAGE, "tensor_map: TMA descriptors need compute capability 9.0 (Hopper) or newer, "
-                       "and %s is %d.%d", device->name, device->cc_major, device->cc_minor);
+        return gx_fail(error, GX_ERR_USAGE,
+                       "tensor_map: TMA descriptors need compute capability 9.0 (Hopper) or newer, "
+                       "and %s is %d.%d",
+                       device->name, device->cc_major, device->cc_minor);
     const gx_driver *d = gx_driver_get(error);
     if (!d || gx_device_activate(device, error))
         return error->kind;

@@ -14,22 +14,22 @@
 #define GX_TENSOR_MAP_MAX_RANK 5
 
 typedef struct gx_tensor_map_spec {
-    const char *element;         /* the element type's name, for messages ("bf16") */
+    const char *element; /* the element type's name, for messages ("bf16") */
     CUtensorMapDataType data_type;
     int element_bytes;
-    int is_float;                /* a floating-point type: the NaN out-of-bounds fill is allowed */
+    int is_float; /* a floating-point type: the NaN out-of-bounds fill is allowed */
     int rank;
-    unsigned long long dims[GX_TENSOR_MAP_MAX_RANK];     /* elements per dimension, innermost first */
+    unsigned long long dims[GX_TENSOR_MAP_MAX_RANK];        /* elements per dimension, innermost first */
     unsigned long long strides[GX_TENSOR_MAP_MAX_RANK - 1]; /* bytes between steps of dimensions 1..rank-1 */
-    unsigned box[GX_TENSOR_MAP_MAX_RANK];                /* elements of one copy per dimension */
-    unsigned element_strides[GX_TENSOR_MAP_MAX_RANK];    /* 1 (every element) unless asked */
+    unsigned box[GX_TENSOR_MAP_MAX_RANK];                   /* elements of one copy per dimension */
+    unsigned element_strides[GX_TENSOR_MAP_MAX_RANK];       /* 1 (every element) unless asked */
     CUtensorMapInterleave interleave;
     CUtensorMapSwizzle swizzle;
     CUtensorMapL2promotion l2_promotion;
     CUtensorMapFloatOOBfill oob_fill;
-    unsigned long long address;  /* the buffer's device address + offset; 0 in an offline plan */
-    unsigned long long offset;   /* bytes from the buffer's start */
-    size_t buffer_bytes;         /* the whole buffer's size */
+    unsigned long long address; /* the buffer's device address + offset; 0 in an offline plan */
+    unsigned long long offset;  /* bytes from the buffer's start */
+    size_t buffer_bytes;        /* the whole buffer's size */
 } gx_tensor_map_spec;
 
 /* Element type names and their CUtensorMapDataType (f16, bf16, fp8 as bytes, tf32, ...): fills
@@ -52,7 +52,7 @@ unsigned long long gx_tensor_map_span_bytes(const gx_tensor_map_spec *spec);
 int gx_tensor_map_check(const gx_tensor_map_spec *spec, gx_error *error);
 
 /* Checks, then encodes on the device (compute capability 9.0 or newer) into out (128 bytes). */
-int gx_tensor_map_encode(const gx_tensor_map_spec *spec, const gx_device *device, unsigned char out[GX_TENSOR_MAP_BYTES],
-                         gx_error *error);
+int gx_tensor_map_encode(const gx_tensor_map_spec *spec, const gx_device *device,
+                         unsigned char out[GX_TENSOR_MAP_BYTES], gx_error *error);
 
 #endif

@@ -10,8 +10,14 @@
 
 static gx_launch_target hopper(void)
 {
-    gx_launch_target t = {.where = "H", .cc_major = 9, .cc_minor = 0, .cluster_launch = 1, .cooperative_launch = 1,
-                          .sm_count = 132, .blocks_per_sm = 2, .max_active_clusters = -1};
+    gx_launch_target t = {.where = "H",
+                          .cc_major = 9,
+                          .cc_minor = 0,
+                          .cluster_launch = 1,
+                          .cooperative_launch = 1,
+                          .sm_count = 132,
+                          .blocks_per_sm = 2,
+                          .max_active_clusters = -1};
     return t;
 }
 
@@ -53,7 +59,8 @@ static void test_attributes(void)
     gx_launch_config pdl = {.grid = {1, 1, 1}, .block = {1, 1, 1}, .programmatic = 1};
     CHECK(refused(&pdl, &ampere, "programmatic dependent launch needs compute capability 9.0"));
     CHECK(refused(&c, &ampere, "thread block clusters need compute capability 9.0"));
-    CHECK(gx_cluster_max_blocks(9, 0, 0) == 8 && gx_cluster_max_blocks(9, 0, 1) == 16 && gx_cluster_max_blocks(8, 6, 1) == 0);
+    CHECK(gx_cluster_max_blocks(9, 0, 0) == 8 && gx_cluster_max_blocks(9, 0, 1) == 16 &&
+          gx_cluster_max_blocks(8, 6, 1) == 0);
     CHECK(gx_arch_largest_sm_count("sm_90a") == 132 && gx_arch_largest_sm_count("sm_99") == 0);
 }
 
@@ -116,8 +123,8 @@ static void test_ptx(void)
     gx_ptx_global globals[8];
     CHECK(gx_ptx_globals(ptx, globals, 8) == 3);
     CHECK(strcmp(globals[0].name, "coefficients") == 0 && globals[0].bytes == 64 && globals[0].constant);
-    CHECK(strcmp(globals[1].name, "counter") == 0 && globals[1].bytes == 4 && !globals[1].constant
-          && strcmp(globals[1].ptx_type, "u32") == 0);
+    CHECK(strcmp(globals[1].name, "counter") == 0 && globals[1].bytes == 4 && !globals[1].constant &&
+          strcmp(globals[1].ptx_type, "u32") == 0);
     CHECK(strcmp(globals[2].name, "_ZN2ns5scaleE") == 0 && globals[2].bytes == 32);
 }
 
