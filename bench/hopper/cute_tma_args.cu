@@ -5,7 +5,7 @@
 // parameters, where the descriptor lies in the TMA atom, the tiled MMA's bytes and the shared
 // storage's size. Build (headers placed by bench/hopper/fetch.sh) and run:
 //   nvcc -std=c++17 -arch=sm_90a -DCUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL=1 --expt-relaxed-constexpr \
-//     -I.whl/hopper/cutlass/include bench/hopper/cute_tma_args.cu -o cute_tma_args && ./cute_tma_args
+//     -I.whl/hopper_cutlass_src/include bench/hopper/cute_tma_args.cu -o cute_tma_args && ./cute_tma_args
 // Its output, as recorded: bench/hopper/cute_tma_args.txt.
 #include <cstdio>
 #include <cstring>

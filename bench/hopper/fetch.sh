@@ -7,13 +7,16 @@
 #                                grid-sync kernel of its TestRawGridSync, cut out to grid_sync.cu
 #   nvidia-cutlass 4.2.0.0       CUTLASS's headers and CuTe's Hopper tutorial GEMM
 #                                (examples/cute/tutorial/hopper/wgmma_tma_sm90.cu: TMA, clusters,
-#                                wgmma), built here for sm_90a with nvcc (about 2.5 minutes)
+#                                wgmma), built here for sm_90a with nvcc (about 2.5 minutes); its
+#                                headers go beside DEST (DEST_cutlass_src, 28 MB), which the GPU needs
+#                                only to build it again: carry DEST alone (3 MB)
 # usage: bench/hopper/fetch.sh [DEST]        (from the repository root)
 set -eu
 dest=${1:-.whl/hopper}
 nvcc=${NVCC:-/usr/local/cuda/bin/nvcc}
-mkdir -p "$dest/kernel_tuner" "$dest/cupy" "$dest/cutlass"
+mkdir -p "$dest/kernel_tuner" "$dest/cupy" "$dest/cutlass" "${dest}_cutlass_src"
 dest=$(cd "$dest" && pwd)
+headers=$(cd "${dest}_cutlass_src" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
@@ -35,13 +38,13 @@ PY
 pip download --quiet --no-deps nvidia-cutlass==4.2.0.0 -d .
 python3 -m zipfile -e nvidia_cutlass-4.2.0.0-py3-none-any.whl wheel >/dev/null
 source=wheel/cutlass_library/source
-rm -rf "$dest/cutlass/include" "$dest/cutlass/util"
-cp -r "$source/include" "$dest/cutlass/include"
-cp -r "$source/tools/util/include" "$dest/cutlass/util"
+rm -rf "$headers/include" "$headers/util"
+cp -r "$source/include" "$headers/include"
+cp -r "$source/tools/util/include" "$headers/util"
 cp "$source/examples/cute/tutorial/hopper/wgmma_tma_sm90.cu" "$dest/cutlass/wgmma_tma_sm90.cu"
 cp "$source/LICENSE.txt" "$dest/cutlass/LICENSE.txt" 2>/dev/null || true
-"$nvcc" -std=c++17 -arch=sm_90a -O3 --expt-relaxed-constexpr -I"$dest/cutlass/include" -I"$dest/cutlass/util" \
+"$nvcc" -std=c++17 -arch=sm_90a -O3 --expt-relaxed-constexpr -I"$headers/include" -I"$headers/util" \
   "$dest/cutlass/wgmma_tma_sm90.cu" -o "$dest/cutlass/wgmma_tma_sm90" 2>"$dest/cutlass/build.log" \
   || { echo "the CUTLASS tutorial did not build: $dest/cutlass/build.log"; exit 1; }
-echo "placed in $dest:"
+echo "placed in $dest (CUTLASS's headers in $headers):"
 ls -1 "$dest/kernel_tuner" "$dest/cupy" "$dest/cutlass"
