@@ -17,6 +17,9 @@
 ---@field block gpuexp.Dim  threads per block
 ---@field shared? integer  dynamic shared memory in bytes
 ---@field args? gpuexp.Arg[]  device buffers and typed scalars, checked against the kernel's signature
+---@field cluster? gpuexp.Dim  a thread block cluster (9.0+): divides the grid; up to 8 blocks, 16 where the GPU allows the non-portable size
+---@field cooperative? boolean  a cooperative launch (grid-wide sync): the grid must be resident at once
+---@field programmatic? boolean  programmatic dependent launch (9.0+): may start while the previous kernel of its stream runs
 
 ---@class gpuexp.Timing
 ---@field median_ms number
@@ -53,6 +56,10 @@
 ---@field occupancy_pct number
 ---@field limiter string  warps, blocks, registers, shared or barriers
 ---@field source "driver"|"model"
+---@field cluster_size? integer  with a cluster (asked, or the kernel's __cluster_dims__): blocks per cluster
+---@field active_clusters? integer  on a GPU: clusters resident at once on the whole GPU (cuOccupancyMaxActiveClusters)
+---@field active_clusters_bound? integer  in a plan: the model's blocks per SM on the architecture's largest GPU, in whole clusters
+---@field cluster_note? string  in a plan: why active_clusters needs the GPU
 
 ---@class gpuexp.MetricsInfo
 ---@field passes integer  replay passes
@@ -129,6 +136,8 @@ function Device:flush_l2() end
 ---@field bytes integer
 ---@field type gpuexp.ElementType
 ---@field kind "device"|"pinned"|"pageable"
+---@field global? boolean  a module's __constant__ or __device__ variable (program:global): never freed by gpuexp
+---@field name? string  a global's name
 ---@operator len: integer
 local Buffer = {}
 ---Element i (1-based).
@@ -209,6 +218,14 @@ function Program:kernels(options) end
 ---@param name string
 ---@return table
 function Program:resources(name) end
+---A __constant__ or __device__ variable as a Buffer with a name (cuModuleGetGlobal), by its C++ name or symbol; type defaults to PTX's (u8 for byte arrays). In a plan: a planned buffer of the binary's size. A miss says which it has (did-you-mean).
+---@param name string
+---@param type? gpuexp.ElementType
+---@return gpuexp.Buffer
+function Program:global(name, type) end
+---The module's globals, read from its binary or PTX (no GPU needed).
+---@return {name: string, symbol: string, bytes: integer, space: "constant"|"device"}[]
+function Program:globals() end
 
 ---@class gpuexp.Kernel
 ---@field name string  as C++ writes it
@@ -312,6 +329,7 @@ function Sequence:metrics(spec) end
 ---@field size integer
 ---@field align integer
 ---@field data string
+---@field tensor_maps integer  TMA descriptors it holds (1 for gpuexp.tensor_map's)
 
 ---@class gpuexp.Layout  a C struct's layout: C's alignment rules
 ---@field size integer
@@ -336,6 +354,7 @@ function Sequence:metrics(spec) end
 ---@field metric_presets table<string, string[]>
 ---@field measure_defaults table  measurement policy defaults for the whole script
 ---@field measure_columns string[]
+---@field launch_keys string[]  the keys of a launch table: grid, block, shared, args, cluster, cooperative, programmatic
 gpuexp = {}
 
 ---The --device GPU, or GPU n.
@@ -378,15 +397,19 @@ function gpuexp.event(spec) end
 function gpuexp.sequence(run, spec) end
 ---Raw bytes for one parameter.
 ---@param data string
----@param options? {align?: integer, keep?: table}
+---@param options? {align?: integer, keep?: table, tensor_maps?: integer}
 ---@return gpuexp.Bytes
 function gpuexp.bytes(data, options) end
+---A TMA descriptor (CUtensorMap, cuTensorMapEncodeTiled) over a device buffer: 128 bytes aligned to 64, for a `const __grid_constant__ CUtensorMap` parameter or a layout's "tensor_map" field. dims, box and element_strides innermost first; strides in bytes (default packed); the documented constraints and the buffer's bounds checked first; needs 9.0+ (a plan checks, encodes nothing).
+---@param spec {buffer: gpuexp.Buffer, dims: integer[], box: integer[], type?: gpuexp.ElementType|"tf32"|"f32_ftz"|"tf32_ftz", strides?: integer[], element_strides?: integer[], offset?: integer, interleave?: "none"|"16B"|"32B", swizzle?: "none"|"32B"|"64B"|"128B", l2_promotion?: "none"|"64B"|"128B"|"256B", oob_fill?: "zero"|"nan"}
+---@return gpuexp.Bytes
+function gpuexp.tensor_map(spec) end
 ---An anonymous struct by value: {{"f32", 1.5}, {"i32", n}, {"ptr", buffer}, {"f32", {1, 2, 3}}}.
 ---@param fields table[]
 ---@param options? {align?: integer}
 ---@return gpuexp.Bytes
 function gpuexp.struct(fields, options) end
----A named C struct layout: {{"alpha", "f32"}, {"v", "f32", 3}, {"inner", OtherLayout}}; layout(values), :pack, :unpack, :upload, :download.
+---A named C struct layout: {{"alpha", "f32"}, {"v", "f32", 3}, {"inner", OtherLayout}, {"map", "tensor_map"}}; layout(values), :pack, :unpack, :upload, :download.
 ---@param fields table[]
 ---@param options? {align?: integer}
 ---@return gpuexp.Layout

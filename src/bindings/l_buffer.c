@@ -38,6 +38,22 @@ static l_buffer *push_buffer(lua_State *L, int device_index, gx_memory_kind kind
     return buffer;
 }
 
+l_buffer *l_push_global_buffer(lua_State *L, int device_index, int owner_index, int type, size_t count,
+                               CUdeviceptr address)
+{
+    l_buffer *buffer = lua_newuserdatauv(L, sizeof *buffer, 2);
+    memset(buffer, 0, sizeof *buffer);
+    luaL_setmetatable(L, GX_BUFFER_TYPE);
+    lua_pushvalue(L, device_index);
+    lua_setiuservalue(L, -2, 1);
+    lua_pushvalue(L, owner_index); /* the program: its module holds the memory */
+    lua_setiuservalue(L, -2, 2);
+    buffer->buffer = (gx_buffer){.kind = GX_MEMORY_DEVICE, .type = (gx_type)type, .count = count,
+                                 .bytes = count * gx_type_size((gx_type)type), .device_pointer = address,
+                                 .device = &((l_device *)lua_touserdata(L, device_index))->device, .borrowed = 1};
+    return buffer;
+}
+
 static int buffer_release(lua_State *L)
 {
     l_buffer *buffer = luaL_checkudata(L, 1, GX_BUFFER_TYPE);
@@ -416,6 +432,8 @@ static int buffer_index(lua_State *L)
         lua_pushstring(L, gx_memory_kind_name(b->buffer.kind));
     else if (strcmp(key, "address") == 0 && b->buffer.kind == GX_MEMORY_DEVICE && b->buffer.device_pointer)
         lua_pushinteger(L, (lua_Integer)b->buffer.device_pointer);
+    else if (strcmp(key, "global") == 0)
+        lua_pushboolean(L, b->buffer.borrowed);
     else
         lua_pushnil(L);
     return 1;

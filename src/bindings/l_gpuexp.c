@@ -257,10 +257,12 @@ void l_open_gpuexp(lua_State *L)
     l_open_device(L);
     l_open_buffer(L);
     l_open_program(L);
+    l_open_global(L); /* program:global, program:globals: after the Program type */
     l_open_compile(L);
     l_open_kernel(L);
     l_open_scalar(L);
     l_open_bytes(L);
+    l_open_tensor_map(L);
     l_open_stream(L);
     l_open_sequence(L);
     l_open_occupancy(L);

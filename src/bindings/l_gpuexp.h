@@ -18,6 +18,8 @@ void l_open_compile(lua_State *L);
 void l_open_kernel(lua_State *L);
 void l_open_scalar(lua_State *L);
 void l_open_bytes(lua_State *L);
+void l_open_tensor_map(lua_State *L);
+void l_open_global(lua_State *L);
 void l_open_stream(lua_State *L);
 void l_open_sequence(lua_State *L);
 void l_open_occupancy(lua_State *L);

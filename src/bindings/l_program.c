@@ -192,7 +192,7 @@ static int gpuexp_compiled_sources(lua_State *L)
 
 /* Loads the program's modules on its device on first use; returns how many (0 in an offline plan,
    where only PTX-bearing programs get this far). */
-static int load_modules(lua_State *L, int program_index)
+int l_program_modules(lua_State *L, int program_index)
 {
     l_program *program = check_program(L, program_index);
     if (program->loaded)
@@ -291,7 +291,7 @@ static const char **kernel_symbols(lua_State *L, int program_index, int *count)
         for (int i = 0; i < program->offline_kernels.count; i++)
             ADD_SYMBOL(program->offline_kernels.kernels[i].symbol, 0);
     } else {
-        int modules = load_modules(L, program_index);
+        int modules = l_program_modules(L, program_index);
         for (int m = 0; m < modules; m++) {
             char **symbols;
             int n;
@@ -411,6 +411,7 @@ static int program_kernel(lua_State *L)
                             "them in a struct (by value or behind a pointer)", name, GX_MAX_PARAMS);
         if (kernel->param_count < 0)
             kernel->param_count = 0;
+        gx_ptx_required_cluster(program->compiled.ptx, symbol, kernel->required_cluster);
     }
     for (int i = 0; i < program->offline_kernels.count; i++) { /* a binary in a plan: sizes from its ELF */
         const gx_image_kernel *k = &program->offline_kernels.kernels[i];
@@ -434,12 +435,20 @@ static int program_kernel(lua_State *L)
             for (int i = 0; i < kernel->param_count; i++)
                 snprintf(kernel->params[i].c_type, sizeof kernel->params[i].c_type, "%.47s", types[i]);
     }
-    int modules = load_modules(L, 1);
+    int modules = l_program_modules(L, 1);
     kernel->has_ptxas = program->compiled.log && gx_ptxas_find(program->compiled.log, symbol, &kernel->ptxas) == 0;
     if (modules) {
         gx_error error;
-        if (gx_kernel_get(&kernel->kernel, &program->modules[module_index], symbol, &error))
+        if (gx_kernel_get(&kernel->kernel, &program->modules[module_index], symbol, &error)) {
+            char plain[512];
+            gx_symbol_name(symbol, plain, sizeof plain);
+            gx_error_append(&error, " looking up kernel '%s' (symbol %s) in the module loaded from %s (%s%s)", plain,
+                            symbol, program->source_name,
+                            strcmp(program->compiler, "binary") == 0 ? "a " : "compiled by ",
+                            strcmp(program->compiler, "binary") == 0 ? gx_image_kind_name(program->image_kind)
+                                                                     : program->compiler);
             return l_raise(L, &error);
+        }
         if (!(program->compiled.ptx && program->compiled.ptx[0])) { /* a binary: sizes from the driver */
             kernel->param_count = kernel->kernel.param_count;
             for (int i = 0; i < kernel->param_count; i++) {

@@ -179,7 +179,7 @@ function M.remember(target, spec)
   local launch
   if spec then
     launch = {metrics = M.names}
-    for _, key in ipairs({"grid", "block", "shared", "args"}) do launch[key] = spec[key] end
+    for _, key in ipairs(gpuexp.launch_keys) do launch[key] = spec[key] end
   end
   pending = {target = target, launch = launch}
 end

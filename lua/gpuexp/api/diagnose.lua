@@ -315,9 +315,7 @@ function M.run(kernel, spec)
     gpuexp.error("usage", "diagnose: argument 2 must be the launch {grid =, block =, args =}, got " .. type(spec))
   end
   local launch = {}
-  for key, value in pairs(spec) do
-    if key == "grid" or key == "block" or key == "shared" or key == "args" then launch[key] = value end
-  end
+  for _, key in ipairs(gpuexp.launch_keys) do launch[key] = spec[key] end
   launch.metrics = {"occupancy", "warp_stalls"}
   for _, name in ipairs(M.names) do launch.metrics[#launch.metrics + 1] = name end
   local values, info = kernel:metrics(launch)

@@ -150,7 +150,7 @@ function M.kernel_metrics(kernel, spec)
   if not values then return nil, info end
   for key, value in pairs(M.derive(values)) do values[key] = value end
   if presets.occupancy then
-    local theoretical = kernel:occupancy{block = spec.block, shared = spec.shared}
+    local theoretical = kernel:occupancy{block = spec.block, shared = spec.shared, cluster = spec.cluster}
     values.theoretical_occupancy_pct = theoretical.occupancy_pct
     values.occupancy_limiter = theoretical.limiter
     values.achieved_occupancy_pct = values["sm__warps_active.avg.pct_of_peak_sustained_active"]
