@@ -65,7 +65,7 @@ local function render(lines, out, folder)
     gpuexp.error("system", "plot: gnuplot failed" .. (message ~= "" and (": " .. message) or
       " (is gnuplot installed? apt-get install gnuplot-nox)"), 3)
   end
-  csv.write_file(out, bytes)
+  csv.write_file(out, bytes, true)
   return out
 end
 

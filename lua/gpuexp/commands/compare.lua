@@ -115,7 +115,7 @@ function M.main(args)
     else printers.format_table(judged, file) end
   end
   if output then -- written whole, through a temporary file and a rename (a full disk is exit 7)
-    local written, problem = pcall(csv.write_printed, output, print_to)
+    local written, problem = pcall(csv.write_printed, output, print_to, true)
     if not written and not csv.is_write_error(problem) then error(problem, 0) end -- a bug: exit 70, not 7
     if not written then return fail(EXIT.WRITE, problem.message) end
   else

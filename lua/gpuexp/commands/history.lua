@@ -96,7 +96,7 @@ local function export(db, o)
   -- files through a temporary file and a rename (a full disk is exit 7, never a cut file)
   local ok, problem
   if output then
-    ok, problem = pcall(csv.write_file, output, text)
+    ok, problem = pcall(csv.write_file, output, text, true)
     -- the samples beside a .csv only: never a name made up beside a device (-o /dev/null)
     if ok and samples and output:match("[^/]%.csv$") then
       ok, problem = pcall(csv.write_file, samples_file.path_for(output), samples)

@@ -218,8 +218,8 @@ local function merged_info(merged, out, missing, counts)
 end
 
 -- Writes a file through write(path, value); EXIT.WRITE and the message on failure, else nil.
-local function written(write, path, value)
-  local ok, problem = pcall(write, path, value)
+local function written(write, path, value, named)
+  local ok, problem = pcall(write, path, value, named)
   if ok then return nil end
   io.stderr:write("gpuexp merge: " .. (type(problem) == "table" and problem.message or tostring(problem)) .. "\n")
   return EXIT.WRITE
@@ -279,7 +279,7 @@ function M.main(args)
 
   local out = command.out
   local text_of_rows, missing, counts = merged_rows(merged)
-  local failed = written(csv.write_file, out, text_of_rows) or write_samples(merged, out)
+  local failed = written(csv.write_file, out, text_of_rows, true) or write_samples(merged, out)
     or written(meta.write, meta.path_for(out), merged_info(merged, out, missing, counts))
   if failed then return failed end
 

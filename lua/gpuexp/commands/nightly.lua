@@ -236,8 +236,8 @@ local function set_up(o)
   -- the night's tag too: two nightlies started in the same second never share (and overwrite) a folder
   night.out_dir = o.out or ("gpuexp-nightly/" .. os.date("!%Y%m%d-%H%M%S") .. "-" .. night.id:match("%-(%x+)$"))
   -- the default folder is made with its parents; one named by --out must go in a folder that exists
-  local made, problem
-  if o.out then made, problem = gpuexp._output_folder(o.out) else made, problem = pcall(gpuexp.mkdir, night.out_dir) end
+  -- (either way no link of another user on the way is followed: gx_output.h)
+  local made, problem = gpuexp._output_folder(night.out_dir, not o.out)
   -- an absolute path in the history's metadata: the site links each night's report from anywhere
   night.out_dir = made and gpuexp._realpath(night.out_dir) or night.out_dir
   if not made then
@@ -270,7 +270,7 @@ local function run_stage(night, experiment, kind, out, only)
   for _, a in ipairs({"--out", out}) do arguments[#arguments + 1] = a end
   -- the night's folder is the nightly's own: its subfolders (confirm/) are made here, as an
   -- experiment's --out must name a folder that exists
-  local made, problem = pcall(gpuexp.mkdir, out:match("^(.*)/[^/]*$"))
+  local made, problem = gpuexp._output_folder(out:match("^(.*)/[^/]*$"), true)
   if not made then
     io.stderr:write("gpuexp nightly: " .. tostring(type(problem) == "table" and problem.message or problem) .. "\n")
     return EXIT.WRITE, {}
@@ -414,7 +414,7 @@ local function report_stage(night, model_of)
       if e.base and e.new then
         plots_made = plots_made + 1
         local name = string.format("plots/%02d.png", plots_made)
-        gpuexp.mkdir(night.out_dir .. "/plots")
+        gpuexp._output_folder(night.out_dir .. "/plots") -- else the plot's write fails: no plot
         local limit = e.direction == "higher" and e.base * (1 - e.threshold_pct / 100) or e.base * (1 + e.threshold_pct / 100)
         local made = pcall(require("gpuexp.api.plot").history, {series = history.series(night.db, result.run_id, e.key,
           e.metric, 60), center = e.base, limit = limit, new = {id = result.run_id, value = e.new},

@@ -85,7 +85,7 @@ end
 -- A new file (no rows of an earlier part): the header when the columns are known, and no samples
 -- file of an earlier run left beside it. true, or nil and why.
 function Sweep:start_fresh()
-  local file, message = gpuexp._open_output(self.out)
+  local file, message = gpuexp._open_output(self.out, false, true)
   if not file then return nil, message end
   self.file, self.good_bytes, self.chunks = file, 0, {}
   if self.columns then self:write_header() end
@@ -106,7 +106,7 @@ end
 
 -- Opens the CSV to append after text, the whole of what it holds now.
 function Sweep:open_for_append(text)
-  local file, why = gpuexp._open_output(self.out, true)
+  local file, why = gpuexp._open_output(self.out, true, true)
   if not file then gpuexp.error("write", why) end
   self.file, self.good_bytes, self.chunks = file, #text, {text}
 end
@@ -134,7 +134,7 @@ function Sweep:rewrite()
   end
   local text = table.concat(lines, "\n") .. "\n"
   if self.file then self.file:close(); self.file = nil end
-  csv.write_file(self.out, text)
+  csv.write_file(self.out, text, true)
   self:open_for_append(text)
 end
 

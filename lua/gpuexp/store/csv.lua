@@ -75,20 +75,22 @@ function M.close(file, path)
   if not ok then write_failed(path, "close", message) end
 end
 
--- M.write_file(path, text): the whole file, as gx_output.h writes outputs: a unique temporary
--- beside it and a rename (a reader, a kill or a full disk never sees half of it where a good one
--- was), a device or a FIFO written in place, a link of another user refused, no folder created.
-function M.write_file(path, text)
-  local ok, message = gpuexp._write_file(path, text)
+-- M.write_file(path, text [, named]): the whole file, as gx_output.h writes outputs: a unique
+-- temporary beside it and a rename (a reader, a kill or a full disk never sees half of it where a
+-- good one was), a link of another user on the way refused, no folder created. named: path is the
+-- output the user named (-o), where a device or a FIFO is written in place; a name gpuexp makes up
+-- (X.meta.json, a report in a folder) must be a file.
+function M.write_file(path, text, named)
+  local ok, message = gpuexp._write_file(path, text, named)
   if not ok then gpuexp.error("write", message, 2) end
 end
 
--- M.write_printed(path, print): print(file) writes into memory (file:write, as io's), then the
--- text goes to path as M.write_file writes it: whole, or a write error and path untouched.
-function M.write_printed(path, print)
+-- M.write_printed(path, print [, named]): print(file) writes into memory (file:write, as io's),
+-- then the text goes to path as M.write_file writes it: whole, or a write error and path untouched.
+function M.write_printed(path, print, named)
   local parts = {}
   print({write = function(self, ...) for _, text in ipairs({...}) do parts[#parts + 1] = text end return self end})
-  M.write_file(path, table.concat(parts))
+  M.write_file(path, table.concat(parts), named)
 end
 
 local Writer = {}
@@ -97,7 +99,7 @@ Writer.__index = Writer
 -- M.open(path): a writer whose header() and row() each write one line and flush it, so an
 -- interrupted run keeps every row it finished; every write is checked.
 function M.open(path)
-  local file, message = gpuexp._open_output(path)
+  local file, message = gpuexp._open_output(path, false, true) -- a script's own name for it
   if not file then gpuexp.error("write", message, 2) end
   return setmetatable({file = file, path = path}, Writer)
 end
