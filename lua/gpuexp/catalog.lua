@@ -42,6 +42,11 @@ M.EXIT = {
   INTERNAL = 70, BUSY = 75, HANGUP = 129, INTERRUPTED = 130, TERMINATED = 143,
 }
 
+-- Every command's standard output is checked as it exits (gx_output_check_stdout_at_exit): a
+-- report lost on a full disk is this code, never 0 or 1. Said under each command's exit codes.
+M.STDOUT_EXIT = {7, "the standard output could not be written (a full disk, a closed stream): what was printed is\n" ..
+  "incomplete (every command)"}
+
 -- A failure inside gpuexp itself (a bug: a Lua error in a command, not in the user's script): never
 -- 0 (it did not work) and never 1 (that means "a regression" or "the script failed").
 local internal_exit = {70, "internal error in gpuexp (a bug: the message and traceback say where; please report it)"}
