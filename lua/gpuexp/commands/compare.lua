@@ -46,12 +46,12 @@ local function check_machines(runs, new, allow_different)
   for _, base in ipairs(runs) do
     local differences = compare.gpu_differences(base.info, new.info)
     if #differences > 0 then
-      local text = string.format("%s and %s were measured on different machines (%s)", base.label, new.label,
+      local why = string.format("%s and %s were measured on different machines (%s)", base.label, new.label,
         table.concat(differences, "; "))
       if not allow_different then
-        return EXIT.GPU, text .. "; their timings are not comparable (--allow-different-gpu compares anyway)"
+        return EXIT.GPU, why .. "; their timings are not comparable (--allow-different-gpu compares anyway)"
       end
-      io.stderr:write("gpuexp compare: WARNING: " .. text .. "; compared anyway (--allow-different-gpu)\n")
+      io.stderr:write("gpuexp compare: WARNING: " .. text.message(why) .. "; compared anyway (--allow-different-gpu)\n")
     end
   end
 end

@@ -221,7 +221,7 @@ end
 local function written(write, path, value, named)
   local ok, problem = pcall(write, path, value, named)
   if ok then return nil end
-  io.stderr:write("gpuexp merge: " .. (type(problem) == "table" and problem.message or tostring(problem)) .. "\n")
+  io.stderr:write("gpuexp merge: " .. text.message(type(problem) == "table" and problem.message or problem) .. "\n")
   return EXIT.WRITE
 end
 
@@ -245,7 +245,7 @@ end
 local function list(title, items)
   if #items == 0 then return end
   io.stderr:write(string.format("gpuexp merge: %d %s:\n", #items, title))
-  for i = 1, math.min(#items, 20) do io.stderr:write("  " .. items[i] .. "\n") end
+  for i = 1, math.min(#items, 20) do io.stderr:write("  " .. text.terminal(items[i]) .. "\n") end
   if #items > 20 then io.stderr:write(string.format("  ... and %d more\n", #items - 20)) end
 end
 
@@ -284,7 +284,7 @@ function M.main(args)
   if failed then return failed end
 
   local points = merged.points
-  print(string.format("merged %d part(s) into %s: %d of %d points", #merged.infos, out, points - #missing, points))
+  print(text.format("merged %d part(s) into %s: %d of %d points", #merged.infos, out, points - #missing, points))
   list("missing point(s)", missing)
   list("duplicated point(s) (the first row kept)", merged.duplicates)
   list("row(s) for points the sweep does not have (left out)", merged.unknown)

@@ -272,7 +272,7 @@ local function run_stage(night, experiment, kind, out, only)
   -- experiment's --out must name a folder that exists
   local made, problem = gpuexp._output_folder(out:match("^(.*)/[^/]*$"), true)
   if not made then
-    io.stderr:write("gpuexp nightly: " .. tostring(type(problem) == "table" and problem.message or problem) .. "\n")
+    io.stderr:write("gpuexp nightly: " .. text.message(type(problem) == "table" and problem.message or problem) .. "\n")
     return EXIT.WRITE, {}
   end
   if only then arguments[#arguments + 1] = "--only"; arguments[#arguments + 1] = only end
@@ -521,9 +521,9 @@ local function finish_night(night, exit_code)
   end
   report.summary(model, io.stdout)
   -- tuning drift: stored winners this night's tunes found out of their tie set (docs/tune.md)
-  for _, line in ipairs(require("gpuexp.store.winners").drift_lines(night.history, night.id:sub(1, 20))) do print(line) end
+  for _, line in ipairs(require("gpuexp.store.winners").drift_lines(night.history, night.id:sub(1, 20))) do print(text.terminal(line)) end
   local md_path, html_path = night.out_dir .. "/report.md", night.out_dir .. "/report.html"
-  if written then print("report: " .. md_path .. " and " .. html_path .. " (and report.xml, JUnit; report.json)") end
+  if written then print(text.format("report: %s and %s (and report.xml, JUnit; report.json)", md_path, html_path)) end
   if exit_code == EXIT.OK or not o.on_regression then return exit_code end
   local command = string.format("GPUEXP_REPORT=%s GPUEXP_REPORT_HTML=%s GPUEXP_NIGHTLY_EXIT=%d %s %s",
     shell_quote(written and md_path or ""), shell_quote(written and html_path or ""), exit_code, o.on_regression,
@@ -570,7 +570,7 @@ function M.night(args)
   if any_regression then exit_code = EXIT.FAILED
   elseif exit_code == EXIT.OK and any_failure then exit_code = EXIT.INCOMPLETE end
   if not night.db then
-    print(string.format("gpuexp nightly: offline plan for %s: every experiment of %s ran (nothing measured, " ..
+    print(text.format("gpuexp nightly: offline plan for %s: every experiment of %s ran (nothing measured, " ..
       "recorded or compared)", o.arch, night.suite.name))
     return exit_code
   end

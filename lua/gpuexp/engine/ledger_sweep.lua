@@ -7,6 +7,7 @@ local csv = require("gpuexp.store.csv")
 local meta = require("gpuexp.store.meta")
 local result = require("gpuexp.store.result")
 local samples = require("gpuexp.store.samples")
+local text_formats = require("gpuexp.store.text")
 
 local M = {}
 local Sweep = {}
@@ -158,7 +159,7 @@ function Sweep:write_row(index, row)
   end
   local added = M.grow(self.columns, row)
   if #added > 0 then
-    io.stderr:write(string.format("\ngpuexp: sweep '%s': point %d has field(s) %s that earlier rows did not; " ..
+    io.stderr:write(text_formats.format("\ngpuexp: sweep '%s': point %d has field(s) %s that earlier rows did not; " ..
       "added as column(s) of %s (empty in earlier rows)\n", self.name, index, table.concat(added, ", "), self.out))
     self.texts = nil -- the resumed rows' lines lack the new columns
     self:rewrite()

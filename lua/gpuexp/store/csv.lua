@@ -260,8 +260,7 @@ function M.print_table(rows, columns, file)
       local value = row[name]
       local text = type(value) == "number" and math.type(value) == "float" and string.format("%.4g", value)
         or format_value(value)
-      text = terminal_text(text) -- a name from data never moves the cursor or forges a line
-      if utf8.len(text) > 48 then text = text:sub(1, utf8.offset(text, 46) - 1) .. "..." end
+      text = text_formats.cut(terminal_text(text), 48) -- a name from data never moves the cursor or forges a line
       cells[r][c] = text
       widths[c] = math.max(widths[c], text_formats.width(text))
     end
