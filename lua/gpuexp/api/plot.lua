@@ -86,7 +86,7 @@ local function rows_of(spec, keys, what)
   local rows, columns = spec.rows, nil
   if not rows then
     if not spec.csv then gpuexp.error("usage", "plot: give csv = path or rows = {...}", 3) end
-    rows, columns = csv.read(spec.csv)
+    rows, columns = csv.read(spec.csv, true)
   else
     local seen = {}
     columns = {}

@@ -102,7 +102,7 @@ end
 local function add_part(merged, path, info)
   local axes = merged.reference.sweep.axes
   local share = share_of(info)
-  local ok, part_columns, records, lines = pcall(csv.read_cells, path)
+  local ok, part_columns, records, lines = pcall(csv.read_cells, path, true)
   if not ok then return type(part_columns) == "table" and part_columns.message or tostring(part_columns) end
   for _, name in ipairs(part_columns) do
     if not merged.seen[name] then merged.columns[#merged.columns + 1] = name; merged.seen[name] = true end

@@ -185,6 +185,8 @@ local function set_up(o)
     end
   end
   if not o.suite then say("which suite? (gpuexp nightly --help)"); return nil, EXIT.USAGE end
+  -- '' names no suite (it must never become the folder of every shipped experiment)
+  if o.suite == "" then say("the suite's name is empty: name a suite file or folder"); return nil, EXIT.USAGE end
   -- a shipped suite by name: gpuexp nightly nightly
   if not file_exists(o.suite) and not gpuexp._is_directory(o.suite) and gpuexp.data_dir and not o.suite:find("/") then
     local shipped = gpuexp.data_dir .. "/experiments/" .. o.suite

@@ -195,13 +195,18 @@ local function read_text(path)
   return text
 end
 
--- M.read_cells(path) -> columns, records (lists of the cells' text, as written), lines (each
--- record's line in the file), the file's text. Raises a usage error naming the file and line when
--- it is malformed: an unclosed quote, or a row with another number of cells than the header.
-function M.read_cells(path)
+-- M.read_cells(path [, needs_header]) -> columns, records (lists of the cells' text, as written),
+-- lines (each record's line in the file), the file's text. Raises a usage error naming the file and
+-- line when it is malformed: an unclosed quote, or a row with another number of cells than the
+-- header; with needs_header (a run's CSV to judge, merge or plot), also when it holds no header.
+function M.read_cells(path, needs_header)
   local text = read_text(path)
   local records, lines = M.parse(text, path)
   if not records then gpuexp.error("usage", lines, 2) end
+  if needs_header and not records[1] then
+    gpuexp.error("usage", string.format("%s is empty (%d bytes: no header, no rows): a run stopped before its first " ..
+      "line, or a file cut to nothing; nothing to read", path, #text), 2)
+  end
   local columns = table.remove(records, 1) or {}
   table.remove(lines, 1)
   for r, record in ipairs(records) do
@@ -230,9 +235,10 @@ local function convert(value)
 end
 M.convert = convert
 
--- M.read(path) -> rows (tables keyed by column), columns. Numbers stay strings unless convertible.
-function M.read(path)
-  local columns, records = M.read_cells(path)
+-- M.read(path [, needs_header]) -> rows (tables keyed by column), columns. Numbers stay strings
+-- unless convertible.
+function M.read(path, needs_header)
+  local columns, records = M.read_cells(path, needs_header)
   local rows = {}
   for r, values in ipairs(records) do
     local row = {}
