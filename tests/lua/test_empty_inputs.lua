@@ -19,7 +19,7 @@ local checked = 0
 local function refuses(line, flag)
   local code, _, stderr = run(line, home)
   T.eq(code, 2, line .. ": " .. stderr)
-  T.ok(stderr:find(flag .. " takes a path (not empty), got ''", 1, true), line .. " says why: " .. stderr)
+  T.ok(stderr:find(flag .. " takes a path, got '' (an empty name names no file)", 1, true), line .. " says why: " .. stderr)
   checked = checked + 1
 end
 for _, command in ipairs(catalog.commands) do

@@ -54,7 +54,7 @@ function M.what(option)
     return table.concat(option.choices, ", ", 1, #option.choices - 1) .. " or " .. option.choices[#option.choices]
   end
   if kind == "list" then return "a list (A,B)" end
-  if kind == "path" then return "a path (not empty)" end
+  if kind == "path" then return "a path" end
   return "a value"
 end
 
@@ -67,7 +67,10 @@ end
 -- optionally, why.
 M.types = {
   string = function(_, text) return text end,
-  path = function(_, text) if text ~= "" then return text end end, -- '' names no file: never "the default"
+  path = function(_, text, flag) -- '' names no file: it never means "the default"
+    if text ~= "" then return text end
+    return nil, flag .. " takes a path, got '' (an empty name names no file)"
+  end,
   number = function(option, text)
     local value = tonumber(text)
     if number_in_bounds(option, value) then return value end

@@ -31,8 +31,7 @@ end
 -- Any byte string as valid UTF-8 with its format characters shown (the start of every escaper).
 local function shown(value) return visible_format_characters(valid_utf8(tostring(value))) end
 
--- C0 controls but tab and newline, DEL, and C1 controls (U+0080..U+009F, as UTF-8), the format
--- characters made visible first
+-- C0 controls but tab and newline, DEL, and C1 controls (U+0080..U+009F, as UTF-8)
 local function without_controls(text, replacement)
   return (text:gsub("[\0-\8\11-\31\127]", replacement):gsub("\194[\128-\159]", replacement))
 end
