@@ -20,7 +20,8 @@
 --                          "-": --max-evals -> max_evals); a run option's is its gpuexp.run_options key
 --     type =               the argument's type: "string" (the default), "number", "integer" (with
 --                          min =, max =, above = bounds), "seconds" (>= 0, 0: no limit), "choice"
---                          (choices = {...}), "list" (A,B -> {"A", "B"}), "timeout", "shard", "only"
+--                          (choices = {...}), "list" (A,B -> {"A", "B"}), "path" (a file or folder
+--                          name: '' is refused, never read as the default), "timeout", "shard", "only"
 --                          (a run's, engine/options.lua) or a command's own (the parser is given it)
 --     what =               the value in words for the messages ("a GPU number": "--device needs a GPU
 --                          number", "--device takes a GPU number, got 'x'"); default from the type
@@ -41,6 +42,11 @@ M.EXIT = {
   OK = 0, FAILED = 1, USAGE = 2, GPU = 3, COMPILE = 4, INCOMPLETE = 5, HISTORY = 6, WRITE = 7,
   INTERNAL = 70, BUSY = 75, HANGUP = 129, INTERRUPTED = 130, TERMINATED = 143,
 }
+
+-- Every command's standard output is checked as it exits (gx_output_check_stdout_at_exit): a
+-- report lost on a full disk is this code, never 0 or 1. Said under each command's exit codes.
+M.STDOUT_EXIT = {7, "the standard output could not be written (a full disk, a closed stream): what was printed is\n" ..
+  "incomplete (every command)"}
 
 -- A failure inside gpuexp itself (a bug: a Lua error in a command, not in the user's script): never
 -- 0 (it did not work) and never 1 (that means "a regression" or "the script failed").
@@ -69,7 +75,7 @@ M.commands = {
     options = {
       {"-d, --device N", "use GPU N (default 0)", type = "integer", min = 0, max = 1024, what = "a GPU number"},
       {"-o, --out PATH", "where the script's CSV goes: a .csv in a folder that exists (scripts read it\n" ..
-        "as gpuexp.out; X.meta.json and X.samples.csv go beside it)", what = "a path"},
+        "as gpuexp.out; X.meta.json and X.samples.csv go beside it)", type = "path"},
       {"-q, --quiet", "no progress line", field = "quiet"},
       {"-a, --arch ARCH", "offline plan for ARCH (e.g. sm_86), no GPU used: kernels compiled for it,\n" ..
         "occupancy from the model, timing columns left empty", field = "plan_arch",
@@ -85,7 +91,8 @@ M.commands = {
         "(default from SLURM_ARRAY_TASK_ID/_MIN/_STEP/_COUNT); gpuexp merge joins them", field = "shard", type = "shard"},
       {"--only 'A=V,B=W;A=X'", "run only the points with these axis values (';' between alternatives)", field = "only", type = "only"},
       {"--trace FILE.json", "a timeline of kernels, copies, synchronizations and driver calls (CUPTI),\n" ..
-        "as Chrome trace events for Perfetto (ui.perfetto.dev) or chrome://tracing", field = "trace"},
+        "as Chrome trace events for Perfetto (ui.perfetto.dev) or chrome://tracing", field = "trace",
+        type = "path"},
       {"--inline", "no worker process: the script runs in this process (debuggers)", field = "inline"},
       {"--diagnose", "diagnose every timed launch with counters (gpuexp diagnose --help)", field = "diagnose"},
       {"--counters", "a row's counters: instructions and active lanes per instruction, DRAM and L2 bytes,\n" ..
@@ -98,7 +105,8 @@ M.commands = {
       {"--telemetry", "every measurement reads NVML: mean power (power_w), energy per launch (energy_j),\n" ..
         "temperature_c and the throttle reasons seen; columns of every sweep (telemetry_note: why not)",
         field = "telemetry"},
-      {"--history PATH", "record the run (facts, rows, samples) in this SQLite history file", field = "history"},
+      {"--history PATH", "record the run (facts, rows, samples) in this SQLite history file", field = "history",
+        type = "path"},
       {"--record", "the same, in the default file (gpuexp history --help says where)", field = "history", value = ""},
       {"--night ID", "record the run as part of gpuexp nightly's night ID (set by gpuexp nightly,\n" ..
         "with --night-kind nightly|confirm, --night-suite NAME and --night-experiment NAME)", field = "night"},
@@ -190,7 +198,7 @@ M.commands = {
       "measured roofs (gpuexp calibrate) unless the peaks are given. Needs gnuplot (gnuplot-nox).",
     options = {
       {"--x COL", "the x column"}, {"--y COL", "the y column"}, {"--by COL", "one line per value of COL"},
-      {"-o, --out FILE", "the image (.png or .svg)"}, {"--logx", "logarithmic x"}, {"--logy", "logarithmic y"},
+      {"-o, --out FILE", "the image (.png or .svg)", type = "path"}, {"--logx", "logarithmic x"}, {"--logy", "logarithmic y"},
       {"--title T", "the title"}, {"--roofline", "a roofline instead of lines"},
       {"--flops COL", "the FLOP column (roofline)"}, {"--bytes COL", "the byte column (roofline)"},
       {"--time-ms COL", "the time column (roofline)"}, {"--peak-gflops G", "the compute roof", type = "number", above = 0},
@@ -240,7 +248,7 @@ M.commands = {
       {"--markdown", "Markdown instead of an aligned table", field = "format", value = "markdown"},
       {"--json", "JSON", field = "format", value = "json"},
       {"--junit", "JUnit XML (a test case per point and metric)", field = "format", value = "junit"},
-      {"-o, --output FILE", "write the output there instead of stdout"},
+      {"-o, --output FILE", "write the output there instead of stdout", type = "path"},
       {"--axes A,B", "the axis columns, for CSVs with no .meta.json", type = "list",
         what = "at least one column name (A,B)"},
       {"--allow-different-gpu", "compare runs from different GPU models, drivers or clocks, or offline plans\n" ..
@@ -265,7 +273,7 @@ M.commands = {
           {"--limit N", "", type = "integer", min = 1, default = 30, what = "a whole number of runs >= 1"}}},
       {"show RUN", "one run: its facts and rows (and a night's regression states)", subcommand = "show"},
       {"export RUN [-o, --output FILE.csv]", "the run's rows as CSV, as written (plus FILE.samples.csv)",
-        subcommand = "export", options = {{"-o, --output FILE.csv", ""}}},
+        subcommand = "export", options = {{"-o, --output FILE.csv", "", type = "path"}}},
       {"record FILE.csv... [--kind nightly]", "add runs written earlier (their .meta.json beside them)",
         subcommand = "record", options = {{"--kind nightly", "", type = "choice", choices = {"run", "nightly"},
           default = "run"}}},
@@ -288,7 +296,7 @@ M.commands = {
         options = {{"--limit N", "", type = "integer", min = 2, default = 60, what = "a whole number of nights >= 2"}}},
       {"merge OUT.db IN.db...", "join other hosts' histories into OUT.db by the runs' identities: merging one\n" ..
         "again adds nothing; baselines stay per GPU model and driver", subcommand = "merge"},
-      {"--history PATH", "the history file"},
+      {"--history PATH", "the history file", type = "path"},
       {"-h, --help", "this text"},
     },
     arguments = "script", -- the subcommand, with its words and options
@@ -318,8 +326,9 @@ M.commands = {
       "it)'. When nothing accounts for it, the confirm stage runs gpuexp diagnose on the point and the\n" ..
       "line carries its verdict and evidence.",
     options = {
-      {"--history PATH", "the history file (default: gpuexp history --help says where)"},
-      {"-o, --out DIR", "the night's CSVs and report (default ./gpuexp-nightly/<UTC time>-<the night's tag>)"},
+      {"--history PATH", "the history file (default: gpuexp history --help says where)", type = "path"},
+      {"-o, --out DIR", "the night's CSVs and report (default ./gpuexp-nightly/<UTC time>-<the night's tag>)",
+        type = "path"},
       {"--baseline N", "baseline runs (default 5; fewer on the first nights: with fewer than 3 the\n" ..
         "rule uses the within-run noise)", type = "integer", min = 1, what = "a number of runs >= 1"},
       {"--threshold PCT", "the smallest change called a regression (default 2)", field = "floor_pct", type = "number",
@@ -365,7 +374,7 @@ M.commands = {
       {"--bad REV", "a later commit where it is slow"},
       {"--run ID", "take the commits and the script from a regressed run of the history", type = "integer",
         what = "a run id (gpuexp history list)"},
-      {"--history PATH", "the history of --run (default: gpuexp history --help says where)"},
+      {"--history PATH", "the history of --run (default: gpuexp history --help says where)", type = "path"},
       {"--point 'A=V,B=W'", "the point (with --run: the night's regressed point, when only one)"},
       {"--metric COL[:lower|:higher]", "the column judged (default median_ms)"},
       {"--build CMD", "run through the shell in each commit's worktree before measuring (its own process\n" ..
@@ -411,11 +420,11 @@ M.commands = {
         type = "choice", choices = {"stored"}, what = "'stored' (the history's winners)"},
       {"-d, --device N", "passed to the run", pass = true},
       {"-a, --arch ARCH", "passed to the run (an offline plan)", pass = true},
-      {"-o, --out PATH", "passed to the run: rounds go in PATH-stem.NAME.round-NNN.csv", pass = true},
+      {"-o, --out PATH", "passed to the run: rounds go in PATH-stem.NAME.round-NNN.csv", pass = true, type = "path"},
       {"-q, --quiet", "passed to the run", pass = true},
       {"--resume", "passed to the run: finished rounds are replayed", pass = true},
       {"--allow-changed", "passed to the run", pass = true},
-      {"--history PATH", "passed to the run: rounds and winners recorded", pass = true},
+      {"--history PATH", "passed to the run: rounds and winners recorded", pass = true, type = "path"},
       {"--record", "passed to the run", pass = true}, {"--point-timeout S", "passed to the run", pass = true},
       {"--shard I/N", "passed to the run (brute and random only)", pass = true},
       {"--devices LIST", "passed to the run", pass = true},
@@ -441,9 +450,10 @@ M.commands = {
       {"--a-commit REV", "variant A is REV, checked out in a temporary worktree (v.root)"},
       {"--b-commit REV", "variant B likewise"},
       {"--build CMD", "run through the shell in each commit's worktree first"},
-      {"--a-binary FILE", "v.binary of A (a cubin, fatbin or PTX the script loads)"},
-      {"--b-binary FILE", "v.binary of B"},
-      {"--a-source FILE", "v.source of A (a kernel source the script compiles)"}, {"--b-source FILE", "v.source of B"},
+      {"--a-binary FILE", "v.binary of A (a cubin, fatbin or PTX the script loads)", type = "path"},
+      {"--b-binary FILE", "v.binary of B", type = "path"},
+      {"--a-source FILE", "v.source of A (a kernel source the script compiles)", type = "path"},
+      {"--b-source FILE", "v.source of B", type = "path"},
       {"--a-options 'OPTS'", "v.options of A (compile options, split at spaces)"}, {"--b-options 'OPTS'", "v.options of B"},
       {"--a-define K=V", "v.defines.K of A (repeatable)", type = "define", repeatable = true},
       {"--b-define K=V", "v.defines.K of B (repeatable)", type = "define", repeatable = true},
@@ -453,7 +463,7 @@ M.commands = {
       {"--threshold PCT", "a change smaller than this is never called (default 0)", type = "number", min = 0},
       {"--markdown", "Markdown (a pull-request comment)", field = "format", value = "markdown"},
       {"--json", "JSON", field = "format", value = "json"}, {"--junit", "JUnit XML", field = "format", value = "junit"},
-      {"-o, --output FILE", "write the verdict there instead of stdout"},
+      {"-o, --output FILE", "write the verdict there instead of stdout", type = "path"},
       {"-d, --device N", "the GPU", pass = true},
       {"-a, --arch ARCH", "an offline plan: both variants built and checked", pass = true},
       {"--no-plan", "with no GPU, no offline plan (as gpuexp --no-plan)", pass = true},

@@ -3,6 +3,7 @@ local gpuexp = gpuexp
 
 local csv = require("gpuexp.store.csv")
 local meta = require("gpuexp.store.meta")
+local text_formats = require("gpuexp.store.text")
 local sweep = require("gpuexp.api.sweep")
 local metrics = require("gpuexp.api.metrics")
 local measure = require("gpuexp.api.measure")
@@ -52,10 +53,11 @@ local function after_timed(kernel, spec)
   if options.diagnose and spec then -- kernels (a sequence has no single launch to diagnose)
     local findings, why = gpuexp.diagnose(kernel, spec)
     if findings then
-      print(findings.text)
+      print(text_formats.message(findings.text))
       gpuexp._last_diagnosis = findings
     else
-      io.stderr:write("gpuexp diagnose: no counters for " .. kernel.name .. ": " .. tostring(why) .. "\n")
+      io.stderr:write(text_formats.format("gpuexp diagnose: no counters for %s: %s\n", kernel.name,
+        tostring(why)))
     end
   end
   if options.counters then require("gpuexp.api.counters").remember(kernel, spec) end

@@ -13,6 +13,7 @@
 #include "gx_cli_run.h"
 #include "gx_device.h"
 #include "gx_occupancy.h"
+#include "gx_output.h"
 #include "gx_paths.h"
 #include "gx_worker.h"
 #include "l_catalog.h"
@@ -202,6 +203,7 @@ int main(int argc, char **argv)
     signal(SIGSEGV, crash_handler);
     signal(SIGBUS, crash_handler);
     signal(SIGFPE, crash_handler);
+    gx_output_check_stdout_at_exit(GX_EXIT_WRITE); /* a report lost on a full disk is exit 7, never 0 or 1 */
     if (argc > 1 && strcmp(argv[1], "run") == 0) { /* gpuexp run SCRIPT: the default command, named */
         argv[1] = argv[0];
         argv++;

@@ -29,7 +29,7 @@ local function sample(option)
   end
   return samples[option.type or "string"] or "x"
 end
-local known_types = {string = true, number = true, integer = true, seconds = true, choice = true, list = true,
+local known_types = {string = true, path = true, number = true, integer = true, seconds = true, choice = true, list = true,
   timeout = true, shard = true, only = true, metric = true, define = true}
 
 local _, listed_text = ws.run("help --commands")

@@ -8,6 +8,7 @@ local paired = require("gpuexp.judge.paired")
 local rule = require("gpuexp.judge.rule")
 local search = require("gpuexp.api.search")
 local json = require("gpuexp.store.json")
+local text_formats = require("gpuexp.store.text")
 local csv = require("gpuexp.store.csv")
 local stats = require("gpuexp.judge.stats")
 
@@ -196,7 +197,7 @@ function M.run(spec)
   if a == nil or b == nil then gpuexp.error("usage", "ab: give a and b, or variant = function(v) and variants") end
   local measure_a, measure_b = timer_of(a, "a (or variant(A))"), timer_of(b, "b (or variant(B))")
   if gpuexp.plan then
-    io.stderr:write(string.format("gpuexp ab '%s' (offline plan): would time A and B in interleaved blocks of " ..
+    io.stderr:write(text_formats.format("gpuexp ab '%s' (offline plan): would time A and B in interleaved blocks of " ..
       "about %g ms each, in a seeded random order, until a change of %g%% is detectable at %g%% power and %g%% " ..
       "confidence (at least %d blocks) or %g s pass; both variants were built and their launches checked\n", name,
       o.block_ms, o.mde_pct, o.power * 100, o.confidence * 100, o.min_blocks, o.budget_s))

@@ -65,7 +65,7 @@ local function render(lines, out, folder)
     gpuexp.error("system", "plot: gnuplot failed" .. (message ~= "" and (": " .. message) or
       " (is gnuplot installed? apt-get install gnuplot-nox)"), 3)
   end
-  csv.write_file(out, bytes)
+  csv.write_file(out, bytes, true)
   return out
 end
 
@@ -86,7 +86,7 @@ local function rows_of(spec, keys, what)
   local rows, columns = spec.rows, nil
   if not rows then
     if not spec.csv then gpuexp.error("usage", "plot: give csv = path or rows = {...}", 3) end
-    rows, columns = csv.read(spec.csv)
+    rows, columns = csv.read(spec.csv, true)
   else
     local seen = {}
     columns = {}

@@ -13,6 +13,7 @@ local regret = require("gpuexp.api.regret")
 local pool = require("gpuexp.api.compile_pool")
 local option_keys = require("gpuexp.api.option_keys")
 local tie = require("gpuexp.judge.tie")
+local text_formats = require("gpuexp.store.text")
 local rule = require("gpuexp.judge.rule")
 local csv = require("gpuexp.store.csv")
 local json = require("gpuexp.store.json")
@@ -147,7 +148,7 @@ local function start_points(spec, space, stored)
     gpuexp.error("usage", "tune: 'start' is a list of points or \"stored\"")
   end
   if unknown > 0 then
-    io.stderr:write(string.format("gpuexp tune: %d start configuration(s) are not in the space (axes and where) and " ..
+    io.stderr:write(text_formats.format("gpuexp tune: %d start configuration(s) are not in the space (axes and where) and " ..
       "are skipped\n", unknown))
   end
   return indices
@@ -337,7 +338,7 @@ local function plan(t, rounds)
     if not index then break end
     if not seen[index] then seen[index] = true; batch[#batch + 1] = index end
   end
-  io.stderr:write(string.format("gpuexp tune '%s' (offline plan): %s configurations; strategy %s, seed %d, " ..
+  io.stderr:write(text_formats.format("gpuexp tune '%s' (offline plan): %s configurations; strategy %s, seed %d, " ..
     "max_evals %g%s; objective %s (%s); %d configuration(s) compiled and checked now, nothing timed\n", t.name,
     M.count_text(t), t.strategy, t.seed, t.max_evals, budget_text(t.o), t.objective.column, t.objective.goal, #batch))
   rounds.measure(batch, 1)
@@ -414,7 +415,7 @@ function M.run(spec)
   t.start = start_points(t.o, t.space, t.stored)
   t.max_evals = t.o.max_evals or (t.strategy == "brute" and t.count or math.max(20, math.ceil(t.count / 10)))
   local quiet = t.o.quiet or gpuexp.quiet
-  function t.say(text) if not quiet then io.stderr:write("gpuexp tune '" .. t.name .. "': " .. text .. "\n") end end
+  function t.say(text) if not quiet then io.stderr:write(text_formats.message("gpuexp tune '" .. t.name .. "': " .. text) .. "\n") end end
   local rounds = new_rounds(t)
   if gpuexp.plan then
     plan(t, rounds)
@@ -446,7 +447,7 @@ function M.run(spec)
   result.drift = drift_of(t, found, result, in_tie)
   M.print(result, t.axes, io.stdout)
   for _, d in ipairs(result.drift) do
-    io.stderr:write(string.format("gpuexp tune '%s': TUNING DRIFT: the winner stored %s (%s) is now %+.1f%% from the " ..
+    io.stderr:write(text_formats.format("gpuexp tune '%s': TUNING DRIFT: the winner stored %s (%s) is now %+.1f%% from the " ..
       "best and out of the tie set%s\n", t.name, d.recorded_utc, json.encode(d.point), (d.ratio - 1) * 100,
       #d.changed > 0 and "; changed since: " .. table.concat(d.changed, ", ") or ""))
   end
@@ -484,7 +485,7 @@ function M.print(result, axes, file)
     row.ci_high = t.ci_high and string.format("%.4f", t.ci_high) or ""
     rows[i] = row
   end
-  file:write(string.format("tune '%s'%s: %s, %d of %s configurations measured (%.1f full-measurement equivalents, %.2f " ..
+  file:write(text_formats.format("tune '%s'%s: %s, %d of %s configurations measured (%.1f full-measurement equivalents, %.2f " ..
     "s of GPU time, %d rounds in %s.round-*.csv); tie set of %d:\n", result.name,
     result.shard and " (shard " .. result.shard .. ": its share of the configurations only)" or "", result.strategy, result.measured,
     result.estimated and "about " .. result.configurations or result.configurations, result.evaluations, result.cost_s, result.rounds, result.prefix, #result.ties))

@@ -84,7 +84,7 @@ local function print_result(o, result)
     end
   end
   if o.output then
-    local written, problem = pcall(csv.write_printed, o.output, print_to)
+    local written, problem = pcall(csv.write_printed, o.output, print_to, true)
     if not written then say(type(problem) == "table" and problem.message or tostring(problem)); return EXIT.WRITE end
   else
     print_to(io.stdout)

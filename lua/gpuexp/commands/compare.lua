@@ -51,13 +51,13 @@ local function check_machines(runs, new, allow_different)
     local differences = compare.gpu_differences(base.info, new.info)
     if #differences > 0 then
       local plans = (machine(base.info) or {}).plan or (machine(new.info) or {}).plan
-      local text = string.format(plans and "%s and %s are offline plans for different architectures (%s)" or
+      local why = string.format(plans and "%s and %s are offline plans for different architectures (%s)" or
         "%s and %s were measured on different machines (%s)", base.label, new.label, table.concat(differences, "; "))
       if not allow_different then
-        return EXIT.GPU, text .. (plans and "; each holds the model's values for its own, not comparable" or
+        return EXIT.GPU, why .. (plans and "; each holds the model's values for its own, not comparable" or
           "; their timings are not comparable") .. " (--allow-different-gpu compares anyway)"
       end
-      io.stderr:write("gpuexp compare: WARNING: " .. text .. "; compared anyway (--allow-different-gpu)\n")
+      io.stderr:write("gpuexp compare: WARNING: " .. text.message(why) .. "; compared anyway (--allow-different-gpu)\n")
     end
   end
 end
@@ -124,7 +124,7 @@ function M.main(args)
     else printers.format_table(judged, file) end
   end
   if output then -- written whole, through a temporary file and a rename (a full disk is exit 7)
-    local written, problem = pcall(csv.write_printed, output, print_to)
+    local written, problem = pcall(csv.write_printed, output, print_to, true)
     if not written and not csv.is_write_error(problem) then error(problem, 0) end -- a bug: exit 70, not 7
     if not written then return fail(EXIT.WRITE, problem.message) end
   else

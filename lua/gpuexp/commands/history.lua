@@ -71,11 +71,11 @@ local function show(db, args)
     local run, problem = history.load_run(db, id)
     if not run then return fail(EXIT.USAGE, problem) end
     local r = run.record
-    print(string.format("run %d: %s / %s (%s), %s", id, r.experiment, r.sweep, r.kind, r.started_utc or "?"))
+    print(text.format("run %d: %s / %s (%s), %s", id, r.experiment, r.sweep, r.kind, r.started_utc or "?"))
     local shown = setmetatable({gpu_name = history.machine_of(r)}, {__index = r})
     for _, field in ipairs({"script", "script_hash", "git_commit", "gpuexp_version", "host", "gpu_name", "gpu_uuid",
       "driver_version", "cuda_driver", "sm_clock_max_khz", "throttled_rows", "rows_ok", "rows_failed", "nightly"}) do
-      if shown[field] ~= nil then print(string.format("  %-16s %s", field, tostring(shown[field]))) end
+      if shown[field] ~= nil then print(text.format("  %-16s %s", field, tostring(shown[field]))) end
     end
     local rows = {}
     for n, key in ipairs(run.order) do rows[n] = run:row(key) end
@@ -88,7 +88,7 @@ local function show(db, args)
     -- a night's regression states, as the nightly judged it
     local night = r.kind == "nightly" and r.excluded == 0 and verdict.night(db, id)
     for _, e in ipairs(night and night.comparison.points or {}) do
-      if e.state then print(string.format("  %s: %s", e.point, e.state.text)) end
+      if e.state then print(text.format("  %s: %s", e.point, e.state.text)) end
     end
   end
   return 0
@@ -102,7 +102,7 @@ local function export(db, o)
   -- files through a temporary file and a rename (a full disk is exit 7, never a cut file)
   local ok, problem
   if output then
-    ok, problem = pcall(csv.write_file, output, text)
+    ok, problem = pcall(csv.write_file, output, text, true)
     -- the samples beside a .csv only: never a name made up beside a device (-o /dev/null)
     if ok and samples and output:match("[^/]%.csv$") then
       ok, problem = pcall(csv.write_file, samples_file.path_for(output), samples)
@@ -124,7 +124,7 @@ local function record_files(db, o)
   for _, path in ipairs(paths) do
     local id, why, again = history.record_file(db, path, {kind = kind})
     if not id then return fail(EXIT.HISTORY, why) end
-    print(string.format(again and "%s was recorded already, as run %d (not recorded again)" or "recorded %s as run %d",
+    print(text.format(again and "%s was recorded already, as run %d (not recorded again)" or "recorded %s as run %d",
       path, id))
   end
   return 0
@@ -146,9 +146,9 @@ local function set_excluded(db, args, value)
     local what = string.format("run %s (%s, sweep %s, %s)", tostring(id), tostring(run.experiment), tostring(run.sweep),
       tostring(run.started_utc))
     if (run.excluded == 1) == (value == 1) then
-      print(string.format("%s: already %s nightly baselines", what, value == 1 and "kept out of" or "in"))
+      print(text.format("%s: already %s nightly baselines", what, value == 1 and "kept out of" or "in"))
     else
-      print(string.format("%s: %s", what, value == 1 and "kept out of nightly baselines from now on" or
+      print(text.format("%s: %s", what, value == 1 and "kept out of nightly baselines from now on" or
         "back in nightly baselines"))
     end
   end
@@ -168,7 +168,7 @@ local function prune(db, o)
       end
     end)
     if not ok then return fail(EXIT.HISTORY, problem) end
-    print(string.format("deleted %d run(s)", deleted))
+    print(text.format("deleted %d run(s)", deleted))
     if #unknown > 0 then return fail(EXIT.USAGE, "no run " .. table.concat(unknown, ", ") .. " in the history") end
     return 0
   end
@@ -186,7 +186,7 @@ local function prune(db, o)
       night.experiment = runs.experiment AND night.sweep = runs.sweep)]])
   end)
   if not ok then return fail(EXIT.HISTORY, problem) end
-  print(string.format("deleted %d run(s), kept the newest %d of each experiment, sweep, GPU and kind (a night's " ..
+  print(text.format("deleted %d run(s), kept the newest %d of each experiment, sweep, GPU and kind (a night's " ..
     "re-measures with their night)", deleted, keep))
   return 0
 end
@@ -249,7 +249,7 @@ local function accept(db, o, undo)
     return fail(EXIT.USAGE, string.format("run %d is a %s run: only a night of gpuexp nightly sets a level", id,
       record.kind))
   end
-  if record.id ~= id then print(string.format("run %d is a re-measure of run %d: taken as that night", id, record.id)) end
+  if record.id ~= id then print(text.format("run %d is a re-measure of run %d: taken as that night", id, record.id)) end
   id = record.id
   if record.excluded == 1 and not undo then
     return fail(EXIT.USAGE, string.format("run %d is excluded: an excluded night is no level, so it cannot set one " ..
@@ -266,7 +266,7 @@ local function accept(db, o, undo)
     if not removed then return fail(EXIT.HISTORY, why) end
     if removed == 0 then return fail(EXIT.USAGE, string.format("run %d has no acceptance%s to take back", id,
       point and (" of " .. point) or "")) end
-    print(string.format("took back %d acceptance(s) of run %d", removed, id))
+    print(text.format("took back %d acceptance(s) of run %d", removed, id))
     return 0
   end
   local made, why = history.accept(db, id, keys, note)
@@ -281,11 +281,11 @@ local function accept(db, o, undo)
   local said = 0
   for _, e in ipairs(night and night.comparison.points or {}) do
     if e.state and e.state.name == "accepted" then
-      print(string.format("%s: %s", e.point, e.state.text))
+      print(text.format("%s: %s", e.point, e.state.text))
       said = said + 1
     end
   end
-  print(string.format("accepted the level of run %d (%s); undo: gpuexp history unaccept %d%s", id,
+  print(text.format("accepted the level of run %d (%s); undo: gpuexp history unaccept %d%s", id,
     point or "every point", id, point and (" --point '" .. point .. "'") or ""))
   if said == 0 then print("(no regression was open at those points: their level at this run is the baseline from now on)") end
   return 0
@@ -306,7 +306,7 @@ local function site(db, o)
     if not written and not csv.is_write_error(problem) then error(problem, 0) end -- a bug: exit 70
     if not written then return fail(EXIT.WRITE, message_of(problem)) end
   end
-  print(string.format("wrote %s/index.html: %d series", dir, #model.series))
+  print(text.format("wrote %s/index.html: %d series", dir, #model.series))
   return 0
 end
 
@@ -322,7 +322,7 @@ local function merge(db, args)
       return fail(EXIT.HISTORY, why:sub(1, #path) == path and why or (path .. ": " .. why))
     end
     merged_runs = merged_runs + added
-    print(string.format("%s: %d run(s) added, %d already there", path, added, present))
+    print(text.format("%s: %d run(s) added, %d already there", path, added, present))
   end
   return 0
 end

@@ -240,8 +240,8 @@ local function set_up(o)
   -- the night's tag too: two nightlies started in the same second never share (and overwrite) a folder
   night.out_dir = o.out or ("gpuexp-nightly/" .. os.date("!%Y%m%d-%H%M%S") .. "-" .. night.id:match("%-(%x+)$"))
   -- the default folder is made with its parents; one named by --out must go in a folder that exists
-  local made, problem
-  if o.out then made, problem = gpuexp._output_folder(o.out) else made, problem = pcall(gpuexp.mkdir, night.out_dir) end
+  -- (either way no link of another user on the way is followed: gx_output.h)
+  local made, problem = gpuexp._output_folder(night.out_dir, not o.out)
   -- an absolute path in the history's metadata: the site links each night's report from anywhere
   night.out_dir = made and gpuexp._realpath(night.out_dir) or night.out_dir
   if not made then
@@ -274,9 +274,9 @@ local function run_stage(night, experiment, kind, out, only)
   for _, a in ipairs({"--out", out}) do arguments[#arguments + 1] = a end
   -- the night's folder is the nightly's own: its subfolders (confirm/) are made here, as an
   -- experiment's --out must name a folder that exists
-  local made, problem = pcall(gpuexp.mkdir, out:match("^(.*)/[^/]*$"))
+  local made, problem = gpuexp._output_folder(out:match("^(.*)/[^/]*$"), true)
   if not made then
-    io.stderr:write("gpuexp nightly: " .. tostring(type(problem) == "table" and problem.message or problem) .. "\n")
+    io.stderr:write("gpuexp nightly: " .. text.message(type(problem) == "table" and problem.message or problem) .. "\n")
     return EXIT.WRITE, {}
   end
   if only then arguments[#arguments + 1] = "--only"; arguments[#arguments + 1] = only end
@@ -427,7 +427,7 @@ local function report_stage(night, model_of)
       if e.base and e.new then
         plots_made = plots_made + 1
         local name = string.format("plots/%02d.png", plots_made)
-        gpuexp.mkdir(night.out_dir .. "/plots")
+        gpuexp._output_folder(night.out_dir .. "/plots") -- else the plot's write fails: no plot
         local limit = e.direction == "higher" and e.base * (1 - e.threshold_pct / 100) or e.base * (1 + e.threshold_pct / 100)
         local made = pcall(require("gpuexp.api.plot").history, {series = history.series(night.db, result.run_id, e.key,
           e.metric, 60), center = e.base, limit = limit, new = {id = result.run_id, value = e.new},
@@ -534,12 +534,12 @@ local function finish_night(night, exit_code)
   end
   report.summary(model, io.stdout)
   for _, result in ipairs(night.results) do
-    if result.unjudged then print(string.format("NOT JUDGED %s: %s", text.terminal(result.name), result.unjudged)) end
+    if result.unjudged then print(string.format("NOT JUDGED %s: %s", text.terminal(result.name), text.terminal(result.unjudged))) end
   end
   -- tuning drift: stored winners this night's tunes found out of their tie set (docs/howto/tune.md)
-  for _, line in ipairs(require("gpuexp.store.winners").drift_lines(night.history, night.id:sub(1, 20))) do print(line) end
+  for _, line in ipairs(require("gpuexp.store.winners").drift_lines(night.history, night.id:sub(1, 20))) do print(text.terminal(line)) end
   local md_path, html_path = night.out_dir .. "/report.md", night.out_dir .. "/report.html"
-  if written then print("report: " .. md_path .. " and " .. html_path .. " (and report.xml, JUnit; report.json)") end
+  if written then print(text.format("report: %s and %s (and report.xml, JUnit; report.json)", md_path, html_path)) end
   if exit_code == EXIT.OK or not o.on_regression then return exit_code end
   local command = string.format("GPUEXP_REPORT=%s GPUEXP_REPORT_HTML=%s GPUEXP_NIGHTLY_EXIT=%d %s %s",
     shell_quote(written and md_path or ""), shell_quote(written and html_path or ""), exit_code, o.on_regression,
@@ -586,7 +586,7 @@ function M.night(args)
   if any_regression then exit_code = EXIT.FAILED
   elseif exit_code == EXIT.OK and any_failure then exit_code = EXIT.INCOMPLETE end
   if not night.db then
-    print(string.format("gpuexp nightly: offline plan for %s: every experiment of %s ran (nothing measured, " ..
+    print(text.format("gpuexp nightly: offline plan for %s: every experiment of %s ran (nothing measured, " ..
       "recorded or compared)", o.arch, night.suite.name))
     return exit_code
   end

@@ -1,5 +1,6 @@
 -- gpuexp plot: the command over api/plot.lua.
 local plot = require("gpuexp.api.plot")
+local text = require("gpuexp.store.text")
 local catalog = require("gpuexp.catalog")
 local parse_args = require("gpuexp.engine.args")
 
@@ -26,9 +27,9 @@ function M.main(args)
       spec.peak_gflops, spec.peak_gbps = ceilings.fp32_gflops, ceilings.dram_copy_gbps
       spec.ceiling_source = "measured by gpuexp calibrate"
     end
-    print("wrote " .. plot.roofline(spec))
+    print("wrote " .. text.terminal(plot.roofline(spec)))
   else
-    print("wrote " .. plot.lines(spec))
+    print("wrote " .. text.terminal(plot.lines(spec)))
   end
 end
 

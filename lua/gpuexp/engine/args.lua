@@ -54,6 +54,7 @@ function M.what(option)
     return table.concat(option.choices, ", ", 1, #option.choices - 1) .. " or " .. option.choices[#option.choices]
   end
   if kind == "list" then return "a list (A,B)" end
+  if kind == "path" then return "a path" end
   return "a value"
 end
 
@@ -68,6 +69,10 @@ end
 M.types = {
   -- never empty: `--history ''` recorded into the default history, as if it were not given
   string = function(_, text, flag) if text ~= "" then return text end return nil, flag .. " needs a value, got ''" end,
+  path = function(_, text, flag) -- '' names no file: it never means "the default"
+    if text ~= "" then return text end
+    return nil, flag .. " takes a path, got '' (an empty name names no file)"
+  end,
   number = function(option, text)
     local value = tonumber(text)
     if number_in_bounds(option, value) then return value end

@@ -7,6 +7,7 @@ local csv = require("gpuexp.store.csv")
 local meta = require("gpuexp.store.meta")
 local result = require("gpuexp.store.result")
 local samples = require("gpuexp.store.samples")
+local text_formats = require("gpuexp.store.text")
 
 local M = {}
 local Sweep = {}
@@ -85,7 +86,7 @@ end
 -- A new file (no rows of an earlier part): the header when the columns are known, and no samples
 -- file of an earlier run left beside it. true, or nil and why.
 function Sweep:start_fresh()
-  local file, message = gpuexp._open_output(self.out)
+  local file, message = gpuexp._open_output(self.out, false, true)
   if not file then return nil, message end
   self.file, self.good_bytes, self.chunks = file, 0, {}
   if self.columns then self:write_header() end
@@ -106,7 +107,7 @@ end
 
 -- Opens the CSV to append after text, the whole of what it holds now.
 function Sweep:open_for_append(text)
-  local file, why = gpuexp._open_output(self.out, true)
+  local file, why = gpuexp._open_output(self.out, true, true)
   if not file then gpuexp.error("write", why) end
   self.file, self.good_bytes, self.chunks = file, #text, {text}
 end
@@ -134,7 +135,7 @@ function Sweep:rewrite()
   end
   local text = table.concat(lines, "\n") .. "\n"
   if self.file then self.file:close(); self.file = nil end
-  csv.write_file(self.out, text)
+  csv.write_file(self.out, text, true)
   self:open_for_append(text)
 end
 
@@ -158,7 +159,7 @@ function Sweep:write_row(index, row)
   end
   local added = M.grow(self.columns, row)
   if #added > 0 then
-    io.stderr:write(string.format("\ngpuexp: sweep '%s': point %d has field(s) %s that earlier rows did not; " ..
+    io.stderr:write(text_formats.format("\ngpuexp: sweep '%s': point %d has field(s) %s that earlier rows did not; " ..
       "added as column(s) of %s (empty in earlier rows)\n", self.name, index, table.concat(added, ", "), self.out))
     self.texts = nil -- the resumed rows' lines lack the new columns
     self:rewrite()

@@ -105,7 +105,8 @@ function M.summary(model, file)
     end
   end
   local states = state_lines(model)
-  if #states > 0 then file:write("REGRESSION STATES:\n  ", table.concat(states, "\n  "), "\n") end
+  if #states > 0 then file:write("REGRESSION STATES:\n") end
+  for _, line in ipairs(states) do file:write("  ", term(line), "\n") end
   for _, r in ipairs(model.results) do
     if r.failure then file:write("FAILED ", term(r.name), ": ", term(r.failure), "\n") end
   end

@@ -120,11 +120,14 @@ function M.open(path, readonly)
     if not file then return nil, path .. ": no history there (nothing was recorded yet)" end
     file:close()
   else
+    -- the folder made, and the name checked, as an output's: no link of another user on the way
     local dir = path:match("^(.*)/[^/]*$")
     if dir and dir ~= "" then
-      local ok, problem = pcall(gpuexp.mkdir, dir)
-      if not ok then return nil, "cannot make the history's folder: " .. message_of(problem) end
+      local ok, problem = gpuexp._output_folder(dir, true)
+      if not ok then return nil, problem end
     end
+    local writable, why = gpuexp._output_check(path)
+    if not writable then return nil, why end
   end
   local ok, db = pcall(gpuexp._db.open, path, readonly)
   if not ok then return nil, message_of(db) end

@@ -186,7 +186,7 @@ end
 -- M.read(path [, axes]) -> result, or nil and why. The axes come from the .meta.json beside the CSV
 -- unless given; every problem names the file (and line).
 function M.read(path, axes)
-  local ok, columns, records, lines, text = pcall(csv.read_cells, path)
+  local ok, columns, records, lines, text = pcall(csv.read_cells, path, true)
   if not ok then return nil, type(columns) == "table" and columns.message or tostring(columns) end
   local info, unreadable, meta_text = meta.read_json(meta.path_for(path))
   if not axes then
