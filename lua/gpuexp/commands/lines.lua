@@ -39,6 +39,10 @@ end
 -- where one of each is left; or nil and why.
 function M.pairs_of(base, new)
   local found = {}
+  for _, path in ipairs({base, new}) do
+    local file = io.open(path, "rb")
+    if file then file:close() elseif not gpuexp._is_directory(path) then return nil, path .. " does not exist or cannot be read" end
+  end
   if not gpuexp._is_directory(base) and not gpuexp._is_directory(new) then
     local b, why = line_profile.read(base)
     if not b then return nil, why end

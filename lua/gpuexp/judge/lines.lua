@@ -373,6 +373,15 @@ function M.diff(base_profile, new_profile, options)
     row.counts_base, row.counts_new = cb, cn
   end
   result.moved = moved
+  -- the kernel's change past its own noise (Poisson samples): spread thin, it is still a change
+  if result.basis == "samples" then
+    local variance = 0
+    for _, side in ipairs({{b, base_profile}, {n, new_profile}}) do
+      local scale = 2 ^ ((side[2].pc.period or 9) - 9) / side[1].launches
+      for _, L in pairs(side[1].lines) do variance = variance + (L.raw or 0) * scale * scale end
+    end
+    result.significant = new_total - base_total > M.NOISE * math.sqrt(variance)
+  end
   -- ranked: the time gained first; then by the instructions gained (ties of no samples)
   table.sort(rows, function(x, y)
     if x.delta ~= y.delta then return x.delta > y.delta end
@@ -409,8 +418,14 @@ function M.account(result)
   end
   if top.delta <= 0 or top.noise then
     result.accounted = false
-    result.accounting = string.format("no line gained time past its noise (the kernel's %s moved %s)",
-      result.basis == "samples" and "samples" or "estimated time", result.total_pct and string.format("%+.1f%%", result.total_pct) or "?")
+    local moved = result.total_pct and string.format("%+.1f%%", result.total_pct) or "?"
+    if result.significant then
+      result.accounting = string.format("the lines do not account for it: the kernel's samples moved %s, but no line " ..
+        "gained past its noise (spread over the kernel: occupancy, the clock, the memory system?)", moved)
+    else
+      result.accounting = string.format("no line gained time past its noise (the kernel's %s moved %s)",
+        result.basis == "samples" and "samples" or "estimated time", moved)
+    end
   elseif top.accounts then
     result.accounted = true
     result.accounting = string.format("%s accounts for %.0f%% of the time that moved", M.where(top), top.share * 100)
