@@ -544,6 +544,10 @@ static int pc_stage(gx_line_profile *p, const gx_device *device, const void *ima
             break;
         if (p->record_samples >= o->min_samples || p->launches >= o->max_launches || now_s() - started >= o->max_seconds)
             break;
+        /* CUPTI counted samples it has not handed over (they come at Disable), or none came from
+           three ranges: more launches would only fill its buffers */
+        if (p->record_samples == 0 && (p->total_samples > 0 || p->ranges >= 3))
+            break;
         batch = batch * 2 < o->max_launches - p->launches ? batch * 2 : o->max_launches - p->launches;
         if (batch < 1)
             break;
