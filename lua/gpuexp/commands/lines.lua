@@ -206,12 +206,6 @@ local function main_pair(compared)
   return best
 end
 
--- Where a night's confirm stage writes an experiment's line profiles' summaries (read by the
--- site, as the diagnoses are), under the night's folder.
-function M.night_path(night_dir, experiment)
-  return string.format("%s/confirm/%s.lines.json", night_dir, experiment)
-end
-
 -- The nightly's confirm stage, last step: each newly confirmed slower regression of the result is
 -- profiled line by line at the last good night's commit and at this one (one point each, --only),
 -- all within o.lines_timeout seconds; its summary goes in e.lines, a sentence in its explanation.
@@ -267,7 +261,7 @@ function M.night_stage(night, experiment, result, tools)
   end
   worktree.clean(repo, work)
   if #summaries > 0 then
-    local written, problem = pcall(csv.write_file, M.night_path(night.out_dir, experiment.name), json.encode(summaries))
+    local written, problem = pcall(csv.write_file, judge.night_path(night.out_dir, experiment.name), json.encode(summaries))
     if not written then io.stderr:write("gpuexp nightly: the line profiles could not be written: ",
       tostring(type(problem) == "table" and problem.message or problem), "\n") end
   end
@@ -283,29 +277,14 @@ function M.good_commit(db, state, since)
   return row and row.git_commit ~= "" and row.git_commit or nil
 end
 
--- The lines of a recorded night's regression e (the site), from the night's folder: the summary,
--- or nil. read: a table kept for the night's other points.
-function M.recorded(e, run, read)
-  local output = run.info and run.info.sweep and run.info.sweep.output
-  if read.lines == nil then
-    read.lines = false
-    if output then
-      local value = require("gpuexp.store.meta").read_json(M.night_path(output:match("^(.*)/[^/]*$") or ".",
-        run.record.experiment))
-      if type(value) == "table" then read.lines = value end
-    end
-  end
-  for _, entry in ipairs(read.lines or {}) do
-    if entry.key == e.key and type(entry.summary) == "table" then return entry.summary end
-  end
-  return nil
-end
-
 -- bisect's last step: the first bad commit's point against the last good commit's, line by line
 -- (printed). o: bisect's options. Never changes bisect's answer; says why when it cannot.
 function M.bisect_culprit(o, good, bad)
   local budget = o.lines_timeout or M.NIGHT_TIMEOUT_S
   if budget <= 0 then return nil end
+  for _, a in ipairs(o.pass or {}) do
+    if a == "--arch" or a == "-a" then print("no line profiles in an offline plan (--arch)") return nil end
+  end
   print(string.format("line profiles of %s: %s (last good) against %s (first bad), at most %g s", o.point, good:sub(1, 10),
     bad:sub(1, 10), budget))
   local started = gpuexp.clock()

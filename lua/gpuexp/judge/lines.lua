@@ -514,6 +514,32 @@ function M.sentence(summary)
     top.reason ~= "" and (", " .. top.reason .. " grew") or "", top.text, summary.accounting)
 end
 
+-- ---- a night's line profiles, in its folder ----
+
+-- Where a night's confirm stage writes an experiment's line profiles' summaries (a JSON list of
+-- {point, key, summary}), under the night's folder: the site reads them, as it reads the diagnoses.
+function M.night_path(night_dir, experiment)
+  return string.format("%s/confirm/%s.lines.json", night_dir, experiment)
+end
+
+-- The line summary of a recorded night's regression e (of run), from the night's folder, or nil.
+-- read: a table kept for the night's other points (the file read once).
+function M.recorded(e, run, read)
+  local output = run.info and run.info.sweep and run.info.sweep.output
+  if read.lines == nil then
+    read.lines = false
+    if output then
+      local value = require("gpuexp.store.meta").read_json(M.night_path(output:match("^(.*)/[^/]*$") or ".",
+        run.record.experiment))
+      if type(value) == "table" then read.lines = value end
+    end
+  end
+  for _, entry in ipairs(read.lines or {}) do
+    if type(entry) == "table" and entry.key == e.key and type(entry.summary) == "table" then return entry.summary end
+  end
+  return nil
+end
+
 -- ---- printing ----
 
 local function header(summary)
