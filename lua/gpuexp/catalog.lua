@@ -339,7 +339,9 @@ M.commands = {
       "accounts for the time (bank conflicts, coalescing, divergence, the tensor pipe, instructions,\n" ..
       "bytes, hit rates, occupancy, spills, the clock); changes that cannot are marked '(does not explain\n" ..
       "it)'. When nothing accounts for it, the confirm stage runs gpuexp diagnose on the point and the\n" ..
-      "line carries its verdict and evidence.",
+      "line carries its verdict and evidence. Each regression confirmed is then profiled line by line at\n" ..
+      "the last good night's commit and at this one (gpuexp lines: the source lines that took the time,\n" ..
+      "in the explanation and the reports; --lines-timeout).",
     options = {
       {"--history PATH", "the history file (default: gpuexp history --help says where)"},
       {"-o, --out DIR", "the night's CSVs and report (default ./gpuexp-nightly/<UTC time>-<the night's tag>)"},
