@@ -7,7 +7,10 @@
 //   launches  1 or many; iters: the kernel's length (200: 0.18 ms on an H200)
 //   startstop start/stop control, or sampling over the whole enable range (read at Disable)
 //   sass      the SASS metrics stage first, on the same context (the first probe did that)
-// Usage: probe_pc CUBIN pc LOAD MODE BUFFER LAUNCHES ITERS STARTSTOP SASS
+//   repeat    once; each (enabled, used, disabled, then all again on a fresh module); keep (enabled
+//             once, two ranges each on a fresh module), as gpuexp profiles two builds in one process
+//   sass_after the SASS metrics stage after the first session (each) or while it is kept (keep)
+// Usage: probe_pc CUBIN pc LOAD MODE BUFFER LAUNCHES ITERS STARTSTOP SASS_FIRST [REPEAT [SASS_AFTER]]
 //        probe_pc CUBIN sass NMETRICS LOAD      (SASS metrics: the record layout with N metrics)
 // Prints "result ..." lines that bench/lines/run.sh greps.
 #include <cuda.h>
@@ -112,8 +115,7 @@ static int sass_stage(int count, int print_records, int load_inside)
         count = 7;
     double t0 = now();
     CUpti_Profiler_Initialize_Params ip = {CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
-    if (!CP(cuptiProfilerInitialize(&ip)))
-        return 0;
+    CP(cuptiProfilerInitialize(&ip)); /* called before by supported(): said if it refuses twice */
     CUpti_Device_GetChipName_Params cp = {CUpti_Device_GetChipName_Params_STRUCT_SIZE};
     cp.deviceIndex = 0;
     if (!CP(cuptiDeviceGetChipName(&cp)))
@@ -271,6 +273,106 @@ static unsigned long long tally(const char *where, CUpti_PCSamplingData *b, int 
     return samples;
 }
 
+/* One PC sampling session: enable, reasons, configure. 0 when CUPTI refused. */
+static CUpti_PCSamplingData *configured_buffer, *own_buffer;
+static int pc_open(int serialized, int startstop, int separate)
+{
+    CUpti_PCSamplingEnableParams pe = {CUpti_PCSamplingEnableParamsSize};
+    pe.ctx = ctx;
+    if (!CP(cuptiPCSamplingEnable(&pe)))
+        return 0;
+    CUpti_PCSamplingGetNumStallReasonsParams ns = {CUpti_PCSamplingGetNumStallReasonsParamsSize};
+    ns.ctx = ctx;
+    ns.numStallReasons = &reasons;
+    CP(cuptiPCSamplingGetNumStallReasons(&ns));
+    reason_names = calloc(reasons, sizeof *reason_names);
+    reason_index = calloc(reasons, sizeof *reason_index);
+    for (size_t i = 0; i < reasons; i++)
+        reason_names[i] = calloc(CUPTI_STALL_REASON_STRING_SIZE, 1);
+    CUpti_PCSamplingGetStallReasonsParams sr = {CUpti_PCSamplingGetStallReasonsParamsSize};
+    sr.ctx = ctx;
+    sr.numStallReasons = reasons;
+    sr.stallReasonIndex = reason_index;
+    sr.stallReasons = reason_names;
+    CP(cuptiPCSamplingGetStallReasons(&sr));
+    if (reasons > 3)
+        printf("stall reasons %zu: %s %s %s ...\n", reasons, reason_names[0], reason_names[1], reason_names[2]);
+    configured_buffer = new_buffer(4096);
+    own_buffer = separate ? new_buffer(4096) : configured_buffer;
+    CUpti_PCSamplingConfigurationInfo ci[6];
+    memset(ci, 0, sizeof ci);
+    int na = 0;
+    ci[na].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_COLLECTION_MODE;
+    ci[na++].attributeData.collectionModeData.collectionMode =
+        serialized ? CUPTI_PC_SAMPLING_COLLECTION_MODE_KERNEL_SERIALIZED : CUPTI_PC_SAMPLING_COLLECTION_MODE_CONTINUOUS;
+    ci[na].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_ENABLE_START_STOP_CONTROL;
+    ci[na++].attributeData.enableStartStopControlData.enableStartStopControl = (uint32_t)startstop;
+    ci[na].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_OUTPUT_DATA_FORMAT;
+    ci[na++].attributeData.outputDataFormatData.outputDataFormat = CUPTI_PC_SAMPLING_OUTPUT_DATA_FORMAT_PARSED;
+    ci[na].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_DATA_BUFFER;
+    ci[na++].attributeData.samplingDataBufferData.samplingDataBuffer = configured_buffer;
+    ci[na].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_PERIOD;
+    ci[na++].attributeData.samplingPeriodData.samplingPeriod = 9;
+    CUpti_PCSamplingConfigurationInfoParams cip = {CUpti_PCSamplingConfigurationInfoParamsSize};
+    cip.ctx = ctx;
+    cip.numAttributes = (size_t)na;
+    cip.pPCSamplingConfigurationInfo = ci;
+    if (!CP(cuptiPCSamplingSetConfigurationAttribute(&cip))) {
+        for (int a = 0; a < na; a++)
+            printf("  attribute %d status %s\n", (int)ci[a].attributeType, errname(ci[a].attributeStatus));
+        return 0;
+    }
+    return 1;
+}
+
+/* One range: start, launches, stop, what the configured buffer holds, GetData until none remain. */
+static unsigned long long pc_range(int launches, int startstop, const char *label)
+{
+    CUpti_PCSamplingStartParams st = {CUpti_PCSamplingStartParamsSize};
+    st.ctx = ctx;
+    CUpti_PCSamplingStopParams sp = {CUpti_PCSamplingStopParamsSize};
+    sp.ctx = ctx;
+    CU(cuCtxSynchronize());
+    double tl = now();
+    if (startstop && !CP(cuptiPCSamplingStart(&st)))
+        return 0;
+    for (int l = 0; l < launches; l++)
+        launch();
+    CU(cuCtxSynchronize());
+    printf("%s: %d launch(es) in %.3f s\n", label, launches, now() - tl);
+    unsigned long long samples = 0;
+    if (!startstop)
+        return 0;
+    CP(cuptiPCSamplingStop(&sp));
+    samples += tally("after Stop, configured buffer", configured_buffer, 0);
+    configured_buffer->totalNumPcs = 0;
+    for (int round = 0; round < 64; round++) {
+        CUpti_PCSamplingGetDataParams gd = {CUpti_PCSamplingGetDataParamsSize};
+        gd.ctx = ctx;
+        gd.pcSamplingData = own_buffer;
+        if (!CP(cuptiPCSamplingGetData(&gd)))
+            break;
+        char where[64];
+        snprintf(where, sizeof where, "GetData round %d", round);
+        samples += tally(where, own_buffer, round == 0);
+        size_t got = own_buffer->totalNumPcs, remaining = own_buffer->remainingNumPcs;
+        own_buffer->totalNumPcs = 0;
+        if (remaining == 0 || got == 0)
+            break;
+    }
+    return samples;
+}
+
+static unsigned long long pc_close(int print)
+{
+    CUpti_PCSamplingDisableParams pd = {CUpti_PCSamplingDisableParamsSize};
+    pd.ctx = ctx;
+    CP(cuptiPCSamplingDisable(&pd));
+    unsigned long long samples = tally("after Disable, configured buffer", configured_buffer, print);
+    configured_buffer->totalNumPcs = 0;
+    return samples;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -291,12 +393,14 @@ int main(int argc, char **argv)
     fclose(f);
     int sass_mode = strcmp(argv[2], "sass") == 0;
     int load_after = 0, serialized = 1, separate = 0, launches = 1, startstop = 1, sass_first = 0, metrics = 2;
+    int sass_after = 0;
+    const char *repeat = "once";
     if (sass_mode) {
         metrics = argc > 3 ? atoi(argv[3]) : 2;
         load_after = argc > 4 && strcmp(argv[4], "after") == 0;
     } else {
         if (argc < 10) {
-            printf("usage: probe_pc CUBIN pc LOAD MODE BUFFER LAUNCHES ITERS STARTSTOP SASS\n");
+            printf("usage: probe_pc CUBIN pc LOAD MODE BUFFER LAUNCHES ITERS STARTSTOP SASS_FIRST [once|each|keep [SASS_AFTER]]\n");
             return 2;
         }
         load_after = strcmp(argv[3], "after") == 0;
@@ -306,6 +410,9 @@ int main(int argc, char **argv)
         iters = atoi(argv[7]);
         startstop = atoi(argv[8]);
         sass_first = atoi(argv[9]);
+        if (argc > 10)
+            repeat = argv[10];
+        sass_after = argc > 11 && atoi(argv[11]);
     }
     CU(cuInit(0));
     CUdevice dev;
@@ -323,15 +430,11 @@ int main(int argc, char **argv)
         printf("result sass %s metrics %d load %s\n", ok ? "ok" : "FAILED", metrics, load_after ? "after" : "before");
         return ok ? 0 : 1;
     }
-    if (!load_after)
+    if (!load_after || sass_first)
         load_module();
-    if (sass_first) {
-        if (load_after)
-            load_module();
+    if (sass_first)
         sass_stage(2, 0, 0);
-    }
-    /* time one launch */
-    if (!load_after || sass_first) {
+    if (!load_after || sass_first) { /* time one launch */
         CUevent e0, e1;
         CU(cuEventCreate(&e0, 0));
         CU(cuEventCreate(&e1, 0));
@@ -345,99 +448,39 @@ int main(int argc, char **argv)
         printf("kernel %.3f ms (iters %d)\n", ms, iters);
     }
     double t0 = now();
-    CUpti_PCSamplingEnableParams pe = {CUpti_PCSamplingEnableParamsSize};
-    pe.ctx = ctx;
-    if (!CP(cuptiPCSamplingEnable(&pe))) {
-        printf("result pc FAILED enable\n");
-        return 1;
-    }
-    CUpti_PCSamplingGetNumStallReasonsParams ns = {CUpti_PCSamplingGetNumStallReasonsParamsSize};
-    ns.ctx = ctx;
-    ns.numStallReasons = &reasons;
-    CP(cuptiPCSamplingGetNumStallReasons(&ns));
-    reason_names = calloc(reasons, sizeof *reason_names);
-    reason_index = calloc(reasons, sizeof *reason_index);
-    for (size_t i = 0; i < reasons; i++)
-        reason_names[i] = calloc(CUPTI_STALL_REASON_STRING_SIZE, 1);
-    CUpti_PCSamplingGetStallReasonsParams sr = {CUpti_PCSamplingGetStallReasonsParamsSize};
-    sr.ctx = ctx;
-    sr.numStallReasons = reasons;
-    sr.stallReasonIndex = reason_index;
-    sr.stallReasons = reason_names;
-    CP(cuptiPCSamplingGetStallReasons(&sr));
-    if (reasons > 3)
-        printf("stall reasons %zu: %s %s %s ...\n", reasons, reason_names[0], reason_names[1], reason_names[2]);
-    CUpti_PCSamplingData *configured = new_buffer(4096), *own = separate ? new_buffer(4096) : configured;
-    CUpti_PCSamplingConfigurationInfo ci[6];
-    memset(ci, 0, sizeof ci);
-    int na = 0;
-    ci[na].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_COLLECTION_MODE;
-    ci[na++].attributeData.collectionModeData.collectionMode =
-        serialized ? CUPTI_PC_SAMPLING_COLLECTION_MODE_KERNEL_SERIALIZED : CUPTI_PC_SAMPLING_COLLECTION_MODE_CONTINUOUS;
-    ci[na].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_ENABLE_START_STOP_CONTROL;
-    ci[na++].attributeData.enableStartStopControlData.enableStartStopControl = (uint32_t)startstop;
-    ci[na].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_OUTPUT_DATA_FORMAT;
-    ci[na++].attributeData.outputDataFormatData.outputDataFormat = CUPTI_PC_SAMPLING_OUTPUT_DATA_FORMAT_PARSED;
-    ci[na].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_DATA_BUFFER;
-    ci[na++].attributeData.samplingDataBufferData.samplingDataBuffer = configured;
-    ci[na].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_PERIOD;
-    ci[na++].attributeData.samplingPeriodData.samplingPeriod = 10;
-    CUpti_PCSamplingConfigurationInfoParams cip = {CUpti_PCSamplingConfigurationInfoParamsSize};
-    cip.ctx = ctx;
-    cip.numAttributes = (size_t)na;
-    cip.pPCSamplingConfigurationInfo = ci;
-    if (!CP(cuptiPCSamplingSetConfigurationAttribute(&cip))) {
-        for (int a = 0; a < na; a++)
-            printf("  attribute %d status %s\n", (int)ci[a].attributeType, errname(ci[a].attributeStatus));
-        printf("result pc FAILED configure\n");
+    unsigned long long first = 0, second = 0;
+    int sass_ok = -1;
+    if (!pc_open(serialized, startstop, separate)) {
+        printf("result pc FAILED enable or configure\n");
         return 1;
     }
     if (load_after && !sass_first)
         load_module();
-    CU(cuCtxSynchronize());
-    CUpti_PCSamplingStartParams st = {CUpti_PCSamplingStartParamsSize};
-    st.ctx = ctx;
-    CUpti_PCSamplingStopParams sp = {CUpti_PCSamplingStopParamsSize};
-    sp.ctx = ctx;
-    double tl = now();
-    if (startstop && !CP(cuptiPCSamplingStart(&st))) {
-        printf("result pc FAILED start\n");
-        return 1;
+    first += pc_range(launches, startstop, "range 1");
+    if (strcmp(repeat, "keep") == 0) {
+        if (sass_after) /* SASS metrics while PC sampling stays enabled */
+            sass_ok = sass_stage(2, 0, 1);
+        load_module(); /* a fresh module, as gpuexp loads one a profile */
+        second += pc_range(launches, startstop, "range 2 (kept enabled, a fresh module)");
+        second += pc_close(0);
+    } else {
+        first += pc_close(!startstop);
+        if (strcmp(repeat, "each") == 0) {
+            if (sass_after)
+                sass_ok = sass_stage(2, 0, 1);
+            if (!pc_open(serialized, startstop, separate))
+                printf("second enable FAILED\n");
+            else {
+                load_module();
+                second += pc_range(launches, startstop, "range 2 (enabled again, a fresh module)");
+                second += pc_close(0);
+            }
+        } else if (sass_after)
+            sass_ok = sass_stage(2, 0, 1);
     }
-    for (int l = 0; l < launches; l++)
-        launch();
-    CU(cuCtxSynchronize());
-    double ran = now() - tl;
-    unsigned long long samples = 0, pcs = 0;
-    if (startstop) {
-        CP(cuptiPCSamplingStop(&sp));
-        samples += tally("after Stop, configured buffer", configured, 0);
-        pcs += configured->totalNumPcs;
-        /* GetData until nothing remains (the first call always) */
-        for (int round = 0; round < 64; round++) {
-            CUpti_PCSamplingGetDataParams gd = {CUpti_PCSamplingGetDataParamsSize};
-            gd.ctx = ctx;
-            gd.pcSamplingData = own;
-            if (!CP(cuptiPCSamplingGetData(&gd)))
-                break;
-            char label[64];
-            snprintf(label, sizeof label, "GetData round %d", round);
-            samples += tally(label, own, round == 0);
-            pcs += own->totalNumPcs;
-            if (own->remainingNumPcs == 0 && round > 0)
-                break;
-            if (own->remainingNumPcs == 0 && own->totalNumPcs == 0)
-                break;
-        }
-    }
-    CUpti_PCSamplingDisableParams pd = {CUpti_PCSamplingDisableParamsSize};
-    pd.ctx = ctx;
-    CP(cuptiPCSamplingDisable(&pd));
-    samples += tally("after Disable, configured buffer", configured, !startstop);
-    pcs += configured->totalNumPcs;
-    printf("result pc load %s mode %s buffer %s launches %d iters %d startstop %d sass_first %d: pcs %llu samples %llu "
-           "launch_wall %.3f s stage %.3f s\n",
+    printf("result pc load %s mode %s buffer %s launches %d iters %d startstop %d sass_first %d repeat %s sass_after %d: "
+           "samples %llu second %llu sass_after_ok %d stage %.3f s\n",
            load_after ? "after" : "before", serialized ? "serialized" : "continuous", separate ? "separate" : "same",
-           launches, iters, startstop, sass_first, pcs, samples, ran, now() - t0);
+           launches, iters, startstop, sass_first, repeat, sass_after, first, second, sass_ok, now() - t0);
     return 0;
 }

@@ -30,18 +30,23 @@ if nvcc -cubin -arch=sm_90 -lineinfo -o "$out/probe_kernel.cubin" "$root/bench/l
    gcc -O1 -I"$cuda/include" -I"$cuda/extras/CUPTI/include" "$here/probe_pc.c" -o "$out/probe_pc" \
      -L"$cuda/lib64" -L"$cuda/extras/CUPTI/lib64" -L"$cuda/targets/x86_64-linux/lib" -lcuda -lcupti \
      -Wl,-rpath,"$cuda/extras/CUPTI/lib64:$cuda/lib64" >>"$probe" 2>&1; then
-  # LOAD MODE BUFFER LAUNCHES ITERS STARTSTOP SASS_FIRST: the first is the lead's first probe
+  # LOAD MODE BUFFER LAUNCHES ITERS STARTSTOP SASS_FIRST REPEAT SASS_AFTER: the first is the
+  # lead's first probe; each and keep: two profiles in one process, as gpuexp makes them
   for variant in \
-    "before serialized same 1 200 1 1" \
-    "before serialized same 1 200 1 0" \
-    "before serialized separate 1 200 1 0" \
-    "after serialized separate 1 200 1 0" \
-    "before continuous separate 1 200 1 0" \
-    "after continuous separate 1 200 1 0" \
-    "after continuous same 1 200 1 0" \
-    "after serialized separate 10 2000 1 0" \
-    "after continuous separate 1 200 0 0" \
-    "after continuous separate 1 200 1 1"; do
+    "before serialized same 1 200 1 1 once 0" \
+    "before serialized same 1 200 1 0 once 0" \
+    "before serialized separate 1 200 1 0 once 0" \
+    "after serialized separate 1 200 1 0 once 0" \
+    "before continuous separate 1 200 1 0 once 0" \
+    "after continuous separate 1 200 1 0 once 0" \
+    "after continuous same 1 200 1 0 once 0" \
+    "after serialized separate 10 2000 1 0 once 0" \
+    "after continuous separate 1 200 0 0 once 0" \
+    "after continuous separate 1 200 1 1 once 0" \
+    "after continuous separate 1 200 1 0 each 1" \
+    "after continuous separate 1 200 1 0 keep 1" \
+    "after serialized separate 1 200 1 0 each 1" \
+    "after serialized separate 1 200 1 0 keep 1"; do
     echo "=== pc $variant" >>"$probe"
     (cd "$out" && timeout 30 ./probe_pc probe_kernel.cubin pc $variant) >>"$probe" 2>&1
     echo "=== exit $?" >>"$probe"
@@ -56,24 +61,31 @@ else
 fi
 grep '^result' "$probe" >&3
 # the mode: continuous when a continuous variant with a buffer of its own gave samples, else
-# serialized when one did (else continuous: the measurement then says what PC sampling gave)
-serialized=0
-if ! grep -q '^result pc .*mode continuous buffer separate.*samples [1-9]' "$probe" &&
-   grep -q '^result pc .*mode serialized buffer separate.*samples [1-9]' "$probe"; then
-  serialized=1
+# serialized when one did (else continuous: the measurement then says what PC sampling gave); and
+# whether PC sampling is kept enabled between profiles: when enabling it again gave nothing and
+# keeping it gave samples
+serialized=0 mode=continuous
+if ! grep -q '^result pc .*mode continuous buffer separate .*repeat once .*: samples [1-9]' "$probe" &&
+   grep -q '^result pc .*mode serialized buffer separate .*repeat once .*: samples [1-9]' "$probe"; then
+  serialized=1 mode=serialized
 fi
-say "probe: $(( $(date +%s) - start )) s; the measurement samples PCs with LINES_SERIALIZED=$serialized"
+keep=0
+if grep -q "^result pc .*mode $mode buffer separate .*repeat each .*second 0 " "$probe" &&
+   grep -q "^result pc .*mode $mode buffer separate .*repeat keep .*second [1-9]" "$probe"; then
+  keep=1
+fi
+say "probe: $(( $(date +%s) - start )) s; the measurement samples PCs with LINES_SERIALIZED=$serialized GX_LINES_PC_KEEP=$keep"
 
 # ---- 2. the GPU test ----
 t=$(date +%s)
-"$root/tests/gpu/run_all.sh" "$build" "$out/tests" test_lines >&3 2>&1
+GX_LINES_PC_KEEP=$keep "$root/tests/gpu/run_all.sh" "$build" "$out/tests" test_lines >&3 2>&1
 say "test_lines: $(( $(date +%s) - t )) s"
 
 # ---- 3. the measurement ----
 t=$(date +%s)
 deadline=$(( start + 320 ))
 cd "$root/bench/lines" &&
-LINES_SERIALIZED=$serialized LINES_DEADLINE=$deadline GPUEXP_CACHE_DIR="$out/cache" \
+LINES_SERIALIZED=$serialized GX_LINES_PC_KEEP=$keep LINES_DEADLINE=$deadline GPUEXP_CACHE_DIR="$out/cache" \
   timeout $(( deadline + 25 - t )) "$build/gpuexp" --quiet --out "$out/lines.csv" --point-timeout 90 \
   measure.lua "$out" 33 >"$out/measure.log" 2>&1
 say "measure.lua: exit $? in $(( $(date +%s) - t )) s"

@@ -562,6 +562,8 @@ M.environment = {
   {name = "GX_LIBNVRTC", text = "the NVRTC library to load (default: found in the toolkit)", read_by = "compile"},
   {name = "GX_LIBCUPTI", text = "the CUPTI library to load, and the only one tried (default: found in the toolkit)",
     read_by = "metrics, counters, trace"},
+  {name = "GX_LINES_PC_KEEP", text = "set (not 0): PC sampling is enabled once a GPU context and kept between line " ..
+    "profiles (Triton's Proton does so), instead of enabled and disabled for each", read_by = "line profiles (--lines, lines)"},
   {name = "XDG_CACHE_HOME", text = "the cache's parent folder when GPUEXP_CACHE_DIR is not set", read_by = "compile"},
   {name = "XDG_DATA_HOME", text = "the history's parent folder when GPUEXP_HISTORY is not set", read_by = "history"},
   {name = "HOME", text = "the cache and history defaults under it", read_by = "compile, history"},

@@ -318,11 +318,19 @@ static int sass_stage(gx_line_profile *p, const gx_device *device, const void *i
 
 /* ---- PC sampling ---- */
 
-struct sampling {
-    gx_line_profile *profile;
-    uint32_t *reason_index; /* CUPTI's index of each name, in the profile's order */
+/* PC sampling on a context: enabled, its stall reasons, configured with a buffer CUPTI writes to
+   (configured) and one GetData fills (own). Closed after each profile, or kept open between them
+   (GX_LINES_PC_KEEP: enabled once a context and left so, as Triton's Proton does). */
+struct pc_session {
+    CUcontext context;
+    int open;
+    int period, serialized;
+    size_t reasons;
+    uint32_t *reason_index;                /* CUPTI's index of each reason */
+    char (*reason_names)[GX_LINES_NAME_SIZE];
     CUpti_PCSamplingData configured, own;
 };
+static struct pc_session kept; /* the context's session, in keep mode */
 
 static int buffer_alloc(CUpti_PCSamplingData *b, size_t pcs, size_t reasons)
 {
@@ -348,10 +356,11 @@ static void buffer_free(CUpti_PCSamplingData *b)
 }
 
 /* Adds what a buffer holds to the profile, then marks it read (a buffer CUPTI did not touch since
-   is never counted twice). */
-static int take_buffer(struct sampling *s, CUpti_PCSamplingData *b, gx_error *error)
+   is never counted twice). CUPTI's function names are the caller's to free once every record is
+   processed, but may be shared with the records of later ranges (cupti_pcsampling.h): a few bytes
+   a function are left, never a name freed that CUPTI still hands out. */
+static int take_buffer(struct pc_session *s, gx_line_profile *p, CUpti_PCSamplingData *b, gx_error *error)
 {
-    gx_line_profile *p = s->profile;
     p->total_samples += b->totalSamples;
     p->dropped_samples += b->droppedSamples;
     p->non_user_samples += b->nonUsrKernelsTotalSamples;
@@ -360,14 +369,14 @@ static int take_buffer(struct sampling *s, CUpti_PCSamplingData *b, gx_error *er
     for (size_t k = 0; k < pcs; k++) {
         CUpti_PCSamplingPCData *d = &b->pPcData[k];
         gx_line_instruction *i = gx_line_profile_instruction(p, d->functionName, d->pcOffset);
-        if (!i)
+        if (!i || !i->samples)
             return gx_fail(error, GX_ERR_SYSTEM, "out of memory for the line profile");
-        size_t reasons = d->stallReasonCount < (size_t)p->reason_count ? d->stallReasonCount : (size_t)p->reason_count;
+        size_t reasons = d->stallReasonCount < s->reasons ? d->stallReasonCount : s->reasons;
         for (size_t r = 0; r < reasons; r++)
-            for (int n = 0; n < p->reason_count; n++)
+            for (size_t n = 0; n < s->reasons && (int)n < p->reason_count; n++)
                 if (s->reason_index[n] == d->stallReason[r].pcSamplingStallReasonIndex) {
                     i->samples[n] += d->stallReason[r].samples;
-                    if (!strstr(p->reason_names[n], "not_issued"))
+                    if (!strstr(s->reason_names[n], "not_issued"))
                         p->record_samples += d->stallReason[r].samples;
                     break;
                 }
@@ -380,27 +389,27 @@ static int take_buffer(struct sampling *s, CUpti_PCSamplingData *b, gx_error *er
 }
 
 /* After a Stop: what Stop left in the configured buffer, then GetData until nothing remains. */
-static int drain(struct sampling *s, const gx_device *device, int *refused, gx_error *error)
+static int drain(struct pc_session *s, gx_line_profile *p, int *refused, gx_error *error)
 {
     CUptiResult result_;
     gx_error stage_failure_;
-    if (take_buffer(s, &s->configured, error))
+    if (take_buffer(s, p, &s->configured, error))
         return error->kind;
     for (int round = 0; round < 100000; round++) {
         CUpti_PCSamplingGetDataParams get = {.size = CUpti_PCSamplingGetDataParamsSize};
-        get.ctx = device->context;
+        get.ctx = s->context;
         get.pcSamplingData = &s->own;
         if (STAGE_CALL(cuptiPCSamplingGetData, &get)) {
             if (result_ == CUPTI_ERROR_OUT_OF_MEMORY) { /* the hardware buffer filled: what came is kept */
-                s->profile->buffer_full = 1;
-                return take_buffer(s, &s->own, error);
+                p->buffer_full = 1;
+                return take_buffer(s, p, &s->own, error);
             }
-            note(s->profile->pc_error, sizeof s->profile->pc_error, stage_failure_.message);
+            note(p->pc_error, sizeof p->pc_error, stage_failure_.message);
             *refused = 1;
             return GX_OK;
         }
         size_t remaining = s->own.remainingNumPcs, got = s->own.totalNumPcs;
-        if (take_buffer(s, &s->own, error))
+        if (take_buffer(s, p, &s->own, error))
             return error->kind;
         if (remaining == 0 || got == 0)
             break;
@@ -408,7 +417,8 @@ static int drain(struct sampling *s, const gx_device *device, int *refused, gx_e
     return GX_OK;
 }
 
-static int configure_sampling(struct sampling *s, const gx_device *device, const gx_line_options *o, gx_error *failure)
+/* The collection mode, start/stop control, the parsed format, the configured buffer, the period. */
+static int configure(struct pc_session *s, int serialized, int period, gx_error *failure)
 {
     CUptiResult result_;
     gx_error stage_failure_;
@@ -416,7 +426,7 @@ static int configure_sampling(struct sampling *s, const gx_device *device, const
     memset(info, 0, sizeof info);
     info[0].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_COLLECTION_MODE;
     info[0].attributeData.collectionModeData.collectionMode =
-        o->serialized ? CUPTI_PC_SAMPLING_COLLECTION_MODE_KERNEL_SERIALIZED : CUPTI_PC_SAMPLING_COLLECTION_MODE_CONTINUOUS;
+        serialized ? CUPTI_PC_SAMPLING_COLLECTION_MODE_KERNEL_SERIALIZED : CUPTI_PC_SAMPLING_COLLECTION_MODE_CONTINUOUS;
     info[1].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_ENABLE_START_STOP_CONTROL;
     info[1].attributeData.enableStartStopControlData.enableStartStopControl = 1;
     info[2].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_OUTPUT_DATA_FORMAT;
@@ -424,9 +434,9 @@ static int configure_sampling(struct sampling *s, const gx_device *device, const
     info[3].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_DATA_BUFFER;
     info[3].attributeData.samplingDataBufferData.samplingDataBuffer = &s->configured;
     info[4].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_PERIOD;
-    info[4].attributeData.samplingPeriodData.samplingPeriod = (uint32_t)s->profile->period;
+    info[4].attributeData.samplingPeriodData.samplingPeriod = (uint32_t)period;
     CUpti_PCSamplingConfigurationInfoParams params = {.size = CUpti_PCSamplingConfigurationInfoParamsSize};
-    params.ctx = device->context;
+    params.ctx = s->context;
     params.numAttributes = 5;
     params.pPCSamplingConfigurationInfo = info;
     if (STAGE_CALL(cuptiPCSamplingSetConfigurationAttribute, &params)) {
@@ -442,11 +452,99 @@ static int configure_sampling(struct sampling *s, const gx_device *device, const
             }
         return failure->kind;
     }
+    s->serialized = serialized;
+    s->period = period;
     return GX_OK;
 }
 
+/* Disables PC sampling on the session's context, takes what Disable leaves in the configured
+   buffer (into p, when given) and frees the session. */
+static int session_close(struct pc_session *s, gx_line_profile *p, gx_error *error)
+{
+    int status = GX_OK;
+    if (s->open) {
+        CUptiResult result = gx_cupti.cuptiPCSamplingDisable(&(CUpti_PCSamplingDisableParams){
+            .size = CUpti_PCSamplingDisableParamsSize, .ctx = s->context});
+        if (result != CUPTI_SUCCESS && p && !p->pc_error[0]) {
+            gx_error failure;
+            gx_cupti_fail(&failure, "cuptiPCSamplingDisable", result);
+            note(p->pc_error, sizeof p->pc_error, failure.message);
+        }
+        if (p && s->configured.pPcData && p->reason_count)
+            status = take_buffer(s, p, &s->configured, error);
+    }
+    buffer_free(&s->configured);
+    buffer_free(&s->own);
+    free(s->reason_index);
+    free(s->reason_names);
+    memset(s, 0, sizeof *s);
+    return status;
+}
+
+/* Enables PC sampling on the device's context, reads its stall reasons and configures it; a
+   refusal of CUPTI is set in failure (the session left closed), an error returned. */
+static int session_open(struct pc_session *s, const gx_device *device, const gx_line_options *o, gx_error *failure,
+                        gx_error *error)
+{
+    CUptiResult result_;
+    gx_error stage_failure_;
+    memset(s, 0, sizeof *s);
+    s->context = device->context;
+    failure->kind = GX_OK;
+    if (STAGE_CALL(cuptiPCSamplingEnable, &((CUpti_PCSamplingEnableParams){.size = CUpti_PCSamplingEnableParamsSize,
+                                                                            .ctx = device->context}))) {
+        *failure = stage_failure_;
+        return GX_OK;
+    }
+    s->open = 1;
+    CUpti_PCSamplingGetNumStallReasonsParams count = {.size = CUpti_PCSamplingGetNumStallReasonsParamsSize};
+    count.ctx = s->context;
+    count.numStallReasons = &s->reasons;
+    if (STAGE_CALL(cuptiPCSamplingGetNumStallReasons, &count)) {
+        *failure = stage_failure_;
+        session_close(s, NULL, error);
+        return GX_OK;
+    }
+    size_t reasons = s->reasons ? s->reasons : 1;
+    char **names = calloc(reasons, sizeof *names);
+    s->reason_names = calloc(reasons, sizeof *s->reason_names);
+    s->reason_index = calloc(reasons, sizeof *s->reason_index);
+    if (!names || !s->reason_names || !s->reason_index || buffer_alloc(&s->configured, 8192, s->reasons)
+        || buffer_alloc(&s->own, 8192, s->reasons)) {
+        free(names);
+        session_close(s, NULL, error);
+        return gx_fail(error, GX_ERR_SYSTEM, "out of memory for PC sampling's buffers");
+    }
+    for (size_t r = 0; r < s->reasons; r++)
+        names[r] = s->reason_names[r]; /* CUPTI writes up to CUPTI_STALL_REASON_STRING_SIZE (128) */
+    CUpti_PCSamplingGetStallReasonsParams get = {.size = CUpti_PCSamplingGetStallReasonsParamsSize};
+    get.ctx = s->context;
+    get.numStallReasons = s->reasons;
+    get.stallReasonIndex = s->reason_index;
+    get.stallReasons = names;
+    int refused = STAGE_CALL(cuptiPCSamplingGetStallReasons, &get);
+    free(names);
+    if (refused) {
+        *failure = stage_failure_;
+        session_close(s, NULL, error);
+        return GX_OK;
+    }
+    if (configure(s, o->serialized, o->period, failure)) {
+        session_close(s, NULL, error);
+        return GX_OK;
+    }
+    return GX_OK;
+}
+
+static int keep_sessions(void)
+{
+    const char *keep = getenv("GX_LINES_PC_KEEP");
+    return keep && keep[0] && strcmp(keep, "0") != 0;
+}
+
 /* Rounds of Start, launches, Stop, drain, each twice the launches of the one before, until the
-   samples, the launches or the time are enough; then Disable and what it leaves. */
+   samples, the launches or the time are enough; then (unless the session is kept) Disable and
+   what it leaves. */
 static int pc_stage(gx_line_profile *p, const gx_device *device, const void *image, const char *symbol,
                     const gx_line_options *o, gx_line_launch_fn launch, void *user, gx_error *error)
 {
@@ -464,60 +562,45 @@ static int pc_stage(gx_line_profile *p, const gx_device *device, const void *ima
     const gx_driver *d = gx_driver_get(error);
     if (!d || GX_CU(error, d->cuCtxSynchronize()))
         return error->kind;
-    CUpti_PCSamplingEnableParams enable = {.size = CUpti_PCSamplingEnableParamsSize};
-    enable.ctx = device->context;
-    if (STAGE_CALL(cuptiPCSamplingEnable, &enable)) {
-        note(p->pc_error, sizeof p->pc_error, stage_failure_.message);
+    int keep = keep_sessions();
+    struct pc_session local, *s = &local;
+    gx_error failure = {.kind = GX_OK};
+    if (keep && kept.open && kept.context == device->context) {
+        s = &kept;
+        if ((s->serialized != o->serialized || s->period != o->period) && configure(s, o->serialized, o->period, &failure))
+            session_close(s, NULL, error);
+    } else {
+        if (keep && kept.open)
+            session_close(&kept, NULL, error); /* another context's: one session at a time */
+        /* opened where it stays: CUPTI keeps the configured buffer's address */
+        s = keep ? &kept : &local;
+        if (session_open(s, device, o, &failure, error))
+            return error->kind;
+    }
+    if (failure.kind != GX_OK || !s->open) {
+        note(p->pc_error, sizeof p->pc_error, failure.message);
+        p->pc_seconds = now_s() - started;
         return GX_OK;
     }
-    struct sampling s = {.profile = p};
-    struct fresh fresh = {0};
+    /* the profile's reasons, and sample counters for the instructions the SASS stage found */
     int status = GX_OK, refused = 0;
-    size_t reasons = 0;
-    CUpti_PCSamplingGetNumStallReasonsParams count = {.size = CUpti_PCSamplingGetNumStallReasonsParamsSize};
-    count.ctx = device->context;
-    count.numStallReasons = &reasons;
-    char **names = NULL;
-    if (STAGE_CALL(cuptiPCSamplingGetNumStallReasons, &count)) {
-        note(p->pc_error, sizeof p->pc_error, stage_failure_.message);
-        refused = 1;
-    } else if (p->count > 0 && p->reason_count == 0 && reasons > 0) {
-        /* instructions from the SASS stage need their sample counters too */
-        for (size_t i = 0; i < p->count && status == GX_OK; i++)
-            if (!(p->instructions[i].samples = calloc(reasons, sizeof(uint32_t))))
-                status = gx_fail(error, GX_ERR_SYSTEM, "out of memory");
+    p->reason_names = calloc(s->reasons ? s->reasons : 1, sizeof *p->reason_names);
+    if (!p->reason_names)
+        status = gx_fail(error, GX_ERR_SYSTEM, "out of memory");
+    for (size_t i = 0; status == GX_OK && i < p->count; i++)
+        if (!p->instructions[i].samples && !(p->instructions[i].samples = calloc(s->reasons ? s->reasons : 1, sizeof(uint32_t))))
+            status = gx_fail(error, GX_ERR_SYSTEM, "out of memory");
+    if (status == GX_OK) {
+        memcpy(p->reason_names, s->reason_names, s->reasons * sizeof *p->reason_names);
+        p->reason_count = (int)s->reasons;
     }
-    if (!refused && status == GX_OK) {
-        p->reason_count = (int)reasons;
-        p->reason_names = calloc(reasons ? reasons : 1, sizeof *p->reason_names);
-        s.reason_index = calloc(reasons ? reasons : 1, sizeof *s.reason_index);
-        names = calloc(reasons ? reasons : 1, sizeof *names);
-        for (size_t r = 0; names && r < reasons; r++)
-            names[r] = p->reason_names[r]; /* CUPTI writes up to CUPTI_STALL_REASON_STRING_SIZE (128) */
-        if (!p->reason_names || !s.reason_index || !names || buffer_alloc(&s.configured, 8192, reasons)
-            || buffer_alloc(&s.own, 8192, reasons))
-            status = gx_fail(error, GX_ERR_SYSTEM, "out of memory for PC sampling's buffers");
-    }
-    if (!refused && status == GX_OK) {
-        CUpti_PCSamplingGetStallReasonsParams get = {.size = CUpti_PCSamplingGetStallReasonsParamsSize};
-        get.ctx = device->context;
-        get.numStallReasons = reasons;
-        get.stallReasonIndex = s.reason_index;
-        get.stallReasons = names;
-        if (STAGE_CALL(cuptiPCSamplingGetStallReasons, &get)) {
-            note(p->pc_error, sizeof p->pc_error, stage_failure_.message);
-            refused = 1;
-        } else if (configure_sampling(&s, device, o, &stage_failure_)) {
-            note(p->pc_error, sizeof p->pc_error, stage_failure_.message);
-            refused = 1;
-        }
-    }
-    if (!refused && status == GX_OK && (fresh_load(&fresh, device, image, symbol, error) || GX_CU(error, d->cuCtxSynchronize())))
+    struct fresh fresh = {0};
+    if (status == GX_OK && (fresh_load(&fresh, device, image, symbol, error) || GX_CU(error, d->cuCtxSynchronize())))
         status = error->kind;
     int batch = 1;
     while (!refused && status == GX_OK) {
         CUpti_PCSamplingStartParams start = {.size = CUpti_PCSamplingStartParamsSize};
-        start.ctx = device->context;
+        start.ctx = s->context;
         if (STAGE_CALL(cuptiPCSamplingStart, &start)) {
             note(p->pc_error, sizeof p->pc_error, stage_failure_.message);
             refused = 1;
@@ -532,7 +615,7 @@ static int pc_stage(gx_line_profile *p, const gx_device *device, const void *ima
         if (status == GX_OK && GX_CU(error, d->cuCtxSynchronize()))
             status = error->kind;
         CUpti_PCSamplingStopParams stop = {.size = CUpti_PCSamplingStopParamsSize};
-        stop.ctx = device->context;
+        stop.ctx = s->context;
         if (STAGE_CALL(cuptiPCSamplingStop, &stop)) {
             if (status == GX_OK)
                 note(p->pc_error, sizeof p->pc_error, stage_failure_.message);
@@ -540,7 +623,7 @@ static int pc_stage(gx_line_profile *p, const gx_device *device, const void *ima
             break;
         }
         p->ranges++;
-        if (status != GX_OK || drain(&s, device, &refused, error))
+        if (status != GX_OK || drain(s, p, &refused, error))
             break;
         if (p->record_samples >= o->min_samples || p->launches >= o->max_launches || now_s() - started >= o->max_seconds)
             break;
@@ -552,23 +635,14 @@ static int pc_stage(gx_line_profile *p, const gx_device *device, const void *ima
         if (batch < 1)
             break;
     }
-    CUpti_PCSamplingDisableParams disable = {.size = CUpti_PCSamplingDisableParamsSize};
-    disable.ctx = device->context;
-    if (STAGE_CALL(cuptiPCSamplingDisable, &disable) && status == GX_OK && !refused) {
-        note(p->pc_error, sizeof p->pc_error, stage_failure_.message);
-        refused = 1;
-    }
-    gx_error ignored;
-    if (s.configured.pPcData && status == GX_OK && take_buffer(&s, &s.configured, &ignored) != GX_OK)
-        status = gx_fail(error, GX_ERR_SYSTEM, "out of memory for the line profile");
     fresh_unload(&fresh);
-    buffer_free(&s.configured);
-    buffer_free(&s.own);
-    /* CUPTI's function names are the caller's to free once every record is processed, but may be
-       shared with the records of later ranges and sessions (cupti_pcsampling.h): a few bytes a
-       function are left, never a name freed that CUPTI still hands out */
-    free(s.reason_index);
-    free(names);
+    /* a kept session stays enabled (what Disable would leave is read when it is closed: never,
+       for a kept one, whose profiles drain every range); any other is closed now */
+    if (!keep || refused || status != GX_OK) {
+        gx_error ignored;
+        if (session_close(s, status == GX_OK ? p : NULL, status == GX_OK ? error : &ignored) && status == GX_OK)
+            status = error->kind;
+    }
     if (status == GX_OK && !refused) {
         p->pc_done = 1;
         if (p->record_samples == 0)

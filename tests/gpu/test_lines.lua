@@ -56,8 +56,30 @@ local function per_line(p, what)
   return lines
 end
 
+local new_profile = assert(new:line_profile{grid = launch.grid, block = launch.block, args = launch.args, label = "new"})
+local diff = gpuexp.line_diff(profile, new_profile)
+io.write(diff.text)
+T.eq(diff.rows[1].new and diff.rows[1].new.line, DIVISION_LINE, "the added division ranks first")
+T.eq(diff.rows[1].kind, "added", "as an added line")
+if profile.pc.done and (profile.pc.samples or 0) > 0 then
+  T.eq(diff.basis, "samples", "ranked by PC samples")
+  local samples = per_line(new_profile, function(r)
+    local s = 0
+    for _, v in pairs(r.samples or {}) do s = s + v end
+    return s
+  end)
+  local best, most = nil, -1
+  for line, s in pairs(samples) do if s > most then best, most = line, s end end
+  T.eq(best, DIVISION_LINE, "the new build's most sampled line is the division")
+  T.ok(diff.total_pct > 5, "the samples moved with the time: " .. diff.total_pct)
+  T.ok(diff.accounted, "the division accounts for it: " .. diff.summary.accounting)
+else
+  print("no PC samples here (" .. tostring(profile.pc.error) .. "): ranked by " .. diff.basis)
+end
+
 if profile.sass.done then
   -- the warp instructions of the whole launch, counted by the range profiler in its own passes
+  -- (after both line profiles: the range profiler stays enabled on the context once used)
   local counted = base:collect{grid = launch.grid, block = launch.block, args = launch.args,
     metrics = {"smsp__inst_executed.sum", "smsp__thread_inst_executed.sum"}}
   local total, threads = 0, 0
@@ -82,27 +104,6 @@ if profile.sass.done then
   print(string.format("line 7: %d executions of %d instructions (%d per warp)", executed[7], statics[7], executed[7] // warps))
 else
   T.ok(profile.sass.error and profile.sass.error:find("CUPTI", 1, true), "a SASS refusal is worded: " .. tostring(profile.sass.error))
-end
-
-local new_profile = assert(new:line_profile{grid = launch.grid, block = launch.block, args = launch.args, label = "new"})
-local diff = gpuexp.line_diff(profile, new_profile)
-io.write(diff.text)
-T.eq(diff.rows[1].new and diff.rows[1].new.line, DIVISION_LINE, "the added division ranks first")
-T.eq(diff.rows[1].kind, "added", "as an added line")
-if profile.pc.done and (profile.pc.samples or 0) > 0 then
-  T.eq(diff.basis, "samples", "ranked by PC samples")
-  local samples = per_line(new_profile, function(r)
-    local s = 0
-    for _, v in pairs(r.samples or {}) do s = s + v end
-    return s
-  end)
-  local best, most = nil, -1
-  for line, s in pairs(samples) do if s > most then best, most = line, s end end
-  T.eq(best, DIVISION_LINE, "the new build's most sampled line is the division")
-  T.ok(diff.total_pct > 5, "the samples moved with the time: " .. diff.total_pct)
-  T.ok(diff.accounted, "the division accounts for it: " .. diff.summary.accounting)
-else
-  print("no PC samples here (" .. tostring(profile.pc.error) .. "): ranked by " .. diff.basis)
 end
 
 -- a run with --lines: the profile written, gpuexp lines reads two such folders

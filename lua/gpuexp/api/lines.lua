@@ -118,9 +118,15 @@ local function shape_of(kernel, spec)
     local kind = type(a)
     if kind == "number" or kind == "boolean" or kind == "string" then parts[#parts + 1] = i .. "=" .. tostring(a)
     elseif kind == "userdata" or kind == "table" then
-      local ok, count = pcall(function() return a.count end)
+      -- a typed scalar by its value, a buffer by its element type and count (never its address)
+      local ok_value, value = pcall(function() return a.value end)
       local ok_type, element = pcall(function() return a.type end)
-      parts[#parts + 1] = string.format("%d=%s[%s]", i, ok_type and tostring(element) or "?", ok and tostring(count) or "?")
+      if ok_value and value ~= nil then
+        parts[#parts + 1] = string.format("%d=%s:%s", i, ok_type and tostring(element) or "?", tostring(value))
+      else
+        local ok, count = pcall(function() return a.count end)
+        parts[#parts + 1] = string.format("%d=%s[%s]", i, ok_type and tostring(element) or "?", ok and tostring(count) or "?")
+      end
     end
   end
   return table.concat(parts, " ")
