@@ -12,7 +12,7 @@
 #include "l_util.h"
 
 /* The image to load again for a stage, and the cubin whose line table maps its PCs (NULL: none,
-   *why says why). */
+ *why says why). */
 static const void *kernel_images(lua_State *L, int kernel_index, l_program **program_out, size_t *cubin_size,
                                  const void **cubin, const char **why)
 {
@@ -38,8 +38,9 @@ static const void *kernel_images(lua_State *L, int kernel_index, l_program **pro
         *cubin_size = program->image_size;
         return program->image;
     }
-    *why = program->image_kind == GX_IMAGE_PTX ? "a PTX file (the driver made its SASS): no cubin to read lines from"
-                                               : "a fat binary: PCs are not mapped to lines (load the architecture's .cubin)";
+    *why = program->image_kind == GX_IMAGE_PTX
+               ? "a PTX file (the driver made its SASS): no cubin to read lines from"
+               : "a fat binary: PCs are not mapped to lines (load the architecture's .cubin)";
     for (int i = 0; i < program->module_count; i++) /* the module the kernel came from, loaded again */
         if (k->kernel.module == &program->modules[i] && program->image_kind == GX_IMAGE_HOST_ELF) {
             size_t offsets[GX_MAX_IMAGES], sizes[GX_MAX_IMAGES];
@@ -180,8 +181,9 @@ static gx_line_profile *new_profile(lua_State *L)
    plan; CUPTI that cannot be loaded) */
 static int line_profile(lua_State *L)
 {
-    static const char *const allowed[] = {"grid", "block", "shared", "args", "sass", "pc_sampling", "period",
-                                          "serialized", "min_samples", "max_launches", "max_seconds", "metrics", NULL};
+    static const char *const allowed[] = {"grid",        "block",   "shared",     "args",        "sass",
+                                          "pc_sampling", "period",  "serialized", "min_samples", "max_launches",
+                                          "max_seconds", "metrics", NULL};
     l_kernel *k = l_check_kernel(L, 1);
     luaL_checktype(L, 2, LUA_TTABLE);
     l_check_options(L, 2, "line_profile", allowed);
@@ -201,9 +203,11 @@ static int line_profile(lua_State *L)
     l_opt_integer_field(L, 2, "min_samples", 0, &min_samples);
     l_opt_integer_field(L, 2, "max_launches", 0, &max_launches);
     if (period && (period < 5 || period > 31))
-        return l_raisef(L, GX_ERR_USAGE, "line_profile: 'period' is N for 2^N cycles, from 5 to 31; got %lld", (long long)period);
+        return l_raisef(L, GX_ERR_USAGE, "line_profile: 'period' is N for 2^N cycles, from 5 to 31; got %lld",
+                        (long long)period);
     if (min_samples < 0 || max_launches < 0 || max_launches > 100000)
-        return l_raisef(L, GX_ERR_USAGE, "line_profile: 'min_samples' and 'max_launches' are counts >= 0 (max_launches up to 100000)");
+        return l_raisef(L, GX_ERR_USAGE,
+                        "line_profile: 'min_samples' and 'max_launches' are counts >= 0 (max_launches up to 100000)");
     options.period = (int)period;
     options.min_samples = (uint64_t)min_samples;
     options.max_launches = (int)max_launches;
@@ -239,7 +243,8 @@ static int line_profile(lua_State *L)
     const char *why;
     const void *image = kernel_images(L, 1, &program, &cubin_size, &cubin, &why);
     if (!image)
-        return l_raisef(L, GX_ERR_USAGE, "line_profile: the module of %s cannot be found in its binary", k->kernel.name);
+        return l_raisef(L, GX_ERR_USAGE, "line_profile: the module of %s cannot be found in its binary",
+                        k->kernel.name);
     gx_line_profile *p = new_profile(L);
     gx_error error;
     if (gx_line_profile_collect(p, k->kernel.module->device, image, k->symbol, &options, launch_fresh, state, &error)) {

@@ -15,13 +15,13 @@
 #include "gx_driver.h"
 
 const char *const gx_lines_default_metrics[] = {
-    "smsp__sass_inst_executed",                        /* warp-level instructions executed */
-    "smsp__sass_thread_inst_executed",                 /* thread-level: divergence when under 32x */
-    "smsp__sass_sectors_mem_global",                   /* global memory sectors: coalescing, traffic */
+    "smsp__sass_inst_executed",        /* warp-level instructions executed */
+    "smsp__sass_thread_inst_executed", /* thread-level: divergence when under 32x */
+    "smsp__sass_sectors_mem_global",   /* global memory sectors: coalescing, traffic */
     "smsp__sass_sectors_mem_global_ideal",
     "smsp__sass_l1tex_pipe_lsu_wavefronts_mem_shared", /* shared memory wavefronts: bank conflicts */
     "smsp__sass_l1tex_pipe_lsu_wavefronts_mem_shared_ideal",
-    "smsp__sass_sectors_mem_local",                    /* local memory: spills, run-time indexed arrays */
+    "smsp__sass_sectors_mem_local", /* local memory: spills, run-time indexed arrays */
 };
 const int gx_lines_default_metric_count = (int)(sizeof gx_lines_default_metrics / sizeof gx_lines_default_metrics[0]);
 
@@ -150,8 +150,8 @@ static void fresh_unload(struct fresh *f)
 }
 
 /* A CUPTI call of a stage: on failure, the stage's error says which call and why. */
-#define STAGE_CALL(call, params)                                                                   \
-    (result_ = gx_cupti.call(params),                                                              \
+#define STAGE_CALL(call, params)                                                                                       \
+    (result_ = gx_cupti.call(params),                                                                                  \
      result_ == CUPTI_SUCCESS ? 0 : (gx_cupti_fail(&stage_failure_, #call, result_), 1))
 
 /* ---- SASS metrics ---- */
@@ -167,7 +167,8 @@ static int sass_pass(gx_line_profile *p, const gx_device *device, const void *im
     CUpti_SassMetrics_Config config[GX_LINES_MAX_METRICS];
     uint64_t ids[GX_LINES_MAX_METRICS];
     for (int m = 0; m < count; m++) {
-        CUpti_SassMetrics_GetProperties_Params properties = {.structSize = CUpti_SassMetrics_GetProperties_Params_STRUCT_SIZE};
+        CUpti_SassMetrics_GetProperties_Params properties = {.structSize =
+                                                                 CUpti_SassMetrics_GetProperties_Params_STRUCT_SIZE};
         properties.pChipName = chip;
         properties.pMetricName = p->metric_names[first + m];
         if (STAGE_CALL(cuptiSassMetricsGetProperties, &properties)) {
@@ -203,10 +204,11 @@ static int sass_pass(gx_line_profile *p, const gx_device *device, const void *im
         *refused = 1;
     } else {
         const gx_driver *d = gx_driver_get(error);
-        if (!d || fresh_load(&fresh, device, image, symbol, error) || launch(user, &fresh.kernel, error)
-            || GX_CU(error, d->cuCtxSynchronize()))
+        if (!d || fresh_load(&fresh, device, image, symbol, error) || launch(user, &fresh.kernel, error) ||
+            GX_CU(error, d->cuCtxSynchronize()))
             status = error->kind;
-        CUpti_SassMetricsGetDataProperties_Params properties = {.structSize = CUpti_SassMetricsGetDataProperties_Params_STRUCT_SIZE};
+        CUpti_SassMetricsGetDataProperties_Params properties = {
+            .structSize = CUpti_SassMetricsGetDataProperties_Params_STRUCT_SIZE};
         properties.ctx = device->context;
         if (status == GX_OK && STAGE_CALL(cuptiSassMetricsGetDataProperties, &properties)) {
             note(p->sass_error, sizeof p->sass_error, stage_failure_.message);
@@ -242,7 +244,8 @@ static int sass_pass(gx_line_profile *p, const gx_device *device, const void *im
                                     m = first + j;
                             if (m < 0)
                                 continue;
-                            gx_line_instruction *i = gx_line_profile_instruction(p, data[r].functionName, data[r].pcOffset);
+                            gx_line_instruction *i =
+                                gx_line_profile_instruction(p, data[r].functionName, data[r].pcOffset);
                             if (!i)
                                 status = gx_fail(error, GX_ERR_SYSTEM, "out of memory for the line profile");
                             else
@@ -326,7 +329,7 @@ struct pc_session {
     int open;
     int period, serialized;
     size_t reasons;
-    uint32_t *reason_index;                /* CUPTI's index of each reason */
+    uint32_t *reason_index; /* CUPTI's index of each reason */
     char (*reason_names)[GX_LINES_NAME_SIZE];
     CUpti_PCSamplingData configured, own;
 };
@@ -441,8 +444,8 @@ static int configure(struct pc_session *s, int serialized, int period, gx_error 
     params.pPCSamplingConfigurationInfo = info;
     if (STAGE_CALL(cuptiPCSamplingSetConfigurationAttribute, &params)) {
         *failure = stage_failure_;
-        static const char *const names[] = {"", "period", "", "", "", "collection mode", "start/stop control",
-                                            "output format", "data buffer"};
+        static const char *const names[] = {
+            "", "period", "", "", "", "collection mode", "start/stop control", "output format", "data buffer"};
         for (int a = 0; a < 5; a++)
             if (info[a].attributeStatus != CUPTI_SUCCESS) {
                 const char *status = "?";
@@ -463,8 +466,8 @@ static int session_close(struct pc_session *s, gx_line_profile *p, gx_error *err
 {
     int status = GX_OK;
     if (s->open) {
-        CUptiResult result = gx_cupti.cuptiPCSamplingDisable(&(CUpti_PCSamplingDisableParams){
-            .size = CUpti_PCSamplingDisableParamsSize, .ctx = s->context});
+        CUptiResult result = gx_cupti.cuptiPCSamplingDisable(
+            &(CUpti_PCSamplingDisableParams){.size = CUpti_PCSamplingDisableParamsSize, .ctx = s->context});
         if (result != CUPTI_SUCCESS && p && !p->pc_error[0]) {
             gx_error failure;
             gx_cupti_fail(&failure, "cuptiPCSamplingDisable", result);
@@ -492,7 +495,7 @@ static int session_open(struct pc_session *s, const gx_device *device, const gx_
     s->context = device->context;
     failure->kind = GX_OK;
     if (STAGE_CALL(cuptiPCSamplingEnable, &((CUpti_PCSamplingEnableParams){.size = CUpti_PCSamplingEnableParamsSize,
-                                                                            .ctx = device->context}))) {
+                                                                           .ctx = device->context}))) {
         *failure = stage_failure_;
         return GX_OK;
     }
@@ -509,8 +512,8 @@ static int session_open(struct pc_session *s, const gx_device *device, const gx_
     char **names = calloc(reasons, sizeof *names);
     s->reason_names = calloc(reasons, sizeof *s->reason_names);
     s->reason_index = calloc(reasons, sizeof *s->reason_index);
-    if (!names || !s->reason_names || !s->reason_index || buffer_alloc(&s->configured, 8192, s->reasons)
-        || buffer_alloc(&s->own, 8192, s->reasons)) {
+    if (!names || !s->reason_names || !s->reason_index || buffer_alloc(&s->configured, 8192, s->reasons) ||
+        buffer_alloc(&s->own, 8192, s->reasons)) {
         free(names);
         session_close(s, NULL, error);
         return gx_fail(error, GX_ERR_SYSTEM, "out of memory for PC sampling's buffers");
@@ -567,7 +570,8 @@ static int pc_stage(gx_line_profile *p, const gx_device *device, const void *ima
     gx_error failure = {.kind = GX_OK};
     if (keep && kept.open && kept.context == device->context) {
         s = &kept;
-        if ((s->serialized != o->serialized || s->period != o->period) && configure(s, o->serialized, o->period, &failure))
+        if ((s->serialized != o->serialized || s->period != o->period) &&
+            configure(s, o->serialized, o->period, &failure))
             session_close(s, NULL, error);
     } else {
         if (keep && kept.open)
@@ -588,7 +592,8 @@ static int pc_stage(gx_line_profile *p, const gx_device *device, const void *ima
     if (!p->reason_names)
         status = gx_fail(error, GX_ERR_SYSTEM, "out of memory");
     for (size_t i = 0; status == GX_OK && i < p->count; i++)
-        if (!p->instructions[i].samples && !(p->instructions[i].samples = calloc(s->reasons ? s->reasons : 1, sizeof(uint32_t))))
+        if (!p->instructions[i].samples &&
+            !(p->instructions[i].samples = calloc(s->reasons ? s->reasons : 1, sizeof(uint32_t))))
             status = gx_fail(error, GX_ERR_SYSTEM, "out of memory");
     if (status == GX_OK) {
         memcpy(p->reason_names, s->reason_names, s->reasons * sizeof *p->reason_names);
@@ -625,7 +630,8 @@ static int pc_stage(gx_line_profile *p, const gx_device *device, const void *ima
         p->ranges++;
         if (status != GX_OK || drain(s, p, &refused, error))
             break;
-        if (p->record_samples >= o->min_samples || p->launches >= o->max_launches || now_s() - started >= o->max_seconds)
+        if (p->record_samples >= o->min_samples || p->launches >= o->max_launches ||
+            now_s() - started >= o->max_seconds)
             break;
         /* CUPTI counted samples it has not handed over (they come at Disable), or none came from
            three ranges: more launches would only fill its buffers */
@@ -646,9 +652,10 @@ static int pc_stage(gx_line_profile *p, const gx_device *device, const void *ima
     if (status == GX_OK && !refused) {
         p->pc_done = 1;
         if (p->record_samples == 0)
-            snprintf(p->pc_error, sizeof p->pc_error,
-                     "PC sampling gave no samples (%d launch(es) in %d range(s), CUPTI counted %llu samples, %llu dropped)",
-                     p->launches, p->ranges, (unsigned long long)p->total_samples, (unsigned long long)p->dropped_samples);
+            snprintf(
+                p->pc_error, sizeof p->pc_error,
+                "PC sampling gave no samples (%d launch(es) in %d range(s), CUPTI counted %llu samples, %llu dropped)",
+                p->launches, p->ranges, (unsigned long long)p->total_samples, (unsigned long long)p->dropped_samples);
     }
     p->pc_seconds = now_s() - started;
     return status;
@@ -681,12 +688,13 @@ int gx_line_profile_collect(gx_line_profile *p, const gx_device *device, const v
         o.metric_count = gx_lines_default_metric_count;
     }
     if (o.metric_count < 0 || o.metric_count > GX_LINES_MAX_METRICS)
-        return gx_fail(error, GX_ERR_USAGE, "a line profile takes at most %d SASS metrics, got %d", GX_LINES_MAX_METRICS,
-                       o.metric_count);
+        return gx_fail(error, GX_ERR_USAGE, "a line profile takes at most %d SASS metrics, got %d",
+                       GX_LINES_MAX_METRICS, o.metric_count);
     if (o.period == 0)
         o.period = 9;
     if (o.period < 5 || o.period > 31)
-        return gx_fail(error, GX_ERR_USAGE, "the PC sampling period is 2^N cycles with N from 5 to 31, got %d", o.period);
+        return gx_fail(error, GX_ERR_USAGE, "the PC sampling period is 2^N cycles with N from 5 to 31, got %d",
+                       o.period);
     if (o.min_samples == 0)
         o.min_samples = 100000;
     if (o.max_launches <= 0)
@@ -751,7 +759,8 @@ size_t gx_line_profile_map(gx_line_profile *p, const void *cubin, size_t cubin_s
     }
     if (p->mapped == 0 && p->count > 0)
         snprintf(p->map_error, sizeof p->map_error, "%s",
-                 last_failure[0] ? last_failure : "the cubin has no line table (compile with -lineinfo or --generate-line-info)");
+                 last_failure[0] ? last_failure
+                                 : "the cubin has no line table (compile with -lineinfo or --generate-line-info)");
     return p->mapped;
 }
 
@@ -761,8 +770,8 @@ static const Elf64_Shdr *sections_of(const unsigned char *data, size_t size, con
     if (size < sizeof(Elf64_Ehdr) || memcmp(data, ELFMAG, SELFMAG) != 0 || data[EI_CLASS] != ELFCLASS64)
         return NULL;
     const Elf64_Ehdr *h = (const Elf64_Ehdr *)data;
-    if (h->e_shentsize != sizeof(Elf64_Shdr) || h->e_shoff > size || h->e_shnum == 0
-        || (size - h->e_shoff) / sizeof(Elf64_Shdr) < h->e_shnum || h->e_shstrndx >= h->e_shnum)
+    if (h->e_shentsize != sizeof(Elf64_Shdr) || h->e_shoff > size || h->e_shnum == 0 ||
+        (size - h->e_shoff) / sizeof(Elf64_Shdr) < h->e_shnum || h->e_shstrndx >= h->e_shnum)
         return NULL;
     *header = h;
     return (const Elf64_Shdr *)(data + h->e_shoff);
@@ -790,7 +799,8 @@ size_t gx_cubin_function_bytes(const void *cubin, size_t size, const char *symbo
     return 0;
 }
 
-int gx_line_profile_static(gx_line_profile *p, const void *cubin, size_t cubin_size, const char *symbol, gx_error *error)
+int gx_line_profile_static(gx_line_profile *p, const void *cubin, size_t cubin_size, const char *symbol,
+                           gx_error *error)
 {
     memset(p, 0, sizeof *p);
     size_t bytes = gx_cubin_function_bytes(cubin, cubin_size, symbol);

@@ -19,13 +19,13 @@
 
 /* One SASS instruction of the profiled kernel (or of a function it calls). */
 typedef struct gx_line_instruction {
-    char *function;                         /* the function's symbol (malloc'ed) */
-    uint64_t pc;                            /* byte offset from the function's start */
-    uint64_t values[GX_LINES_MAX_METRICS];  /* the SASS metrics, in the profile's order */
-    uint32_t *samples;                      /* PC samples per stall reason (reason_count), or NULL */
-    char *file;                             /* its source file (malloc'ed), NULL when unmapped */
+    char *function;                        /* the function's symbol (malloc'ed) */
+    uint64_t pc;                           /* byte offset from the function's start */
+    uint64_t values[GX_LINES_MAX_METRICS]; /* the SASS metrics, in the profile's order */
+    uint32_t *samples;                     /* PC samples per stall reason (reason_count), or NULL */
+    char *file;                            /* its source file (malloc'ed), NULL when unmapped */
     char *directory;
-    uint32_t line;                          /* 0 when unmapped */
+    uint32_t line; /* 0 when unmapped */
 } gx_line_instruction;
 
 typedef struct gx_line_profile {
@@ -59,12 +59,12 @@ typedef int (*gx_line_launch_fn)(void *user, gx_kernel *kernel, gx_error *error)
 typedef struct gx_line_options {
     const char *const *metrics; /* SASS metric names; NULL: gx_lines_default_metrics */
     int metric_count;
-    int sass, pc_sampling;      /* which stages run */
-    int period;                 /* PC sampling period: 2^period cycles (5..31); 0: 9 */
-    int serialized;             /* CUPTI_PC_SAMPLING_COLLECTION_MODE_KERNEL_SERIALIZED, else CONTINUOUS */
-    uint64_t min_samples;       /* launch again until this many samples (0: 100000) */
-    int max_launches;           /* at most this many sampled launches (0: 64) */
-    double max_seconds;         /* nor sample longer than this (0: 10 s) */
+    int sass, pc_sampling; /* which stages run */
+    int period;            /* PC sampling period: 2^period cycles (5..31); 0: 9 */
+    int serialized;        /* CUPTI_PC_SAMPLING_COLLECTION_MODE_KERNEL_SERIALIZED, else CONTINUOUS */
+    uint64_t min_samples;  /* launch again until this many samples (0: 100000) */
+    int max_launches;      /* at most this many sampled launches (0: 64) */
+    double max_seconds;    /* nor sample longer than this (0: 10 s) */
 } gx_line_options;
 
 /* The SASS metrics a line profile collects unless told otherwise, and how many. */
