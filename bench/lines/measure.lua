@@ -15,6 +15,7 @@
 local here = gpuexp.script_dir
 local cases = dofile(here .. "/cases.lua")
 local line_profile = require("gpuexp.store.line_profile")
+local judge = require("gpuexp.judge.lines")
 
 local out_dir = assert(arg[1], "usage: measure.lua OUT [COUNT [SEED]] [--check]")
 local count = tonumber(arg[2]) or 33
@@ -30,32 +31,15 @@ local function compile(source)
   return gpuexp.compile{source = source, name = SOURCE_NAME, options = {"-lineinfo"}}:kernel("case_kernel")
 end
 
--- The rank of the case's line among a diff's rows (nil: not among them), and the top row's place.
-local function rank_of(diff, case)
-  for r, row in ipairs(diff.rows) do
-    local L = row.new
-    if L and L.line == case.line and L.file and L.file:match("[^/]+$") == SOURCE_NAME then return r end
-  end
-  return nil
-end
+-- The rank of the case's line among a diff's rows (nil: not among them).
+local function rank_of(diff, case) return judge.rank_of(diff, SOURCE_NAME, case.line) end
 
 local function top_where(diff)
   local row = diff.rows[1]
   if not row then return "" end
-  return require("gpuexp.judge.lines").where(row)
+  return judge.where(row)
 end
 
--- A profile with its PC samples taken away: what the SASS counts alone rank.
-local function counts_only(profile)
-  local copy = {}
-  for k, v in pairs(profile) do copy[k] = v end
-  copy.pc = {done = false, error = "left out (the SASS counts alone)"}
-  copy.instructions = {}
-  for i, r in ipairs(profile.instructions) do
-    copy.instructions[i] = {["function"] = r["function"], pc = r.pc, file = r.file, line = r.line, counts = r.counts}
-  end
-  return copy
-end
 
 -- ---- offline: each case compiled, its line found in the new build's line table ----
 if check_only then
@@ -228,7 +212,7 @@ local function run_case(p)
   row.top_share = diff.rows[1] and diff.rows[1].share
   row.accounted = diff.accounted
   row.sampled_pct = diff.total_pct
-  local counted = gpuexp.line_diff(counts_only(base_profile), counts_only(new_profile), {measured_pct = row.change_pct})
+  local counted = gpuexp.line_diff(judge.counts_only(base_profile), judge.counts_only(new_profile), {measured_pct = row.change_pct})
   row.rank_counts = rank_of(counted, case)
   row.top_counts = top_where(counted)
   row.case_s = gpuexp.clock() - started

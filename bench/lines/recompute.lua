@@ -28,23 +28,7 @@ end
 
 local rows = csv.read(out .. "/lines.csv")
 
-local function rank_of(diff, line, file)
-  for r, row in ipairs(diff.rows) do
-    if row.new and row.new.line == line and row.new.file and row.new.file:match("[^/]+$") == file then return r end
-  end
-  return nil
-end
 
-local function counts_only(profile)
-  local copy = {}
-  for k, v in pairs(profile) do copy[k] = v end
-  copy.pc = {done = false}
-  copy.instructions = {}
-  for i, r in ipairs(profile.instructions) do
-    copy.instructions[i] = {["function"] = r["function"], pc = r.pc, file = r.file, line = r.line, counts = r.counts}
-  end
-  return copy
-end
 
 local cases, by_cause, order = {}, {}, {}
 local pair_seconds = {}
@@ -53,9 +37,9 @@ for _, row in ipairs(rows) do
   local new = base and line_profile.read(string.format("%s/%s.new%s", folder, row.id, line_profile.SUFFIX))
   if base and new and type(row.change_pct) == "number" then
     local diff = judge.diff(base, new, {measured_pct = row.change_pct})
-    local counted = judge.diff(counts_only(base), counts_only(new), {measured_pct = row.change_pct})
+    local counted = judge.diff(judge.counts_only(base), judge.counts_only(new), {measured_pct = row.change_pct})
     local c = {id = row.id, cause = row.cause, lines = row.kernel_lines, change = row.change_pct, basis = diff.basis,
-      rank = rank_of(diff, row.line, "case_kernel.cu"), rank_counts = rank_of(counted, row.line, "case_kernel.cu"),
+      rank = judge.rank_of(diff, "case_kernel.cu", row.line), rank_counts = judge.rank_of(counted, "case_kernel.cu", row.line),
       top = diff.rows[1] and judge.where(diff.rows[1]) or "", share = diff.rows[1] and diff.rows[1].share or 0,
       accounted = diff.accounted, reason = diff.rows[1] and diff.rows[1].reason or "", seconds = row.profile_s,
       line = row.line}

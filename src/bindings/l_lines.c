@@ -53,6 +53,31 @@ static const void *kernel_images(lua_State *L, int kernel_index, l_program **pro
     return program->image;
 }
 
+/* t[key] = the list of count names, on the table at the top. */
+static void push_names(lua_State *L, const char (*names)[GX_LINES_NAME_SIZE], int count, const char *key)
+{
+    lua_createtable(L, count, 0);
+    for (int i = 0; i < count; i++) {
+        lua_pushstring(L, names[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_setfield(L, -2, key);
+}
+
+/* t[key] = {done, seconds, error} of a stage, on the table at the top; the stage's table is left
+   on the stack for its own fields (the caller pops it). */
+static void push_stage(lua_State *L, const char *key, int done, double seconds, const char *error)
+{
+    lua_createtable(L, 0, 12);
+    lua_pushboolean(L, done);
+    lua_setfield(L, -2, "done");
+    l_set_number(L, "seconds", seconds);
+    if (error[0])
+        l_set_string(L, "error", error);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -3, key);
+}
+
 /* The raw profile: {instructions = {{function, pc, file, directory, line, values = {...},
    samples = {[reason] = n}}...}, metrics, reasons, sass = {...}, pc = {...}, mapped, map_error}. */
 static void push_profile(lua_State *L, const gx_line_profile *p, const char *why_unmapped)
@@ -90,29 +115,12 @@ static void push_profile(lua_State *L, const gx_line_profile *p, const char *why
         lua_rawseti(L, -2, (lua_Integer)k + 1);
     }
     lua_setfield(L, -2, "instructions");
-    lua_createtable(L, p->metric_count, 0);
-    for (int m = 0; m < p->metric_count; m++) {
-        lua_pushstring(L, p->metric_names[m]);
-        lua_rawseti(L, -2, m + 1);
-    }
-    lua_setfield(L, -2, "metrics");
-    lua_createtable(L, p->reason_count, 0);
-    for (int r = 0; r < p->reason_count; r++) {
-        lua_pushstring(L, p->reason_names[r]);
-        lua_rawseti(L, -2, r + 1);
-    }
-    lua_setfield(L, -2, "reasons");
-    lua_createtable(L, 0, 4);
-    lua_pushboolean(L, p->sass_done);
-    lua_setfield(L, -2, "done");
+    push_names(L, p->metric_names, p->metric_count, "metrics");
+    push_names(L, (const char(*)[GX_LINES_NAME_SIZE])p->reason_names, p->reason_count, "reasons");
+    push_stage(L, "sass", p->sass_done, p->sass_seconds, p->sass_error);
     l_set_integer(L, "passes", p->sass_passes);
-    l_set_number(L, "seconds", p->sass_seconds);
-    if (p->sass_error[0])
-        l_set_string(L, "error", p->sass_error);
-    lua_setfield(L, -2, "sass");
-    lua_createtable(L, 0, 12);
-    lua_pushboolean(L, p->pc_done);
-    lua_setfield(L, -2, "done");
+    lua_pop(L, 1);
+    push_stage(L, "pc", p->pc_done, p->pc_seconds, p->pc_error);
     l_set_integer(L, "launches", p->launches);
     l_set_integer(L, "ranges", p->ranges);
     l_set_integer(L, "period", p->period);
@@ -122,10 +130,7 @@ static void push_profile(lua_State *L, const gx_line_profile *p, const char *why
     l_set_integer(L, "samples", (lua_Integer)p->record_samples);
     lua_pushboolean(L, p->buffer_full);
     lua_setfield(L, -2, "buffer_full");
-    l_set_number(L, "seconds", p->pc_seconds);
-    if (p->pc_error[0])
-        l_set_string(L, "error", p->pc_error);
-    lua_setfield(L, -2, "pc");
+    lua_pop(L, 1);
     l_set_integer(L, "mapped", (lua_Integer)p->mapped);
     if (why_unmapped)
         l_set_string(L, "map_error", why_unmapped);
@@ -142,6 +147,20 @@ static void push_source(lua_State *L, const l_program *program)
     }
     l_set_string(L, "source_name", program->source_name);
     l_set_string(L, "compiler", program->compiler);
+}
+
+/* The profile as Lua sees it (push_profile), with the program's source and the kernel's names;
+   the profile's memory freed (its userdata's __gc finds nothing left). Returns 1. */
+static int push_result(lua_State *L, gx_line_profile *p, const char *why_unmapped, const l_program *program,
+                       const l_kernel *k)
+{
+    push_profile(L, p, why_unmapped);
+    push_source(L, program);
+    l_set_string(L, "kernel", k->kernel.name);
+    l_set_string(L, "symbol", k->symbol);
+    l_set_string(L, "arch", k->arch);
+    gx_line_profile_free(p);
+    return 1;
 }
 
 struct profiled_launch {
@@ -257,13 +276,7 @@ static int line_profile(lua_State *L)
     }
     if (cubin)
         gx_line_profile_map(p, cubin, cubin_size);
-    push_profile(L, p, cubin ? NULL : why);
-    push_source(L, program);
-    l_set_string(L, "kernel", k->kernel.name);
-    l_set_string(L, "symbol", k->symbol);
-    l_set_string(L, "arch", k->arch);
-    gx_line_profile_free(p);
-    return 1;
+    return push_result(L, p, cubin ? NULL : why, program, k);
 }
 
 /* gpuexp._line_table(kernel) -> the raw profile of the cubin's line table (no counts), without a
@@ -285,13 +298,7 @@ static int line_table(lua_State *L)
     gx_error error;
     if (gx_line_profile_static(p, cubin, cubin_size, k->symbol, &error))
         return l_raise(L, &error);
-    push_profile(L, p, NULL);
-    push_source(L, program);
-    l_set_string(L, "kernel", k->kernel.name);
-    l_set_string(L, "symbol", k->symbol);
-    l_set_string(L, "arch", k->arch);
-    gx_line_profile_free(p);
-    return 1;
+    return push_result(L, p, NULL, program, k);
 }
 
 void l_open_lines(lua_State *L)

@@ -514,6 +514,29 @@ function M.sentence(summary)
     top.reason ~= "" and (", " .. top.reason .. " grew") or "", top.text, summary.accounting)
 end
 
+-- ---- what the measurement asks of a diff ----
+
+-- A copy of a profile without its PC samples: what the SASS counts alone rank.
+function M.counts_only(profile)
+  local copy = {}
+  for k, v in pairs(profile) do copy[k] = v end
+  copy.pc = {done = false, error = "left out (the SASS counts alone)"}
+  copy.instructions = {}
+  for i, r in ipairs(profile.instructions) do
+    copy.instructions[i] = {["function"] = r["function"], pc = r.pc, file = r.file, line = r.line, counts = r.counts}
+  end
+  return copy
+end
+
+-- The rank of the new build's `line` of the file named `file` (its last path part) among a diff's
+-- rows, or nil.
+function M.rank_of(diff, file, line)
+  for r, row in ipairs(diff.rows) do
+    if row.new and row.new.line == line and row.new.file and basename(row.new.file) == file then return r end
+  end
+  return nil
+end
+
 -- ---- a night's line profiles, in its folder ----
 
 -- Where a night's confirm stage writes an experiment's line profiles' summaries (a JSON list of
