@@ -178,6 +178,12 @@ local function profile_point(o, script_in_repo, script_args, commit, folder, ste
   if stop ~= 0 then return nil, "interrupted", 128 + stop end
   if timed_out then return nil, string.format("its run passed the %g s left for line profiles", timeout_s) end
   if code ~= 0 and code ~= EXIT.INCOMPLETE then return nil, string.format("its run failed (exit %d)", code) end
+  -- no profile written: the run said why (CUPTI not loadable, an offline plan...)
+  if not folder_profiles(folder) then
+    local log = require("gpuexp.store.meta").read_all(string.format("%s/lines-point-%s.log", o.work, step)) or ""
+    local said = log:match("gpuexp %-%-lines: ([^\n]+)") or log:match("(gpuexp: [^\n]*does nothing[^\n]*)")
+    return nil, "its run wrote no line profile" .. (said and (" (" .. said .. ")") or "")
+  end
   return true
 end
 

@@ -509,7 +509,11 @@ end
 -- One sentence for an explanation: the top line, its share, its reason, its text.
 function M.sentence(summary)
   local top = summary.lines[1]
-  if not top then return "line profiles: " .. tostring(summary.accounting) end
+  if not top or summary.basis == "none" then
+    -- nothing ranked: why (CUPTI's refusal of a stage, a profile without line information) is the news
+    local why = summary.notes and #summary.notes > 0 and (": " .. table.concat(summary.notes, "; ")) or ""
+    return tostring(summary.accounting) .. why
+  end
   return string.format("line %s (%s%s%s): %s; %s", top.where, top.time, top.share ~= "" and (", " .. top.share .. " of the time moved") or "",
     top.reason ~= "" and (", " .. top.reason .. " grew") or "", top.text, summary.accounting)
 end
