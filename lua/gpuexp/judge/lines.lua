@@ -600,8 +600,9 @@ function M.markdown(summary, file)
   file:write("| # | line | kind | share | time | warp instructions | samples | reason that grew | marks | source |\n")
   file:write("| ---: | --- | --- | ---: | ---: | ---: | ---: | --- | --- | --- |\n")
   for _, c in ipairs(summary.lines) do
-    local source = "`" .. md(c.text):gsub("`", "'") .. "`"
-    if c.base_text then source = source .. " (was `" .. md(c.base_text):gsub("`", "'") .. "`)" end
+    -- as escaped text, not a code span (in which Markdown's escapes would show)
+    local source = md(c.text)
+    if c.base_text then source = source .. " (was: " .. md(c.base_text) .. ")" end
     file:write(string.format("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", c.rank, md(c.where), c.kind,
       c.share, c.time, c.instructions, c.samples, md(c.reason), md(c.marks), source))
   end
