@@ -95,6 +95,9 @@ M.commands = {
         type = "path"},
       {"--inline", "no worker process: the script runs in this process (debuggers)", field = "inline"},
       {"--diagnose", "diagnose every timed launch with counters (gpuexp diagnose --help)", field = "diagnose"},
+      {"--lines DIR", "a line profile of every timed launch (SASS counts and PC samples a source line,\n" ..
+        "sources compiled with -lineinfo) written into DIR: gpuexp lines BASE_DIR NEW_DIR compares two\n" ..
+        "runs (docs/howto/lines.md)", field = "lines", what = "a folder"},
       {"--counters", "a row's counters: instructions and active lanes per instruction, DRAM and L2 bytes,\n" ..
         "L2 and L1 hit rates, sectors per global load and store, shared wavefronts per request, tensor\n" ..
         "pipe activity, achieved occupancy, the dominant stall, registers, spills, shared memory of the\n" ..
@@ -305,6 +308,28 @@ M.commands = {
       "default file) records a run; `gpuexp nightly` records every night.",
     exits = {{0, "ok"}, {2, "usage or unknown run"}, {6, "the history cannot be read or written"},
       {7, "an export could not be written"}, internal_exit}},
+  {name = "lines", module = "gpuexp.commands.lines", summary = "a regression explained to the source line",
+    usage = "gpuexp lines [options] BASE NEW",
+    about = "BASE and NEW are line profiles (X.lines.json) or the folders that runs with --lines DIR filled (a\n" ..
+      "base build's run and a new one's: gpuexp --lines base/ --only 'A=V' SCRIPT.lua). Each pair of\n" ..
+      "profiles of one kernel and launch is aligned line by line (by the source texts, as a diff aligns\n" ..
+      "them: a line that moved keeps its partner, a line edited in place is paired with its old text)\n" ..
+      "and its lines are ranked by their share of the time that moved: the PC samples they gained (the\n" ..
+      "SASS counts when there are none), with the stall reason that grew and the warp instructions\n" ..
+      "before and after. A line within its sampling noise is marked, and so is a result whose lines do\n" ..
+      "not account for the change. docs/howto/lines.md says how to read it.",
+    options = {
+      {"--top N", "lines shown (default 10)", type = "integer", min = 1, what = "a number of lines >= 1"},
+      {"--measured PCT", "the measured change of the time, to check the samples against (default: the\n" ..
+        "profiles' own times)", type = "number", what = "a percentage"},
+      {"--markdown", "Markdown instead of a table", field = "format", value = "markdown"},
+      {"--html", "an HTML fragment", field = "format", value = "html"},
+      {"--json", "JSON (the summaries the reports hold)", field = "format", value = "json"},
+      {"-o, --output FILE", "write the output there instead of stdout"},
+      {"-h, --help", "this text"},
+    },
+    exits = {{0, "compared (whatever the lines say)"}, {2, "usage, or a profile that cannot be read"},
+      {7, "the output could not be written"}, internal_exit}},
   {name = "nightly", module = "gpuexp.commands.nightly", summary = "a regression suite: run, record, compare, report",
     usage = "gpuexp nightly SUITE [options]",
     about = "SUITE is a folder of experiment files (every *.lua in it, in name order) or a suite file: one\n" ..
@@ -324,7 +349,9 @@ M.commands = {
       "accounts for the time (bank conflicts, coalescing, divergence, the tensor pipe, instructions,\n" ..
       "bytes, hit rates, occupancy, spills, the clock); changes that cannot are marked '(does not explain\n" ..
       "it)'. When nothing accounts for it, the confirm stage runs gpuexp diagnose on the point and the\n" ..
-      "line carries its verdict and evidence.",
+      "line carries its verdict and evidence. Each regression confirmed is then profiled line by line at\n" ..
+      "the last good night's commit and at this one (gpuexp lines: the source lines that took the time,\n" ..
+      "in the explanation and the reports; --lines-timeout).",
     options = {
       {"--history PATH", "the history file (default: gpuexp history --help says where)", type = "path"},
       {"-o, --out DIR", "the night's CSVs and report (default ./gpuexp-nightly/<UTC time>-<the night's tag>)",
@@ -336,6 +363,9 @@ M.commands = {
       {"--no-confirm", "do not re-measure suspects", field = "confirm", value = false, default = true},
       {"--no-counters", "do not collect counters (a regression is then not explained)", field = "counters",
         value = false, default = true},
+      {"--lines-timeout S", "a newly confirmed regression's point is line-profiled at the last good night's\n" ..
+        "commit and at this one (gpuexp lines), all of them within S seconds (default 300; 0: none)",
+        type = "seconds"},
       {"--metric COL[:lower|higher]", "the column judged (default median_ms, else the first *_ms column);\n" ..
         "median_cycles judges in cycles, which a clock that differs between nights does not move", type = "metric"},
       {"--on-regression CMD", "when the night is not clean (exit 1, 5 or 6), run CMD REPORT.md through the\n" ..
@@ -383,6 +413,8 @@ M.commands = {
         type = "seconds"},
       {"--threshold PCT", "the smallest change called slower (default 2)", type = "number", above = 0,
         what = "a percentage > 0"},
+      {"--lines-timeout S", "then the point is line-profiled at the last good and the first bad commit and its\n" ..
+        "lines ranked (gpuexp lines), within S seconds (default 300; 0: not)", type = "seconds"},
       {"-d, --device N", "passed to each measurement", pass = true},
       {"-a, --arch ARCH", "passed to each measurement (an offline plan: for trying it out)", pass = true},
       {"--point-timeout S", "each measurement is a supervised run: a point past S seconds is ended and its\n" ..
@@ -544,6 +576,8 @@ M.environment = {
   {name = "GX_LIBNVRTC", text = "the NVRTC library to load (default: found in the toolkit)", read_by = "compile"},
   {name = "GX_LIBCUPTI", text = "the CUPTI library to load, and the only one tried (default: found in the toolkit)",
     read_by = "metrics, counters, trace"},
+  {name = "GX_LINES_PC_KEEP", text = "set (not 0): PC sampling is enabled once a GPU context and kept between line " ..
+    "profiles (Triton's Proton does so), instead of enabled and disabled for each", read_by = "line profiles (--lines, lines)"},
   {name = "XDG_CACHE_HOME", text = "the cache's parent folder when GPUEXP_CACHE_DIR is not set", read_by = "compile"},
   {name = "XDG_DATA_HOME", text = "the history's parent folder when GPUEXP_HISTORY is not set", read_by = "history"},
   {name = "HOME", text = "the cache and history defaults under it", read_by = "compile, history"},

@@ -7,6 +7,7 @@ local text_formats = require("gpuexp.store.text")
 local sweep = require("gpuexp.api.sweep")
 local metrics = require("gpuexp.api.metrics")
 local measure = require("gpuexp.api.measure")
+local lines = require("gpuexp.api.lines") -- before kernel:time is wrapped below: it keeps the raw one
 
 local struct = require("gpuexp.api.struct")
 gpuexp.struct = struct.struct
@@ -37,6 +38,14 @@ function gpuexp.try_plot(plot, spec)
   return nil, type(result) == "table" and result.message or tostring(result)
 end
 gpuexp.measure_columns = measure.columns
+-- line profiles (docs/howto/lines.md): kernel:line_profile{launch}, the cubin's lines, two compared
+gpuexp._kernel_methods.line_profile = lines.kernel_line_profile
+gpuexp.line_table = lines.line_table
+gpuexp.line_diff = lines.line_diff
+gpuexp.read_line_profile = require("gpuexp.store.line_profile").read
+if gpuexp.run_options and gpuexp.run_options.lines and not gpuexp.plan then
+  gpuexp.compile = lines.compile_with_lines(gpuexp.compile) -- --lines: every source with its line table
+end
 -- gpuexp.diagnose(kernel, launch) -> findings (verdict, evidence, text, the numbers), or nil and why
 function gpuexp.diagnose(kernel, spec)
   local diagnose = require("gpuexp.api.diagnose")
@@ -47,7 +56,7 @@ end
 -- After a timed launch: gpuexp diagnose SCRIPT diagnoses it; gpuexp --counters (nightly) remembers
 -- it, and the sweep collects the fixed counter set of the point's last one when the point ends
 -- (api/counters.lua). The sweep puts both in the point's row.
-local function after_timed(kernel, spec)
+local function after_timed(kernel, spec, result)
   local options = gpuexp.run_options
   if not options or gpuexp.plan or gpuexp._calibrating then return end
   if options.diagnose and spec then -- kernels (a sequence has no single launch to diagnose)
@@ -61,6 +70,7 @@ local function after_timed(kernel, spec)
     end
   end
   if options.counters then require("gpuexp.api.counters").remember(kernel, spec) end
+  if options.lines then lines.after_timed(kernel, spec, result) end
 end
 local time_launch = gpuexp._kernel_methods.time
 gpuexp._kernel_methods.time = function(kernel, spec)
@@ -73,7 +83,7 @@ gpuexp._kernel_methods.time = function(kernel, spec)
     end, spec.warmup or 3, spec.cold, gpuexp.device())
   end
   local result = time_launch(kernel, spec)
-  after_timed(kernel, spec)
+  after_timed(kernel, spec, result)
   return result
 end
 -- sequence:measure{...} and sequence:metrics{...}: the policy and the counters over one run
@@ -88,7 +98,7 @@ gpuexp._sequence_methods.metrics = metrics.sequence_metrics
 gpuexp._kernel_methods.measure = function(kernel, spec)
   local result = measure.measure(kernel, spec)
   if not gpuexp.plan then measure.flag_clock(result, gpuexp.device()) end
-  after_timed(kernel, spec)
+  after_timed(kernel, spec, result)
   return result
 end
 

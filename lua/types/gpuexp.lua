@@ -261,6 +261,35 @@ function Kernel:metrics(spec) end
 ---@param spec gpuexp.LaunchSpec|{metrics: string[], restore?: boolean, flush_l2?: boolean}
 ---@return table<string, number>|nil values, table|string info
 function Kernel:collect(spec) end
+---A line profile of one launch (docs/howto/lines.md): each SASS instruction's executions and memory
+---traffic (CUPTI's SASS metrics) and PC samples by stall reason, mapped to its source line (compile
+---with -lineinfo), with the sources' text; nil and why in an offline plan or without CUPTI. A stage
+---CUPTI refuses (a virtual GPU) says why in profile.sass.error or profile.pc.error.
+---@param spec gpuexp.LaunchSpec|{label?: string, time?: boolean, sass?: boolean, pc_sampling?: boolean, period?: integer, serialized?: boolean, min_samples?: integer, max_launches?: integer, max_seconds?: number, metrics?: string[]}
+---@return gpuexp.LineProfile|nil profile, string? why
+function Kernel:line_profile(spec) end
+
+---@class gpuexp.LineProfile
+---@field kernel string
+---@field label? string
+---@field time_ms? number  the launch's median time
+---@field metrics string[]  the SASS metrics (smsp__sass_ left off): counts[i] of an instruction is metrics[i]
+---@field reasons string[]  the stall reasons PC sampling knows (smsp__pcsamp_warps_issue_stalled_ left off)
+---@field sass {done: boolean, passes?: integer, seconds?: number, error?: string}
+---@field pc {done: boolean, launches?: integer, period?: integer, samples?: integer, seconds?: number, error?: string}
+---@field line_info boolean  whether the instructions were mapped to lines
+---@field sources table<string, string>  the text of the files the lines are in
+---@field instructions {function: string, pc: integer, file?: string, line?: integer, counts?: integer[], samples?: table<string, integer>}[]
+
+---@class gpuexp.LineDiff
+---@field basis string  "samples", "counts" (no PC samples: SASS counts weighed), "static" or "none"
+---@field total_pct? number  the kernel's sampled (or estimated) change
+---@field accounted boolean  whether the top lines account for the change
+---@field accounting string  the sentence that says so
+---@field notes string[]
+---@field rows table[]  every line, the time gained first: kind, delta_pct, share, reason, base and new lines
+---@field summary table  what reports hold: the top lines' cells
+---@field text string  the table as gpuexp lines prints it
 
 ---@class gpuexp.Launch
 local Launch = {}
@@ -589,6 +618,22 @@ function gpuexp.metrics(spec) end
 ---@param spec gpuexp.LaunchSpec
 ---@return table|nil findings, string? why
 function gpuexp.diagnose(kernel, spec) end
+---A kernel's static line table, with no GPU: its SASS instructions mapped to source lines from the
+---cubin (a profile with static = true and no counts); nil and why without a cubin.
+---@param kernel gpuexp.Kernel
+---@param label? string
+---@return gpuexp.LineProfile|nil profile, string? why
+function gpuexp.line_table(kernel, label) end
+---Two line profiles of a kernel aligned line by line and ranked by the time each line gained.
+---@param base gpuexp.LineProfile
+---@param new gpuexp.LineProfile
+---@param options? {measured_pct?: number, top?: integer}
+---@return gpuexp.LineDiff
+function gpuexp.line_diff(base, new, options) end
+---A line profile file (X.lines.json), checked; nil and why.
+---@param path string
+---@return gpuexp.LineProfile|nil profile, string? why
+function gpuexp.read_line_profile(path) end
 ---Measures this GPU's ceilings (cached per GPU and driver): dram_copy_gbps, l2_gbps, shared_gbps,
 ---fp32_gflops, fp64_gflops, tensor_{fp16,bf16,tf32,int8,fp8}_gflops (where the GPU has them),
 ---h2d_pinned_gbps, d2h_pinned_gbps.

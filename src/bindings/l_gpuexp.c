@@ -271,6 +271,7 @@ void l_open_gpuexp(lua_State *L)
     l_open_shell(L);
     l_open_db(L);
     l_open_collect(L);
+    l_open_lines(L);
     /* lua-cjson (Debian's, linked statically) for JSON: require("cjson") */
     luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
     lua_pushcfunction(L, luaopen_cjson);

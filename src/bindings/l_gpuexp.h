@@ -31,6 +31,7 @@ void l_open_db(lua_State *L);
 /* gpuexp._write_file, _open_output and _output_folder (l_files.c), set in the table on top. */
 void l_open_files(lua_State *L);
 void l_open_collect(lua_State *L);
+void l_open_lines(lua_State *L);
 /* Fills the gpuexp table at the top of the stack with the module functions. */
 void l_open_gpuexp(lua_State *L);
 

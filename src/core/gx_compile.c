@@ -86,8 +86,15 @@ void gx_compile_keys(const gx_compile_request *request, const char *compiler, ch
     struct include_walk *walk = calloc(1, sizeof *walk);
     XXH3_state_t *state = XXH3_createState();
     XXH3_128bits_reset(state);
-    for (int i = 0; i < request->option_count; i++)
+    int line_table = 0;
+    for (int i = 0; i < request->option_count; i++) {
         hash_string(state, request->options[i]);
+        line_table |= strcmp(request->options[i], "--generate-line-info") == 0 || strcmp(request->options[i], "-lineinfo") == 0
+                   || strcmp(request->options[i], "-G") == 0 || strcmp(request->options[i], "--device-debug") == 0;
+    }
+    /* a line table names the source file: a cubin compiled as a.cu is not b.cu's (line profiles) */
+    if (line_table)
+        hash_string(state, request->source_name ? request->source_name : "");
     for (int i = 0; i < request->name_expression_count; i++)
         hash_string(state, request->name_expressions[i]);
     hash_string(state, request->toolkit_stamp ? request->toolkit_stamp : "");

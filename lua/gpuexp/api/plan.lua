@@ -151,7 +151,8 @@ end
 -- The run options that need a GPU, and what a plan does without one: nothing.
 local NEED_A_GPU = {{"counters", "--counters", "no counter columns"}, {"telemetry", "--telemetry", "no NVML readings"},
   {"diagnose", "--diagnose (gpuexp diagnose)", "no diagnosis"},
-  {"profile", "--profile (gpuexp profile)", "no capture range for a profiler"}}
+  {"profile", "--profile (gpuexp profile)", "no capture range for a profiler"},
+  {"lines", "--lines", "no line profiles (gpuexp.line_table reads a cubin's lines)"}}
 
 -- The line that says which of these options a plan ignores, or nil when none was given.
 function M.unused_options(options)

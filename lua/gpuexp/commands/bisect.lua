@@ -236,7 +236,9 @@ local function search(o, good, bad, commits)
     return EXIT.INCOMPLETE
   end
   print(text.format("first bad commit: %s %s", first_bad, subject(first_bad)))
-  return EXIT.OK
+  -- the culprit explained to the line: its point against the last good commit's (--lines-timeout)
+  local stopped = require("gpuexp.commands.lines").bisect_culprit(o, low == 0 and good or commits[low], first_bad)
+  return stopped or EXIT.OK
 end
 
 function M.main(args)

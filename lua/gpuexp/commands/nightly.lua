@@ -510,6 +510,9 @@ local function night_experiment(night, experiment, exit_code)
     local interrupted = stop
     classify(night, result)
     interrupted = interrupted or diagnose_stage(night, experiment, result)
+    -- a newly confirmed regression explained to the source line (commands/lines.lua, --lines-timeout)
+    interrupted = interrupted or require("gpuexp.commands.lines").night_stage(night, experiment, result,
+      {only_spec = only_spec})
     night.results[#night.results + 1] = result
     if interrupted then return interrupted, exit_code end
   end
