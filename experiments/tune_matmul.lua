@@ -13,6 +13,7 @@ gpuexp.measure_defaults.timeout_s = 0.3
 
 local result = gpuexp.tune{
   name = "tune_matmul", axes = space.axes, where = space.where, setup = space.setup, run = space.run,
+  compile = space.compile, -- compiled ahead on the CPU cores while the GPU measures
   objective = "median_ms", condition = "verified", sources = space.sources, options = space.options,
   strategy = "racing", seed = 1,
 }

@@ -1,7 +1,8 @@
 -- The tuning space of kernels/tune_matmul.cu and how one configuration is run and checked, for
 -- experiments/tune_matmul.lua and bench/tune_study.lua:
 --   local space = dofile(gpuexp.resolve("kernels/tune_matmul.lua")).new{n = 1024, options = {...}}
---   gpuexp.tune{axes = space.axes, where = space.where, setup = space.setup, run = space.run, ...}
+--   gpuexp.tune{axes = space.axes, where = space.where, setup = space.setup, run = space.run,
+--     compile = space.compile, ...}
 -- 1,392 configurations: block shape (bx x by threads, 32 to 1024), outputs per thread (tm x tn)
 -- and the unrolling of the inner loop, with each tile side at most 256 (32 KiB of shared memory).
 local M = {}
@@ -60,13 +61,18 @@ function M.new(spec)
     return true
   end
 
+  -- What a configuration compiles (gpuexp.tune's compile pool builds it ahead into the cache).
+  function space.compile(p)
+    return {file = file, options = options, defines = {TM = p.tm, TN = p.tn, UNROLL = p.unroll}}
+  end
+
   -- One configuration: compiled (once per tm, tn, unroll), launched and checked, then measured.
   function space.run(p)
     space.setup()
     local key = p.tm .. "x" .. p.tn .. "u" .. p.unroll
     local kernel = state.kernels[key]
     if not kernel then
-      local program = gpuexp.compile{file = file, options = options, defines = {TM = p.tm, TN = p.tn, UNROLL = p.unroll}}
+      local program = gpuexp.compile(space.compile(p))
       kernel = program:kernel("matmul")
       state.kernels[key] = kernel
     end

@@ -28,6 +28,14 @@ function T.ok(condition, what)
 end
 
 -- Calls fn, expects an error whose text contains `needle` (plain text); returns the error value.
+-- Whether a line matches what is expected: a Lua pattern, or a list of patterns any of which may match.
+function T.matches(line, expect)
+  if not line then return false end
+  if type(expect) == "string" then return line:find(expect) ~= nil end
+  for _, pattern in ipairs(expect) do if line:find(pattern) then return true end end
+  return false
+end
+
 function T.raises(fn, needle, what)
   local ok, err = pcall(fn)
   if ok then error((what or "call") .. ": expected an error containing '" .. needle .. "', got none", 2) end
@@ -47,6 +55,9 @@ function T.write(path, text)
   assert(file:close())
   return path
 end
+
+-- text quoted for sh: one word, whatever it holds.
+function T.quote(text) return "'" .. tostring(text):gsub("'", "'\\''") .. "'" end
 
 -- The text of a file of tests/fixtures.
 function T.fixture(name)

@@ -6,7 +6,7 @@
 -- nothing but Lua.
 --
 -- The shape (keep it; add to it):
---   M.EXIT                 exit code names -> numbers (C has the same in src/cli/gx_cli.h)
+--   M.EXIT                 exit code names -> numbers (the only table of them: C keeps none)
 --   M.commands[i]          {name =, summary =, usage =, about =, after =, options = {...}, exits = {...},
 --                           arguments = "script" when the first argument that is not an option is a
 --                           script (history: its subcommand) and the rest are its arguments (else
@@ -23,7 +23,8 @@
 --                          "-": --max-evals -> max_evals); a run option's is its gpuexp.run_options key
 --     type =               the argument's type: "string" (the default), "number", "integer" (with
 --                          min =, max =, above = bounds), "seconds" (>= 0, 0: no limit), "choice"
---                          (choices = {...}), "list" (A,B -> {"A", "B"}), "timeout", "shard", "only"
+--                          (choices = {...}), "list" (A,B -> {"A", "B"}), "path" (a file or folder
+--                          name: '' is refused, never read as the default), "timeout", "shard", "only"
 --                          (a run's, engine/options.lua) or a command's own (its module's TYPES)
 --     what =               the value in words for the messages ("a GPU number": "--device needs a GPU
 --                          number", "--device takes a GPU number, got 'x'"); default from the type
@@ -43,11 +44,16 @@
 local M = {}
 
 -- The exit codes, one meaning each across commands (a command's own text says what it means for
--- that command). C has the same numbers in src/cli/gx_cli.h (checked by the test).
+-- that command). C keeps none of its own (test_catalog checks it).
 M.EXIT = {
   OK = 0, FAILED = 1, USAGE = 2, GPU = 3, COMPILE = 4, INCOMPLETE = 5, HISTORY = 6, WRITE = 7,
   INTERNAL = 70, BUSY = 75, HANGUP = 129, INTERRUPTED = 130, TERMINATED = 143,
 }
+
+-- Every command's standard output is checked as it exits (gx_output_check_stdout_at_exit): a
+-- report lost on a full disk is this code, never 0 or 1. Said under each command's exit codes.
+M.STDOUT_EXIT = {7, "the standard output could not be written (a full disk, a closed stream): what was printed is\n" ..
+  "incomplete (every command)"}
 
 -- A failure inside gpuexp itself (a bug: a Lua error in a command, not in the user's script): never
 -- 0 (it did not work) and never 1 (that means "a regression" or "the script failed").
@@ -61,6 +67,8 @@ M.POINT_TIMEOUT_S = 300
 -- A build's time limit (bisect's --build-timeout by default, and each of ab's commits): a build that
 -- hangs is ended here.
 M.BUILD_TIMEOUT_S = 3600
+-- The line stage's time limit (nightly's and bisect's --lines-timeout): all its runs together.
+M.LINES_TIMEOUT_S = 300
 
 local run_exits = {
   {0, "ok"},
@@ -74,7 +82,7 @@ local run_exits = {
   {7, "an output could not be written (a full disk): the run stopped, every row written is whole, and the " ..
     "resume command is printed"},
   {75, "another run is writing the same output (try later)"},
-  {130, "interrupted by Ctrl-C, 143 by SIGTERM (rows kept; --resume finishes)"},
+  {130, "interrupted by Ctrl-C, 143 by SIGTERM, 129 by SIGHUP (rows kept; --resume finishes)"},
 }
 
 M.commands = {
@@ -85,7 +93,7 @@ M.commands = {
     options = {
       {"-d, --device N", "use GPU N", type = "integer", min = 0, max = 1024, what = "a GPU number", default = 0},
       {"-o, --out PATH", "where the script's CSV goes: a .csv in a folder that exists (scripts read it\n" ..
-        "as gpuexp.out; X.meta.json and X.samples.csv go beside it)", what = "a path"},
+        "as gpuexp.out; X.meta.json and X.samples.csv go beside it)", type = "path"},
       {"-q, --quiet", "no progress line", field = "quiet"},
       {"-a, --arch ARCH", "offline plan for ARCH (e.g. sm_86), no GPU used: kernels compiled for it,\n" ..
         "occupancy from the model, timing columns left empty", field = "plan_arch", type = "arch",
@@ -102,9 +110,13 @@ M.commands = {
         default_text = "a Slurm job array's share, from SLURM_ARRAY_TASK_ID/_MIN/_STEP/_COUNT"},
       {"--only 'A=V,B=W;A=X'", "run only the points with these axis values (';' between alternatives)", field = "only", type = "only"},
       {"--trace FILE.json", "a timeline of kernels, copies, synchronizations and driver calls (CUPTI),\n" ..
-        "as Chrome trace events for Perfetto (ui.perfetto.dev) or chrome://tracing", field = "trace"},
+        "as Chrome trace events for Perfetto (ui.perfetto.dev) or chrome://tracing", field = "trace",
+        type = "path"},
       {"--inline", "no worker process: the script runs in this process (debuggers)", field = "inline"},
       {"--diagnose", "diagnose every timed launch with counters (gpuexp diagnose --help)", field = "diagnose"},
+      {"--lines DIR", "a line profile of every timed launch (SASS counts and PC samples a source line,\n" ..
+        "sources compiled with -lineinfo) written into DIR: gpuexp lines BASE_DIR NEW_DIR compares two\n" ..
+        "runs (docs/howto/lines.md)", field = "lines", what = "a folder"},
       {"--counters", "a row's counters: instructions and active lanes per instruction, DRAM and L2 bytes,\n" ..
         "L2 and L1 hit rates, sectors per global load and store, shared wavefronts per request, tensor\n" ..
         "pipe activity, achieved occupancy, the dominant stall, registers, spills, shared memory of the\n" ..
@@ -115,7 +127,8 @@ M.commands = {
       {"--telemetry", "every measurement reads NVML: mean power (power_w), energy per launch (energy_j),\n" ..
         "temperature_c and the throttle reasons seen; columns of every sweep (telemetry_note: why not)",
         field = "telemetry"},
-      {"--history PATH", "record the run (facts, rows, samples) in this SQLite history file", field = "history"},
+      {"--history PATH", "record the run (facts, rows, samples) in this SQLite history file", field = "history",
+        type = "path"},
       {"--record", "the same, in gpuexp's own history file (gpuexp history --help says where)", field = "history",
         value = ""},
       {"--night ID", "record the run as part of gpuexp nightly's night ID (set by gpuexp nightly,\n" ..
@@ -209,7 +222,7 @@ M.commands = {
       "measured roofs (gpuexp calibrate) unless the peaks are given. Needs gnuplot (gnuplot-nox).",
     options = {
       {"--x COL", "the x column"}, {"--y COL", "the y column"}, {"--by COL", "one line per value of COL"},
-      {"-o, --out FILE", "the image (.png or .svg)"}, {"--logx", "logarithmic x"}, {"--logy", "logarithmic y"},
+      {"-o, --out FILE", "the image (.png or .svg)", type = "path"}, {"--logx", "logarithmic x"}, {"--logy", "logarithmic y"},
       {"--title T", "the title"}, {"--roofline", "a roofline instead of lines"},
       {"--flops COL", "the FLOP column (roofline)"}, {"--bytes COL", "the byte column (roofline)"},
       {"--time-ms COL", "the time column (roofline)"}, {"--peak-gflops G", "the compute roof", type = "number", above = 0},
@@ -259,10 +272,11 @@ M.commands = {
       {"--markdown", "Markdown instead of an aligned table", field = "format", value = "markdown"},
       {"--json", "JSON", field = "format", value = "json"},
       {"--junit", "JUnit XML (a test case per point and metric)", field = "format", value = "junit"},
-      {"-o, --output FILE", "write the output there instead of stdout"},
+      {"-o, --output FILE", "write the output there instead of stdout", type = "path"},
       {"--axes A,B", "the axis columns, for CSVs with no .meta.json", type = "list",
         what = "at least one column name (A,B)"},
-      {"--allow-different-gpu", "compare runs from different GPU models, drivers or clocks (warns)"},
+      {"--allow-different-gpu", "compare runs from different GPU models, drivers or clocks, or offline plans\n" ..
+        "for different architectures (warns)"},
       {"-h, --help", "this text"},
     },
     after = "A CSV is read strictly: a BOM and CRLF are fine; an unclosed quote, a row with another number of\n" ..
@@ -283,19 +297,21 @@ M.commands = {
           {"--limit N", "", type = "integer", min = 1, default = 30, what = "a whole number of runs >= 1"}}},
       {"show RUN", "one run: its facts and rows (and a night's regression states)", subcommand = "show"},
       {"export RUN [-o, --output FILE.csv]", "the run's rows as CSV, as written (plus FILE.samples.csv)",
-        subcommand = "export", options = {{"-o, --output FILE.csv", ""}}},
+        subcommand = "export", options = {{"-o, --output FILE.csv", "", type = "path"}}},
       {"record FILE.csv... [--kind nightly]", "add runs written earlier (their .meta.json beside them)",
         subcommand = "record", options = {{"--kind nightly", "", type = "choice", choices = {"run", "nightly"},
           default = "run"}}},
       {"exclude RUN... | include RUN...", "keep a run out of nightly baselines (a known bad night), or back",
         subcommand = "exclude", also = "include"},
-      {"accept RUN [--point 'A=V,B=W'] [--note TEXT]", "the level of a nightly run's points (or of this point) is intended:\n" ..
+      {"accept RUN [--point 'A=V,B=W'] [--note TEXT]", "the level of a nightly run's points (or of this point, named by\n" ..
+        "every axis; several with ';') is intended:\n" ..
         "an open regression there is closed as accepted, and that level is the baseline from\n" ..
         "then on (docs/explanation/regression-state.md)", subcommand = "accept",
         options = {{"--point 'A=V,B=W'", ""}, {"--note TEXT", ""}}},
       {"unaccept RUN [--point 'A=V,B=W']", "take an acceptance back (the regression is open again)",
         subcommand = "unaccept", options = {{"--point 'A=V,B=W'", ""}}},
-      {"prune --keep N", "keep the newest N runs of each experiment, sweep and GPU", subcommand = "prune",
+      {"prune --keep N", "keep the newest N runs of each experiment, sweep, GPU and kind (nightly, run...;\n" ..
+        "a night's re-measures go with their night)", subcommand = "prune",
         options = {{"--keep N", "", type = "integer", min = 1, what = "a whole number of runs >= 1"},
           {"--run", "", field = "runs"}}},
       {"prune --run RUN...", "delete these runs", subcommand = "prune"},
@@ -304,7 +320,7 @@ M.commands = {
         options = {{"--limit N", "", type = "integer", min = 2, default = 60, what = "a whole number of nights >= 2"}}},
       {"merge OUT.db IN.db...", "join other hosts' histories into OUT.db by the runs' identities: merging one\n" ..
         "again adds nothing; baselines stay per GPU model and driver", subcommand = "merge"},
-      {"--history PATH", "the history file"},
+      {"--history PATH", "the history file", type = "path"},
       {"-h, --help", "this text"},
     },
     arguments = "script", -- the subcommand, with its words and options
@@ -313,6 +329,28 @@ M.commands = {
       "default file) records a run; `gpuexp nightly` records every night.",
     exits = {{0, "ok"}, {2, "usage or unknown run"}, {6, "the history cannot be read or written"},
       {7, "an export could not be written"}, internal_exit}},
+  {name = "lines", module = "gpuexp.commands.lines", summary = "a regression explained to the source line",
+    usage = "gpuexp lines [options] BASE NEW",
+    about = "BASE and NEW are line profiles (X.lines.json) or the folders that runs with --lines DIR filled (a\n" ..
+      "base build's run and a new one's: gpuexp --lines base/ --only 'A=V' SCRIPT.lua). Each pair of\n" ..
+      "profiles of one kernel and launch is aligned line by line (by the source texts, as a diff aligns\n" ..
+      "them: a line that moved keeps its partner, a line edited in place is paired with its old text)\n" ..
+      "and its lines are ranked by their share of the time that moved: the PC samples they gained (the\n" ..
+      "SASS counts when there are none), with the stall reason that grew and the warp instructions\n" ..
+      "before and after. A line within its sampling noise is marked, and so is a result whose lines do\n" ..
+      "not account for the change. docs/howto/lines.md says how to read it.",
+    options = {
+      {"--top N", "lines shown", type = "integer", min = 1, what = "a number of lines >= 1", default = 10},
+      {"--measured PCT", "the measured change of the time, to check the samples against", type = "number",
+        what = "a percentage", default_text = "the profiles' own times"},
+      {"--markdown", "Markdown instead of a table", field = "format", value = "markdown"},
+      {"--html", "an HTML fragment", field = "format", value = "html"},
+      {"--json", "JSON (the summaries the reports hold)", field = "format", value = "json"},
+      {"-o, --output FILE", "write the output there instead of stdout"},
+      {"-h, --help", "this text"},
+    },
+    exits = {{0, "compared (whatever the lines say)"}, {2, "usage, or a profile that cannot be read"},
+      {7, "the output could not be written"}, internal_exit}},
   {name = "nightly", module = "gpuexp.commands.nightly", summary = "a regression suite: run, record, compare, report",
     usage = "gpuexp nightly SUITE [options]",
     about = "SUITE is a folder of experiment files (every *.lua in it, in name order) or a suite file: one\n" ..
@@ -332,10 +370,13 @@ M.commands = {
       "accounts for the time (bank conflicts, coalescing, divergence, the tensor pipe, instructions,\n" ..
       "bytes, hit rates, occupancy, spills, the clock); changes that cannot are marked '(does not explain\n" ..
       "it)'. When nothing accounts for it, the confirm stage runs gpuexp diagnose on the point and the\n" ..
-      "line carries its verdict and evidence.",
+      "line carries its verdict and evidence. Each regression confirmed is then profiled line by line at\n" ..
+      "the last good night's commit and at this one (gpuexp lines: the source lines that took the time,\n" ..
+      "in the explanation and the reports; --lines-timeout).",
     options = {
-      {"--history PATH", "the history file", default_text = "gpuexp history --help says where"},
-      {"-o, --out DIR", "the night's CSVs and report", default_text = "./gpuexp-nightly/<UTC time>-<the night's tag>"},
+      {"--history PATH", "the history file", type = "path", default_text = "gpuexp history --help says where"},
+      {"-o, --out DIR", "the night's CSVs and report", type = "path",
+        default_text = "./gpuexp-nightly/<UTC time>-<the night's tag>"},
       {"--baseline N", "baseline runs; fewer on the first nights (with fewer than 3 the rule uses the\n" ..
         "within-run noise)", type = "integer", min = 1, what = "a number of runs >= 1", default = 5},
       {"--threshold PCT", "the smallest change called a regression", field = "floor_pct", type = "number",
@@ -343,6 +384,9 @@ M.commands = {
       {"--no-confirm", "do not re-measure suspects", field = "confirm", value = false, default = true},
       {"--no-counters", "do not collect counters (a regression is then not explained)", field = "counters",
         value = false, default = true},
+      {"--lines-timeout S", "a newly confirmed regression's point is line-profiled at the last good night's\n" ..
+        "commit and at this one (gpuexp lines), all of them within S seconds (0: none)", type = "seconds",
+        default = M.LINES_TIMEOUT_S},
       {"--metric COL[:lower|higher]", "the column judged; median_cycles judges in cycles, which a clock that\n" ..
         "differs between nights does not move", type = "metric", default_text = "median_ms, else the first *_ms column"},
       {"--on-regression CMD", "when the night is not clean (exit 1, 5 or 6), run CMD REPORT.md through the\n" ..
@@ -354,8 +398,8 @@ M.commands = {
       {"--devices LIST", "passed to each experiment", pass = true},
       {"--point-timeout S", "passed to each experiment", type = "timeout", pass = true},
       {"-a, --arch ARCH", "offline plan: checks that the suite runs; measures nothing, and records and compares\n" ..
-        "nothing unless --history names a file (its runs are marked plan and never join a GPU's baselines)",
-        type = "arch"},
+        "nothing unless --history names a file (its runs' GPU is 'offline plan for ARCH': they are the\n" ..
+        "baselines of plans for ARCH only, never of a GPU's or another architecture's)", type = "arch"},
       {"-q, --quiet", "no progress lines from the experiments"},
       {"-h, --help", "this text"},
     },
@@ -363,7 +407,7 @@ M.commands = {
       {5, "no regression, but the night was incomplete (an experiment failed, or points failed that failed\n" ..
         "before too)"},
       {6, "the history cannot be written, or read to judge the night"}, {75, "another nightly holds the GPU (try later)"},
-      {130, "interrupted (143: SIGTERM); the running experiment is ended and waited for"}, internal_exit}},
+      {130, "interrupted (143: SIGTERM, 129: SIGHUP); the running experiment is ended and waited for"}, internal_exit}},
   {name = "bisect", module = "gpuexp.commands.bisect", summary = "the commit that made a point slower",
     usage = "gpuexp bisect --good REV --bad REV --point 'A=V,B=W' [options] SCRIPT.lua [script arguments...]\n" ..
       "gpuexp bisect --run ID [--history PATH] [--point 'A=V,B=W'] [options]",
@@ -381,7 +425,7 @@ M.commands = {
       {"--bad REV", "a later commit where it is slow"},
       {"--run ID", "take the commits and the script from a regressed run of the history", type = "integer",
         what = "a run id (gpuexp history list)"},
-      {"--history PATH", "the history of --run", default_text = "gpuexp history --help says where"},
+      {"--history PATH", "the history of --run", type = "path", default_text = "gpuexp history --help says where"},
       {"--point 'A=V,B=W'", "the point (with --run: the night's regressed point, when only one)"},
       {"--metric COL[:lower|:higher]", "the column judged", default_text = "median_ms, or the night's with --run"},
       {"--build CMD", "run through the shell in each commit's worktree before measuring (its own process\n" ..
@@ -390,6 +434,8 @@ M.commands = {
         type = "seconds", default = M.BUILD_TIMEOUT_S},
       {"--threshold PCT", "the smallest change called slower", type = "number", above = 0,
         what = "a percentage > 0", default_text = "2, or the night's with --run"},
+      {"--lines-timeout S", "then the point is line-profiled at the last good and the first bad commit and its\n" ..
+        "lines ranked (gpuexp lines), within S seconds (0: not)", type = "seconds", default = M.LINES_TIMEOUT_S},
       {"-d, --device N", "passed to each measurement", pass = true},
       {"-a, --arch ARCH", "passed to each measurement (an offline plan: for trying it out)", type = "arch",
         pass = true},
@@ -402,7 +448,7 @@ M.commands = {
       {1, "the good commit gives no value for the point"}, {2, "usage"},
       {5, "no regression between good and bad (or the --run night is none), or the first bad commit is among\n" ..
         "commits that could not be measured (they are listed)"},
-      {130, "interrupted (143: SIGTERM); the worktrees are removed"}, internal_exit}},
+      {130, "interrupted (143: SIGTERM, 129: SIGHUP); the worktrees are removed"}, internal_exit}},
   {name = "tune", module = "gpuexp.commands.tune", summary = "search a space under a budget; the tie set of the best",
     usage = "gpuexp tune [options] SCRIPT.lua [script arguments...]",
     about = "Runs a script whose gpuexp.tune{...} searches a sweep's space (axes and where) for the\n" ..
@@ -414,7 +460,7 @@ M.commands = {
       "tree-structured Parzen estimator). Every round is a sweep: supervised, resumable (--resume),\n" ..
       "recorded (--history); winners are stored by source hash, architecture, GPU, driver and CUDA, and\n" ..
       "a tune that starts from them reports tuning drift when a stored winner left the tie set. The\n" ..
-      "options below win over the script's. docs/tune.md has the method and the studies.",
+      "options below win over the script's. docs/howto/tune.md has the method and the studies.",
     options = {
       {"--strategy brute|random|racing|model", "the search", type = "choice",
         choices = {"brute", "random", "racing", "model"}, default_text = "the script's, else model"},
@@ -428,11 +474,11 @@ M.commands = {
         type = "choice", choices = {"stored"}, what = "'stored' (the history's winners)"},
       {"-d, --device N", "passed to the run", pass = true},
       {"-a, --arch ARCH", "passed to the run (an offline plan)", type = "arch", pass = true},
-      {"-o, --out PATH", "passed to the run: rounds go in PATH-stem.NAME.round-NNN.csv", pass = true},
+      {"-o, --out PATH", "passed to the run: rounds go in PATH-stem.NAME.round-NNN.csv", pass = true, type = "path"},
       {"-q, --quiet", "passed to the run", pass = true},
       {"--resume", "passed to the run: finished rounds are replayed", pass = true},
       {"--allow-changed", "passed to the run", pass = true},
-      {"--history PATH", "passed to the run: rounds and winners recorded", pass = true},
+      {"--history PATH", "passed to the run: rounds and winners recorded", pass = true, type = "path"},
       {"--record", "passed to the run", pass = true}, {"--point-timeout S", "passed to the run", pass = true},
       {"--shard I/N", "passed to the run (brute and random only)", pass = true},
       {"--devices LIST", "passed to the run", pass = true},
@@ -443,7 +489,7 @@ M.commands = {
     exits = {{0, "the tie set was printed"}, {1, "the script failed, or no configuration gave a value"},
       {2, "usage"}, {3, "GPU or driver"}, {4, "a kernel did not compile"},
       {5, "finished, but configurations crashed or timed out (their rows say so; they were skipped)"},
-      {6, "the history could not be written"}, {130, "interrupted (143: SIGTERM); --resume finishes"}, internal_exit}},
+      {6, "the history could not be written"}, {130, "interrupted (143: SIGTERM, 129: SIGHUP); --resume finishes"}, internal_exit}},
   {name = "ab", module = "gpuexp.commands.ab", summary = "two variants interleaved on one GPU: a paired verdict",
     usage = "gpuexp ab VARIANTS [options] SCRIPT.lua [script arguments...]",
     about = "Runs a script whose gpuexp.ab{variant = function(v) ... end} builds the measurement of a variant\n" ..
@@ -453,14 +499,15 @@ M.commands = {
       "the budget ends: the ratio B/A per block, their geometric mean, a bootstrap 99.5% interval and\n" ..
       "the Wilcoxon signed-rank test. Slower (exit 1) when the test rejects and the interval is above\n" ..
       "1; every verdict states the change the run could have detected. The same samples judged by\n" ..
-      "NVBench's rule and by compare's are shown beside it. docs/ab.md has the method and the studies.",
+      "NVBench's rule and by compare's are shown beside it. docs/howto/ab.md has the method and the studies.",
     options = {
       {"--a-commit REV", "variant A is REV, checked out in a temporary worktree (v.root)"},
       {"--b-commit REV", "variant B likewise"},
       {"--build CMD", "run through the shell in each commit's worktree first"},
-      {"--a-binary FILE", "v.binary of A (a cubin, fatbin or PTX the script loads)"},
-      {"--b-binary FILE", "v.binary of B"},
-      {"--a-source FILE", "v.source of A (a kernel source the script compiles)"}, {"--b-source FILE", "v.source of B"},
+      {"--a-binary FILE", "v.binary of A (a cubin, fatbin or PTX the script loads)", type = "path"},
+      {"--b-binary FILE", "v.binary of B", type = "path"},
+      {"--a-source FILE", "v.source of A (a kernel source the script compiles)", type = "path"},
+      {"--b-source FILE", "v.source of B", type = "path"},
       {"--a-options 'OPTS'", "v.options of A (compile options, split at spaces)"}, {"--b-options 'OPTS'", "v.options of B"},
       {"--a-define K=V", "v.defines.K of A (repeatable)", type = "define", repeatable = true},
       {"--b-define K=V", "v.defines.K of B (repeatable)", type = "define", repeatable = true},
@@ -468,12 +515,13 @@ M.commands = {
         default_text = "the script's, else 1"},
       {"--budget-s S", "stop after S seconds whatever was reached", type = "number", above = 0,
         default_text = "the script's, else 30"},
-      {"--seed N", "the block order's seed", type = "integer", min = 0, default_text = "the script's, else 1"},
+      {"--seed N", "the block order's seed", type = "integer", min = 0, max = 4294967295,
+        default_text = "the script's, else 1"},
       {"--threshold PCT", "a change smaller than this is never called", type = "number", min = 0,
         default_text = "the script's, else 0"},
       {"--markdown", "Markdown (a pull-request comment)", field = "format", value = "markdown"},
       {"--json", "JSON", field = "format", value = "json"}, {"--junit", "JUnit XML", field = "format", value = "junit"},
-      {"-o, --output FILE", "write the verdict there instead of stdout"},
+      {"-o, --output FILE", "write the verdict there instead of stdout", type = "path"},
       {"-d, --device N", "the GPU", pass = true},
       {"-a, --arch ARCH", "an offline plan: both variants built and checked", type = "arch", pass = true},
       {"--no-plan", "with no GPU, no offline plan (as gpuexp --no-plan)", pass = true},
@@ -482,8 +530,10 @@ M.commands = {
     arguments = "script",
     exits = {{0, "B is not slower (same or faster), or an offline plan"}, {1, "B is slower than A (a regression), or the script failed or gave no\n" ..
         "verdict (never called gpuexp.ab), or a commit did not build"},
-      {2, "usage or unreadable input"}, {3, "GPU or driver"}, {4, "a kernel did not compile"},
-      {7, "the verdict could not be written"}, {130, "interrupted (143: SIGTERM); the worktrees are removed"},
+      {2, "usage or unreadable input, or a timer that gave no usable samples (none, NaN, 0 ms)"},
+      {3, "GPU or driver"}, {4, "a kernel did not compile"},
+      {5, "undecided: the budget ended before the blocks a verdict needs (give more --budget-s)"},
+      {7, "the verdict could not be written"}, {130, "interrupted (143: SIGTERM, 129: SIGHUP); the worktrees are removed"},
       internal_exit}},
   {name = "doctor", module = "gpuexp.commands.doctor", summary = "check this machine and say what to fix",
     usage = "gpuexp doctor",
@@ -552,6 +602,8 @@ M.environment = {
   {name = "GX_LIBNVRTC", text = "the NVRTC library to load (default: found in the toolkit)", read_by = "compile"},
   {name = "GX_LIBCUPTI", text = "the CUPTI library to load, and the only one tried (default: found in the toolkit)",
     read_by = "metrics, counters, trace"},
+  {name = "GX_LINES_PC_KEEP", text = "set (not 0): PC sampling is enabled once a GPU context and kept between line " ..
+    "profiles (Triton's Proton does so), instead of enabled and disabled for each", read_by = "line profiles (--lines, lines)"},
   {name = "XDG_CACHE_HOME", text = "the cache's parent folder when GPUEXP_CACHE_DIR is not set", read_by = "compile"},
   {name = "XDG_DATA_HOME", text = "the history's parent folder when GPUEXP_HISTORY is not set", read_by = "history"},
   {name = "HOME", text = "the cache and history defaults under it", read_by = "compile, history"},

@@ -29,6 +29,22 @@ local function indent(text, column)
   return (text:gsub("\n", "\n" .. string.rep(" ", column)))
 end
 
+-- A command's exit codes as its help shows them: its own, and what 7 means for every command (its
+-- standard output could not be written), added to its own 7 or in its place.
+function T.exits(catalog, command)
+  local exits, stdout = {}, catalog.STDOUT_EXIT
+  for _, exit in ipairs(command.exits) do
+    if stdout and exit[1] == stdout[1] then
+      exit, stdout = {exit[1], exit[2] .. ", or the standard output (every command)"}, nil
+    elseif stdout and exit[1] > stdout[1] then
+      exits[#exits + 1], stdout = stdout, nil
+    end
+    exits[#exits + 1] = exit
+  end
+  if stdout then exits[#exits + 1] = stdout end
+  return exits
+end
+
 -- A command's help text, as `gpuexp COMMAND --help` prints it.
 function T.help(catalog, name)
   local command = catalog.find(name)
@@ -58,7 +74,7 @@ function T.help(catalog, name)
   end
   out[#out + 1] = ""
   out[#out + 1] = "exit codes:"
-  for _, exit in ipairs(command.exits) do
+  for _, exit in ipairs(T.exits(catalog, command)) do
     out[#out + 1] = string.format("  %-4d %s", exit[1], indent(exit[2], 7))
   end
   return table.concat(out, "\n") .. "\n"
@@ -107,7 +123,7 @@ function T.reference(catalog)
     out[#out + 1] = ""
     out[#out + 1] = "| exit | meaning |"
     out[#out + 1] = "| --- | --- |"
-    for _, exit in ipairs(command.exits) do
+    for _, exit in ipairs(T.exits(catalog, command)) do
       out[#out + 1] = string.format("| %d | %s |", exit[1], markdown_cell(exit[2]))
     end
   end

@@ -6,12 +6,13 @@ local meta = require("gpuexp.store.meta")
 local sweep = require("gpuexp.api.sweep")
 local metrics = require("gpuexp.api.metrics")
 local measure = require("gpuexp.api.measure")
+local lines = require("gpuexp.api.lines") -- before kernel:time is wrapped (api/kernel.lua): it keeps the raw one
 
 local struct = require("gpuexp.api.struct")
 gpuexp.struct = struct.struct
 gpuexp.layout = struct.layout
 gpuexp.sweep = sweep.run
--- gpuexp.tune{...} -> the tie set of a search (docs/tune.md); gpuexp.ab{...} -> a paired verdict (docs/ab.md)
+-- gpuexp.tune{...} -> the tie set of a search (docs/howto/tune.md); gpuexp.ab{...} -> a paired verdict (docs/howto/ab.md)
 gpuexp.tune = function(spec) return require("gpuexp.api.tune").run(spec) end
 gpuexp.ab = function(spec) return require("gpuexp.api.ab").run(spec) end
 gpuexp.points = sweep.points
@@ -35,6 +36,14 @@ function gpuexp.try_plot(plot, spec)
   return nil, type(result) == "table" and result.message or tostring(result)
 end
 gpuexp.measure_columns = measure.columns
+-- line profiles (docs/howto/lines.md): kernel:line_profile{launch}, the cubin's lines, two compared
+gpuexp._kernel_methods.line_profile = lines.kernel_line_profile
+gpuexp.line_table = lines.line_table
+gpuexp.line_diff = lines.line_diff
+gpuexp.read_line_profile = require("gpuexp.store.line_profile").read
+if gpuexp.run_options and gpuexp.run_options.lines and not gpuexp.plan then
+  gpuexp.compile = lines.compile_with_lines(gpuexp.compile) -- --lines: every source with its line table
+end
 -- gpuexp.diagnose(kernel, launch) -> findings (verdict, evidence, text, the numbers), or nil and why
 function gpuexp.diagnose(kernel, spec)
   local diagnose = require("gpuexp.api.diagnose")
@@ -45,7 +54,13 @@ end
 -- Kernel and Sequence: their methods written in Lua (api/kernel.lua)
 require("gpuexp.api.kernel").install(gpuexp)
 
-if gpuexp.plan then require("gpuexp.api.plan").install(gpuexp) end
+if gpuexp.plan then
+  local plan = require("gpuexp.api.plan")
+  plan.install(gpuexp)
+  -- said once, by the process the command runs in (a supervisor or an inline run), not its worker
+  local unused = not gpuexp._worker and plan.unused_options(gpuexp.run_options)
+  if unused then io.stderr:write(unused, "\n") end
+end
 
 -- gpuexp.lesson(): a study's lesson checks. lesson:expect(condition, text) records what did not hold
 -- (text says what went wrong; printed only then); lesson:claim(condition, statement) records a

@@ -11,6 +11,7 @@ local M = {}
 -- argv: the command line ([0] this binary); process: what C learned before Lua ({worker =, device =,
 -- slot =}, or {attach_error =} when GPUEXP_WORKER is malformed). Returns the exit code.
 function M.main(argv, process)
+  gpuexp._check_stdout_at_exit(catalog.STDOUT_EXIT[1]) -- a report lost on a full disk is exit 7, never 0 or 1
   if process.attach_error then return runner.usage_error("run", process.attach_error) end
   gpuexp.stderr_is_terminal = gpuexp._isatty(2)
   local words = {}

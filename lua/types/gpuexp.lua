@@ -17,6 +17,9 @@
 ---@field block gpuexp.Dim  threads per block
 ---@field shared? integer  dynamic shared memory in bytes
 ---@field args? gpuexp.Arg[]  device buffers and typed scalars, checked against the kernel's signature
+---@field cluster? gpuexp.Dim  a thread block cluster (9.0+): divides the grid; up to 8 blocks, 16 where the GPU allows the non-portable size
+---@field cooperative? boolean  a cooperative launch (grid-wide sync): the grid must be resident at once
+---@field programmatic? boolean  programmatic dependent launch (9.0+): may start while the previous kernel of its stream runs
 
 ---@class gpuexp.Timing
 ---@field median_ms number
@@ -53,6 +56,10 @@
 ---@field occupancy_pct number
 ---@field limiter string  warps, blocks, registers, shared or barriers
 ---@field source "driver"|"model"
+---@field cluster_size? integer  with a cluster (asked, or the kernel's __cluster_dims__): blocks per cluster
+---@field active_clusters? integer  on a GPU: clusters resident at once on the whole GPU (cuOccupancyMaxActiveClusters)
+---@field active_clusters_bound? integer  in a plan: the model's blocks per SM on the architecture's largest GPU, in whole clusters
+---@field cluster_note? string  in a plan: why active_clusters needs the GPU
 
 ---@class gpuexp.MetricsInfo
 ---@field passes integer  replay passes
@@ -129,6 +136,8 @@ function Device:flush_l2() end
 ---@field bytes integer
 ---@field type gpuexp.ElementType
 ---@field kind "device"|"pinned"|"pageable"
+---@field global? boolean  a module's __constant__ or __device__ variable (program:global): never freed by gpuexp
+---@field name? string  a global's name
 ---@operator len: integer
 local Buffer = {}
 ---Element i (1-based).
@@ -209,6 +218,14 @@ function Program:kernels(options) end
 ---@param name string
 ---@return table
 function Program:resources(name) end
+---A __constant__ or __device__ variable as a Buffer with a name (cuModuleGetGlobal), by its C++ name or symbol; type defaults to PTX's (u8 for byte arrays). In a plan: a planned buffer of the binary's size. A miss says which it has (did-you-mean).
+---@param name string
+---@param type? gpuexp.ElementType
+---@return gpuexp.Buffer
+function Program:global(name, type) end
+---The module's globals, read from its binary or PTX (no GPU needed).
+---@return {name: string, symbol: string, bytes: integer, space: "constant"|"device"}[]
+function Program:globals() end
 
 ---@class gpuexp.Kernel
 ---@field name string  as C++ writes it
@@ -244,6 +261,35 @@ function Kernel:metrics(spec) end
 ---@param spec gpuexp.LaunchSpec|{metrics: string[], restore?: boolean, flush_l2?: boolean}
 ---@return table<string, number>|nil values, table|string info
 function Kernel:collect(spec) end
+---A line profile of one launch (docs/howto/lines.md): each SASS instruction's executions and memory
+---traffic (CUPTI's SASS metrics) and PC samples by stall reason, mapped to its source line (compile
+---with -lineinfo), with the sources' text; nil and why in an offline plan or without CUPTI. A stage
+---CUPTI refuses (a virtual GPU) says why in profile.sass.error or profile.pc.error.
+---@param spec gpuexp.LaunchSpec|{label?: string, time?: boolean, sass?: boolean, pc_sampling?: boolean, period?: integer, serialized?: boolean, min_samples?: integer, max_launches?: integer, max_seconds?: number, metrics?: string[]}
+---@return gpuexp.LineProfile|nil profile, string? why
+function Kernel:line_profile(spec) end
+
+---@class gpuexp.LineProfile
+---@field kernel string
+---@field label? string
+---@field time_ms? number  the launch's median time
+---@field metrics string[]  the SASS metrics (smsp__sass_ left off): counts[i] of an instruction is metrics[i]
+---@field reasons string[]  the stall reasons PC sampling knows (smsp__pcsamp_warps_issue_stalled_ left off)
+---@field sass {done: boolean, passes?: integer, seconds?: number, error?: string}
+---@field pc {done: boolean, launches?: integer, period?: integer, samples?: integer, seconds?: number, error?: string}
+---@field line_info boolean  whether the instructions were mapped to lines
+---@field sources table<string, string>  the text of the files the lines are in
+---@field instructions {function: string, pc: integer, file?: string, line?: integer, counts?: integer[], samples?: table<string, integer>}[]
+
+---@class gpuexp.LineDiff
+---@field basis string  "samples", "counts" (no PC samples: SASS counts weighed), "static" or "none"
+---@field total_pct? number  the kernel's sampled (or estimated) change
+---@field accounted boolean  whether the top lines account for the change
+---@field accounting string  the sentence that says so
+---@field notes string[]
+---@field rows table[]  every line, the time gained first: kind, delta_pct, share, reason, base and new lines
+---@field summary table  what reports hold: the top lines' cells
+---@field text string  the table as gpuexp lines prints it
 
 ---@class gpuexp.Launch
 local Launch = {}
@@ -312,6 +358,7 @@ function Sequence:metrics(spec) end
 ---@field size integer
 ---@field align integer
 ---@field data string
+---@field tensor_maps integer  TMA descriptors it holds (1 for gpuexp.tensor_map's)
 
 ---@class gpuexp.Layout  a C struct's layout: C's alignment rules
 ---@field size integer
@@ -336,6 +383,7 @@ function Sequence:metrics(spec) end
 ---@field metric_presets table<string, string[]>
 ---@field measure_defaults table  measurement policy defaults for the whole script
 ---@field measure_columns string[]
+---@field launch_keys string[]  the keys of a launch table: grid, block, shared, args, cluster, cooperative, programmatic
 gpuexp = {}
 
 ---The --device GPU, or GPU n.
@@ -378,15 +426,19 @@ function gpuexp.event(spec) end
 function gpuexp.sequence(run, spec) end
 ---Raw bytes for one parameter.
 ---@param data string
----@param options? {align?: integer, keep?: table}
+---@param options? {align?: integer, keep?: table, tensor_maps?: integer}
 ---@return gpuexp.Bytes
 function gpuexp.bytes(data, options) end
+---A TMA descriptor (CUtensorMap, cuTensorMapEncodeTiled) over a device buffer: 128 bytes aligned to 64, for a `const __grid_constant__ CUtensorMap` parameter or a layout's "tensor_map" field. dims, box and element_strides innermost first; strides in bytes (default packed); the documented constraints and the buffer's bounds checked first; needs 9.0+ (a plan checks, encodes nothing).
+---@param spec {buffer: gpuexp.Buffer, dims: integer[], box: integer[], type?: gpuexp.ElementType|"tf32"|"f32_ftz"|"tf32_ftz", strides?: integer[], element_strides?: integer[], offset?: integer, interleave?: "none"|"16B"|"32B", swizzle?: "none"|"32B"|"64B"|"128B", l2_promotion?: "none"|"64B"|"128B"|"256B", oob_fill?: "zero"|"nan"}
+---@return gpuexp.Bytes
+function gpuexp.tensor_map(spec) end
 ---An anonymous struct by value: {{"f32", 1.5}, {"i32", n}, {"ptr", buffer}, {"f32", {1, 2, 3}}}.
 ---@param fields table[]
 ---@param options? {align?: integer}
 ---@return gpuexp.Bytes
 function gpuexp.struct(fields, options) end
----A named C struct layout: {{"alpha", "f32"}, {"v", "f32", 3}, {"inner", OtherLayout}}; layout(values), :pack, :unpack, :upload, :download.
+---A named C struct layout: {{"alpha", "f32"}, {"v", "f32", 3}, {"inner", OtherLayout}, {"map", "tensor_map"}}; layout(values), :pack, :unpack, :upload, :download.
 ---@param fields table[]
 ---@param options? {align?: integer}
 ---@return gpuexp.Layout
@@ -453,14 +505,14 @@ function gpuexp.from_bits(type, bits) end
 ---@return table[] rows, string path, string[] columns
 function gpuexp.sweep(spec) end
 ---Searches a sweep's space for the configurations that minimise or maximise an objective under a
----budget; returns the tie set (docs/tune.md). nil in an offline plan.
----@param spec {name?: string, axes: table, where?: fun(p: table): boolean, setup?: fun(), run: fun(p: table): table, objective?: string|{column: string, goal?: "min"|"max"}, condition?: string|fun(row: table): boolean, samples?: string, strategy?: "brute"|"random"|"racing"|"model", seed?: integer, max_evals?: number, budget_s?: number, start?: table[]|"stored", tie_pct?: number, alpha?: number, eta?: number, batch?: integer, sources?: string[], options?: table, history?: string, columns?: string[], out?: string, quiet?: boolean, timeout_s?: number}
----@return {best: table, ties: table[], drift: table[], strategy: string, evaluations: number, measured: integer, cost_s: number, stopped_by?: string, rounds: integer, prefix: string, rule: string}?
+---budget; returns the tie set and a regret bound (docs/howto/tune.md). nil in an offline plan.
+---@param spec {name?: string, axes: table, where?: fun(p: table): boolean, setup?: fun(), run: fun(p: table): table, compile?: fun(p: table): table, compile_workers?: integer, objective?: string|{column: string, goal?: "min"|"max"}, condition?: string|fun(row: table): boolean, samples?: string, strategy?: "brute"|"random"|"racing"|"model", seed?: integer, max_evals?: number, budget_s?: number, start?: table[]|"stored", tie_pct?: number, alpha?: number, confidence?: number, eta?: number, batch?: integer, sources?: string[], options?: table, history?: string, columns?: string[], out?: string, quiet?: boolean, timeout_s?: number}
+---@return {best: table, ties: table[], drift: table[], strategy: string, seed: integer, evaluations: number, measured: integer, configurations: integer, cost_s: number, wall_s: number, stopped_by?: string, rounds: integer, prefix: string, rule: string, regret: {bound: number, selection: number, exploration: number, confidence: number, dropped: integer, unmeasured: integer}, compile?: {workers: integer, jobs: integer, compile_s: number, wait_s: number, missed: integer, failed: integer}}?
 function gpuexp.tune(spec) end
 ---Two variants of one measurement timed in interleaved blocks until a stated minimum detectable
----effect is reached; a paired verdict (docs/ab.md). nil in an offline plan.
+---effect is reached; a paired verdict (docs/howto/ab.md). nil in an offline plan.
 ---@param spec {name?: string, a?: any, b?: any, variant?: fun(v: table): any, variants?: {A?: table, B?: table}, mde_pct?: number, budget_s?: number, min_blocks?: integer, max_blocks?: integer, block_ms?: number, block_reps?: integer, warmup?: integer, cold?: boolean, confidence?: number, power?: number, threshold_pct?: number, seed?: integer, quiet?: boolean}
----@return {verdict: "slower"|"faster"|"same", basis: string, summary: table, a_median_ms: number, b_median_ms: number, gpu_s: number, nvbench: table, compare: table}?
+---@return {verdict: "slower"|"faster"|"same"|"undecided", basis: string, summary: table, a_median_ms: number, b_median_ms: number, gpu_s: number, nvbench: table, compare: table}?
 function gpuexp.ab(spec) end
 ---The enumeration of a sweep's points alone.
 ---@param axes table
@@ -557,12 +609,31 @@ function gpuexp.expand_metrics(list, chip) end
 ---@return table[]|nil values, gpuexp.MetricsInfo|string info
 function gpuexp.metrics(spec) end
 ---A verdict for one launch from its counters (memory-bound, compute-bound, latency-bound, contended
----atomics, bank conflicts, register spills, branch divergence, uncoalesced loads) with its evidence:
----findings.verdict, findings.evidence (strings), findings.text, and the numbers (SoL %, stalls, occupancy).
+---atomics, bank conflicts, register spills, local memory, uncoalesced loads or stores, too few blocks,
+---FP64 arithmetic, barrier stalls, branch divergence) with its evidence, never from counts under a
+---stated floor: findings.verdict, findings.evidence (strings), findings.text, findings.price (the
+---speedup if fixed: {speedup, low, high, fraction, model}), findings.values (every value collected)
+---and the numbers (SoL %, stalls, occupancy).
 ---@param kernel gpuexp.Kernel
 ---@param spec gpuexp.LaunchSpec
 ---@return table|nil findings, string? why
 function gpuexp.diagnose(kernel, spec) end
+---A kernel's static line table, with no GPU: its SASS instructions mapped to source lines from the
+---cubin (a profile with static = true and no counts); nil and why without a cubin.
+---@param kernel gpuexp.Kernel
+---@param label? string
+---@return gpuexp.LineProfile|nil profile, string? why
+function gpuexp.line_table(kernel, label) end
+---Two line profiles of a kernel aligned line by line and ranked by the time each line gained.
+---@param base gpuexp.LineProfile
+---@param new gpuexp.LineProfile
+---@param options? {measured_pct?: number, top?: integer}
+---@return gpuexp.LineDiff
+function gpuexp.line_diff(base, new, options) end
+---A line profile file (X.lines.json), checked; nil and why.
+---@param path string
+---@return gpuexp.LineProfile|nil profile, string? why
+function gpuexp.read_line_profile(path) end
 ---Measures this GPU's ceilings (cached per GPU and driver): dram_copy_gbps, l2_gbps, shared_gbps,
 ---fp32_gflops, fp64_gflops, tensor_{fp16,bf16,tf32,int8,fp8}_gflops (where the GPU has them),
 ---h2d_pinned_gbps, d2h_pinned_gbps.

@@ -38,6 +38,22 @@ static l_buffer *push_buffer(lua_State *L, int device_index, gx_memory_kind kind
     return buffer;
 }
 
+l_buffer *l_push_global_buffer(lua_State *L, int device_index, int owner_index, int type, size_t count,
+                               CUdeviceptr address)
+{
+    l_buffer *buffer = lua_newuserdatauv(L, sizeof *buffer, 2);
+    memset(buffer, 0, sizeof *buffer);
+    luaL_setmetatable(L, GX_BUFFER_TYPE);
+    lua_pushvalue(L, device_index);
+    lua_setiuservalue(L, -2, 1);
+    lua_pushvalue(L, owner_index); /* the program: its module holds the memory */
+    lua_setiuservalue(L, -2, 2);
+    buffer->buffer = (gx_buffer){.kind = GX_MEMORY_DEVICE, .type = (gx_type)type, .count = count,
+                                 .bytes = count * gx_type_size((gx_type)type), .device_pointer = address,
+                                 .device = &((l_device *)lua_touserdata(L, device_index))->device, .borrowed = 1};
+    return buffer;
+}
+
 static int buffer_release(lua_State *L)
 {
     l_buffer *buffer = luaL_checkudata(L, 1, GX_BUFFER_TYPE);
@@ -416,6 +432,8 @@ static int buffer_index(lua_State *L)
         lua_pushstring(L, gx_memory_kind_name(b->buffer.kind));
     else if (strcmp(key, "address") == 0 && b->buffer.kind == GX_MEMORY_DEVICE && b->buffer.device_pointer)
         lua_pushinteger(L, (lua_Integer)b->buffer.device_pointer);
+    else if (strcmp(key, "global") == 0)
+        lua_pushboolean(L, b->buffer.borrowed);
     else
         lua_pushnil(L);
     return 1;
@@ -448,6 +466,17 @@ static int gpuexp_host(lua_State *L)
     return 1;
 }
 
+/* gpuexp._element_bytes(type, count) -> the bytes of count elements of type, checked as
+   device:alloc checks them: an offline plan's buffers (api/plan.lua) have a size and no memory. */
+static int gpuexp_element_bytes(lua_State *L)
+{
+    int type;
+    size_t count;
+    l_check_element_spec(L, 1, &type, &count);
+    lua_pushinteger(L, (lua_Integer)(count * gx_type_size((gx_type)type)));
+    return 1;
+}
+
 /* device:alloc(type, count): a Buffer on the device. Registered here, as a Device method, so that
    l_device.c never calls into this file (buffers depend on devices, not the other way round). */
 static int device_alloc(lua_State *L)
@@ -476,6 +505,8 @@ void l_open_buffer(lua_State *L)
     l_new_class(L, GX_BUFFER_TYPE, methods, metamethods);
     lua_pushcfunction(L, gpuexp_host);
     lua_setfield(L, -2, "host");
+    lua_pushcfunction(L, gpuexp_element_bytes);
+    lua_setfield(L, -2, "_element_bytes");
     luaL_getmetatable(L, GX_DEVICE_TYPE); /* l_open_device ran first */
     lua_getfield(L, -1, "methods");
     lua_pushcfunction(L, device_alloc);

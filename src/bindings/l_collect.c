@@ -162,7 +162,7 @@ static int collect_launch(void *user, int pass, gx_error *error)
 
 int l_kernel_collect(lua_State *L)
 {
-    static const char *const allowed[] = {"grid", "block", "shared", "args", "metrics", "restore", "flush_l2", NULL};
+    static const char *const allowed[] = {L_LAUNCH_KEYS, "metrics", "restore", "flush_l2", NULL};
     l_kernel *k = l_check_kernel(L, 1);
     l_check_options(L, 2, "collect", allowed);
     lua_getfield(L, 2, "metrics");
@@ -248,7 +248,7 @@ static int batch_launch_one(void *user, int pass, int index, gx_error *error)
    counters cannot be read here. Every launch runs on one device. */
 static int collect_batch(lua_State *L)
 {
-    static const char *const allowed[] = {"kernel", "grid", "block", "shared", "args", NULL};
+    static const char *const allowed[] = {"kernel", L_LAUNCH_KEYS, NULL};
     luaL_checktype(L, 1, LUA_TTABLE);
     luaL_checktype(L, 2, LUA_TTABLE);
     int restore = lua_isnoneornil(L, 3) || lua_toboolean(L, 3);

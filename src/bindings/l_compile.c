@@ -292,6 +292,8 @@ int l_compile(lua_State *L)
     int failed = use_nvcc ? gx_nvcc_compile(&request, &program->compiled, &error)
                           : gx_nvrtc_compile(&request, &program->compiled, &error);
     say_cache_warnings(&program->compiled, failed);
+    if (!failed)
+        failed = gx_compile_check_names(&request, &program->compiled, &error);
     if (failed) {
         compile_hints(&error, program->compiler);
         return l_raise(L, &error);

@@ -327,18 +327,22 @@ void l_open_gpuexp(lua_State *L)
     l_open_device(L);
     l_open_buffer(L);
     l_open_program(L);
+    l_open_global(L); /* program:global, program:globals: after the Program type */
     l_open_compile(L);
     l_open_kernel(L);
     l_open_scalar(L);
     l_open_bytes(L);
+    l_open_tensor_map(L);
     l_open_stream(L);
     l_open_sequence(L);
     l_open_occupancy(L);
     l_open_metrics(L);
     l_open_process(L);
+    l_open_shell(L);
     l_open_db(L);
     l_open_collect(L);
     l_open_trace(L);
+    l_open_lines(L);
     /* lua-cjson (Debian's, linked statically) for JSON: require("cjson") */
     luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
     lua_pushcfunction(L, luaopen_cjson);

@@ -18,15 +18,20 @@ void l_open_compile(lua_State *L);
 void l_open_kernel(lua_State *L);
 void l_open_scalar(lua_State *L);
 void l_open_bytes(lua_State *L);
+void l_open_tensor_map(lua_State *L);
+void l_open_global(lua_State *L);
 void l_open_stream(lua_State *L);
 void l_open_sequence(lua_State *L);
 void l_open_occupancy(lua_State *L);
 void l_open_metrics(lua_State *L);
 void l_open_process(lua_State *L);
+/* os.execute and io.popen replaced: a script's commands start as every child does (l_shell.c). */
+void l_open_shell(lua_State *L);
 void l_open_db(lua_State *L);
 /* gpuexp._write_file, _open_output and _output_folder (l_files.c), set in the table on top. */
 void l_open_files(lua_State *L);
 void l_open_collect(lua_State *L);
+void l_open_lines(lua_State *L);
 /* gpuexp._trace_start and _trace_stop (l_trace.c): the timeline of --trace. */
 void l_open_trace(lua_State *L);
 /* Fills the gpuexp table at the top of the stack with the module functions. */

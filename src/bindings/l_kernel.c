@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gx_launch_attributes.h"
 #include "gx_occupancy.h"
 #include "gx_stats.h"
 #include "gx_timing.h"
@@ -159,6 +160,27 @@ static const char *suggestion(const gx_param *param)
                                     : "gpuexp.bytes(...)";
 }
 
+/* A TMA descriptor (or a struct holding some) goes to a parameter the kernel aligns to 64 bytes,
+   as a CUtensorMap is: PTX's ".param .align 64". A binary's offsets say nothing of it: they count
+   from the start of the parameter block, which sits at a constant-bank address that is not itself a
+   multiple of 64 (0x210 on sm_90: on an H100 the driver gave a descriptor offset 48, and CUTLASS's
+   own harness runs its GEMM with descriptors at offset 112). */
+static void check_tensor_maps(lua_State *L, const l_kernel *k, const l_bytes *bytes, int i)
+{
+    if (!bytes->tensor_maps)
+        return;
+    const gx_param *param = &k->params[i];
+    const char *what = bytes->size == 128 && bytes->tensor_maps == 1 ? "a TMA descriptor (gpuexp.tensor_map)"
+                                                                      : "a struct holding TMA descriptors";
+    if (param->type_class == GX_PARAM_BYTES && param->align_bytes < 64)
+        l_raisef(L, GX_ERR_USAGE, "argument %d of '%s' is %s, but the kernel's parameter is aligned to %d bytes, not 64: "
+                 "declare it `const __grid_constant__ CUtensorMap` (or a struct with one) in the kernel", i + 1,
+                 k->kernel.name, what, param->align_bytes);
+    if (param->type_class != GX_PARAM_BYTES && param->type_class != GX_PARAM_SIZED)
+        l_raisef(L, GX_ERR_USAGE, "argument %d of '%s' is %s, but the kernel's parameter is .%s", i + 1, k->kernel.name,
+                 what, param->ptx_type);
+}
+
 /* Reads one argument (at the top of the stack) for parameter i into launch. */
 static void read_argument(lua_State *L, l_kernel *k, l_launch *launch, int i, int keep)
 {
@@ -186,6 +208,7 @@ static void read_argument(lua_State *L, l_kernel *k, l_launch *launch, int i, in
         memcpy(launch->storage[i], &scalar->value, gx_type_size((gx_type)scalar->type));
         launch->pointers[i] = launch->storage[i];
     } else if (bytes) {
+        check_tensor_maps(L, k, bytes, i);
         if ((int)bytes->size != param->size_bytes)
             l_raisef(L, GX_ERR_USAGE, "argument %d of '%s' is %zu bytes, but the kernel's parameter is %d bytes (%s%s)%s",
                      i + 1, k->kernel.name, bytes->size, param->size_bytes, param->type_class == GX_PARAM_SIZED ? "" : ".",
@@ -217,6 +240,53 @@ static void read_argument(lua_State *L, l_kernel *k, l_launch *launch, int i, in
     }
 }
 
+/* cluster = {x, y, z}, cooperative = true, programmatic = true */
+static void read_attributes(lua_State *L, int table, gx_launch_config *config)
+{
+    lua_getfield(L, table, "cluster");
+    int has_cluster = !lua_isnil(L, -1);
+    lua_pop(L, 1);
+    if (has_cluster)
+        read_dim3(L, table, "cluster", config->cluster, 1);
+    static const char *const flags[] = {"cooperative", "programmatic"};
+    int *values[] = {&config->cooperative, &config->programmatic};
+    for (int i = 0; i < 2; i++) {
+        int type = lua_getfield(L, table, flags[i]);
+        if (type != LUA_TNIL && type != LUA_TBOOLEAN)
+            l_raisef(L, GX_ERR_USAGE, "launch: '%s' must be true or false, got %s", flags[i], luaL_typename(L, -1));
+        *values[i] = lua_toboolean(L, -1);
+        lua_pop(L, 1);
+    }
+}
+
+/* An offline plan's launch attributes, checked with the architecture's facts and the model's
+   occupancy on the largest GPU of the architecture. */
+static void check_planned_attributes(lua_State *L, l_kernel *k, const gx_launch_config *config,
+                                     const gx_arch_limits *arch)
+{
+    if (!config->cluster[0] && !config->cooperative && !config->programmatic && !k->required_cluster[0])
+        return;
+    char where[64];
+    snprintf(where, sizeof where, "%s (offline plan)", arch->arch);
+    gx_launch_target target = {.where = where, .cc_major = arch->cc_major, .cc_minor = arch->cc_minor,
+                               .cluster_launch = arch->cc_major >= 9, .cooperative_launch = 1,
+                               .sm_count = gx_arch_largest_sm_count(arch->arch), .sm_count_is_model = 1,
+                               .blocks_per_sm = -1, .max_active_clusters = -1};
+    memcpy(target.required_cluster, k->required_cluster, sizeof target.required_cluster);
+    gx_error error;
+    if (config->cooperative) {
+        gx_occupancy_input in = {.block_size = (int)(config->block[0] * config->block[1] * config->block[2]),
+                                 .registers = k->ptxas.registers, .static_shared_bytes = k->ptxas.static_shared_bytes,
+                                 .dynamic_shared_bytes = (int)config->shared_bytes, .barriers = k->ptxas.barriers,
+                                 .carveout_kib = -1};
+        gx_occupancy_result model;
+        if (k->has_ptxas && gx_occupancy_compute(arch, &in, &model, &error) == GX_OK)
+            target.blocks_per_sm = model.blocks_per_sm;
+    }
+    if (gx_launch_check_attributes(k->kernel.name, config, &target, &error))
+        l_raise(L, &error);
+}
+
 /* Reads config and args from the table at `table` into launch; buffers and structs are stored in
    the table at `keep` (when non-zero) so a bound launch keeps them alive. */
 void l_read_launch(lua_State *L, int table, l_kernel *k, l_launch *launch, int keep, const char *what,
@@ -232,6 +302,7 @@ void l_read_launch(lua_State *L, int table, l_kernel *k, l_launch *launch, int k
     if (shared < 0 || shared > 0x7fffffff)
         l_raisef(L, GX_ERR_USAGE, "launch: 'shared' must be a byte count >= 0, got %lld", (long long)shared);
     launch->config.shared_bytes = (unsigned)shared;
+    read_attributes(L, table, &launch->config);
     const gx_stream *stream = l_opt_stream(L, table, what, k->kernel.function ? k->kernel.module->device : NULL);
     launch->config.stream = stream ? stream->handle : NULL;
     if (stream && keep) { /* a bound launch keeps its stream alive */
@@ -262,6 +333,8 @@ void l_read_launch(lua_State *L, int table, l_kernel *k, l_launch *launch, int k
         if (arch && gx_launch_check_limits(arch, k->kernel.name, launch->config.block, launch->config.shared_bytes,
                                            k->ptxas.static_shared_bytes, &error))
             l_raise(L, &error);
+        if (arch)
+            check_planned_attributes(L, k, &launch->config, arch);
         return;
     }
     if (gx_kernel_prepare(&k->kernel, &launch->config, &error))
@@ -278,8 +351,8 @@ int l_launch_work(void *user, gx_error *error)
     return gx_kernel_launch(&launch->kernel->kernel, &launch->config, launch->pointers, error);
 }
 
-static const char *const launch_options[] = {"grid", "block", "shared", "args", "stream", NULL};
-static const char *const time_options[] = {"grid", "block", "shared", "args", "warmup", "reps", "cold", "graph", "batch", "hold", "clock", NULL};
+static const char *const launch_options[] = {L_LAUNCH_KEYS, "stream", NULL};
+static const char *const time_options[] = {L_LAUNCH_KEYS, "warmup", "reps", "cold", "graph", "batch", "hold", "clock", NULL};
 
 l_device *l_kernel_device(lua_State *L, int kernel_index)
 {
@@ -391,16 +464,48 @@ static int launch_time(lua_State *L)
     return time_launch(L, launch, lua_isnoneornil(L, 2) ? 0 : 2, lua_gettop(L));
 }
 
-/* kernel:occupancy{block=, shared=, carveout=}: theoretical occupancy with the block limit of
+/* A plan's cluster occupancy: what can be modelled without the GPU's GPC layout (the cluster's
+   size, its checks, and a bound: the model's blocks per SM on the largest GPU of the architecture,
+   in whole clusters); cuOccupancyMaxActiveClusters needs the GPU. */
+static void push_planned_clusters(lua_State *L, l_kernel *k, const gx_arch_limits *arch, const unsigned cluster[3],
+                                  const unsigned block[3], unsigned shared, int blocks_per_sm)
+{
+    gx_launch_config config = {.grid = {1, 1, 1}, .block = {block[0], block[1], block[2]}, .shared_bytes = shared,
+                               .cluster = {cluster[0], cluster[1], cluster[2]}};
+    gx_launch_target target = {.where = arch->arch, .cc_major = arch->cc_major, .cc_minor = arch->cc_minor,
+                               .cluster_launch = arch->cc_major >= 9, .blocks_per_sm = -1, .max_active_clusters = -1};
+    memcpy(target.required_cluster, k->required_cluster, sizeof target.required_cluster);
+    unsigned shape[3];
+    if (!gx_launch_cluster(&config, &target, shape))
+        return;
+    memcpy(config.grid, shape, sizeof config.grid);
+    gx_error error;
+    if (gx_launch_check_attributes(k->kernel.name, &config, &target, &error))
+        l_raise(L, &error);
+    int size = (int)(shape[0] * shape[1] * shape[2]);
+    int sms = gx_arch_largest_sm_count(arch->arch);
+    l_set_integer(L, "cluster_size", size);
+    if (sms > 0)
+        l_set_integer(L, "active_clusters_bound", (lua_Integer)blocks_per_sm * sms / size);
+    l_set_string(L, "cluster_note", "active_clusters needs the GPU (cuOccupancyMaxActiveClusters: clusters fill the SMs "
+                 "of one GPC); active_clusters_bound is the model's blocks per SM on the largest GPU of the "
+                 "architecture, in whole clusters");
+}
+
+/* kernel:occupancy{block=, shared=, carveout=, cluster=}: theoretical occupancy with the block limit of
    each resource and the limiter from the model; on a GPU, active_blocks_per_sm is the driver's
    (cuOccupancyMaxActiveBlocksPerMultiprocessor) and model_blocks_per_sm the model's. */
 static int kernel_occupancy(lua_State *L)
 {
     l_kernel *k = l_check_kernel(L, 1);
-    static const char *const allowed[] = {"block", "shared", "carveout", NULL};
+    static const char *const allowed[] = {"block", "shared", "carveout", "cluster", NULL};
     l_check_options(L, 2, "occupancy", allowed);
-    unsigned block[3];
+    unsigned block[3], cluster[3] = {0, 0, 0};
     read_dim3(L, 2, "block", block, 1);
+    lua_getfield(L, 2, "cluster");
+    if (!lua_isnil(L, -1))
+        read_dim3(L, 2, "cluster", cluster, 1);
+    lua_pop(L, 1);
     lua_Integer shared = 0;
     l_opt_integer_field(L, 2, "shared", 0, &shared);
     if (shared < 0 || shared > 1 << 30)
@@ -436,12 +541,18 @@ static int kernel_occupancy(lua_State *L)
         if (!have_model)
             return l_raise(L, &error);
         l_push_occupancy(L, arch, &in, &model);
+        push_planned_clusters(L, k, arch, cluster, block, (unsigned)shared, model.blocks_per_sm);
         return 1;
     }
-    gx_launch_config config = {.grid = {1, 1, 1}, .block = {block[0], block[1], block[2]}, .shared_bytes = (unsigned)shared};
-    int blocks_per_sm;
+    gx_launch_config config = {.grid = {1, 1, 1}, .block = {block[0], block[1], block[2]}, .shared_bytes = (unsigned)shared,
+                               .cluster = {cluster[0], cluster[1], cluster[2]}};
+    int clustered = cluster[0] || k->kernel.info.required_cluster[0];
+    for (int i = 0; i < 3 && clustered; i++) /* one cluster's worth of grid: the checks ask a whole number */
+        config.grid[i] = cluster[0] ? cluster[i] : (unsigned)(k->kernel.info.required_cluster[i] > 0 ? k->kernel.info.required_cluster[i] : 1);
+    int blocks_per_sm, active_clusters = -1;
     gx_device_facts facts;
     if (gx_kernel_prepare(&k->kernel, &config, &error)
+        || (clustered && gx_kernel_active_clusters(&k->kernel, &config, &active_clusters, &error))
         || gx_kernel_occupancy(&k->kernel, (int)threads, (size_t)shared, &blocks_per_sm, &error)
         || gx_device_facts_get(k->kernel.module->device, &facts, &error))
         return l_raise(L, &error);
@@ -459,6 +570,10 @@ static int kernel_occupancy(lua_State *L)
     l_set_number(L, "occupancy_pct", 100.0 * blocks_per_sm * warps_per_block / facts.max_warps_per_sm);
     if (have_model)
         l_set_integer(L, "model_blocks_per_sm", model.blocks_per_sm);
+    if (clustered) {
+        l_set_integer(L, "cluster_size", (lua_Integer)config.grid[0] * config.grid[1] * config.grid[2]);
+        l_set_integer(L, "active_clusters", active_clusters);
+    }
     l_set_string(L, "source", "driver");
     return 1;
 }
@@ -499,6 +614,13 @@ void l_open_kernel(lua_State *L)
     lua_getfield(L, -1, "methods");
     lua_setfield(L, -3, "_kernel_methods"); /* the Lua library adds kernel:metrics here */
     lua_pop(L, 1);
+    static const char *const keys[] = {L_LAUNCH_KEYS};
+    lua_createtable(L, (int)(sizeof keys / sizeof keys[0]), 0);
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        lua_pushstring(L, keys[i]);
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    lua_setfield(L, -2, "launch_keys"); /* gpuexp.launch_keys: what a launch table may hold */
 
     /* the Launch type: its name and its methods' prototypes (a Launch's own are its fields) */
     luaL_newmetatable(L, GX_LAUNCH_TYPE);

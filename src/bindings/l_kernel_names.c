@@ -14,9 +14,12 @@ static void describe_symbols(const char *const *symbols, int count, char *out, s
 {
     out[0] = 0;
     for (int i = 0; i < count && strlen(out) + 64 < size; i++) {
-        char name[256];
+        char name[GX_NAME_BYTES];
         gx_symbol_name(symbols[i], name, sizeof name);
-        snprintf(out + strlen(out), size - strlen(out), "%s%s", i ? ", " : "", name);
+        size_t used = strlen(out);
+        if (used + strlen(name) + 3 >= size)
+            break; /* the list says as many whole names as fit */
+        snprintf(out + used, size - used, "%s%s", i ? ", " : "", name);
     }
     if (!count)
         snprintf(out, size, "(no kernels)");
@@ -29,7 +32,7 @@ int l_raise_kernel_not_found(lua_State *L, const l_program *program, const char 
 {
     luaL_Buffer message;
     luaL_buffinit(L, &message);
-    char line[1024], kernel_name[512];
+    char line[GX_NAME_BYTES + 512], kernel_name[GX_NAME_BYTES];
     int nearest[3];
     int near_count = gx_symbol_nearest(symbols, count, name, nearest, 3);
     if (near_count) {
@@ -52,7 +55,7 @@ int l_raise_kernel_not_found(lua_State *L, const l_program *program, const char 
                               "(Enum)value, as in that name");
         luaL_addstring(&message, line);
     }
-    char list[4096];
+    char list[4 * GX_NAME_BYTES];
     describe_symbols(symbols, count, list, sizeof list);
     luaL_addstring(&message, ". It has: ");
     luaL_addstring(&message, list);
@@ -64,7 +67,7 @@ int l_raise_kernel_not_found(lua_State *L, const l_program *program, const char 
    signature as the demangler writes it ("void ns::k<float, 128u>(float*, int)"). */
 void l_push_kernel_details(lua_State *L, const char *symbol)
 {
-    char name[512];
+    char name[GX_NAME_BYTES];
     gx_symbol_name(symbol, name, sizeof name);
     lua_createtable(L, 0, 5);
     l_set_string(L, "name", name);

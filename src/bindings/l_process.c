@@ -1,5 +1,6 @@
 /* Lua type gpuexp.Process (a worker seen from the supervisor) and the worker's side of the
    channel: the primitives under lua/gpuexp/engine/supervisor.lua and the sweeps of a worker. */
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -276,15 +277,22 @@ static int process_stop_handled(lua_State *L)
 
 #define HELD_LOCKS "gpuexp.held_locks" /* path -> fd */
 
-/* gpuexp._process.lock(path) -> true [, note], or nil, why and "busy" (another process holds it) or
-   "system"; held until _process.unlock(path) or the process ends. note: a lock whose holder was
-   gone was taken over. */
+/* gpuexp._process.lock(path [, share]) -> true [, note], or nil, why and "busy" (another process
+   holds it) or "system"; held until _process.unlock(path) or the process ends. note: a lock whose
+   holder was gone was taken over. share: the commands started from now on hold it too, so it is
+   free only once they have all ended (gx_lock_share). */
 static int process_lock(lua_State *L)
 {
     const char *path = luaL_checkstring(L, 1);
+    int share = lua_toboolean(L, 2);
     gx_error error;
     char note[512];
     int fd = gx_lock_take(path, note, sizeof note, &error);
+    if (fd >= 0 && share && gx_lock_share(fd) != 0) {
+        gx_fail(&error, GX_ERR_SYSTEM, "cannot share the lock %s: fcntl failed: %s", path, strerror(errno));
+        gx_lock_release(fd, path);
+        fd = -1;
+    }
     if (fd < 0) {
         lua_pushnil(L);
         lua_pushstring(L, error.message);

@@ -192,7 +192,7 @@ static int gpuexp_compiled_sources(lua_State *L)
 
 /* Loads the program's modules on its device on first use; returns how many (0 in an offline plan,
    where only PTX-bearing programs get this far). */
-static int load_modules(lua_State *L, int program_index)
+int l_program_modules(lua_State *L, int program_index)
 {
     l_program *program = check_program(L, program_index);
     if (program->loaded)
@@ -291,7 +291,7 @@ static const char **kernel_symbols(lua_State *L, int program_index, int *count)
         for (int i = 0; i < program->offline_kernels.count; i++)
             ADD_SYMBOL(program->offline_kernels.kernels[i].symbol, 0);
     } else {
-        int modules = load_modules(L, program_index);
+        int modules = l_program_modules(L, program_index);
         for (int m = 0; m < modules; m++) {
             char **symbols;
             int n;
@@ -362,9 +362,13 @@ static int lower_from_source(lua_State *L, int program_index, int symbol_table, 
 static int program_kernel(lua_State *L)
 {
     l_program *program = check_program(L, 1);
-    const char *name = luaL_checkstring(L, 2);
+    size_t length;
+    const char *name = luaL_checklstring(L, 2, &length);
+    if (length >= GX_NAME_BYTES)
+        return l_raisef(L, GX_ERR_USAGE, "a kernel name of %zu characters is longer than gpuexp takes (%d)", length,
+                        GX_NAME_BYTES - 1);
     lua_settop(L, 2);
-    char lowered[512];
+    char lowered[GX_NAME_BYTES];
     const char *symbol = gx_compile_lowered_name(&program->compiled, name, lowered, sizeof lowered);
     int count;
     const char **symbols = kernel_symbols(L, 1, &count); /* 3: symbol -> module, 4: the list */
@@ -372,7 +376,7 @@ static int program_kernel(lua_State *L)
         int first, second;
         int found = gx_symbol_find(symbols, count, name, &first, &second);
         if (found == -2) {
-            char a[256], b[256];
+            char a[GX_NAME_BYTES], b[GX_NAME_BYTES];
             gx_symbol_name(symbols[first], a, sizeof a);
             gx_symbol_name(symbols[second], b, sizeof b);
             return l_raisef(L, GX_ERR_USAGE, "'%s' names several kernels in %s, %s and %s among them: give the template "
@@ -402,8 +406,12 @@ static int program_kernel(lua_State *L)
     snprintf(kernel->arch, sizeof kernel->arch, "%s", program->arch);
     if (program->compiled.ptx && program->compiled.ptx[0]) {
         kernel->param_count = gx_ptx_params(program->compiled.ptx, symbol, kernel->params, GX_MAX_PARAMS);
+        if (kernel->param_count == -2) /* never some of them: a launch would be checked against the wrong list */
+            return l_raisef(L, GX_ERR_USAGE, "kernel '%s' has more than %d parameters, more than gpuexp takes: pass "
+                            "them in a struct (by value or behind a pointer)", name, GX_MAX_PARAMS);
         if (kernel->param_count < 0)
             kernel->param_count = 0;
+        gx_ptx_required_cluster(program->compiled.ptx, symbol, kernel->required_cluster);
     }
     for (int i = 0; i < program->offline_kernels.count; i++) { /* a binary in a plan: sizes from its ELF */
         const gx_image_kernel *k = &program->offline_kernels.kernels[i];
@@ -418,7 +426,7 @@ static int program_kernel(lua_State *L)
         }
     }
     if (program->source && kernel->param_count > 0) { /* the C types, when the source says them plainly */
-        char types[GX_MAX_PARAMS][48], plain[512];
+        char types[GX_MAX_PARAMS][48], plain[GX_NAME_BYTES];
         gx_symbol_name(symbol, plain, sizeof plain);
         char *unqualified = strrchr(plain, ':') ? strrchr(plain, ':') + 1 : plain;
         /* a template's source says T, not the instance's type: PTX's types then */
@@ -427,12 +435,20 @@ static int program_kernel(lua_State *L)
             for (int i = 0; i < kernel->param_count; i++)
                 snprintf(kernel->params[i].c_type, sizeof kernel->params[i].c_type, "%.47s", types[i]);
     }
-    int modules = load_modules(L, 1);
+    int modules = l_program_modules(L, 1);
     kernel->has_ptxas = program->compiled.log && gx_ptxas_find(program->compiled.log, symbol, &kernel->ptxas) == 0;
     if (modules) {
         gx_error error;
-        if (gx_kernel_get(&kernel->kernel, &program->modules[module_index], symbol, &error))
+        if (gx_kernel_get(&kernel->kernel, &program->modules[module_index], symbol, &error)) {
+            char plain[512];
+            gx_symbol_name(symbol, plain, sizeof plain);
+            gx_error_append(&error, " looking up kernel '%s' (symbol %s) in the module loaded from %s (%s%s)", plain,
+                            symbol, program->source_name,
+                            strcmp(program->compiler, "binary") == 0 ? "a " : "compiled by ",
+                            strcmp(program->compiler, "binary") == 0 ? gx_image_kind_name(program->image_kind)
+                                                                     : program->compiler);
             return l_raise(L, &error);
+        }
         if (!(program->compiled.ptx && program->compiled.ptx[0])) { /* a binary: sizes from the driver */
             kernel->param_count = kernel->kernel.param_count;
             for (int i = 0; i < kernel->param_count; i++) {
@@ -468,7 +484,7 @@ static int program_kernels(lua_State *L)
         if (details) {
             l_push_kernel_details(L, symbols[i]);
         } else {
-            char name[512];
+            char name[GX_NAME_BYTES];
             gx_symbol_name(symbols[i], name, sizeof name);
             lua_pushstring(L, name);
         }
@@ -479,7 +495,7 @@ static int program_kernels(lua_State *L)
 
 static void push_resources(lua_State *L, const gx_resources *r)
 {
-    char name[512];
+    char name[GX_NAME_BYTES];
     gx_symbol_name(r->name, name, sizeof name);
     lua_createtable(L, 0, 8);
     l_set_string(L, "name", name);
@@ -496,20 +512,23 @@ static void push_resources(lua_State *L, const gx_resources *r)
 static int program_resources(lua_State *L)
 {
     l_program *program = check_program(L, 1);
-    gx_resources all[128];
-    int count = program->compiled.log ? gx_ptxas_parse(program->compiled.log, all, 128) : 0;
-    if (lua_isnoneornil(L, 2)) {
+    enum { MAX_FUNCTIONS = 256 };
+    /* names are long: the report's entries live in a userdata (freed by the collector), not on the stack */
+    gx_resources *all = lua_newuserdatauv(L, MAX_FUNCTIONS * sizeof *all, 0);
+    lua_insert(L, 1); /* below the arguments, which move up by one */
+    int count = program->compiled.log ? gx_ptxas_parse(program->compiled.log, all, MAX_FUNCTIONS) : 0;
+    if (lua_isnoneornil(L, 3)) {
         lua_createtable(L, 0, count);
         for (int i = 0; i < count; i++) {
             push_resources(L, &all[i]);
-            char name[512];
+            char name[GX_NAME_BYTES];
             gx_symbol_name(all[i].name, name, sizeof name);
             lua_setfield(L, -2, name);
         }
         return 1;
     }
-    const char *name = luaL_checkstring(L, 2);
-    char lowered[512];
+    const char *name = luaL_checkstring(L, 3);
+    char lowered[GX_NAME_BYTES];
     const char *symbol = gx_compile_lowered_name(&program->compiled, name, lowered, sizeof lowered);
     for (int i = 0; i < count; i++)
         if (symbol ? strcmp(all[i].name, symbol) == 0 : gx_symbol_matches(all[i].name, name)) {

@@ -51,6 +51,10 @@ l_device *l_kernel_device(lua_State *L, int kernel_index);
 typedef struct l_buffer {
     gx_buffer buffer;
 } l_buffer;
+/* A Buffer over a module global's memory (borrowed: never freed), keeping its device (uservalue 1)
+   and the program that owns the module (uservalue 2) alive (l_buffer.c). */
+l_buffer *l_push_global_buffer(lua_State *L, int device_index, int owner_index, int type, size_t count,
+                               CUdeviceptr address);
 
 /* A program: compiled from source (NVRTC or nvcc) or loaded from a binary (gpuexp.load). */
 typedef struct l_program {
@@ -69,6 +73,9 @@ typedef struct l_program {
     gx_image_kernels offline_kernels; /* a binary in an offline plan: its kernels, read without the driver */
 } l_program;
 
+/* The program's modules, loaded on its device on first use (none in an offline plan): their count. */
+int l_program_modules(lua_State *L, int program_index);
+
 /* gpuexp.compile{...} (l_compile.c); the Program keeps a copy of the spec as its uservalue 2. */
 int l_compile(lua_State *L);
 /* A lookup of name that found nothing among a program's symbols: raises a usage error naming the
@@ -80,20 +87,30 @@ void l_push_kernel_details(lua_State *L, const char *symbol);
 
 typedef struct l_kernel {
     gx_kernel kernel; /* function NULL in offline mode; kernel.name is the name as C++ writes it */
-    char symbol[512]; /* the mangled name the module has */
+    char symbol[GX_NAME_BYTES]; /* the mangled name the module has */
     char arch[24];    /* the program's architecture */
     gx_resources ptxas;
     int has_ptxas;
     int param_count;
     gx_param params[GX_MAX_PARAMS]; /* from the PTX, else from cuFuncGetParamInfo (sizes only) */
+    int required_cluster[3];        /* __cluster_dims__ from the PTX, for an offline plan's checks */
 } l_kernel;
 
 /* Raw bytes for a parameter (a struct by value): gpuexp.bytes, gpuexp.struct. Uservalue 1 keeps
    the buffers whose addresses it holds alive. */
 typedef struct l_bytes {
     size_t size, align;
-    unsigned char data[];
+    int tensor_maps;     /* TMA descriptors it holds (gpuexp.tensor_map, or a layout with tensor_map fields) */
+    unsigned char *data; /* into storage, aligned to 64 bytes (a CUtensorMap's alignment) */
+    unsigned char storage[];
 } l_bytes;
+/* A new Bytes of size bytes (copied from data) aligned to align, holding tensor_maps descriptors;
+   raises on a bad size or alignment. */
+l_bytes *l_push_bytes(lua_State *L, const void *data, size_t size, size_t align, int tensor_maps);
+
+/* The launch configuration's keys, one list for every function that takes a launch (launch, bind,
+   time, collect, metrics; the Lua library's measure, counters and diagnose through gpuexp.launch_keys). */
+#define L_LAUNCH_KEYS "grid", "block", "shared", "args", "cluster", "cooperative", "programmatic"
 
 typedef struct l_stream {
     gx_stream stream; /* uservalue 1: the Device */

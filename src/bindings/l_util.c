@@ -1,4 +1,5 @@
 /* Helpers shared by the bindings: the error value, option tables, metatables. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -251,13 +252,35 @@ void l_set_cuda_versions(lua_State *L, int loaded_only)
 
 void l_check_element_spec(lua_State *L, int index, int *type, size_t *count)
 {
-    const char *type_name = luaL_checkstring(L, index);
-    *type = gx_type_parse(type_name);
-    if (*type < 0)
-        l_raisef(L, GX_ERR_USAGE, "unknown element type '%s' (f32, f64, f16, bf16, fp8_e4m3, fp8_e5m2, i8, u8, i16, u16, i32, u32, i64, u64)", type_name);
-    lua_Integer n = luaL_checkinteger(L, index + 1);
+    const char *type_name = lua_isstring(L, index) ? lua_tostring(L, index) : NULL;
+    *type = type_name ? gx_type_parse(type_name) : -1;
+    if (*type < 0) {
+        /* the types from their table; a C spelling ("float") named as gpuexp spells it */
+        const char *names[GX_TYPE_COUNT];
+        char list[256] = "", hint[128] = "";
+        for (int i = 0; i < GX_TYPE_COUNT; i++) {
+            names[i] = gx_type_name((gx_type)i);
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", names[i]);
+        }
+        if (!type_name) /* raised as the count's errors are: at the script's line, in a plan too */
+            l_raisef(L, GX_ERR_USAGE, "element type must be a type's name, got %s; the types: %s",
+                     luaL_typename(L, index), list);
+        int c_type = gx_type_parse_c(type_name);
+        if (c_type >= 0)
+            snprintf(hint, sizeof hint, " (C's %s is '%s')", type_name, gx_type_name((gx_type)c_type));
+        else
+            gx_did_you_mean(type_name, names, GX_TYPE_COUNT, hint, sizeof hint);
+        l_raisef(L, GX_ERR_USAGE, "unknown element type '%s'%s; the types: %s", type_name, hint, list);
+    }
+    int whole = 0;
+    lua_Integer n = lua_tointegerx(L, index + 1, &whole);
+    if (!whole)
+        l_raisef(L, GX_ERR_USAGE, "element count must be a whole number >= 0, got %s",
+                 luaL_tolstring(L, index + 1, NULL));
     if (n < 0)
         l_raisef(L, GX_ERR_USAGE, "element count must be >= 0, got %lld", (long long)n);
+    if ((unsigned long long)n > SIZE_MAX / gx_type_size((gx_type)*type))
+        l_raisef(L, GX_ERR_USAGE, "buffer of %lld elements is too large", (long long)n);
     *count = (size_t)n;
 }
 

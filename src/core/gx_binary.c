@@ -222,8 +222,10 @@ static int cubin_kernels(const unsigned char *data, size_t size, gx_image_kernel
 /* A fat binary: a 16-byte header (magic, version, header size, size of what follows), then entries
    of a header (kind 1 PTX or 2 ELF, header size, payload size, flags at 0x30; bit 0x2000 is a
    compressed payload) and their payload. */
-static int fatbin_kernels(const unsigned char *data, size_t size, gx_image_kernels *list, int *compressed,
-                          gx_error *error)
+typedef int (*cubin_reader)(const unsigned char *data, size_t size, void *list, gx_error *error);
+
+static int fatbin_cubins(const unsigned char *data, size_t size, cubin_reader read, void *list, int *compressed,
+                         gx_error *error)
 {
     uint16_t header_size;
     uint64_t fat_size;
@@ -247,31 +249,42 @@ static int fatbin_kernels(const unsigned char *data, size_t size, gx_image_kerne
         const unsigned char *body = data + at + entry_header;
         if (flags & 0x2000)
             (*compressed)++;
-        else if (kind == 2 && cubin_kernels(body, (size_t)payload, list, error))
+        else if (kind == 2 && read(body, (size_t)payload, list, error))
             return error->kind;
         at += entry_header + (size_t)payload;
     }
     return GX_OK;
 }
 
+/* Every cubin of a cubin, fat binary or host binary, read by `read`; *compressed counts the
+   entries that could not be read. */
+static int each_cubin(const void *data, size_t size, cubin_reader read, void *list, int *compressed, gx_error *error)
+{
+    gx_image_kind kind = gx_image_detect(data, size);
+    if (kind == GX_IMAGE_CUBIN)
+        return read(data, size, list, error);
+    if (kind == GX_IMAGE_FATBIN)
+        return fatbin_cubins(data, size, read, list, compressed, error);
+    if (kind != GX_IMAGE_HOST_ELF)
+        return gx_fail(error, GX_ERR_USAGE, "not a cubin, fat binary or host binary");
+    size_t offsets[GX_MAX_IMAGES], sizes[GX_MAX_IMAGES];
+    int count = 0;
+    int status = gx_host_fatbins(data, size, offsets, sizes, &count, error);
+    for (int i = 0; status == GX_OK && i < count; i++)
+        status = fatbin_cubins((const unsigned char *)data + offsets[i], sizes[i], read, list, compressed, error);
+    return status;
+}
+
+static int read_kernels(const unsigned char *data, size_t size, void *list, gx_error *error)
+{
+    return cubin_kernels(data, size, list, error);
+}
+
 int gx_image_list_kernels(const void *data, size_t size, gx_image_kernels *list, gx_error *error)
 {
     memset(list, 0, sizeof *list);
-    gx_image_kind kind = gx_image_detect(data, size);
-    int compressed = 0, status = GX_OK;
-    if (kind == GX_IMAGE_CUBIN) {
-        status = cubin_kernels(data, size, list, error);
-    } else if (kind == GX_IMAGE_FATBIN) {
-        status = fatbin_kernels(data, size, list, &compressed, error);
-    } else if (kind == GX_IMAGE_HOST_ELF) {
-        size_t offsets[GX_MAX_IMAGES], sizes[GX_MAX_IMAGES];
-        int count = 0;
-        status = gx_host_fatbins(data, size, offsets, sizes, &count, error);
-        for (int i = 0; status == GX_OK && i < count; i++)
-            status = fatbin_kernels((const unsigned char *)data + offsets[i], sizes[i], list, &compressed, error);
-    } else {
-        status = gx_fail(error, GX_ERR_USAGE, "not a cubin, fat binary or host binary");
-    }
+    int compressed = 0;
+    int status = each_cubin(data, size, read_kernels, list, &compressed, error);
     if (status == GX_OK && list->count == 0 && compressed)
         status = gx_fail(error, GX_ERR_USAGE, "its device code is compressed (nvcc's default for large builds), which "
                          "only the driver can read: build with -Xfatbin=-compress-all=false, or run on a GPU");
@@ -285,5 +298,85 @@ void gx_image_kernels_free(gx_image_kernels *list)
     for (int i = 0; i < list->count; i++)
         free(list->kernels[i].symbol);
     free(list->kernels);
+    memset(list, 0, sizeof *list);
+}
+
+/* A cubin's module globals: OBJECT symbols in the sections of __constant__ (.nv.constant3, or the
+   bank a compiler picks: any .nv.constantN but the parameters' .nv.constant0) and __device__
+   variables (.nv.global, .nv.global.init). */
+static int cubin_globals(const unsigned char *data, size_t size, void *user, gx_error *error)
+{
+    gx_image_globals *list = user;
+    if (!is_elf64(data, size))
+        return gx_fail(error, GX_ERR_USAGE, "a cubin in it is not a 64-bit ELF file");
+    Elf64_Ehdr header;
+    memcpy(&header, data, sizeof header);
+    Elf64_Shdr symtab, strings, names;
+    if (!find_section(data, size, ".symtab", &symtab) || symtab.sh_link >= header.e_shnum || symtab.sh_offset > size
+        || symtab.sh_size > size - symtab.sh_offset)
+        return gx_fail(error, GX_ERR_USAGE, "a cubin in it has no readable symbol table");
+    memcpy(&strings, data + header.e_shoff + (size_t)symtab.sh_link * sizeof strings, sizeof strings);
+    memcpy(&names, data + header.e_shoff + (size_t)header.e_shstrndx * sizeof names, sizeof names);
+    if (strings.sh_offset > size || strings.sh_size > size - strings.sh_offset || names.sh_offset > size
+        || names.sh_size > size - names.sh_offset)
+        return gx_fail(error, GX_ERR_USAGE, "a cubin in it has a damaged string table");
+    for (size_t i = 0; i < symtab.sh_size / sizeof(Elf64_Sym); i++) {
+        Elf64_Sym symbol;
+        memcpy(&symbol, data + symtab.sh_offset + i * sizeof symbol, sizeof symbol);
+        if (ELF64_ST_TYPE(symbol.st_info) != STT_OBJECT || symbol.st_shndx == SHN_UNDEF || symbol.st_shndx >= header.e_shnum
+            || symbol.st_name >= strings.sh_size)
+            continue;
+        Elf64_Shdr section;
+        memcpy(&section, data + header.e_shoff + (size_t)symbol.st_shndx * sizeof section, sizeof section);
+        if (section.sh_name >= names.sh_size)
+            continue;
+        const char *section_name = (const char *)data + names.sh_offset + section.sh_name;
+        size_t room = names.sh_size - section.sh_name;
+        if (strnlen(section_name, room) == room)
+            continue;
+        int constant = strncmp(section_name, ".nv.constant", 12) == 0 && strncmp(section_name, ".nv.constant0", 13) != 0;
+        if (!constant && strncmp(section_name, ".nv.global", 10) != 0)
+            continue;
+        const char *name = (const char *)data + strings.sh_offset + symbol.st_name;
+        if (strnlen(name, strings.sh_size - symbol.st_name) == strings.sh_size - symbol.st_name || !name[0])
+            continue;
+        int known = 0;
+        for (int j = 0; j < list->count && !known; j++)
+            known = strcmp(list->globals[j].symbol, name) == 0;
+        if (known)
+            continue; /* one ELF per architecture in a fat binary */
+        if (list->count == list->capacity) {
+            int capacity = list->capacity ? 2 * list->capacity : 32;
+            gx_image_global *grown = realloc(list->globals, sizeof *grown * (size_t)capacity);
+            if (!grown)
+                return gx_fail(error, GX_ERR_SYSTEM, "out of memory");
+            list->globals = grown;
+            list->capacity = capacity;
+        }
+        gx_image_global *g = &list->globals[list->count];
+        if (!(g->symbol = strdup(name)))
+            return gx_fail(error, GX_ERR_SYSTEM, "out of memory");
+        g->bytes = (size_t)symbol.st_size;
+        g->constant = constant;
+        list->count++;
+    }
+    return GX_OK;
+}
+
+int gx_image_list_globals(const void *data, size_t size, gx_image_globals *list, gx_error *error)
+{
+    memset(list, 0, sizeof *list);
+    int compressed = 0;
+    int status = each_cubin(data, size, cubin_globals, list, &compressed, error);
+    if (status)
+        gx_image_globals_free(list);
+    return status;
+}
+
+void gx_image_globals_free(gx_image_globals *list)
+{
+    for (int i = 0; i < list->count; i++)
+        free(list->globals[i].symbol);
+    free(list->globals);
     memset(list, 0, sizeof *list);
 }

@@ -43,4 +43,18 @@ typedef struct gx_image_kernels {
 int gx_image_list_kernels(const void *data, size_t size, gx_image_kernels *list, gx_error *error);
 void gx_image_kernels_free(gx_image_kernels *list);
 
+/* The module globals (__constant__ and __device__ variables) of a cubin, fat binary or host binary,
+   read without the driver: their symbols and sizes from the ELF symbol table. */
+typedef struct gx_image_global {
+    char *symbol;
+    size_t bytes;
+    int constant; /* __constant__, else __device__ */
+} gx_image_global;
+typedef struct gx_image_globals {
+    gx_image_global *globals;
+    int count, capacity;
+} gx_image_globals;
+int gx_image_list_globals(const void *data, size_t size, gx_image_globals *list, gx_error *error);
+void gx_image_globals_free(gx_image_globals *list);
+
 #endif

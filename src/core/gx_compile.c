@@ -1,6 +1,8 @@
 /* What every compiler route shares: the cache key (source, headers, options, architecture,
    compiler), the on-disk cubin cache with its manifest, and the compile result. */
 #include "gx_compile.h"
+
+#include "gx_binary.h"
 #include "gx_cxxname.h"
 
 #include <stdio.h>
@@ -84,8 +86,15 @@ void gx_compile_keys(const gx_compile_request *request, const char *compiler, ch
     struct include_walk *walk = calloc(1, sizeof *walk);
     XXH3_state_t *state = XXH3_createState();
     XXH3_128bits_reset(state);
-    for (int i = 0; i < request->option_count; i++)
+    int line_table = 0;
+    for (int i = 0; i < request->option_count; i++) {
         hash_string(state, request->options[i]);
+        line_table |= strcmp(request->options[i], "--generate-line-info") == 0 || strcmp(request->options[i], "-lineinfo") == 0
+                   || strcmp(request->options[i], "-G") == 0 || strcmp(request->options[i], "--device-debug") == 0;
+    }
+    /* a line table names the source file: a cubin compiled as a.cu is not b.cu's (line profiles) */
+    if (line_table)
+        hash_string(state, request->source_name ? request->source_name : "");
     for (int i = 0; i < request->name_expression_count; i++)
         hash_string(state, request->name_expressions[i]);
     hash_string(state, request->toolkit_stamp ? request->toolkit_stamp : "");
@@ -287,4 +296,38 @@ void gx_compile_cache_directory(int wanted, char *out, size_t size)
     gx_cache_directory(out, size);
     if (out[0])
         strncat(out, "/cubin", size - strlen(out) - 1);
+}
+
+int gx_compile_check_names(const gx_compile_request *request, const gx_compile_result *result, gx_error *error)
+{
+    if (!request->name_expression_count)
+        return GX_OK;
+    gx_image_kernels kernels;
+    memset(&kernels, 0, sizeof kernels);
+    if (result->cubin_size && gx_image_list_kernels(result->cubin, result->cubin_size, &kernels, error))
+        return error->kind;
+    int status = GX_OK;
+    for (int i = 0; status == GX_OK && i < request->name_expression_count; i++) {
+        char symbol[1024];
+        if (!gx_compile_lowered_name(result, request->name_expressions[i], symbol, sizeof symbol)) {
+            status = gx_fail(error, GX_ERR_COMPILE, "the name '%s' given to compile{names=...} was not lowered in %s",
+                             request->name_expressions[i], request->source_name);
+            break;
+        }
+        int found = 0;
+        for (int k = 0; k < kernels.count && !found; k++)
+            found = strcmp(kernels.kernels[k].symbol, symbol) == 0;
+        if (!result->cubin_size && result->ptx) { /* PTX alone: its entries */
+            char entry[1100];
+            snprintf(entry, sizeof entry, ".entry %s(", symbol);
+            found = strstr(result->ptx, entry) != NULL;
+        }
+        if (!found)
+            status = gx_fail(error, GX_ERR_COMPILE, "kernel '%s' (symbol %s) is not in the %s compiled from %s: the name "
+                             "was lowered but its instantiation did not reach the binary that is loaded",
+                             request->name_expressions[i], symbol, result->cubin_size ? "cubin" : "PTX",
+                             request->source_name);
+    }
+    gx_image_kernels_free(&kernels);
+    return status;
 }

@@ -64,6 +64,10 @@ void gx_compile_sort_options(const char **options, int count);
    wanted is 0 (cache = false), when GPUEXP_NO_CACHE is set to anything but "" or "0", or when
    there is no cache folder. */
 void gx_compile_cache_directory(int wanted, char *out, size_t size);
+/* Every name expression's kernel is in what was compiled (the cubin's kernels, or the PTX's entries
+   for PTX alone), so an offline plan and a GPU run agree; GX_ERR_COMPILE naming the kernel, its
+   symbol and the file otherwise. */
+int gx_compile_check_names(const gx_compile_request *request, const gx_compile_result *result, gx_error *error);
 /* The lowered (mangled) name of a name expression, or NULL. */
 const char *gx_compile_lowered_name(const gx_compile_result *result, const char *expression, char *buffer,
                                     size_t size);

@@ -107,6 +107,43 @@ int gx_cupti_fail(gx_error *error, const char *call, CUptiResult result)
     return kind;
 }
 
+/* cuptiProfilerInitialize, once a process (the range profiler, SASS metrics and PC sampling share it). */
+int gx_cupti_profiler_initialize(gx_error *error)
+{
+    static int initialized;
+    if (gx_cupti_get(error))
+        return error->kind;
+    if (!initialized) {
+        CUpti_Profiler_Initialize_Params init = {.structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
+        CUPTI_CHECK(error, cuptiProfilerInitialize, &init);
+        initialized = 1;
+    }
+    return GX_OK;
+}
+
+/* GX_OK when CUPTI supports `api` on the device; else why not, in the user's words. */
+int gx_cupti_device_supported(const gx_device *device, CUpti_Profiler_API api, gx_error *error)
+{
+    if (gx_cupti_profiler_initialize(error))
+        return error->kind;
+    CUpti_Profiler_DeviceSupported_Params supported = {.structSize = CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE};
+    supported.cuDevice = device->handle;
+    supported.api = api;
+    CUPTI_CHECK(error, cuptiProfilerDeviceSupported, &supported);
+    if (supported.isSupported == CUPTI_PROFILER_CONFIGURATION_SUPPORTED)
+        return GX_OK;
+    const char *why = supported.architecture != CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "its architecture is older than 7.5"
+                    : supported.vGpu != CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "it is a virtual GPU without profiling enabled by the hypervisor"
+                    : supported.confidentialCompute != CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "confidential computing is on"
+                    : supported.cmp != CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "it is a crypto-mining processor (CMP)"
+                    : supported.sli != CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "SLI is enabled"
+                    : supported.wsl != CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "WSL does not support it here"
+                                                                               : "CUPTI gives no reason";
+    static const char *const apis[] = {"profile", "sample the PCs of", "count the SASS instructions of", "sample"};
+    return gx_fail(error, GX_ERR_PROFILER, "CUPTI cannot %s %s: %s", (int)api >= 0 && (int)api < 4 ? apis[api] : "profile",
+                   device->name, why);
+}
+
 int gx_cupti_version(unsigned *version, gx_error *error)
 {
     if (gx_cupti_get(error))

@@ -8,12 +8,15 @@
 
 #include <cupti_activity.h>
 #include <cupti_callbacks.h>
+#include <cupti_pcsampling.h>
 #include <cupti_profiler_host.h>
 #include <cupti_range_profiler.h>
 #include <cupti_result.h>
+#include <cupti_sass_metrics.h>
 #include <cupti_target.h>
 #include <cupti_version.h>
 
+#include "gx_device.h"
 #include "gx_error.h"
 
 #define GX_CUPTI_FUNCTIONS(X)                                                                      \
@@ -29,7 +32,12 @@
     X(cuptiRangeProfilerStart) X(cuptiRangeProfilerStop) X(cuptiRangeProfilerDecodeData)          \
     X(cuptiRangeProfilerGetCounterDataInfo) X(cuptiActivityEnable) X(cuptiActivityDisable)            \
     X(cuptiActivityRegisterCallbacks) X(cuptiActivityFlushAll) X(cuptiActivityGetNextRecord)      \
-    X(cuptiGetTimestamp) X(cuptiGetCallbackName)
+    X(cuptiGetTimestamp) X(cuptiGetCallbackName) X(cuptiSassMetricsGetProperties) X(cuptiSassMetricsSetConfig)    \
+    X(cuptiSassMetricsUnsetConfig) X(cuptiSassMetricsEnable) X(cuptiSassMetricsDisable)              \
+    X(cuptiSassMetricsGetDataProperties) X(cuptiSassMetricsFlushData) X(cuptiPCSamplingEnable)       \
+    X(cuptiPCSamplingDisable) X(cuptiPCSamplingGetNumStallReasons) X(cuptiPCSamplingGetStallReasons)  \
+    X(cuptiPCSamplingSetConfigurationAttribute) X(cuptiPCSamplingStart) X(cuptiPCSamplingStop)       \
+    X(cuptiPCSamplingGetData) X(cuptiGetSassToSourceCorrelation)
 
 struct gx_cupti_functions {
 #define GX_CUPTI_POINTER(name) __typeof__(name) *name;
@@ -54,6 +62,11 @@ int gx_cupti_fail(gx_error *error, const char *call, CUptiResult result);
    whole life (open, config image, close). */
 int gx_metric_host_open_for_device(struct gx_metric_host **out, const char *chip, const uint8_t *availability,
                                    gx_error *error);
+/* cuptiProfilerInitialize, once a process. */
+int gx_cupti_profiler_initialize(gx_error *error);
+/* GX_OK when CUPTI supports `api` (range profiling, PC sampling, SASS metrics) on the device; else
+   a GX_ERR_PROFILER saying why not (a virtual GPU, an old architecture, confidential computing...). */
+int gx_cupti_device_supported(const gx_device *device, CUpti_Profiler_API api, gx_error *error);
 /* The config image (the pass schedule) for names. */
 int gx_metric_host_config_image(struct gx_metric_host *host, const char *const *names, int count, uint8_t **image,
                                 size_t *size, gx_error *error);

@@ -5,11 +5,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 
 struct gx_db {
     sqlite3 *handle;
     char path[1024];
 };
+
+/* Whether the file system holding path has no room left for this user. */
+static int full_disk(const char *path)
+{
+    char folder[1024];
+    snprintf(folder, sizeof folder, "%s", path);
+    char *slash = strrchr(folder, '/');
+    if (slash)
+        *(slash == folder ? slash + 1 : slash) = 0;
+    else
+        snprintf(folder, sizeof folder, ".");
+    struct statvfs disk;
+    return statvfs(folder, &disk) == 0 && disk.f_bavail == 0;
+}
 
 static int db_fail(gx_db *db, gx_error *error, const char *call, int code, const char *sql)
 {
@@ -19,7 +34,7 @@ static int db_fail(gx_db *db, gx_error *error, const char *call, int code, const
             sqlite3_errstr(code));
     if (sql)
         gx_error_append(error, " in: %.120s", sql);
-    if ((code & 0xff) == SQLITE_FULL)
+    if ((code & 0xff) == SQLITE_FULL || ((code & 0xff) == SQLITE_IOERR && db && full_disk(db->path)))
         gx_error_append(error, "; the disk is full");
     if ((code & 0xff) == SQLITE_READONLY)
         gx_error_append(error, "; the history is read-only here (its file or folder is not writable by this user)");
@@ -39,8 +54,13 @@ static int check_is_history(gx_db *db, gx_error *error)
     if (rc == SQLITE_OK)
         rc = sqlite3_step(statement);
     if (rc != SQLITE_ROW) {
-        gx_fail(error, GX_ERR_SYSTEM, "%s is not a gpuexp history: SQLite cannot read it (%s); it was left as it was",
-                db->path, sqlite3_errstr(rc));
+        int primary = sqlite3_errcode(db->handle) & 0xff;
+        if (primary == SQLITE_NOTADB || primary == SQLITE_CORRUPT || primary == SQLITE_FORMAT)
+            gx_fail(error, GX_ERR_SYSTEM, "%s is not a gpuexp history: SQLite cannot read it (%s); it was left as it was",
+                    db->path, sqlite3_errstr(rc));
+        else /* the file may well be a history: what failed is the disk (full, an I/O error) or the system */
+            gx_fail(error, GX_ERR_SYSTEM, "cannot open the history %s: %s%s; it was left as it was", db->path,
+                    sqlite3_errmsg(db->handle), full_disk(db->path) ? " (the disk is full)" : "");
         sqlite3_finalize(statement);
         return GX_ERR_SYSTEM;
     }

@@ -31,10 +31,15 @@
     X(cuFuncGetName, 12030)                                                                        \
     X(cuModuleUnload, 2000)                                                                        \
     X(cuModuleGetFunction, 2000)                                                                   \
+    X(cuModuleGetGlobal, 3020)                                                                     \
     X(cuFuncGetAttribute, 2020)                                                                    \
     X(cuFuncSetAttribute, 9000)                                                                    \
     X(cuFuncGetParamInfo, 12040)                                                                   \
     X(cuLaunchKernel, 4000)                                                                        \
+    X(cuLaunchKernelEx, 11060)                                                                     \
+    X(cuOccupancyMaxActiveClusters, 11070)                                                         \
+    X(cuOccupancyMaxPotentialClusterSize, 11070)                                                   \
+    X(cuTensorMapEncodeTiled, 12000)                                                               \
     X(cuMemAlloc, 3020)                                                                            \
     X(cuMemFree, 3020)                                                                             \
     X(cuMemGetInfo, 3020)                                                                          \

@@ -63,7 +63,7 @@ int gx_make_directories(const char *path, gx_error *error)
 
 int gx_write_file_atomic(const char *path, const void *data, size_t size, gx_error *error)
 {
-    if (gx_output_write(path, data, size, error) == GX_OK)
+    if (gx_output_write(path, data, size, 0, error) == GX_OK)
         return GX_OK;
     return error->kind = GX_ERR_SYSTEM; /* the cache and nvcc's sources: not a user's output */
 }

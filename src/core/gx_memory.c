@@ -51,7 +51,9 @@ int gx_buffer_alloc(gx_buffer *buffer, const gx_device *device, gx_memory_kind k
 void gx_buffer_free(gx_buffer *buffer)
 {
     gx_error ignored;
-    if (buffer->kind == GX_MEMORY_PAGEABLE) {
+    if (buffer->borrowed) {
+        /* the module owns it; the buffer only forgets it */
+    } else if (buffer->kind == GX_MEMORY_PAGEABLE) {
         free(buffer->host_pointer);
     } else if (buffer->device && (buffer->device_pointer || buffer->host_pointer)) {
         const gx_driver *d = gx_driver_get(&ignored);

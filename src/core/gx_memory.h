@@ -17,6 +17,7 @@ typedef struct gx_buffer {
     CUdeviceptr device_pointer; /* device buffers */
     void *host_pointer;         /* host buffers */
     const gx_device *device;    /* NULL for pageable host buffers */
+    int borrowed;               /* memory gpuexp did not allocate (a module's global): never freed here */
 } gx_buffer;
 
 typedef struct gx_compare_result {

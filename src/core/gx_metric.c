@@ -22,6 +22,24 @@ static int is_ncu_only(const char *name)
     return 0;
 }
 
+/* Whether CUPTI knows no chip of this name: then error says so as a usage error (a misspelled
+   --chip is the user's, exit 2), with the likely names and every chip CUPTI knows. */
+static int unknown_chip(const char *chip, gx_error *error)
+{
+    CUpti_Profiler_Host_GetSupportedChips_Params p = {.structSize = CUpti_Profiler_Host_GetSupportedChips_Params_STRUCT_SIZE};
+    if (gx_cupti.cuptiProfilerHostGetSupportedChips(&p) != CUPTI_SUCCESS || p.numChips == 0)
+        return 0;
+    for (size_t i = 0; i < p.numChips; i++)
+        if (strcmp(chip, p.ppChipNames[i]) == 0)
+            return 0;
+    char hint[256], chips[2048] = "";
+    gx_did_you_mean(chip, p.ppChipNames, p.numChips, hint, sizeof hint);
+    for (size_t i = 0; i < p.numChips; i++)
+        snprintf(chips + strlen(chips), sizeof chips - strlen(chips), "%s%s", i ? ", " : "", p.ppChipNames[i]);
+    gx_fail(error, GX_ERR_USAGE, "unknown chip '%s'%s; the chips this CUPTI knows: %s", chip, hint, chips);
+    return 1;
+}
+
 /* A host object for chip, with a device's counter availability image or NULL: opened here and closed by
    gx_metric_host_close, so its whole life is in this file. */
 int gx_metric_host_open_for_device(gx_metric_host **out, const char *chip, const uint8_t *availability,
@@ -41,14 +59,9 @@ int gx_metric_host_open_for_device(gx_metric_host **out, const char *chip, const
     CUptiResult result = gx_cupti.cuptiProfilerHostInitialize(&p);
     if (result != CUPTI_SUCCESS) {
         free(host);
-        gx_cupti_fail(error, "cuptiProfilerHostInitialize", result);
-        if (result == CUPTI_ERROR_INVALID_CHIP_NAME || result == CUPTI_ERROR_INVALID_PARAMETER) {
-            char chips[2048];
-            gx_error ignored;
-            if (gx_metric_chips(chips, sizeof chips, &ignored) == GX_OK)
-                gx_error_append(error, ": unknown chip '%s' (known: %s)", chip, chips);
-        }
-        return error->kind;
+        if ((result == CUPTI_ERROR_INVALID_CHIP_NAME || result == CUPTI_ERROR_INVALID_PARAMETER) && unknown_chip(chip, error))
+            return error->kind;
+        return gx_cupti_fail(error, "cuptiProfilerHostInitialize", result);
     }
     host->object = p.pHostObject;
     *out = host;

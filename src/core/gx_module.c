@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "gx_driver.h"
+#include "gx_launch_attributes.h"
 
 __thread CUstream gx_current_stream;
 uint64_t gx_kernel_launches;
@@ -119,6 +120,9 @@ int gx_kernel_get(gx_kernel *kernel, const gx_module *module, const char *name, 
         return error->kind;
     kernel->module = module;
     kernel->driver = d;
+    if (strlen(name) >= sizeof kernel->name)
+        return gx_fail(error, GX_ERR_USAGE, "a kernel name of %zu characters is longer than gpuexp takes (%zu)",
+                       strlen(name), sizeof kernel->name - 1);
     snprintf(kernel->name, sizeof kernel->name, "%s", name);
     if (GX_CU(error, d->cuModuleGetFunction(&kernel->function, module->handle, name)))
         return error->kind;
@@ -138,6 +142,14 @@ int gx_kernel_get(gx_kernel *kernel, const gx_module *module, const char *name, 
     for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++)
         if (GX_CU(error, d->cuFuncGetAttribute(wanted[i].out, wanted[i].attribute, kernel->function)))
             return error->kind;
+    if (module->device->cc_major >= 9) { /* __cluster_dims__: clusters exist from 9.0 on */
+        static const CUfunction_attribute cluster[3] = {CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH,
+                                                        CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT,
+                                                        CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH};
+        for (int i = 0; i < 3; i++)
+            if (GX_CU(error, d->cuFuncGetAttribute(&kernel->info.required_cluster[i], cluster[i], kernel->function)))
+                return error->kind;
+    }
     /* the parameters as the compiled function has them: CUDA_ERROR_INVALID_VALUE past the last */
     for (kernel->param_count = 0; kernel->param_count < GX_MAX_PARAMS; kernel->param_count++) {
         size_t offset, size;
@@ -146,10 +158,15 @@ int gx_kernel_get(gx_kernel *kernel, const gx_module *module, const char *name, 
         kernel->param_sizes[kernel->param_count] = size;
         kernel->param_offsets[kernel->param_count] = offset;
     }
+    size_t offset, size;
+    if (kernel->param_count == GX_MAX_PARAMS &&
+        d->cuFuncGetParamInfo(kernel->function, GX_MAX_PARAMS, &offset, &size) == CUDA_SUCCESS)
+        return gx_fail(error, GX_ERR_USAGE, "kernel '%s' has more than %d parameters, more than gpuexp takes: pass "
+                       "them in a struct (by value or behind a pointer)", kernel->name, GX_MAX_PARAMS);
     return GX_OK;
 }
 
-int gx_kernel_prepare(gx_kernel *kernel, const gx_launch_config *config, gx_error *error)
+static int prepare_shared(gx_kernel *kernel, const gx_launch_config *config, gx_error *error)
 {
     const gx_device *device = kernel->module->device;
     unsigned long long threads = (unsigned long long)config->block[0] * config->block[1] * config->block[2];
@@ -183,6 +200,54 @@ int gx_kernel_prepare(gx_kernel *kernel, const gx_launch_config *config, gx_erro
     return GX_OK;
 }
 
+static int device_attribute(const gx_driver *d, const gx_device *device, CUdevice_attribute attribute, int *value,
+                            gx_error *error)
+{
+    return GX_CU(error, d->cuDeviceGetAttribute(value, attribute, device->handle));
+}
+
+/* The launch attributes: what the checks need from the driver, asked only for what the launch uses. */
+static int prepare_attributes(gx_kernel *kernel, const gx_launch_config *config, gx_error *error)
+{
+    int given = config->cluster[0] || config->cluster[1] || config->cluster[2];
+    if (!given && !config->cooperative && !config->programmatic && !kernel->info.required_cluster[0])
+        return GX_OK;
+    const gx_device *device = kernel->module->device;
+    const gx_driver *d = kernel->driver;
+    gx_launch_target target = {.where = device->name, .cc_major = device->cc_major, .cc_minor = device->cc_minor,
+                               .blocks_per_sm = -1, .max_active_clusters = -1};
+    memcpy(target.required_cluster, kernel->info.required_cluster, sizeof target.required_cluster);
+    unsigned cluster[3];
+    int clustered = gx_launch_cluster(config, &target, cluster);
+    if (device_attribute(d, device, CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH, &target.cluster_launch, error)
+        || device_attribute(d, device, CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, &target.cooperative_launch, error)
+        || device_attribute(d, device, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &target.sm_count, error))
+        return error->kind;
+    gx_launch_config checked = *config;
+    memset(checked.cluster, 0, sizeof checked.cluster); /* the first checks need no occupancy */
+    if (gx_launch_check_attributes(kernel->name, clustered && given ? config : &checked, &target, error))
+        return error->kind;
+    if (clustered && target.cluster_launch) {
+        unsigned long long size = (unsigned long long)cluster[0] * cluster[1] * cluster[2];
+        if (size > (unsigned long long)gx_cluster_max_blocks(device->cc_major, device->cc_minor, 0)
+            && GX_CU(error, d->cuFuncSetAttribute(kernel->function, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)))
+            return error->kind;
+        if (gx_kernel_active_clusters(kernel, config, &target.max_active_clusters, error))
+            return error->kind;
+    }
+    if (config->cooperative && gx_kernel_occupancy(kernel, (int)(config->block[0] * config->block[1] * config->block[2]),
+                                                   config->shared_bytes, &target.blocks_per_sm, error))
+        return error->kind;
+    return gx_launch_check_attributes(kernel->name, config, &target, error);
+}
+
+int gx_kernel_prepare(gx_kernel *kernel, const gx_launch_config *config, gx_error *error)
+{
+    if (prepare_shared(kernel, config, error))
+        return error->kind;
+    return prepare_attributes(kernel, config, error);
+}
+
 int gx_kernel_launch(const gx_kernel *kernel, const gx_launch_config *c, void **params, gx_error *error)
 {
     const gx_driver *d = kernel->driver; /* set by gx_kernel_get: no lookup on the hot path */
@@ -191,14 +256,51 @@ int gx_kernel_launch(const gx_kernel *kernel, const gx_launch_config *c, void **
     if (launch_hook)
         launch_hook(kernel, c); /* what a supervisor names if this launch never returns */
     gx_note_launch(kernel->name);
-    CUresult result = d->cuLaunchKernel(kernel->function, c->grid[0], c->grid[1], c->grid[2], c->block[0], c->block[1],
-                                        c->block[2], c->shared_bytes, c->stream ? c->stream : gx_current_stream, params,
-                                        NULL);
+    CUstream stream = c->stream ? c->stream : gx_current_stream;
+    /* a kernel's own __cluster_dims__ need no attribute (cuLaunchKernel takes them from the function; the
+       launch's own, checked equal, is left out) */
+    int cluster = c->cluster[0] && !kernel->info.required_cluster[0];
+    int attributed = cluster || c->cooperative || c->programmatic;
+    CUresult result;
+    if (!attributed) {
+        result = d->cuLaunchKernel(kernel->function, c->grid[0], c->grid[1], c->grid[2], c->block[0], c->block[1],
+                                   c->block[2], c->shared_bytes, stream, params, NULL);
+    } else {
+        CUlaunchAttribute attributes[3];
+        unsigned count = 0;
+        memset(attributes, 0, sizeof attributes);
+        if (cluster) {
+            attributes[count].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+            attributes[count].value.clusterDim.x = c->cluster[0];
+            attributes[count].value.clusterDim.y = c->cluster[1] ? c->cluster[1] : 1;
+            attributes[count++].value.clusterDim.z = c->cluster[2] ? c->cluster[2] : 1;
+        }
+        if (c->cooperative) {
+            attributes[count].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+            attributes[count++].value.cooperative = 1;
+        }
+        if (c->programmatic) {
+            attributes[count].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+            attributes[count++].value.programmaticStreamSerializationAllowed = 1;
+        }
+        CUlaunchConfig config = {.gridDimX = c->grid[0], .gridDimY = c->grid[1], .gridDimZ = c->grid[2],
+                                 .blockDimX = c->block[0], .blockDimY = c->block[1], .blockDimZ = c->block[2],
+                                 .sharedMemBytes = c->shared_bytes, .hStream = stream, .attrs = attributes,
+                                 .numAttrs = count};
+        result = d->cuLaunchKernelEx(&config, kernel->function, params, NULL);
+    }
     if (result != CUDA_SUCCESS) {
-        gx_cuda_fail(error, "cuLaunchKernel", result);
+        gx_cuda_fail(error, attributed ? "cuLaunchKernelEx" : "cuLaunchKernel", result);
         gx_error_append(error, " launching '%s' with grid %ux%ux%u, block %ux%ux%u, %u bytes dynamic shared memory",
                         kernel->name, c->grid[0], c->grid[1], c->grid[2], c->block[0], c->block[1], c->block[2],
                         c->shared_bytes);
+        if (c->cluster[0])
+            gx_error_append(error, ", cluster %ux%ux%u", c->cluster[0], c->cluster[1] ? c->cluster[1] : 1,
+                            c->cluster[2] ? c->cluster[2] : 1);
+        if (c->cooperative)
+            gx_error_append(error, ", cooperative");
+        if (c->programmatic)
+            gx_error_append(error, ", programmatic");
         return error->kind;
     }
     return GX_OK;
@@ -212,6 +314,34 @@ int gx_kernel_occupancy(const gx_kernel *kernel, int block_threads, size_t dynam
         return error->kind;
     return GX_CU(error, d->cuOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, kernel->function, block_threads,
                                                                       dynamic_shared_bytes));
+}
+
+int gx_kernel_active_clusters(gx_kernel *kernel, const gx_launch_config *c, int *clusters, gx_error *error)
+{
+    const gx_driver *d = gx_driver_get(error);
+    if (!d || gx_device_activate(kernel->module->device, error))
+        return error->kind;
+    CUlaunchAttribute attribute;
+    memset(&attribute, 0, sizeof attribute);
+    attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attribute.value.clusterDim.x = c->cluster[0];
+    attribute.value.clusterDim.y = c->cluster[1] ? c->cluster[1] : 1;
+    attribute.value.clusterDim.z = c->cluster[2] ? c->cluster[2] : 1;
+    /* the kernel's own __cluster_dims__ count when the configuration names none */
+    CUlaunchConfig config = {.gridDimX = c->grid[0], .gridDimY = c->grid[1], .gridDimZ = c->grid[2],
+                             .blockDimX = c->block[0], .blockDimY = c->block[1], .blockDimZ = c->block[2],
+                             .sharedMemBytes = c->shared_bytes, .attrs = &attribute,
+                             .numAttrs = c->cluster[0] && !kernel->info.required_cluster[0] ? 1 : 0};
+    return GX_CU(error, d->cuOccupancyMaxActiveClusters(clusters, kernel->function, &config));
+}
+
+int gx_module_global(const gx_module *module, const char *symbol, CUdeviceptr *address, size_t *bytes,
+                     gx_error *error)
+{
+    const gx_driver *d = gx_driver_get(error);
+    if (!d || gx_device_activate(module->device, error))
+        return error->kind;
+    return GX_CU(error, d->cuModuleGetGlobal(address, bytes, module->handle, symbol));
 }
 
 int gx_synchronize(const gx_device *device, gx_error *error)

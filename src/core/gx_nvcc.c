@@ -118,19 +118,23 @@ static const char *refused_option(const char *option)
     return NULL;
 }
 
-/* nvcc has no name expressions: a second translation unit includes the source and takes the
-   address of each requested name in a __device__ variable, so nvcc instantiates it and the PTX
-   names its mangled symbol ("gx_name_3 = _Z7reduce6IiLj256ELb1EEvPT_S1_j;"). The result is
-   NVRTC's form, "expression\tsymbol\n" per name. base_argv: the main compile's options. */
-static int lower_names(const gx_compile_request *request, char *const *base_argv, int base_argc, const char *folder,
-                       const char *source_file, gx_compile_result *result, gx_error *error)
+/* One compile's files: a temporary folder of its own (in $TMPDIR) for the output, nvcc's log and
+   its kept files, and the source (the request's file, or the text written into the folder). */
+typedef struct nvcc_files {
+    char folder[2048], source[4096], output[4096], log[4096];
+    int ptx_only; /* a compute_XY architecture: PTX is the output */
+} nvcc_files;
+
+/* nvcc has no name expressions: the file nvcc compiles is a wrapper that includes the source and
+   takes the address of each requested name in a __device__ variable, so nvcc instantiates it in
+   the very cubin gpuexp loads (a template the host code never instantiates was missing from it),
+   and the PTX names its mangled symbol ("gpuexp_name_3 = _Z7reduce6IiLj256ELb1EEvPT_S1_j;"). */
+static int write_names_wrapper(const gx_compile_request *request, nvcc_files *files, gx_error *error)
 {
-    char names_file[4096], names_ptx[4096], names_log[4096], absolute[4096];
-    snprintf(names_file, sizeof names_file, "%s/gpuexp_names.cu", folder);
-    snprintf(names_ptx, sizeof names_ptx, "%s/gpuexp_names.ptx", folder);
-    snprintf(names_log, sizeof names_log, "%s/gpuexp_names.log", folder);
-    if (!realpath(source_file, absolute))
-        return gx_fail(error, GX_ERR_SYSTEM, "nvcc: cannot resolve %s: %m", source_file);
+    char absolute[4096], wrapper[4096];
+    if (!realpath(files->source, absolute))
+        return gx_fail(error, GX_ERR_SYSTEM, "nvcc: cannot resolve %s: %m", files->source);
+    snprintf(wrapper, sizeof wrapper, "%s/gpuexp_names.cu", files->folder);
     size_t capacity = 256 + strlen(absolute);
     for (int i = 0; i < request->name_expression_count; i++)
         capacity += strlen(request->name_expressions[i]) + 96;
@@ -141,72 +145,38 @@ static int lower_names(const gx_compile_request *request, char *const *base_argv
     for (int i = 0; i < request->name_expression_count; i++)
         used += (size_t)snprintf(text + used, capacity - used, "__device__ void *gpuexp_name_%d = (void *)&%s;\n", i,
                                  request->name_expressions[i]);
-    int status = gx_write_file_atomic(names_file, text, used, error);
+    int status = gx_write_file_atomic(wrapper, text, used, error);
     free(text);
-    if (status)
-        return status;
-    char *argv[ARGV_CAPACITY] = {0};
-    int argc = 0, built = 0;
-    for (int i = 0; !built && i < base_argc; i++) { /* the same options, -ptx into names_ptx, the new file */
-        const char *a = base_argv[i];
-        if (strcmp(a, "-cubin") == 0 || strcmp(a, "-ptx") == 0 || strcmp(a, "-Xptxas=-v") == 0 ||
-            strcmp(a, "--keep") == 0 || strncmp(a, "--keep-dir=", 11) == 0 || strcmp(a, source_file) == 0)
-            continue;
-        if (strcmp(a, "-o") == 0) {
-            i++;
-            continue;
-        }
-        built = push(argv, &argc, ARGV_CAPACITY, strdup(a));
-    }
-    if (!built)
-        built = push(argv, &argc, ARGV_CAPACITY, strdup("-ptx")) || push(argv, &argc, ARGV_CAPACITY, strdup("-o")) ||
-                push(argv, &argc, ARGV_CAPACITY, strdup(names_ptx)) ||
-                push(argv, &argc, ARGV_CAPACITY, strdup(names_file));
-    int exit_code = 0;
-    if (built)
-        status = gx_fail(error, GX_ERR_USAGE, "nvcc: too many options");
-    else if ((status = run_nvcc(argv, names_log, &exit_code, error)) == GX_OK && exit_code != 0) {
-        char *log = NULL;
-        size_t log_size;
-        gx_error ignored;
-        if (gx_read_file(names_log, &log, &log_size, &ignored))
-            log = NULL;
-        status = gx_fail(error, GX_ERR_COMPILE, "nvcc could not resolve the names given to compile{names=...} in %s "
-                         "(each must name a kernel, e.g. \"k<float, 128>\"):\n%s", request->source_name, log ? log : "");
-        free(log);
-    }
-    for (int i = 0; i < argc; i++)
-        free(argv[i]);
-    if (status)
-        return status;
-    char *ptx = NULL;
-    size_t ptx_size = 0;
-    if (gx_read_file(names_ptx, &ptx, &ptx_size, error))
-        return error->kind;
+    if (status == GX_OK)
+        snprintf(files->source, sizeof files->source, "%s", wrapper);
+    return status;
+}
+
+/* The lowered names from the PTX of the wrapper, in NVRTC's form ("expression\tsymbol\n" each). */
+static int read_lowered_names(const gx_compile_request *request, gx_compile_result *result, gx_error *error)
+{
     size_t names_capacity = 1;
     for (int i = 0; i < request->name_expression_count; i++)
         names_capacity += strlen(request->name_expressions[i]) + 1024;
     char *names = calloc(1, names_capacity);
+    if (!names)
+        return gx_fail(error, GX_ERR_SYSTEM, "out of memory");
     size_t names_used = 0;
-    for (int i = 0; names && i < request->name_expression_count; i++) {
+    for (int i = 0; i < request->name_expression_count; i++) {
         char variable[64];
         snprintf(variable, sizeof variable, "gpuexp_name_%d = ", i);
-        const char *at = strstr(ptx, variable), *symbol = at ? at + strlen(variable) : NULL;
+        const char *at = result->ptx ? strstr(result->ptx, variable) : NULL, *symbol = at ? at + strlen(variable) : NULL;
         size_t length = symbol ? strcspn(symbol, ";, \n}") : 0;
         if (symbol && *symbol == '{') /* "= {symbol}" in some PTX versions */
             symbol++, length = strcspn(symbol, ";, \n}");
         if (!length || length > 900) {
             free(names);
-            free(ptx);
             return gx_fail(error, GX_ERR_COMPILE, "nvcc: the name '%s' did not lower to a kernel symbol in %s",
                            request->name_expressions[i], request->source_name);
         }
         names_used += (size_t)snprintf(names + names_used, names_capacity - names_used, "%s\t%.*s\n",
                                        request->name_expressions[i], (int)length, symbol);
     }
-    free(ptx);
-    if (!names)
-        return gx_fail(error, GX_ERR_SYSTEM, "out of memory");
     free(result->lowered_names);
     result->lowered_names = names;
     return GX_OK;
@@ -231,16 +201,11 @@ static int check_options(const gx_compile_request *request, gx_error *error)
 static void compiler_identity(const char *nvcc, char *out, size_t size)
 {
     struct stat nvcc_stat;
-    snprintf(out, size, "nvcc %s %lld %lld", nvcc, stat(nvcc, &nvcc_stat) == 0 ? (long long)nvcc_stat.st_size : 0LL,
+    /* "names in the cubin": entries of builds before name expressions were instantiated in the cubin
+       itself are not taken */
+    snprintf(out, size, "nvcc %s %lld %lld names in the cubin", nvcc, stat(nvcc, &nvcc_stat) == 0 ? (long long)nvcc_stat.st_size : 0LL,
              stat(nvcc, &nvcc_stat) == 0 ? (long long)nvcc_stat.st_mtime : 0LL);
 }
-
-/* One compile's files: a temporary folder of its own (in $TMPDIR) for the output, nvcc's log and
-   its kept files, and the source (the request's file, or the text written into the folder). */
-typedef struct nvcc_files {
-    char folder[2048], source[4096], output[4096], log[4096];
-    int ptx_only; /* a compute_XY architecture: PTX is the output */
-} nvcc_files;
 
 /* Makes the folder and places the source; on failure nothing is left behind. */
 static int prepare_files(const gx_compile_request *request, nvcc_files *files, gx_error *error)
@@ -350,6 +315,8 @@ int gx_nvcc_compile(const gx_compile_request *request, gx_compile_result *result
         return status;
     char *argv[ARGV_CAPACITY] = {0};
     int argc = 0;
+    if (request->name_expression_count && (status = write_names_wrapper(request, &files, error)) != GX_OK)
+        goto done;
     if (build_command(request, nvcc, &files, argv, &argc)) {
         status = gx_fail(error, GX_ERR_USAGE, "nvcc: too many options");
         goto done;
@@ -362,13 +329,16 @@ int gx_nvcc_compile(const gx_compile_request *request, gx_compile_result *result
     if (gx_read_file(files.log, &result->log, &log_size, &ignored))
         result->log = strdup("");
     if (exit_code != 0) {
-        status = nvcc_failed(request, result, argv, argc, exit_code, error);
+        if (request->name_expression_count && result->log && strstr(result->log, "gpuexp_names.cu("))
+            status = gx_fail(error, GX_ERR_COMPILE, "nvcc could not resolve the names given to compile{names=...} in %s "
+                             "(each must name a kernel, e.g. \"k<float, 128>\"):\n%s", request->source_name, result->log);
+        else
+            status = nvcc_failed(request, result, argv, argc, exit_code, error);
         goto done;
     }
     if ((status = read_outputs(&files, result, error)) != GX_OK)
         goto done;
-    if (request->name_expression_count &&
-        (status = lower_names(request, argv, argc, files.folder, files.source, result, error)) != GX_OK)
+    if (request->name_expression_count && (status = read_lowered_names(request, result, error)) != GX_OK)
         goto done;
     clock_gettime(CLOCK_MONOTONIC, &end);
     result->compile_seconds = (double)(end.tv_sec - start.tv_sec) + (double)(end.tv_nsec - start.tv_nsec) * 1e-9;

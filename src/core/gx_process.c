@@ -1,5 +1,7 @@
 #include "gx_process.h"
 
+#include "gx_guard.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -9,15 +11,12 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-extern char **environ;
 
 static volatile sig_atomic_t stop_signal;
 static sigset_t stop_signals;
@@ -215,7 +214,7 @@ void gx_process_release(gx_process *process)
 
 /* The process groups of the commands running now, so a stop signal or the watchdog can end them
    from a signal handler (kill is async-signal-safe). */
-#define GX_MAX_RUNNING 16
+#define GX_MAX_RUNNING 64
 static volatile pid_t running_groups[GX_MAX_RUNNING];
 
 static void remember_group(pid_t pid, int add)
@@ -236,19 +235,23 @@ static void gx_process_end_children(int signal_number)
             kill(-running_groups[i], signal_number);
 }
 
-/* A process's start time (field 22 of /proc/PID/stat, in clock ticks since boot), or 0. */
-static unsigned long long start_time(pid_t pid)
+ssize_t gx_process_read_proc(pid_t pid, const char *name, char *text, size_t size)
 {
-    char path[64], text[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    char path[320];
+    snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, name);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    ssize_t got = fd >= 0 ? read(fd, text, size - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    text[got > 0 ? got : 0] = 0;
+    return got;
+}
+
+unsigned long long gx_process_start_time(pid_t pid)
+{
+    char text[1024];
+    if (gx_process_read_proc(pid, "stat", text, sizeof text) <= 0)
         return 0;
-    ssize_t got = read(fd, text, sizeof text - 1);
-    close(fd);
-    if (got <= 0)
-        return 0;
-    text[got] = 0;
     const char *after = strrchr(text, ')'); /* the command name may hold spaces and parentheses */
     if (!after)
         return 0;
@@ -259,18 +262,44 @@ static unsigned long long start_time(pid_t pid)
     return 0;
 }
 
+int gx_process_ending(pid_t pid)
+{
+    char text[4096];
+    if (gx_process_read_proc(pid, "status", text, sizeof text) < 0)
+        return 1;
+    const char *state = strstr(text, "\nState:");
+    if (state) {
+        state += strlen("\nState:");
+        state += strspn(state, " \t");
+        if (*state == 'Z' || *state == 'X') /* a zombie, or dead */
+            return 1;
+    }
+    static const char *const pending[] = {"\nShdPnd:", "\nSigPnd:"};
+    for (int i = 0; i < 2; i++) {
+        const char *line = strstr(text, pending[i]);
+        if (line && (strtoull(line + strlen(pending[i]), NULL, 16) >> (SIGKILL - 1) & 1))
+            return 1;
+    }
+    return 0;
+}
+
 int gx_process_end_recorded(const char *path)
 {
     FILE *file = fopen(path, "re");
     if (!file)
         return errno == ENOENT ? 0 : -1;
-    int group = 0;
-    unsigned long long recorded = 0;
-    int read_both = fscanf(file, "%d %llu", &group, &recorded) == 2;
+    int group = 0, command = 0;
+    unsigned long long group_start = 0, command_start = 0;
+    int fields = fscanf(file, "%d %llu %d %llu", &group, &group_start, &command, &command_start);
     fclose(file);
-    if (!read_both || group <= 1 || recorded == 0)
+    if (fields < 2 || group <= 1 || group_start == 0)
         return -1;
-    if (start_time(group) != recorded)
+    /* the proof that the group is the one recorded: its leader (the guard) is still that process,
+       or, the guard being gone too, the command is, and still in that group */
+    int leader = gx_process_start_time(group) == group_start;
+    int member = fields == 4 && command > 1 && command_start && gx_process_start_time(command) == command_start &&
+                 getpgid(command) == group;
+    if (!leader && !member)
         return 0; /* gone, or its pid now belongs to another process */
     kill(-group, SIGKILL);
     return 1;
@@ -283,58 +312,75 @@ static double monotonic_seconds(void)
     return (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
 }
 
-static int spawn_command(char *const argv[], const gx_run_options *options, int sink, pid_t *pid, gx_error *error)
+int gx_process_start(char *const argv[], const gx_run_options *options, int input, int output, gx_guarded *started,
+                     gx_error *error)
 {
-    posix_spawnattr_t attributes;
-    posix_spawn_file_actions_t actions;
-    int failed = posix_spawnattr_init(&attributes);
+    int sink = output;
+    if (sink < 0 && options->output &&
+        (sink = open(options->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644)) < 0)
+        return gx_fail(error, GX_ERR_SYSTEM, "cannot write %s: %s", options->output, strerror(errno));
+    gx_guard_io io = {.input = input, .output = sink, .error = options->error_sink, .directory = options->directory,
+                      .environment = options->environment};
+    if (io.error < 0 && sink >= 0 && output < 0)
+        io.error = sink; /* a command's log: its output and errors together */
+    int failed = gx_guard_spawn(argv, &io, started, error);
+    if (sink >= 0 && sink != output)
+        close(sink);
     if (failed)
-        return gx_fail(error, GX_ERR_SYSTEM, "posix_spawnattr_init failed: %s", strerror(failed));
-    failed = posix_spawn_file_actions_init(&actions);
-    if (failed) {
-        posix_spawnattr_destroy(&attributes);
-        return gx_fail(error, GX_ERR_SYSTEM, "posix_spawn_file_actions_init failed: %s", strerror(failed));
+        return failed;
+    remember_group(started->guard, 1);
+    if (options->record) { /* written after the spawn: the group exists, and is named only while it runs */
+        FILE *record = fopen(options->record, "we");
+        if (record) {
+            fprintf(record, "%d %llu %d %llu\n", (int)started->guard, gx_process_start_time(started->guard),
+                    (int)started->command, gx_process_start_time(started->command));
+            fclose(record);
+        }
     }
-    /* an empty mask, every signal's default action, a process group of its own */
-    sigset_t empty, every;
-    sigemptyset(&empty);
-    sigfillset(&every);
-    sigdelset(&every, SIGKILL);
-    sigdelset(&every, SIGSTOP);
-    const char *call = "posix_spawnattr_setflags";
-    failed =
-        posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
-    if (!failed)
-        call = "posix_spawnattr_setsigmask", failed = posix_spawnattr_setsigmask(&attributes, &empty);
-    if (!failed)
-        call = "posix_spawnattr_setsigdefault", failed = posix_spawnattr_setsigdefault(&attributes, &every);
-    if (!failed)
-        call = "posix_spawnattr_setpgroup", failed = posix_spawnattr_setpgroup(&attributes, 0);
-    if (!failed)
-        call = "posix_spawn_file_actions_addopen",
-        failed = posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    if (!failed && sink >= 0) {
-        call = "posix_spawn_file_actions_adddup2";
-        failed = posix_spawn_file_actions_adddup2(&actions, sink, STDOUT_FILENO);
-        if (!failed)
-            failed = posix_spawn_file_actions_adddup2(&actions, options->capture ? options->error_sink : sink,
-                                                      STDERR_FILENO);
+    return GX_OK;
+}
+
+int gx_process_finish(gx_guarded *started, const gx_run_options *options, gx_run_result *result, gx_error *error)
+{
+    (void)error;
+    memset(result, 0, sizeof *result);
+    pid_t group = started->guard;
+    int status = 0;
+    double begun = monotonic_seconds(), kill_at = -1;
+    double grace = options->grace_s > 0 ? options->grace_s : 5;
+    sigset_t during; /* the stop signals let in while waiting, so one is taken here and passed on */
+    sigprocmask(SIG_SETMASK, NULL, &during);
+    sigdelset(&during, SIGINT);
+    sigdelset(&during, SIGTERM);
+    sigdelset(&during, SIGHUP);
+    for (;;) {
+        struct pollfd report = {started->report, POLLIN, 0};
+        struct timespec nap = {0, 20 * 1000 * 1000};
+        if (ppoll(&report, 1, &nap, &during) > 0 && gx_guard_ended(started, &status))
+            break;
+        double now = monotonic_seconds();
+        if (stop_signal && !result->stop) {
+            result->stop = stop_signal;
+            kill(-group, stop_signal); /* the group: a shell and what it started */
+            kill_at = now + grace;
+        } else if (!result->stop && !result->timed_out && options->timeout_s > 0 &&
+                   now - begun > options->timeout_s) {
+            result->timed_out = 1;
+            kill(-group, SIGTERM);
+            kill_at = now + grace;
+        } else if (kill_at > 0 && now > kill_at) {
+            kill(-group, SIGKILL);
+            kill_at = -1;
+        }
     }
-    if (!failed && options->directory)
-        call = "posix_spawn_file_actions_addchdir_np",
-        failed = posix_spawn_file_actions_addchdir_np(&actions, options->directory);
-    if (!failed) {
-        fflush(NULL);
-        call = "posix_spawnp";
-        failed = posix_spawnp(pid, argv[0], &actions, &attributes, argv,
-                              options->environment ? options->environment : environ);
-    }
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attributes);
-    if (failed == ENOENT && strcmp(call, "posix_spawnp") == 0)
-        return gx_fail(error, GX_ERR_SYSTEM, "cannot run %s: no such program", argv[0]);
-    if (failed)
-        return gx_fail(error, GX_ERR_SYSTEM, "cannot run %s: %s failed: %s", argv[0], call, strerror(failed));
+    remember_group(group, 0);
+    if (options->record)
+        unlink(options->record);
+    if (result->stop || result->timed_out)
+        kill(-group, SIGKILL); /* what the command left in its group goes with it */
+    result->seconds = monotonic_seconds() - begun;
+    result->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    result->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     return GX_OK;
 }
 
@@ -347,94 +393,34 @@ int gx_process_run(char *const argv[], const gx_run_options *options, gx_run_res
     int sink = -1;
     if (options->capture && (sink = memfd_create("gpuexp-capture", MFD_CLOEXEC)) < 0)
         return gx_fail(error, GX_ERR_SYSTEM, "memfd_create failed: %s", strerror(errno));
-    if (!options->capture && options->output
-        && (sink = open(options->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644)) < 0)
-        return gx_fail(error, GX_ERR_SYSTEM, "cannot write %s: %s", options->output, strerror(errno));
     gx_run_options adjusted = *options;
     int null_fd = -1;
     if (options->capture && options->error_sink < 0) { /* a captured command's errors: discarded */
         null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
         adjusted.error_sink = null_fd >= 0 ? null_fd : sink;
     }
-    pid_t pid = 0;
-    int failed = spawn_command(argv, &adjusted, sink, &pid, error);
+    gx_guarded started;
+    int failed = gx_process_start(argv, &adjusted, -1, sink, &started, error);
     if (null_fd >= 0)
         close(null_fd);
-    if (failed) {
-        if (sink >= 0)
-            close(sink);
-        return failed;
-    }
-    remember_group(pid, 1);
-    if (options->record) { /* written after the spawn: the group exists, and is named only while it runs */
-        FILE *record = fopen(options->record, "we");
-        if (record) {
-            fprintf(record, "%d %llu\n", (int)pid, start_time(pid));
-            fclose(record);
-        }
-    }
-    int status = 0;
-    double started = monotonic_seconds(), kill_at = -1;
-    double grace = options->grace_s > 0 ? options->grace_s : 5;
-    for (;;) {
-        pid_t done = waitpid(pid, &status, WNOHANG);
-        if (done == pid)
-            break;
-        if (done < 0 && errno != EINTR) {
-            gx_fail(error, GX_ERR_SYSTEM, "waitpid failed: %s", strerror(errno));
-            kill(-pid, SIGKILL);
-            waitpid(pid, &status, 0);
-            remember_group(pid, 0);
-            if (sink >= 0)
-                close(sink);
-            return error->kind;
-        }
-        /* sleep a little with the stop signals let in, so one is taken here and passed on */
-        struct timespec nap = {0, 20 * 1000 * 1000};
-        sigset_t during;
-        sigprocmask(SIG_SETMASK, NULL, &during);
-        sigdelset(&during, SIGINT);
-        sigdelset(&during, SIGTERM);
-        sigdelset(&during, SIGHUP);
-        ppoll(NULL, 0, &nap, &during);
-        double now = monotonic_seconds();
-        if (stop_signal && !result->stop) {
-            result->stop = stop_signal;
-            kill(-pid, stop_signal); /* the group: a shell and what it started */
-            kill_at = now + grace;
-        } else if (!result->stop && !result->timed_out && options->timeout_s > 0 &&
-                   now - started > options->timeout_s) {
-            result->timed_out = 1;
-            kill(-pid, SIGTERM);
-            kill_at = now + grace;
-        } else if (kill_at > 0 && now > kill_at) {
-            kill(-pid, SIGKILL);
-            kill_at = -1;
-        }
-    }
-    remember_group(pid, 0);
-    if (options->record)
-        unlink(options->record);
-    if (result->stop || result->timed_out)
-        kill(-pid, SIGKILL); /* what the command left in its group goes with it */
-    result->seconds = monotonic_seconds() - started;
-    result->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    if (options->capture) {
+    if (!failed)
+        failed = gx_process_finish(&started, options, result, error);
+    if (!failed && options->capture) {
         off_t size = lseek(sink, 0, SEEK_END);
         result->captured = size >= 0 ? malloc((size_t)size + 1) : NULL;
         if (!result->captured || pread(sink, result->captured, (size_t)size, 0) != size) {
             free(result->captured);
             result->captured = NULL;
-            close(sink);
-            return gx_fail(error, GX_ERR_SYSTEM, "cannot read the output of %s: %s", argv[0],
-                           strerror(errno ? errno : EIO));
+            failed = gx_fail(error, GX_ERR_SYSTEM, "cannot read the output of %s: %s", argv[0],
+                             strerror(errno ? errno : EIO));
+        } else {
+            result->captured[size] = 0;
+            result->captured_size = (size_t)size;
         }
-        result->captured[size] = 0;
-        result->captured_size = (size_t)size;
     }
     if (sink >= 0)
         close(sink);
-    return GX_OK;
+    return failed;
 }
 
 /* ---- an in-process run (--inline, --profile): stop signals as a flag, a callback and a watchdog ---- */
@@ -451,8 +437,10 @@ static void on_watchdog(int signal_number)
     static const char text[] =
         "gpuexp: interrupted; the running point did not return within the grace time (a "
         "kernel still running on the GPU ends with this process); rows written so far are kept\n";
-    ssize_t written = write(STDERR_FILENO, text, sizeof text - 1); /* nothing to do if it fails */
-    (void)written;
+    if (gx_worker_channel() < 0) { /* a worker's supervisor says why the run stopped */
+        ssize_t written = write(STDERR_FILENO, text, sizeof text - 1); /* nothing to do if it fails */
+        (void)written;
+    }
     gx_process_end_children(SIGKILL);
     _exit(128 + stop_signal);
 }

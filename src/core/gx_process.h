@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "gx_error.h"
+#include "gx_guard.h"
 #include "gx_worker.h"
 
 typedef struct gx_process {
@@ -44,12 +45,14 @@ typedef struct gx_run_options {
     double grace_s;        /* between SIGTERM (or the stop signal passed on) and SIGKILL; 0: 5 s */
     const char *directory; /* its working folder, or NULL: ours */
     char *const *environment; /* its environment, or NULL: ours */
-    const char *record;    /* a file that names its process group while it runs ("PGID STARTTIME"), so
-                              a later gpuexp can end it if this one is killed (gx_process_end_recorded) */
+    const char *record;    /* a file that names its process group while it runs ("PGID STARTTIME COMMAND
+                              STARTTIME": the guard and the command), so a later gpuexp can end it
+                              if this one and its guard are killed (gx_process_end_recorded) */
 } gx_run_options;
 
 typedef struct gx_run_result {
     int exit_code;   /* its code, 128 + N when signal N ended it */
+    int signal;      /* N when signal N ended it, else 0 */
     int stop;        /* the stop signal received while it ran (passed on to its group), or 0 */
     int timed_out;   /* it ran past timeout_s and was ended */
     double seconds;
@@ -57,16 +60,34 @@ typedef struct gx_run_result {
     size_t captured_size;
 } gx_run_result;
 
-/* Runs argv (PATH searched) with posix_spawn: standard input /dev/null, an empty signal mask,
-   every signal at its default action, in a process group of its own, so that a stop signal
-   received meanwhile (SIGINT, SIGTERM, SIGHUP) is passed on to that whole group and, grace_s
-   later, SIGKILL ends what is left. Returns GX_OK with *result filled, or an error when it could
+/* Runs argv (PATH searched) under a guard (gx_guard.h): standard input /dev/null, an empty signal
+   mask, every signal at its default action, in a process group of its own that ends with gpuexp
+   whatever kills it; a stop signal received meanwhile (SIGINT, SIGTERM, SIGHUP) is passed on to
+   that whole group and, grace_s later, SIGKILL ends what is left. What the command leaves running
+   when it ends (a `monitor &`) may run on, but never past gpuexp's end. Returns GX_OK with *result filled, or an error when it could
    not be started (*error names the call). Every child of gpuexp but the workers starts here. */
 int gx_process_run(char *const argv[], const gx_run_options *options, gx_run_result *result, gx_error *error);
 
+/* gx_process_run in two steps, for a command that talks through a pipe while it runs (a script's
+   io.popen): gx_process_start starts it with its standard input on input and its standard output
+   on output (-1: as gx_process_run; options' capture is not used);
+   gx_process_finish waits for it as gx_process_run does (stop signals, time limit). */
+int gx_process_start(char *const argv[], const gx_run_options *options, int input, int output, gx_guarded *started,
+                     gx_error *error);
+int gx_process_finish(gx_guarded *started, const gx_run_options *options, gx_run_result *result, gx_error *error);
+
+/* /proc/PID/name's text (NUL-terminated in size bytes): its length, or -1 when it cannot be read. */
+ssize_t gx_process_read_proc(pid_t pid, const char *name, char *text, size_t size);
+/* A process's start time (field 22 of /proc/PID/stat, clock ticks since boot), or 0 when there is
+   no such process: with the pid, what tells a process from a later one given the same pid. */
+unsigned long long gx_process_start_time(pid_t pid);
+/* Whether a process is gone or on its way out (a zombie, or SIGKILL pending): 1, else 0. */
+int gx_process_ending(pid_t pid);
+
 /* Ends (SIGKILL) the process group a file written by gx_process_run's record names, if its leader
-   is still the process that was recorded (same start time: a reused pid is left alone). Returns 1
-   when a group was ended, 0 when there was none, -1 when the file cannot be read. */
+   (the guard) or the command is still the process that was recorded (same start time: a reused pid
+   is left alone). Returns 1 when a group was ended, 0 when there was none, -1 when the file cannot
+   be read. */
 int gx_process_end_recorded(const char *path);
 
 /* An in-process run (--inline, --profile): SIGINT, SIGTERM and SIGHUP set the stop flag and call

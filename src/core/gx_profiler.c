@@ -43,8 +43,6 @@ static double now_s(void)
 
 const gx_profile_timing *gx_profiler_timing(const gx_profiler *p) { return &p->timing; }
 
-static int profiler_initialized;
-
 /* Where the device's counter availability image is cached: one entry per chip, GPU, kernel driver
    and CUPTI version (an entry of another driver or CUPTI is never read). "" when there is no cache. */
 static void availability_path(const gx_profiler *p, char *path, size_t size)
@@ -117,25 +115,8 @@ int gx_profiler_open(gx_profiler **out, const gx_device *device, gx_error *error
        starts crashed CUPTI inside NVPW_CUDA_Profiler_BeginPass on the H200 */
     if (!d || gx_cupti_get(error) || gx_device_activate(device, error) || GX_CU(error, d->cuCtxSynchronize()))
         return error->kind;
-    if (!profiler_initialized) {
-        CUpti_Profiler_Initialize_Params init = {.structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
-        CUPTI_CHECK(error, cuptiProfilerInitialize, &init);
-        profiler_initialized = 1;
-    }
-    CUpti_Profiler_DeviceSupported_Params supported = {.structSize = CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE};
-    supported.cuDevice = device->handle;
-    supported.api = CUPTI_PROFILER_RANGE_PROFILING;
-    CUPTI_CHECK(error, cuptiProfilerDeviceSupported, &supported);
-    if (supported.isSupported != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) {
-        const char *why = supported.architecture != CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "its architecture is older than 7.5"
-                        : supported.vGpu != CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "it is a virtual GPU without profiling enabled by the hypervisor"
-                        : supported.confidentialCompute != CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "confidential computing is on"
-                        : supported.cmp != CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "it is a crypto-mining processor (CMP)"
-                        : supported.sli != CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "SLI is enabled"
-                        : supported.wsl != CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "WSL does not support it here"
-                                                                                   : "CUPTI gives no reason";
-        return gx_fail(error, GX_ERR_PROFILER, "CUPTI cannot profile %s: %s", device->name, why);
-    }
+    if (gx_cupti_device_supported(device, CUPTI_PROFILER_RANGE_PROFILING, error))
+        return error->kind;
     if (strstr(device->name, "MIG"))
         return gx_fail(error, GX_ERR_PROFILER,
                        "%s is a MIG instance: counters need a compute instance that owns its whole GPU instance", device->name);

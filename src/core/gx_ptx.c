@@ -49,7 +49,7 @@ int gx_ptxas_parse(const char *log, gx_resources *out, int max)
         const char *end = strchr(line, '\n');
         if (!end)
             end = line + strlen(line);
-        char name[256] = "";
+        char name[GX_NAME_BYTES] = "";
         if (strstr(line, "Compiling entry function") && strstr(line, "Compiling entry function") < end) {
             copy_quoted(line, end, name, sizeof name);
         } else if (strstr(line, "Function properties for") && strstr(line, "Function properties for") < end) {
@@ -99,14 +99,18 @@ int gx_ptxas_parse(const char *log, gx_resources *out, int max)
 
 int gx_ptxas_find(const char *log, const char *name, gx_resources *out)
 {
-    gx_resources all[256];
-    int count = gx_ptxas_parse(log, all, 256);
-    for (int i = 0; i < count; i++)
+    enum { MAX_FUNCTIONS = 256 };
+    gx_resources *all = malloc(MAX_FUNCTIONS * sizeof *all); /* names are long: not on the stack */
+    if (!all)
+        return -1;
+    int count = gx_ptxas_parse(log, all, MAX_FUNCTIONS), found = -1;
+    for (int i = 0; i < count && found < 0; i++)
         if (strcmp(all[i].name, name) == 0) {
             *out = all[i];
-            return 0;
+            found = 0;
         }
-    return -1;
+    free(all);
+    return found;
 }
 
 /* Finds ".entry NAME(" with NAME followed by '(' or white space. */
@@ -136,7 +140,9 @@ int gx_ptx_params(const char *ptx, const char *name, gx_param *out, int max)
     if (!close)
         return -1;
     int count = 0;
-    for (const char *q = strstr(open, ".param"); q && q < close && count < max; q = strstr(q + 6, ".param")) {
+    for (const char *q = strstr(open, ".param"); q && q < close; q = strstr(q + 6, ".param")) {
+        if (count == max)
+            return -2; /* more than the caller takes: never a list cut short */
         const char *line_end = strpbrk(q, ",)");
         if (!line_end || line_end > close)
             line_end = close;
@@ -206,4 +212,84 @@ void gx_ptx_entries(const char *ptx, char *buffer, size_t size)
         size_t n = strcspn(q, "( \t\n");
         used += (size_t)snprintf(buffer + used, size - used, "%s%.*s", used ? ", " : "", (int)n, q);
     }
+}
+
+int gx_ptx_required_cluster(const char *ptx, const char *name, int cluster[3])
+{
+    cluster[0] = cluster[1] = cluster[2] = 0;
+    const char *p = find_entry(ptx, name);
+    const char *body = p ? strchr(p, '{') : NULL;
+    if (!body)
+        return 0;
+    /* the performance directives sit between the parameter list and the body */
+    const char *directive = strstr(p, ".reqnctapercluster");
+    if (!directive || directive > body)
+        return 0;
+    int x = 1, y = 1, z = 1;
+    if (sscanf(directive + 18, " %d , %d , %d", &x, &y, &z) < 1 || x < 1 || y < 1 || z < 1)
+        return 0;
+    cluster[0] = x, cluster[1] = y, cluster[2] = z;
+    return 1;
+}
+
+/* ".visible .const .align 4 .b8 coefficients[64];", ".global .align 4 .u32 counter = 5;": the
+   state space, then qualifiers and the type, then the name with an optional [count]. */
+int gx_ptx_globals(const char *ptx, gx_ptx_global *out, int max)
+{
+    int count = 0;
+    for (const char *line = ptx; line && *line && count < max; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+        const char *t = line;
+        while (*t == ' ' || *t == '\t')
+            t++;
+        if (strncmp(t, ".visible ", 9) == 0 || strncmp(t, ".extern ", 8) == 0 || strncmp(t, ".weak ", 6) == 0)
+            t = strchr(t, ' ') + 1;
+        int constant = strncmp(t, ".const ", 7) == 0;
+        if (!constant && strncmp(t, ".global ", 8) != 0)
+            continue;
+        const char *end = strpbrk(t, ";\n");
+        if (!end || *end != ';')
+            continue;
+        /* the last word before ';' or '=' or '[' is the name; the word before it the type */
+        const char *stop = t;
+        while (stop < end && *stop != '=' && *stop != '[')
+            stop++;
+        const char *name_end = stop;
+        while (name_end > t && isspace((unsigned char)name_end[-1]))
+            name_end--;
+        const char *name = name_end;
+        while (name > t && !isspace((unsigned char)name[-1]))
+            name--;
+        const char *type_end = name;
+        while (type_end > t && isspace((unsigned char)type_end[-1]))
+            type_end--;
+        const char *type = type_end;
+        while (type > t && !isspace((unsigned char)type[-1]))
+            type--;
+        if (name_end <= name || *type != '.' || (size_t)(name_end - name) >= sizeof out[0].name)
+            continue;
+        int size = 0;
+        static const struct {
+            const char *type;
+            int bytes;
+        } sizes[] = {{".b8", 1}, {".u8", 1}, {".s8", 1}, {".b16", 2}, {".u16", 2}, {".s16", 2}, {".f16", 2},
+                     {".b32", 4}, {".u32", 4}, {".s32", 4}, {".f32", 4}, {".b64", 8}, {".u64", 8}, {".s64", 8},
+                     {".f64", 8}};
+        for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+            if ((size_t)(type_end - type) == strlen(sizes[i].type) && strncmp(type, sizes[i].type, (size_t)(type_end - type)) == 0)
+                size = sizes[i].bytes;
+        if (!size)
+            continue;
+        long elements = 1;
+        if (*stop == '[')
+            elements = strtol(stop + 1, NULL, 10);
+        if (elements < 1)
+            continue;
+        gx_ptx_global *g = &out[count++];
+        memset(g, 0, sizeof *g);
+        memcpy(g->name, name, (size_t)(name_end - name));
+        snprintf(g->ptx_type, sizeof g->ptx_type, "%.*s", (int)(type_end - type - 1), type + 1);
+        g->bytes = (size_t)elements * (size_t)size;
+        g->constant = constant;
+    }
+    return count;
 }

@@ -4,8 +4,12 @@
 
 #include <stddef.h>
 
+/* The room for a kernel's name or mangled symbol: C++ templates (CUB's kernels) make names of
+   hundreds or thousands of characters, and one cut short matches nothing or another kernel. */
+#define GX_NAME_BYTES 4096
+
 typedef struct gx_resources {
-    char name[256];
+    char name[GX_NAME_BYTES];
     int registers;
     int barriers;
     int static_shared_bytes;
@@ -35,10 +39,25 @@ typedef struct gx_param {
     char c_type[48];   /* "float*", "int": as the source writes it, when known (gx_signature.h); else "" */
 } gx_param;
 
-/* Parameters of entry `name` in PTX text; returns the count, or -1 when there is no such entry or
-   its parameter list is not one a compiler writes (a negative or huge array, an odd type): not known. */
+/* Parameters of entry `name` in PTX text; returns the count, -1 when there is no such entry or its
+   parameter list is not one a compiler writes (a negative or huge array, an odd type): not known,
+   or -2 when it has more than max. */
 int gx_ptx_params(const char *ptx, const char *name, gx_param *out, int max);
 /* Entry names in PTX text, written comma-separated into buffer (for "it has: a, b" messages). */
 void gx_ptx_entries(const char *ptx, char *buffer, size_t size);
+
+/* The __cluster_dims__ of entry `name` (its .reqnctapercluster directive): 1 and cluster set, else 0
+   and zeros. */
+int gx_ptx_required_cluster(const char *ptx, const char *name, int cluster[3]);
+
+/* A module global (__constant__ or __device__ variable) as PTX declares it. */
+typedef struct gx_ptx_global {
+    char name[256];   /* the symbol, mangled when C++ mangles it */
+    char ptx_type[8]; /* "f32", "b8", ... */
+    size_t bytes;
+    int constant;     /* .const (__constant__), else .global (__device__) */
+} gx_ptx_global;
+/* The module-scope .const and .global variables of PTX text; returns how many (at most max). */
+int gx_ptx_globals(const char *ptx, gx_ptx_global *out, int max);
 
 #endif

@@ -17,6 +17,28 @@ int gx_type_parse(const char *name)
     return -1;
 }
 
+int gx_type_parse_c(const char *c_name)
+{
+    static const struct {
+        const char *c_name;
+        gx_type type;
+    } spellings[] = {
+        {"float", GX_F32},          {"double", GX_F64},        {"int", GX_I32},
+        {"int32_t", GX_I32},        {"unsigned", GX_U32},      {"unsigned int", GX_U32},
+        {"uint32_t", GX_U32},       {"long long", GX_I64},     {"int64_t", GX_I64},
+        {"unsigned long long", GX_U64}, {"uint64_t", GX_U64},  {"size_t", GX_U64},
+        {"char", GX_I8},            {"signed char", GX_I8},    {"int8_t", GX_I8},
+        {"unsigned char", GX_U8},   {"uint8_t", GX_U8},        {"short", GX_I16},
+        {"int16_t", GX_I16},        {"unsigned short", GX_U16}, {"uint16_t", GX_U16},
+        {"half", GX_F16},           {"__half", GX_F16},        {"bfloat16", GX_BF16},
+        {"__nv_bfloat16", GX_BF16}, {"__nv_fp8_e4m3", GX_FP8_E4M3}, {"__nv_fp8_e5m2", GX_FP8_E5M2},
+    };
+    for (size_t i = 0; i < sizeof spellings / sizeof spellings[0]; i++)
+        if (strcmp(c_name, spellings[i].c_name) == 0)
+            return (int)spellings[i].type;
+    return -1;
+}
+
 const char *gx_type_name(gx_type type) { return type_names[type]; }
 size_t gx_type_size(gx_type type) { return type_sizes[type]; }
 int gx_type_is_float(gx_type type) { return type == GX_F32 || type == GX_F64 || gx_type_is_narrow_float(type); }

@@ -13,6 +13,9 @@ typedef enum gx_type {
 
 /* "f32" -> GX_F32; -1 when unknown. */
 int gx_type_parse(const char *name);
+/* The type C or CUDA spells so ("float", "__half", "uint8_t") -> GX_F32, GX_F16, GX_U8; -1 when
+   none: the hint for a name written as in a kernel. */
+int gx_type_parse_c(const char *c_name);
 const char *gx_type_name(gx_type type);
 size_t gx_type_size(gx_type type);
 int gx_type_is_float(gx_type type);

@@ -10,11 +10,20 @@
 --   sh gpu, lua gpu   the same, only with a GPU (the `gpu` mode; lua runs without --arch)
 --   lua both      a script with a plan branch and a GPU branch: run as `lua` offline, and in the
 --                 `gpu` mode run on the GPU too (its output is compared in the offline run only)
---   sh setup      the set-up commands (apt-get, cmake): the one tag that is skipped, said in a line
+--   sh install    the set-up command that builds gpuexp and puts it on PATH (the README's first):
+--                 run offline in a copy of the repository (no .git, no build folder), with apt-get a
+--                 no-op (the packages are there: this test's own build needed them), HOME inside the
+--                 folder and DESTDIR set to a folder whose usr/local/bin is on PATH, where no other
+--                 gpuexp is: `cmake --install build` puts gpuexp there and the block runs it by name.
+--                 It must leave an executable gpuexp there.
+--   sh setup      the other set-up commands (packages, the tests, a .deb): skipped, said in a line
 --   lua excerpt   a piece of a script (not complete): compiled by Lua to check its syntax, not run
 --   text          output: when it follows a run block with nothing but blank lines between, it is
---                 compared with what the block printed on stdout (numbers may differ, whitespace
---                 runs are one space, a line `...` stands for any number of lines); otherwise shown
+--                 compared with what the block printed on stdout, exactly (trailing spaces aside; a
+--                 line `...` stands for any number of lines); otherwise shown
+--   text measured the output of a block run on a GPU (sh gpu, lua gpu), whose numbers a GPU changes
+--                 (timings, clocks): numbers may differ and runs of whitespace are one; after any
+--                 other block the tag fails (an offline output is compared exactly)
 --   json          parsed as JSON
 --   cuda file=PATH  a kernel source (or header) for the page's later blocks, which compile it
 --   file=PATH     (a flag of lua, lua gpu, sh, and cuda's one) the block is also written as PATH
@@ -22,7 +31,8 @@
 --                 can run a script and compile a kernel it showed
 --   needs=PROGRAM (a flag of a run block) the block runs only where PROGRAM is on PATH (gnuplot:
 --                 the lent GPU machines have none); elsewhere it is skipped, said in a line
--- Any other tag, an empty one included, fails: nothing escapes silently.
+-- Any other tag, an empty one included, fails: nothing escapes silently. So does a heading with
+-- nothing under it.
 local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
 local cjson = require("cjson")
 
@@ -89,14 +99,17 @@ local function blocks_of(text)
   return blocks
 end
 
--- What the text block expects against what was printed: numbers stand for any number, runs of
--- whitespace are one space, trailing space is dropped, "..." matches any lines (none included).
-local function normal(line)
-  return (line:gsub("[-+]?%d[%d.,]*e?[-+]?%d*", "#"):gsub("%s+", " "):gsub("^ ", ""):gsub(" $", ""))
+-- What the text block expects against what was printed: the same text, trailing space dropped;
+-- "..." matches any lines (none included). Measured output (`text measured`, a GPU's): numbers
+-- stand for any number and runs of whitespace are one space.
+local function normal(line, measured)
+  line = line:gsub("%s+$", "")
+  if not measured then return line end
+  return (line:gsub("[-+]?%d[%d.,]*e?[-+]?%d*", "#"):gsub("%s+", " "):gsub("^ ", ""))
 end
-local function lines_of(text)
+local function lines_of(text, measured)
   local lines = {}
-  for line in (text:gsub("\n$", "") .. "\n"):gmatch("([^\n]*)\n") do lines[#lines + 1] = normal(line) end
+  for line in (text:gsub("\n$", "") .. "\n"):gmatch("([^\n]*)\n") do lines[#lines + 1] = normal(line, measured) end
   if #lines == 1 and lines[1] == "" then lines = {} end
   return lines
 end
@@ -133,7 +146,31 @@ local function fail(where, what) failures[#failures + 1] = where .. ": " .. what
 -- seconds; on a GPU a point measures until its noise is under 0.5% or 15 s have passed
 -- (measurement-policy.md), and the tutorial's two nights of five points each took 76 s and more on
 -- an H100, where SAXPY's samples never settle under 0.5%.
-local function block_limit_s(run_mode) return run_mode == "gpu" and 600 or 180 end
+-- An install block builds gpuexp from scratch: minutes on a busy machine of two cores.
+local function block_limit_s(run_mode, block)
+  if block.flags.install then return 1200 end
+  return run_mode == "gpu" and 600 or 180
+end
+
+-- An install block's folder: a copy of the repository without its .git and build folders (this
+-- test's own build among them), a no-op apt-get first on PATH, and DESTDIR, whose usr/local/bin is
+-- on PATH in place of the folder of the binary under test. Returns the folder the block runs in,
+-- the PATH entries before the system's, and the environment's additions.
+local function install_folder(dir)
+  local copy, stubs, destination = dir .. "/repository", dir .. "/.stubs", dir .. "/.installed"
+  gpuexp.mkdir(copy)
+  gpuexp.mkdir(stubs)
+  local excluded = {"--exclude=./.git", "--exclude=./build", "--exclude=./build-*"}
+  if binary_dir:sub(1, #root + 1) == root .. "/" then
+    excluded[#excluded + 1] = "--exclude=" .. shell_quote("./" .. binary_dir:sub(#root + 2))
+  end
+  assert(os.execute(string.format("tar -C %s %s -cf - . | tar -C %s -xf -", shell_quote(root),
+    table.concat(excluded, " "), shell_quote(copy))), "the repository could not be copied for an install block")
+  write(stubs .. "/apt-get", "#!/bin/sh\n# the docs test: the packages are installed already\nexit 0\n")
+  assert(os.execute("chmod +x " .. shell_quote(stubs .. "/apt-get")))
+  return copy, stubs .. ":" .. destination .. "/usr/local/bin", "DESTDIR=" .. shell_quote(destination) .. " ",
+    destination .. "/usr/local/bin/gpuexp"
+end
 
 local function run_block(page, block, files)
   local dir = T.temporary_directory()
@@ -153,14 +190,25 @@ local function run_block(page, block, files)
     command = "gpuexp " .. ((block.flags.gpu or mode == "gpu") and "" or "--arch sm_90 ") .. shell_quote(name)
   end
   gpuexp.mkdir(dir .. "/.home")
+  local folder, path, extra, installed = dir, binary_dir, "", nil
+  if block.flags.install then
+    folder, path, extra, installed = install_folder(dir)
+    os.rename(dir .. "/.block.sh", folder .. "/.block.sh")
+  end
   -- an offline block is offline on a GPU machine too: the driver is not found there
   local offline = mode == "gpu" and "" or "GX_LIBCUDA=" .. shell_quote(dir .. "/.no-driver/libcuda.so.1")
   local _, _, code = os.execute(string.format(
     "cd %s && env PATH=%s:\"$PATH\" GPUEXP_SRC=%s HOME=%s/.home XDG_DATA_HOME= XDG_CACHE_HOME= XDG_CONFIG_HOME= " ..
-    "GPUEXP_HISTORY= %s timeout %d %s > .stdout 2> .stderr < /dev/null",
-    shell_quote(dir), shell_quote(binary_dir), shell_quote(root), shell_quote(dir), offline, block_limit_s(mode), command))
+    "GPUEXP_HISTORY= %s%s timeout %d %s > %s/.stdout 2> %s/.stderr < /dev/null",
+    shell_quote(folder), shell_quote(path), shell_quote(root), shell_quote(dir), extra, offline,
+    block_limit_s(mode, block), command, shell_quote(dir), shell_quote(dir)))
   counts.run = counts.run + 1
-  return code, read(dir .. "/.stdout") or "", read(dir .. "/.stderr") or ""
+  local stdout, stderr = read(dir .. "/.stdout") or "", read(dir .. "/.stderr") or ""
+  if code == 0 and installed and not os.execute("test -x " .. shell_quote(installed)) then
+    code, stderr = 1, stderr .. "(docs test) the set-up put no gpuexp on PATH: cmake --install did not run, or " ..
+      "installed somewhere else than /usr/local\n"
+  end
+  return code, stdout, stderr
 end
 
 for _, page in ipairs(pages) do
@@ -169,11 +217,12 @@ for _, page in ipairs(pages) do
     fail(page, "cannot be read")
   else
     local files, outputs = {}, {}
-    for index, block in ipairs(blocks_of(text)) do
+    local page_blocks = blocks_of(text)
+    for index, block in ipairs(page_blocks) do
       local where = page .. ":" .. block.line
       local language, flags = block.language, block.flags
-      local known = {sh = {gpu = true, setup = true}, lua = {gpu = true, excerpt = true, both = true}, text = {}, json = {},
-                     cuda = {}}
+      local known = {sh = {gpu = true, setup = true, install = true}, lua = {gpu = true, excerpt = true, both = true},
+                     text = {measured = true}, json = {}, cuda = {}}
       local allowed = known[language]
       local unknown
       for flag in pairs(flags) do
@@ -183,14 +232,18 @@ for _, page in ipairs(pages) do
         fail(where, "the block is never closed")
       elseif not allowed or unknown or (block.file and (language == "text" or language == "json")) or
         (language == "cuda" and not block.file) then
-        fail(where, "unknown block tag '```" .. block.info .. "' (sh, sh gpu, sh setup, lua, lua gpu, " ..
-          "lua both, lua excerpt, text, json, cuda file=PATH; file=PATH on a run block)")
+        fail(where, "unknown block tag '```" .. block.info .. "' (sh, sh gpu, sh setup, sh install, lua, lua gpu, " ..
+          "lua both, lua excerpt, text, text measured, json, cuda file=PATH; file=PATH on a run block)")
       elseif language == "cuda" then
         counts.sources = counts.sources + 1
+      elseif language == "text" and flags.measured and not (block.follows and page_blocks[block.follows].flags.gpu and
+        (page_blocks[block.follows].language == "sh" or page_blocks[block.follows].language == "lua")) then
+        fail(where, "```text measured is for the output of a block run on a GPU (sh gpu, lua gpu), right above it; " ..
+          "any other output is compared exactly")
       elseif language == "text" then
         local output = block.follows and outputs[block.follows]
         if output then
-          local expected, actual = lines_of(table.concat(block.body, "\n")), lines_of(output)
+          local expected, actual = lines_of(table.concat(block.body, "\n"), flags.measured), lines_of(output, flags.measured)
           if matches(expected, actual) then
             counts.compared = counts.compared + 1
           else
@@ -226,6 +279,26 @@ for _, page in ipairs(pages) do
       if block.file and (language == "lua" or language == "sh" or language == "cuda") then
         files[block.file] = table.concat(block.body, "\n") .. "\n"
       end
+    end
+
+    -- a heading with nothing under it (before the next heading of its level or above, or the end)
+    local fenced, open_heading = false, nil
+    local number = 0
+    for line in (text .. "\n"):gmatch("([^\n]*)\n") do
+      number = number + 1
+      if line:match("^```") then fenced = not fenced end
+      local hashes, title = line:match("^(#+)%s+(.-)%s*$")
+      if not fenced and hashes then
+        if open_heading and #hashes <= open_heading.level then
+          fail(page .. ":" .. open_heading.line, "the heading '" .. open_heading.title .. "' has nothing under it")
+        end
+        open_heading = {level = #hashes, title = title, line = number}
+      elseif line:match("%S") then
+        open_heading = nil
+      end
+    end
+    if open_heading then
+      fail(page .. ":" .. open_heading.line, "the heading '" .. open_heading.title .. "' has nothing under it")
     end
 
     -- relative links, and anchors in them

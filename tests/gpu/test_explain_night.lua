@@ -12,8 +12,9 @@
 --   stores:       the scatter writes each lane 8 words from the next -> "sectors per global store"
 --   divergence:   odd and even lanes of the FMA chain take two different loops -> "active lanes"
 --   tensor:       the mma.sync loop done with FP32 FMAs             -> "tensor pipe active"
---   sleep:        the FMA chain sleeps 40 us first: nothing in the set sees it -> "nothing the
---                 counters see accounts for", with gpuexp diagnose's verdict from the confirm stage
+--   sleep:        the FMA chain sleeps 40 us first: the set's stall shares see the warps sleeping ->
+--                 "warp cycles per issued instruction ... (stalls: sleeping ...)" (a set without them:
+--                 "nothing the counters see accounts for", with diagnose's verdict from the confirm stage)
 -- Every changed night must be a regression of its point explained first by its cause; every other
 -- night must be clean (0 regressions, so 0 explanations, right or wrong). Then what the counter set
 -- costs a night: the shipped nightly suite, two nights with counters and two without.
@@ -228,20 +229,16 @@ for _, change in ipairs({
   {"stores", "case=scatter", "^sectors per global store [%d.]+ %-> [%d.]+ %(coalescing%)"},
   {"divergence", "case=fma", "^active lanes per instruction [%d.]+ %-> [%d.]+ %(divergence%)"},
   {"tensor", "case=mma", "^tensor pipe active [%d.]+%% %-> [%d.]+%% %(the tensor%-core path replaced"},
-  {"sleep", "case=fma", {"^nothing the counters see accounts for %+[%d.]+%%.*; gpuexp diagnose says %u",
+  -- (the set's stall shares see the sleep itself: the warps' cycles went to `sleeping`)
+  {"sleep", "case=fma", {"^warp cycles per issued instruction [%d.]+ %-> [%d.]+ %(stalls: sleeping",
+    "^nothing the counters see accounts for %+[%d.]+%%.*; gpuexp diagnose says %u",
     "^counters unchanged %(%d+ compared%): the time moved %+[%d.]+%% alone.*; gpuexp diagnose says %u"}},
 }) do
   nights[#nights + 1] = {variant = change[1], point = change[2], expect = change[3]}
   nights[#nights + 1] = {variant = ""} -- the change reverted
 end
 
--- whether an explanation is the one expected (a pattern, or a list of patterns any of which may match)
-local function matches(line, expect)
-  if not line then return false end
-  if type(expect) == "string" then return line:find(expect) ~= nil end
-  for _, pattern in ipairs(expect) do if line:find(pattern) then return true end end
-  return false
-end
+local matches = T.matches -- (an explanation against a pattern or a list of them)
 local table_rows = {"| night | change | expected | exit | got |", "| --- | --- | --- | --- | --- |"}
 -- every night's counters, for bench/: the no-change nights are the counters' recorded noise
 -- (tests/lua/test_explain.lua draws its no-change nights from them when the file is there)

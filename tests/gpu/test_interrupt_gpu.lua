@@ -8,13 +8,10 @@ local binary = assert(arg[1], "the gpuexp binary is the first argument")
 local ws = T.workspace(binary)
 local work, write, read = ws.dir, ws.write, ws.read
 
-local function quote(text) return "'" .. tostring(text):gsub("'", "'\\''") .. "'" end
+local quote = T.quote
 
 write("spin.lua", [[
-local program = gpuexp.compile{source = [=[
-extern "C" __global__ void spin(volatile int *flag) { while (*flag == 0) { } }
-extern "C" __global__ void quick(int *flag) { flag[1] = 1; }
-]=], name = "spin.cu"}
+local program = gpuexp.compile{file = "]] .. gpuexp.script_dir .. [[/../fixtures/spin.cu"}
 local spin, quick = program:kernel("spin"), program:kernel("quick")
 local flag
 gpuexp.sweep{name = "spin", axes = {{"n", {1, 2, 3}}},

@@ -115,6 +115,34 @@ code, _, err = ws.run("ab --no-plan noab.lua", env)
 T.eq(code, 1, "no verdict is a failure")
 T.ok(err:find("never called gpuexp.ab", 1, true), err)
 
+-- a timer with no samples, a NaN or a 0 ms sample: the script's error (exit 2), never "slower" (1)
+for name, samples in pairs({empty = "{}", nan = "{0.1, 0/0}", zero = "{0}"}) do
+  ws.write("bad_" .. name .. ".lua", "gpuexp.ab{a = function(reps) return {0.1, 0.1} end,\n  b = function(reps) return " ..
+    samples .. " end}\n")
+  code, _, err = ws.run("ab --no-plan bad_" .. name .. ".lua", env)
+  T.eq(code, 2, name .. " samples: exit 2 (" .. err .. ")")
+  T.ok(err:find("bad_" .. name .. ".lua:1: ab: variant B's timer returned", 1, true), err)
+end
+-- a budget too small to decide: undecided (exit 5), never same, even for a 20% slower B
+code, out, err = ws.run("ab --no-plan --budget-s 1e-300 --b-define SLOW=1.2 ab.lua", env)
+T.eq(code, 5, "undecided: exit 5 (" .. err .. ")")
+T.ok(out:find("undecided", 1, true) and out:find("fewer than the 20 a verdict needs", 1, true), out)
+-- a bug in gpuexp's statistics (here planted) is an internal error: exit 70, never 1 ("slower")
+ws.write("planted.lua", "require('gpuexp.judge.paired').block_ratio = function() error('planted bug') end\n" .. script)
+code, _, err = ws.run("ab --no-plan planted.lua", env)
+T.eq(code, 70, "an internal error exits 70 (" .. err .. ")")
+T.ok(err:find("planted bug", 1, true) and err:find("internal error in ab", 1, true), err)
+-- numbers that are not finite, and a seed JSON cannot carry exactly, are refused (exit 2)
+T.eq(ws.run("ab --threshold 1e309 ab.lua", env), 2, "--threshold 1e309 is infinity: refused")
+T.eq(ws.run("ab --mde 1e309 ab.lua", env), 2, "--mde 1e309 refused")
+T.eq(ws.run("ab --budget-s 1e999 ab.lua", env), 2, "--budget-s 1e999 refused")
+code, _, err = ws.run("ab --seed 9223372036854775807 ab.lua", env)
+T.eq(code, 2, "--seed 2^63-1 refused: " .. err)
+T.ok(err:find("--seed", 1, true), err)
+T.eq(ws.run("ab --seed 4294967296 ab.lua", env), 2, "--seed past 2^32 - 1 refused")
+code = ws.run("ab --no-plan --seed 4294967295 ab.lua", env)
+T.eq(code, 0, "the largest seed taken runs")
+
 -- usage
 T.eq(ws.run("ab --a-commit HEAD ab.lua", env), 2, "one commit is not enough")
 T.eq(ws.run("ab --mde 0 ab.lua", env), 2, "--mde must be > 0")

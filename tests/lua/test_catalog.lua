@@ -30,7 +30,7 @@ local function sample(option)
   end
   return samples[option.type or "string"] or "x"
 end
-local known_types = {string = true, number = true, integer = true, seconds = true, choice = true, list = true,
+local known_types = {string = true, path = true, number = true, integer = true, seconds = true, choice = true, list = true,
   arch = true, archs = true, ranges = true, carveout = true,
   timeout = true, shard = true, only = true, metric = true, define = true}
 
@@ -174,6 +174,8 @@ end
 T.eq(default_of("compare", "--threshold"), require("gpuexp.judge.rule").FLOOR_PCT, "compare --threshold: the rule's floor")
 T.eq(default_of("nightly", "--threshold"), require("gpuexp.judge.rule").FLOOR_PCT, "nightly --threshold: the rule's floor")
 T.eq(default_of("nightly", "--baseline"), require("gpuexp.judge.verdict").DEFAULT_BASELINE_RUNS, "nightly --baseline")
+T.eq(default_of("lines", "--top"), require("gpuexp.judge.lines").TOP, "lines --top: the lines shown by default")
+T.eq(default_of("nightly", "--lines-timeout"), require("gpuexp.commands.lines").NIGHT_TIMEOUT_S, "nightly --lines-timeout")
 local _, bisect_threshold = default_of("bisect", "--threshold")
 T.ok(bisect_threshold:find("^" .. string.format("%g", require("gpuexp.judge.rule").FLOOR_PCT) .. ","),
   "bisect --threshold: " .. bisect_threshold)

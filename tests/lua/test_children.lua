@@ -10,7 +10,7 @@ local binary = assert(arg[1], "the gpuexp binary is the first argument")
 local ws = T.workspace(binary)
 local work, write, read, run = ws.dir, ws.write, ws.read, ws.run
 
-local function quote(text) return "'" .. tostring(text):gsub("'", "'\\''") .. "'" end
+local quote = T.quote
 
 -- Starts `gpuexp arguments` in the background from a non-interactive shell (which starts it with
 -- SIGINT ignored, as a CI job's `cmd &` does), waits until the file `ready` exists (or the shell
@@ -55,6 +55,72 @@ T.eq(require("gpuexp.store.meta").read_json(work .. "/spin.meta.json").parts[1].
   "the sweep is closed as a supervised run closes it, saying why")
 T.eq(run("--quiet --inline --arch sm_90 --resume -o spin.csv spin.lua"), 0, "--resume")
 T.eq(rows("spin.csv"), 6, "--resume ran the other five points")
+
+-- 1b. a point inside a command of the script (os.execute, io.popen), --inline and profile: SIGINT
+--     reaches the command and stops the run, exit 130 (the C library's system() ignored SIGINT
+--     while it waited, so the run finished every point and exited 0); the command is ended
+for _, case in ipairs({{"execute", "os.execute('echo $$ >> ' .. gpuexp.script_dir .. '/pids; exec sleep 2')"},
+                       {"popen", "local f = io.popen('echo $$ >> ' .. gpuexp.script_dir .. '/pids; exec sleep 2'); " ..
+                                 "f:read('a'); f:close()"}}) do
+  for _, mode in ipairs({"--inline", "profile"}) do
+    os.remove(work .. "/started")
+    os.remove(work .. "/pids")
+    write("command.lua", string.format([[
+gpuexp.sweep{name = "command", axes = {{"n", {1, 2, 3}}},
+  run = function(p)
+    io.open(gpuexp.script_dir .. "/started", "w"):close()
+    %s
+    return {median_ms = p.n}
+  end}
+]], case[2]))
+    local what = case[1] .. " under " .. mode
+    code, seconds, stderr = interrupt(mode .. " --quiet --arch sm_90 -o command.csv command.lua", "INT",
+      work .. "/started")
+    T.eq(code, 130, what .. ": SIGINT's exit code (" .. stderr .. ")")
+    T.ok(seconds < 1, string.format("%s: at once (%.2f s)", what, seconds))
+    T.ok(stderr:find("command.lua:1: interrupted by SIGINT", 1, true), what .. ": " .. stderr)
+    T.eq(rows("command.csv"), 0, what .. ": the interrupted point has no row, and no other point ran")
+    local pid = (read("pids") or ""):match("%d+")
+    T.ok(pid and not os.execute("kill -0 " .. pid .. " 2>/dev/null"), what .. ": the command was ended")
+    os.remove(work .. "/command.csv")
+    os.remove(work .. "/command.meta.json")
+  end
+end
+
+-- 1c. gpuexp ab, whose measurement calls a command: SIGINT ends it with 130 (it was lost in the
+--     measuring child, which ab then killed after its grace: 137)
+write("ab.lua", [[
+gpuexp.ab{name = "toy", budget_s = 20,
+  variant = function(v)
+    return function(reps)
+      io.open(gpuexp.script_dir .. "/started", "w"):close()
+      os.execute("sleep 0.3")
+      local samples = {}
+      for i = 1, reps do samples[i] = 0.1 + 0.001 * (i % 3) end
+      return samples
+    end
+  end}
+]])
+os.remove(work .. "/started")
+code, seconds, stderr = interrupt("ab --no-plan ab.lua", "INT", work .. "/started", "TMPDIR=" .. quote(work))
+T.eq(code, 130, "ab stopped by SIGINT: " .. stderr)
+T.ok(seconds < 2, string.format("promptly (%.2f s)", seconds))
+T.ok(stderr:find("ab.lua:5: interrupted by SIGINT", 1, true), stderr)
+
+-- 1d. gpuexp tune: SIGINT is passed to its run, which stops; tune ends with 130
+write("tune.lua", [[
+gpuexp.tune{name = "toy", axes = {{"a", {1, 2, 3}}}, strategy = "brute",
+  run = function(p)
+    io.open(gpuexp.script_dir .. "/started", "w"):close()
+    local t = gpuexp.clock()
+    while gpuexp.clock() - t < 30 do end
+    return {median_ms = p.a, samples_ms = {p.a, p.a, p.a}}
+  end}
+]])
+os.remove(work .. "/started")
+code, seconds, stderr = interrupt("tune --no-plan --quiet tune.lua", "INT", work .. "/started")
+T.eq(code, 130, "tune stopped by SIGINT: " .. stderr)
+T.ok(seconds < 5, string.format("promptly (%.2f s)", seconds))
 
 -- 2. a point stuck in a call that never returns (a kernel spinning on the GPU is one): the
 --    watchdog ends the process 1 s after SIGTERM, exit 143, with the rows written so far
@@ -142,23 +208,27 @@ local function night(n, environment, extra)
     string.format("GPUEXP_LOCK_DIR=%s FAKE_NIGHT=%d %s", quote(work), n, environment or ""))
 end
 for n = 1, 3 do T.eq(night(n), 0, "clean night " .. n) end
-write("hook.sh", string.format("echo $$ > %s/hook.pid; flock -n %s/gpuexp-nightly-offline-plan.lock true " ..
+write("hook.sh", string.format("echo $$ $(ps -o pgid= -p $$) > %s/hook.pid; flock -n %s/gpuexp-nightly-offline-plan.lock true " ..
   "&& echo free > %s/hook.txt || echo held > %s/hook.txt; sleep 3600 & sleep 3600\n", work, work, work, work))
 code, stdout, stderr = night(4, "FAKE_SLOW=b=5", "--on-regression-timeout 1 --on-regression 'sh " .. work .. "/hook.sh'")
 T.eq(code, 1, "a regressed night whose hook hangs keeps its exit code: " .. stderr)
 T.eq(read("hook.txt"), "free\n", "the GPU's lock is released before the hook runs")
 T.ok(stderr:find("--on-regression command ran past its 1 s limit (--on-regression-timeout) and was ended", 1, true),
   stderr)
--- a group is gone when no process is left in it (within 5 s: the last ones may still be exiting)
+-- A file written by a command as "$$ $(ps -o pgid= -p $$)": the command and its group are gone when
+-- no process is left in either (within 5 s: the last ones may still be exiting).
+local function probe(file)
+  local pid, group = (read(file) or ""):match("(%d+)%s+(%d+)")
+  return pid and string.format("/bin/kill -0 %s 2>/dev/null || /bin/kill -0 -- -%s 2>/dev/null", pid, group)
+end
 local function group_gone(file)
-  local group = (read(file) or ""):match("%d+")
-  return group and os.execute("for i in $(seq 50); do /bin/kill -0 -- -" .. group .. " 2>/dev/null || exit 0; " ..
-    "sleep 0.1; done; exit 1")
+  local alive = probe(file)
+  return alive and os.execute("for i in $(seq 50); do { " .. alive .. "; } || exit 0; sleep 0.1; done; exit 1")
 end
 T.ok(group_gone("hook.pid"), "the hook's group is gone, its background job too")
 local function group_gone_now(file)
-  local group = (read(file) or ""):match("%d+")
-  return group and not os.execute("/bin/kill -0 -- -" .. group .. " 2>/dev/null")
+  local alive = probe(file)
+  return alive and not os.execute(alive)
 end
 T.eq(night(5, nil, "--on-regression-timeout -1"), 2, "a negative time limit is refused")
 
@@ -187,8 +257,8 @@ write("repo/notes.txt", "x\n")
 sh("git add -A && git commit -qm bad")
 local environment = "TMPDIR=" .. quote(work .. "/tmp")
 local status = work .. "/status.txt"
-local build = string.format("grep -E '^Sig(Blk|Ign)' /proc/self/status > %s; ps -o pgid= -p $$ >> %s; echo $$ >> %s",
-  status, status, status)
+local build = string.format("grep -E '^Sig(Blk|Ign)' /proc/self/status > %s; ps -o pgid= -p $$ >> %s; echo $$ >> %s; " ..
+  "cat /proc/$(ps -o pgid= -p $$ | tr -d ' ')/comm >> %s", status, status, status, status)
 os.execute(string.format("cd %s && { %s %s bisect --good HEAD~1 --bad HEAD --point n=2 --arch sm_90 --build %s " ..
   "repo/exp.lua > stdout 2> stderr & wait; }", quote(work), environment, binary, quote(build)))
 local text = read("status.txt") or ""
@@ -196,11 +266,12 @@ local text = read("status.txt") or ""
 local function low(name) return tonumber(text:match(name .. ":%s*(%x+)") or "ffffffff", 16) & 0x7fffffff end
 T.eq(low("SigBlk"), 0, "the build's signal mask is empty: " .. text)
 T.eq(low("SigIgn"), 0, "no signal is ignored in the build (its parent ignored SIGINT): " .. text)
-local pgid, pid = text:match("\n%s*(%d+)\n(%d+)\n")
-T.ok(pgid and pgid == pid, "the build leads a process group of its own: " .. text)
+local pgid, pid, leader = text:match("\n%s*(%d+)\n(%d+)\n(%S+)\n")
+T.ok(pgid and pgid ~= pid and leader == "gpuexp-guard",
+  "the build is in a process group of its own, led by its guard (which ends it if bisect dies): " .. text)
 
 code, stdout, stderr = run("bisect --good HEAD~1 --bad HEAD --point n=2 --arch sm_90 --build-timeout 0.5 " ..
-  "--build " .. quote("echo $$ > " .. work .. "/build.pid; sleep 3600 & sleep 3600") .. " repo/exp.lua", environment)
+  "--build " .. quote("echo $$ $(ps -o pgid= -p $$) > " .. work .. "/build.pid; sleep 3600 & sleep 3600") .. " repo/exp.lua", environment)
 T.eq(code, 1, "the good commit's build timed out: no value (" .. stderr .. ")")
 T.ok(stderr:find("the build ran past its 0.5 s limit (--build-timeout) and was ended", 1, true), stderr)
 T.ok(group_gone("build.pid"), "the build's group is gone, its background job too")
@@ -216,7 +287,7 @@ T.ok(stderr:find("gives no value: the point ran past --point-timeout 1 s", 1, tr
 -- 8. bisect stopped during a build: SIGTERM ends the build's whole group and bisect exits 143,
 --    its worktrees and folder removed
 code, seconds, stderr = interrupt(string.format("bisect --good HEAD~1 --bad HEAD --point n=2 --arch sm_90 --build %s " ..
-  "repo/exp.lua", quote("echo $$ > " .. work .. "/build.pid; touch " .. work .. "/building; sleep 3600")), "TERM",
+  "repo/exp.lua", quote("echo $$ $(ps -o pgid= -p $$) > " .. work .. "/build.pid; touch " .. work .. "/building; sleep 3600")), "TERM",
   work .. "/building", environment)
 T.eq(code, 143, "bisect stopped during a build: " .. stderr)
 T.ok(seconds < 10, string.format("promptly (%.2f s)", seconds))
@@ -225,24 +296,41 @@ local pipe = io.popen("ls -A " .. quote(work .. "/tmp") .. " | wc -l")
 T.eq(tonumber(pipe:read("l")), 0, "no temporary folder left")
 pipe:close()
 
--- 9. a bisect killed with SIGKILL leaves its folder; the next bisect removes it
+-- 9. a bisect killed with SIGKILL: its build ends with it (the build's guard ends the build's
+--    group), and the next bisect removes the folder it left
 os.remove(work .. "/building")
 interrupt(string.format("bisect --good HEAD~1 --bad HEAD --point n=2 --arch sm_90 --build %s repo/exp.lua",
-  quote("echo $$ > " .. work .. "/build.pid; touch " .. work .. "/building; sleep 3600")), "KILL", work .. "/building",
+  quote("echo $$ $(ps -o pgid= -p $$) > " .. work .. "/build.pid; touch " .. work .. "/building; sleep 3600")), "KILL", work .. "/building",
   environment)
-pipe = io.popen("ls -A " .. quote(work .. "/tmp") .. " | wc -l")
-T.eq(tonumber(pipe:read("l")), 1, "a killed bisect leaves its folder")
-pipe:close()
-T.ok(not group_gone_now("build.pid"), "and its build still running")
+local function folders_left()
+  local listing = io.popen("ls -A " .. quote(work .. "/tmp") .. " | wc -l")
+  local count = tonumber(listing:read("l"))
+  listing:close()
+  return count
+end
+T.eq(folders_left(), 1, "a killed bisect leaves its folder")
+T.ok(group_gone("build.pid"), "its build ended with it")
 code, stdout, stderr = run("bisect --good HEAD~1 --bad HEAD --point n=2 --arch sm_90 repo/exp.lua", environment)
-T.ok(stderr:find("gpuexp bisect: ended the build or measurement a killed bisect left running in ", 1, true), stderr)
-T.ok(group_gone("build.pid"), "the next bisect ended the build it left running")
+T.ok(not stderr:find("left running", 1, true), "nothing was left running: " .. stderr)
 T.ok(stderr:find("gpuexp bisect: removed .*gpuexp%-bisect%.%w+, left by a bisect that was killed"), stderr)
-pipe = io.popen("ls -A " .. quote(work .. "/tmp") .. " | wc -l")
-T.eq(tonumber(pipe:read("l")), 0, "and it is gone")
-pipe:close()
+T.eq(folders_left(), 0, "and it is gone")
 pipe = io.popen("git -C " .. quote(work .. "/repo") .. " worktree list | wc -l")
 T.eq(tonumber(pipe:read("l")), 1, "and so are its worktrees")
 pipe:close()
+
+-- 10. a bisect and its build's guard both killed (the bisect stopped, then the guard killed, then
+--     the bisect): the build runs on; the next bisect ends it, proved by the build's pid and start
+--     time recorded in the folder, and removes the folder
+os.remove(work .. "/building")
+os.execute(string.format("cd %s && { %s %s bisect --good HEAD~1 --bad HEAD --point n=2 --arch sm_90 --build %s " ..
+  "repo/exp.lua > stdout 2> stderr & pid=$!; i=0; while [ ! -e building ] && [ $i -lt 600 ]; do sleep 0.05; " ..
+  "i=$((i+1)); done; kill -STOP $pid; kill -KILL $(cut -d' ' -f2 build.pid); sleep 0.2; kill -KILL $pid; " ..
+  "wait $pid; }", quote(work), environment, binary,
+  quote("echo $$ $(ps -o pgid= -p $$) > " .. work .. "/build.pid; touch " .. work .. "/building; sleep 3600")))
+T.ok(not group_gone_now("build.pid"), "with its guard killed first, the build outlives the bisect")
+code, stdout, stderr = run("bisect --good HEAD~1 --bad HEAD --point n=2 --arch sm_90 repo/exp.lua", environment)
+T.ok(stderr:find("gpuexp bisect: ended the build or measurement a killed bisect left running in ", 1, true), stderr)
+T.ok(group_gone("build.pid"), "the next bisect ended the build it left running")
+T.eq(folders_left(), 0, "and removed the folder")
 
 T.done()

@@ -7,12 +7,19 @@ local function stalls(t)
   for reason, value in pairs(t) do v["smsp__average_warps_issue_stalled_" .. reason .. "_per_issue_active.ratio"] = value end
   return v
 end
-local function case(fields, stall_values, resources, block)
+local function case(fields, stall_values, resources, block, shape)
   local v = stalls(stall_values or {long_scoreboard = 10, selected = 1})
   for k, x in pairs(fields) do v[k] = x end
   v["smsp__inst_executed.sum"] = v["smsp__inst_executed.sum"] or 1e6
-  return diagnose.judge(v, resources or {spill_store_bytes = 0, spill_load_bytes = 0}, {fp32_gflops = 59000, dram_copy_gbps = 4230},
-    block or 256)
+  local f = diagnose.judge(v, resources or {spill_store_bytes = 0, spill_load_bytes = 0}, {fp32_gflops = 59000,
+    dram_copy_gbps = 4230}, block or 256, shape)
+  f.text = table.concat(f.evidence, "; ")
+  return f
+end
+-- whether an evidence line of the findings holds the text
+local function has(f, text)
+  for _, line in ipairs(f.evidence) do if line:find(text, 1, true) then return true end end
+  return false
 end
 local SOL_C, SOL_M = "sm__throughput.avg.pct_of_peak_sustained_elapsed", "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"
 local DRAM, L2 = "dram__throughput.avg.pct_of_peak_sustained_elapsed", "lts__t_sector_hit_rate.pct"
@@ -50,7 +57,7 @@ T.eq(case({[SOL_C] = 45, [SOL_M] = 10, ["smsp__average_thread_inst_executed_per_
 -- a 4-byte copy on the H200: DRAM at half its peak, warps waiting on loads: latency-bound, with why
 f = case({[SOL_C] = 24, [SOL_M] = 51, [DRAM] = 51, [LD] = 100, [ST] = 100}, {long_scoreboard = 86, wait = 5, short_scoreboard = 4})
 T.eq(f.verdict, "latency-bound", "a scalar copy at half the DRAM's peak")
-T.ok(f.evidence[#f.evidence]:find("too few bytes in flight", 1, true), f.evidence[#f.evidence])
+T.ok(has(f, "too few bytes in flight"), f.text)
 -- stride-32 loads
 T.eq(case({[SOL_C] = 10, [SOL_M] = 70, ["smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct"] = 12.5}).verdict,
   "uncoalesced global loads", "coalescing")
@@ -61,12 +68,11 @@ T.eq(case({[SOL_C] = 6, [SOL_M] = 83, ["smsp__sass_average_data_bytes_per_sector
 -- SoL 82%, DRAM 13%): uncoalesced stores, with the write amplification
 f = case({[SOL_C] = 8, [SOL_M] = 82, [DRAM] = 13, [LD] = 100, [ST] = 12.5})
 T.eq(f.verdict, "uncoalesced global stores", "strided stores")
-T.ok(f.evidence[#f.evidence]:find("of the bytes of the sectors they write (write amplification 8.0x)", 1, true),
-  f.evidence[#f.evidence])
+T.ok(has(f, "of the bytes of the sectors they write (write amplification 8.0x)"), f.text)
 -- both bad: the worse one names it, both are evidence
 f = case({[SOL_C] = 8, [SOL_M] = 70, [LD] = 25, [ST] = 49})
 T.eq(f.verdict, "uncoalesced global loads", "loads worse than stores")
-T.ok(f.evidence[#f.evidence - 1]:find("read amplification 4.0x", 1, true), "read amplification")
+T.ok(has(f, "read amplification 4.0x"), "read amplification")
 -- a copy whose loads and stores are both whole: memory-bound
 T.eq(case({[SOL_C] = 6, [SOL_M] = 83, [LD] = 100, [ST] = 100}).verdict, "memory-bound", "a coalesced copy")
 -- the roofline's low-intensity point: lanes diverge, but the memory is what binds it
@@ -75,4 +81,87 @@ T.eq(case({[SOL_C] = 32, [SOL_M] = 79, ["smsp__average_thread_inst_executed_per_
 -- spills with memory traffic
 T.eq(case({[SOL_C] = 20, [SOL_M] = 50}, {long_scoreboard = 30, selected = 1}, {spill_store_bytes = 64, spill_load_bytes = 64}).verdict,
   "register spills", "spills")
+
+-- No verdict from counts too small to mean anything. The judgments issue's barrier kernel: a
+-- __syncthreads() per iteration with a shared-memory exchange, no global reads (32 load
+-- instructions in all, their sector use a ratio of near-zero counts: it read "uncoalesced global
+-- loads ... read amplification 100.0x"); barrier 26% of its stalls
+local barrier_values = {[SOL_C] = 38, [SOL_M] = 45, [DRAM] = 0.5, [L2] = 90, [LD] = 0, [ST] = 100,
+  ["smsp__sass_inst_executed_op_global_ld.sum"] = 32, ["smsp__sass_inst_executed_op_global_st.sum"] = 33792,
+  ["smsp__inst_executed.sum"] = 3.4e7, ["smsp__sass_inst_executed_op_shared_ld.sum"] = 4.2e6,
+  ["smsp__sass_inst_executed_op_shared_st.sum"] = 4.2e6, shared_ld_ways = 1.0, shared_st_ways = 1.0}
+local barrier_stalls = {barrier = 26, short_scoreboard = 22, mio_throttle = 12, wait = 15, long_scoreboard = 3,
+  not_selected = 10, selected = 1}
+f = case(barrier_values, barrier_stalls)
+T.eq(f.verdict, "barrier stalls", "the barrier kernel: " .. f.text)
+T.ok(not has(f, "amplification"), "no amplification from 32 loads: " .. f.text)
+T.ok(has(f, "global load instructions: 32, under the floor of 340000 (1024 and 1% of the 34000000 warp " ..
+  "instructions): their sector use (0%) is no evidence"), "the evidence says the counts are too small: " .. f.text)
+-- with the floor removed (the mutant the issue describes), the same counts are a verdict again
+local saved_floor = diagnose.FLOOR
+diagnose.FLOOR = {count = 0, share = 0}
+T.eq(case(barrier_values, barrier_stalls).verdict, "uncoalesced global loads", "without the floor: the wrong verdict")
+diagnose.FLOOR = saved_floor
+-- bank conflicts from a handful of shared requests are none either
+f = case({[SOL_C] = 30, [SOL_M] = 40, shared_ld_ways = 8, ["smsp__sass_inst_executed_op_shared_ld.sum"] = 100,
+  ["smsp__sass_inst_executed_op_shared_st.sum"] = 0})
+T.ok(f.verdict ~= "shared-memory bank conflicts" and has(f, "shared-memory requests: 100, under the floor"), f.text)
+
+-- FP64 replacing FP32 in an FMA loop: the FP64 pipe named, at half of FP32's rate (GH100's peaks)
+local FP64 = "sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active"
+local fp64_peaks = {["sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained"] = 8448,
+  ["sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained"] = 16896}
+local fields = {[SOL_C] = 94, [SOL_M] = 3, [FP64] = 94}
+for k, x in pairs(fp64_peaks) do fields[k] = x end
+f = case(fields, {math_pipe_throttle = 30, wait = 40, selected = 10})
+T.eq(f.verdict, "FP64 arithmetic", "FP64 for FP32: " .. f.text)
+T.ok(has(f, "the FP64 pipe is active 94% of the time, at 0.5 of FP32's rate on this GPU"), f.text)
+-- the FP32 loop itself: compute-bound, no FP64
+T.eq(case({[SOL_C] = 88, [SOL_M] = 3, [FP64] = 0}, {math_pipe_throttle = 5, wait = 2}).verdict, "compute-bound", "FP32")
+
+-- a per-thread array indexed at run time: a 64-byte stack frame, no spill, local memory traffic
+f = case({[SOL_C] = 25, [SOL_M] = 55, [DRAM] = 30, [LD] = 100, [ST] = 100,
+  ["l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum"] = 3.3e6, ["l1tex__t_requests_pipe_lsu_mem_local_op_st.sum"] = 1.1e6,
+  ["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"] = 1.4e5, ["l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"] = 1.4e5,
+  ["smsp__inst_executed.sum"] = 2.6e7}, {long_scoreboard = 70, lg_throttle = 5, wait = 10, selected = 2},
+  {spill_store_bytes = 0, spill_load_bytes = 0, stack_frame_bytes = 64})
+T.eq(f.verdict, "local memory", "a run-time indexed array: " .. f.text)
+T.ok(has(f, "with a 64-byte stack frame and nothing spilled"), f.text)
+
+-- the same work in 1/16 of the blocks: 66 blocks of 256 threads for 132 SMs
+f = case({[SOL_C] = 30, [SOL_M] = 25, ["sm__cycles_active.avg.pct_of_peak_sustained_elapsed"] = 49.6,
+  achieved_occupancy_pct = 12.4, theoretical_occupancy_pct = 100}, {long_scoreboard = 50, wait = 20, selected = 5}, nil, 256,
+  {grid = 66, sms = 132})
+T.eq(f.verdict, "too few blocks", "1/16 of the blocks: " .. f.text)
+T.ok(has(f, "66 blocks of 256 threads for 132 SMs: 66 SMs (50%) get no block; the SMs had work 50% of the time"), f.text)
+T.eq(case({[SOL_C] = 30, [SOL_M] = 25}, nil, nil, 256, {grid = 1056, sms = 132}).verdict, "latency-bound",
+  "1056 blocks fill the SMs")
+T.eq(case({[SOL_C] = 0.3, [SOL_M] = 0.4}, {long_scoreboard = 99}, nil, 1, {grid = 1, sms = 132}).verdict, "latency-bound",
+  "one thread (a pointer chase) is not a launch short of blocks")
+
+-- Price tags: the speedup if fixed, by the verdict's model, from the values alone
+f = case({[SOL_C] = 30, [SOL_M] = 25}, {long_scoreboard = 50, wait = 20, selected = 5}, nil, 256, {grid = 66, sms = 132})
+T.near(f.price.speedup, 2.0, 1e-9, "too few blocks: the work over every SM, 1 / 0.5")
+T.near(f.price.low, 2 ^ 0.7, 1e-9, "its interval's low end: speedup^(1 - 0.3)")
+T.near(f.price.high, 2 ^ 1.3, 1e-9, "and high end: speedup^(1 + 0.3)")
+T.ok(has(f, "if fixed: about 2x faster (1.62x to 2.46x; the work spread over every SM"), f.text)
+f = case({[SOL_C] = 10, [SOL_M] = 70, [LD] = 12.5, ["smsp__sass_inst_executed_op_global_ld.sum"] = 1e5})
+T.near(f.price.fraction, 0.7 * (1 - 1 / 8), 1e-9, "uncoalesced loads: the memory share less the amplification")
+f = case(fields, {math_pipe_throttle = 30, wait = 40, selected = 10})
+T.near(f.price.fraction, 0.94 * 0.5, 1e-9, "FP64: the pipe's time at FP32's rate")
+f = case({[SOL_C] = 2, [SOL_M] = 3, [DRAM] = 0.05, [L2] = 88.8, ["smsp__sass_inst_executed_op_global_red.sum"] = 131072,
+  ["smsp__inst_executed.sum"] = 1.2e6}, {drain = 40000, long_scoreboard = 11330, lg_throttle = 123, wait = 500})
+T.eq(f.verdict, "contended atomics", "atomics")
+T.ok(f.price.speedup > 10 and f.price.low < f.price.speedup and f.price.high >= f.price.speedup,
+  string.format("atomics: %.1fx (%.1fx to %.1fx)", f.price.speedup, f.price.low, f.price.high))
+f = case(barrier_values, barrier_stalls)
+T.near(f.price.fraction, (26 + 22 + 12) / 88, 1e-9, "barrier stalls: the barrier's and the exchange's waits")
+-- every verdict has one, and a stored diagnosis is priced again from its values alone
+for _, verdict in ipairs({"contended atomics", "shared-memory bank conflicts", "register spills", "local memory",
+  "uncoalesced global loads", "uncoalesced global stores", "too few blocks", "FP64 arithmetic", "barrier stalls",
+  "memory-bound", "branch divergence", "compute-bound", "latency-bound"}) do
+  T.ok(diagnose.PRICES[verdict], verdict .. " has a price model")
+end
+local again = diagnose.judge(f.values, {spill_store_bytes = 0, spill_load_bytes = 0}, nil, 256)
+T.eq(again.price.speedup, f.price.speedup, "priced again from the stored values")
 T.done()

@@ -25,7 +25,15 @@ local HOSTILE = {
   "bad\255\254utf8",
   "[link](javascript:alert(1)) ![i](x)",
   "**bold** _em_ ~~gone~~ & &amp;",
+  "cr\rover", -- a carriage return alone: the line's start written over
+  "bidi\226\128\174txt.exe\226\128\173 \216\156\226\129\167i\226\129\169", -- right-to-left override, ALM, isolates
+  "line\226\128\168sep\226\128\169par", -- U+2028 and U+2029: new lines to a browser or an editor
 }
+
+-- no format character that reorders or breaks a line where it is shown (bidi controls, U+2028/2029)
+local function no_format_characters(s)
+  return not (s:find("\226\128[\142\143\168-\174]") or s:find("\226\129[\166-\169]") or s:find("\216\156"))
+end
 
 local function no_controls(s, allowed) return not s:gsub(allowed or "", ""):find("[%z\1-\31\127]") end
 local function assert_no_markup(s, what)
@@ -47,6 +55,10 @@ for i, name in ipairs(HOSTILE) do
   T.ok(not m:find("[^\\][|%[`*~!]") and not m:find("^[|%[`*~!]"), what .. " markdown: every inline mark escaped: " .. m)
   local g = text.gnuplot(name)
   T.ok(utf8.len(g) and no_controls(g) and g:match("^'.*'$"), what .. " gnuplot: " .. g)
+  for format, shown in pairs({terminal = t, html = h, xml = x, markdown = m, gnuplot = g, message = text.message(name)}) do
+    T.ok(no_format_characters(shown), what .. " " .. format .. ": no bidi control or line separator: " .. t)
+  end
+  T.ok(not text.message(name):find("\r", 1, true), what .. " message: no carriage return")
   T.ok(not g:sub(2, -2):gsub("''", ""):find("'"), what .. " gnuplot: no quote ends the string early: " .. g)
   if not name:find("%z") then -- a shell word (no argument holds a NUL): the shell reads back the name
     local pipe = io.popen("printf '%s' " .. text.shell(name))
@@ -61,6 +73,11 @@ T.eq(text.markdown("median_ms"), "median_ms", "an underscore inside a word is le
 T.eq(text.markdown("<b>"), "&lt;b&gt;", "HTML in Markdown: entities")
 T.eq(text.gnuplot("it's\nnext"), "'it''s next'", "gnuplot: quote doubled, new line a space")
 T.eq(text.terminal("a\nb\27c"), "a\\nb\\x1bc", "terminal: controls shown")
+T.eq(text.terminal("a\rb"), "a\\rb", "terminal: a carriage return shown")
+T.eq(text.html("a\rb"), "ab", "html: a carriage return dropped")
+T.eq(text.markdown("a\rb"), "a b", "markdown: a carriage return a space")
+T.eq(text.terminal("x\226\128\174y"), "x\\u202ey", "terminal: a bidi override shown as its code point")
+T.eq(text.html("x\226\128\168y"), "x\\u2028y", "html: a line separator shown as its code point")
 
 -- ---- compare: table, Markdown, JUnit, JSON of CSVs whose points are the names ----
 local base, new = {csv.line({"p", "median_ms"})}, {csv.line({"p", "median_ms"})}

@@ -81,9 +81,11 @@ T.eq(json.decode(rows.table.info).b, "x", "a table field is kept as JSON")
 T.eq(rows["function"].status, "error", "a function field: an error row")
 T.ok(rows["function"].error:find("field 'info' is a function", 1, true), rows["function"].error)
 T.ok(rows.nul.error:find("holds a NUL byte", 1, true), "a NUL byte: an error row")
--- and a resume finds every point done: nothing runs again
+-- and a resume finds every point done: nothing runs again, and the error rows still fail the run
+-- (issue 34: a resumed run hid them with exit 0)
 code, _, stderr = run("--arch sm_90 --resume -o values.csv values.lua")
-T.eq(code, 0, "resume")
+T.eq(code, 5, "resume: " .. stderr)
+T.ok(stderr:find("2 of 4 points failed (2 error)", 1, true), "the earlier failures are said: " .. stderr)
 T.ok(not stderr:find("dropped", 1, true), "no row taken for a cut one: " .. stderr)
 
 -- ---- a failing setup ends the sweep once: no crashed rows, resume runs every point ----

@@ -36,6 +36,21 @@ if not root then
   plain(stderr, "a read-only folder")
   os.execute("chmod 755 " .. work .. "/readonly")
 end
+-- a folder the user cannot write (as root on CI: run as nobody): the reason is the folder, not
+-- "No such file or directory" (issue 34)
+do
+  gpuexp.mkdir(work .. "/closed")
+  os.execute("chmod 755 " .. work .. " && chmod 555 " .. work .. "/closed")
+  local as_user = root and "setpriv --reuid=nobody --regid=nogroup --clear-groups " or ""
+  local _, _, exit_code = os.execute(string.format("cd %s && %s%s --arch sm_90 --quiet -o closed/r.csv k.lua " ..
+    "> closed.out 2> closed.err", work, as_user, binary))
+  stderr = read("closed.err") or ""
+  T.eq(exit_code, 7, "a folder that cannot be written: a write error (" .. stderr .. ")")
+  T.ok(stderr:find("cannot write closed/r.csv: cannot create the lock file closed/r.csv.lock: Permission denied " ..
+    "(its folder is not writable)", 1, true), "the folder is the reason: " .. stderr)
+  plain(stderr, "a read-only folder")
+  os.execute("chmod 755 " .. work .. "/closed")
+end
 write("afile", "not a folder\n")
 gpuexp.mkdir(work .. "/suite")
 write("suite/k.lua", read("k.lua"))
@@ -56,6 +71,31 @@ code, _, stderr = run("--arch sm_90 --quiet -o twice.csv twice.lua")
 T.eq(code, 1, "an axis value twice: the script's error")
 T.ok(stderr:find("twice.lua:1: sweep: axis 'n' has the value 1 twice (values 1 and 3)", 1, true), stderr)
 T.ok(not exists("twice.csv"), "nothing written")
+-- a NUL byte in an axis value, an axis name or a sweep name: refused at the script's line before
+-- anything runs (it crashed the ledger and skipped the remaining points after a wrong
+-- "interrupted ... grace time"; issue 34), supervised and inline
+for _, case in ipairs({
+  {'{{"v", {"a", "b\\0c", "d"}}}', 'sweep: axis \'v\' value 2 ("b\\0c") holds a NUL byte (\\0)'},
+  {'{{"v\\0w", {1, 2}}}', 'sweep: axis "v\\0w" holds a NUL byte (\\0)'},
+}) do
+  write("nul.lua", 'gpuexp.sweep{name = "n", axes = ' .. case[1] .. ', run = function() return {v = 1} end}')
+  for _, mode in ipairs({"", "--inline"}) do
+    code, _, stderr = run("--arch sm_90 --quiet " .. mode .. " -o nul.csv nul.lua")
+    T.eq(code, 1, "a NUL byte in the axes " .. mode .. ": the script's error (" .. stderr .. ")")
+    T.ok(stderr:find("nul.lua:1: " .. case[2], 1, true), "said at the script's line: " .. stderr)
+    T.ok(not stderr:find("interrupted", 1, true) and not stderr:find("ledger", 1, true), "and nothing else: " .. stderr)
+    T.ok(not exists("nul.csv") and not exists("nul.meta.json"), "nothing written")
+  end
+end
+write("nul.lua", 'gpuexp.sweep{name = "n\\0m", axes = {{"v", {1}}}, run = function() return {v = 1} end}')
+code, _, stderr = run("--arch sm_90 --quiet -o nul.csv nul.lua")
+T.ok(code == 1 and stderr:find([[nul.lua:1: sweep: 'name' "n\0m" holds a NUL byte (\0)]], 1, true), stderr)
+-- a write that fails (a full disk) in a supervised run: the run says so, the worker it stops says
+-- nothing of an interruption or a grace time
+code, _, stderr = run("--arch sm_90 --quiet -o full.csv k.lua")
+T.eq(code, 7, "a supervised run on a full disk: " .. stderr)
+T.ok(stderr:find("cannot write full.csv", 1, true) and not stderr:find("interrupted", 1, true) and
+  not stderr:find("grace", 1, true), "the write failure is the only reason given: " .. stderr)
 write("status.lua", 'gpuexp.sweep{name = "s", axes = {{"status", {"a", "b"}}}, run = function() return {v = 1} end}')
 code, _, stderr = run("--arch sm_90 --quiet -o status.csv status.lua")
 T.eq(code, 1, "an axis named status")

@@ -130,7 +130,7 @@ end
 
 -- 6. history export gives the CSV back; prune keeps the newest
 code, stdout = run("history --history " .. history .. " list --limit 100")
-local first = tonumber(stdout:match("(%d+)%s+%S+%s+nightly%s+fake%s+fake%s+%(plan%)[^\n]*\n$"))
+local first = tonumber(stdout:match("(%d+)%s+%S+%s+nightly%s+fake%s+fake%s+offline plan for sm_90[^\n]*\n$"))
 T.ok(first, "the oldest run is listed last: " .. stdout)
 T.eq(run(string.format("history --history %s export %d -o export.csv", history, first)), 0, "export")
 T.eq(read("export.csv"), read("night1/fake.csv"), "the exported run is the night's CSV byte for byte")

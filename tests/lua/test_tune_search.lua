@@ -6,50 +6,11 @@ local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
 local search = require("gpuexp.api.search")
 local tie = require("gpuexp.judge.tie")
 
--- The space: 6 x 5 x 4 x 4 x 3 configurations, a thread count constraint as a where filter.
-local axes = {{name = "bx", values = {8, 16, 32, 64, 128, 256}}, {name = "by", values = {1, 2, 4, 8, 16}},
-  {name = "tile", values = {1, 2, 4, 8}}, {name = "unroll", values = {1, 2, 4, 8}}, {name = "vec", values = {1, 2, 4}}}
-local sweep_axes = {}
-for i, a in ipairs(axes) do sweep_axes[i] = {a.name, a.values} end
-local points = gpuexp.points(sweep_axes, function(p) return p.bx * p.by >= 32 and p.bx * p.by <= 1024 end)
+-- The space (tests/lua/synthetic_space.lua): 1,152 configurations, a +-1% rugged bump, 200 samples
+-- per full measurement (at least 3).
+local S = dofile(gpuexp.script_dir .. "/synthetic_space.lua")(0.01, 200, 3)
+local points, coords, sizes, truth, optimum, evaluator = S.points, S.coords, S.sizes, S.truth, S.optimum, S.evaluator
 T.ok(#points > 1000, "the space has more than 1000 valid configurations: " .. #points)
-local coords, sizes = search.space(points, axes)
-
-local function log2(x) return math.log(x, 2) end
--- the true time (ms): a bowl around bx*by=256, tile 4, unroll 4, vec 4, with a rugged +-1% bump
--- per configuration (a hash of its position), so neighbours are not simply ordered; unroll barely
--- matters, so several configurations are truly tied
-local truth = {}
-for i, p in ipairs(points) do
-  local h = ((i * 2654435761) % 1000) / 1000
-  truth[i] = 0.1 * (1 + 0.08 * (log2(p.bx * p.by) - 8) ^ 2) * (1 + 0.1 * (log2(p.tile) - 2) ^ 2)
-    * (1 + 0.002 * (log2(p.unroll) - 2) ^ 2) * (p.vec == 4 and 1 or p.vec == 2 and 1.06 or 1.15) * (1 + 0.01 * h)
-end
-local optimum = 1
-for i = 2, #points do if truth[i] < truth[optimum] then optimum = i end end
-
--- Samples of a configuration: 2% lognormal noise (Box-Muller from a per-call generator).
-local FULL = 200
-local function evaluator(seed)
-  local rng = search.generator(seed)
-  local spent = 0
-  return function(batch, level)
-    local results = {}
-    for i, index in ipairs(batch) do
-      local n = math.max(3, math.floor(FULL * level + 0.5))
-      local samples, cost = {}, 0
-      for s = 1, n do
-        local u1, u2 = math.max(rng.float(), 1e-12), rng.float()
-        local z = math.sqrt(-2 * math.log(u1)) * math.cos(2 * math.pi * u2)
-        samples[s] = truth[index] * math.exp(0.02 * z)
-        cost = cost + samples[s]
-      end
-      spent = spent + cost
-      results[i] = {value = gpuexp.stats(samples).median, samples = samples, cost_s = cost / 1000}
-    end
-    return results
-  end, function() return spent end
-end
 
 local function run(strategy, seed, extra)
   local evaluate = evaluator(seed * 7919)

@@ -99,6 +99,9 @@ static void test_ptx_params(void)
     CHECK(gx_ptx_params(ptx, "empty", p, 8) == 0);
     CHECK(gx_ptx_params(ptx, "nope", p, 8) == -1);
     CHECK(gx_ptx_params(ptx, "em", p, 8) == -1); /* a prefix is not a match */
+    /* more parameters than the caller takes: -2, never the first max of them (issue 34) */
+    CHECK(gx_ptx_params(ptx, "k", p, 5) == -2);
+    CHECK(gx_ptx_params(ptx, "k", p, 6) == 6);
     /* found by tests/fuzz: a negative or huge array, an odd width, a huge alignment are not PTX a
        compiler writes: the parameters are not known (-1), never a negative size */
     CHECK(gx_ptx_params(".entry k(\n.param .align 8 .b8 k_p[-4]\n)\n{\n}\n", "k", p, 8) == -1);

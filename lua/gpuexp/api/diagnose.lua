@@ -1,8 +1,14 @@
 -- A diagnosis of one kernel launch, in the spirit of seed 004's "stall distribution as
 -- fingerprint": Speed of Light first (compute and memory throughput as % of peak), then the
 -- dominant stalls, achieved against theoretical occupancy with its limiter, arithmetic intensity
--- against the measured knee, and the telltales of known problems (contended atomics, bank
--- conflicts, uncoalesced loads, divergence, spills). Ends in a one-line verdict with its evidence.
+-- against the measured knee, the launch's shape against the SMs, and the telltales of known
+-- problems (contended atomics, bank conflicts, spills, local memory, uncoalesced accesses, too few
+-- blocks, barriers, divergence, FP64 arithmetic). Ends in a one-line verdict with its evidence and
+-- a price tag: the speedup to expect if the problem it names were fixed, with an interval (M.price:
+-- a function of the collected values alone, so a stored diagnosis can be priced again offline).
+-- No verdict rests on counts too small to mean anything: a ratio of counts (sectors per request,
+-- wavefronts per request, local or global accesses) is evidence only when its count is at least
+-- M.FLOOR.count and M.FLOOR.share of the warp instructions; below, the evidence says so.
 local metrics = require("gpuexp.api.metrics")
 
 local M = {}
@@ -18,25 +24,122 @@ M.names = {
   "smsp__average_thread_inst_executed_per_inst_executed.ratio",
   "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct", -- useful bytes of the sectors loads fetch
   "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.pct", -- and of the sectors stores write
+  "smsp__sass_inst_executed_op_global_ld.sum", "smsp__sass_inst_executed_op_global_st.sum", -- what those rest on
   "smsp__sass_inst_executed_op_global_atom.sum", "smsp__sass_inst_executed_op_global_red.sum",
   "smsp__inst_executed.sum", "gpu__time_duration.sum", "dram__bytes.sum",
   "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
-  "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum",
+  "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum", "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum",
+  "smsp__sass_thread_inst_executed_op_dadd_pred_on.sum", "smsp__sass_thread_inst_executed_op_dmul_pred_on.sum",
   "smsp__sass_inst_executed_op_shared_ld.sum", "smsp__sass_inst_executed_op_shared_st.sum",
   "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+  -- local memory (spills, per-thread arrays indexed at run time), the FP64 pipe against FP32's
+  -- rate, and the SMs' share of cycles with work
+  "l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum",
+  "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+  "sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active",
+  "sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained",
+  "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained",
+  "sm__cycles_active.avg.pct_of_peak_sustained_elapsed",
 }
+
+-- The floor under which a count is no evidence: at least `count`, and `share` of the warp
+-- instructions (a kernel that reads no global memory has a sector use of 0% from a handful of
+-- loads, which once read "read amplification 100x").
+M.FLOOR = {count = 1024, share = 0.01}
+-- the shares above which a barrier, and the FP64 pipe, are a verdict
+M.BARRIER_PCT = 15
+M.BARRIER_DOMINANT_PCT = 40 -- the top stall, at least this share: a verdict whatever the SoL
+M.FP64_PIPE_PCT = 40
 
 -- The threads of a block ({x, y, z} or a number), and the lanes its warps start with on average
 -- (a block of 1 thread has warps of 1 lane: one thread per instruction is not divergence there).
-local function launch_lanes(block)
-  local threads = type(block) == "table" and (block[1] or block.x or 1) * (block[2] or block.y or 1) * (block[3] or block.z or 1)
+local function block_threads(block)
+  return type(block) == "table" and (block[1] or block.x or 1) * (block[2] or block.y or 1) * (block[3] or block.z or 1)
     or tonumber(block) or 32
+end
+local function launch_lanes(block)
+  local threads = block_threads(block)
   return threads / math.ceil(threads / 32)
 end
 
+local function grid_blocks(grid)
+  if type(grid) == "table" then return (grid[1] or grid.x or 1) * (grid[2] or grid.y or 1) * (grid[3] or grid.z or 1) end
+  return tonumber(grid)
+end
+
+-- The price tag of a verdict: the fraction f of the kernel's time the fix would remove, from the
+-- findings (so from the collected values alone), with an uncertainty u; the speedup s is
+-- 1 / (1 - f) (f at most MAX_FRACTION), its interval s^(1 - u) .. s^(1 + u): u is the model's
+-- relative uncertainty on the logarithm of the speedup. Each model
+-- (M.PRICES, docs/explanation/diagnose-and-counters.md) says what it assumes. The corpus of
+-- causes measures the realized gains against it (rank correlation, interval coverage).
+M.MAX_FRACTION = 0.995 -- (200x: contended atomics cost that much)
+local function share_of(f, ...)
+  local total = 0
+  for _, reason in ipairs({...}) do total = total + (f.stall_share[reason] or 0) end
+  return total / 100
+end
+M.PRICES = {
+  ["contended atomics"] = {u = 0.3, model = "the time the serialized atomics cost: the larger of the waits they " ..
+    "cause (drain, lg_throttle, membar, long_scoreboard shares) and the units' idle share (1 - max SoL)",
+    fraction = function(f)
+      return math.max(share_of(f, "drain", "lg_throttle", "membar", "long_scoreboard"),
+        1 - math.max(f.sol_memory_pct, f.sol_compute_pct) / 100)
+    end},
+  ["shared-memory bank conflicts"] = {u = 0.5, model = "the extra wavefronts removed: (1 - 1/ways) of the shared " ..
+    "memory's waits (mio_throttle and short_scoreboard shares)",
+    fraction = function(f) return (1 - 1 / f.shared_ways) * share_of(f, "mio_throttle", "short_scoreboard") end},
+  ["register spills"] = {u = 0.5, model = "the memory waits (long_scoreboard, lg_throttle shares) in the share of " ..
+    "local accesses among the memory accesses",
+    fraction = function(f) return share_of(f, "long_scoreboard", "lg_throttle") * (f.local_fraction or 0.5) end},
+  ["uncoalesced global loads"] = {u = 0.3, model = "the bytes at the measured ceiling: the memory-bound share " ..
+    "(memory SoL) of the time less the amplification (1 - 1/amplification)",
+    fraction = function(f) return f.sol_memory_pct / 100 * (1 - 1 / f.amplification) end},
+  ["too few blocks"] = {u = 0.3, model = "the work spread over every SM: 1 - the share of SMs given a block",
+    fraction = function(f) return 1 - f.sms_busy_pct / 100 end},
+  ["barrier stalls"] = {u = 0.5, model = "the barrier's waits and those of the shared exchange it guards removed " ..
+    "(barrier, short_scoreboard, mio_throttle shares)",
+    fraction = function(f) return share_of(f, "barrier", "short_scoreboard", "mio_throttle") end},
+  ["FP64 arithmetic"] = {u = 0.3, model = "the FP64 pipe's time at FP32's rate: FP64 pipe activity x (1 - FP64 " ..
+    "rate / FP32 rate)",
+    fraction = function(f) return (f.fp64_pipe_pct or f.sol_compute_pct) / 100 * (1 - (f.fp64_rate_ratio or 0.5)) end},
+  ["branch divergence"] = {u = 0.3, model = "every lane active: 1 - active threads per instruction / the lanes " ..
+    "warps start with",
+    fraction = function(f) return 1 - f.threads_per_instruction / f.launch_lanes end},
+  ["memory-bound"] = {u = 1, model = "at the ceiling: the headroom to the memory's peak (1 - memory SoL); less " ..
+    "traffic is the only larger gain",
+    fraction = function(f) return math.max(0, 1 - f.sol_memory_pct / 100) end},
+  ["compute-bound"] = {u = 1, model = "at the ceiling: the headroom to the SM's peak (1 - compute SoL); less " ..
+    "work is the only larger gain",
+    fraction = function(f) return math.max(0, 1 - f.sol_compute_pct / 100) end},
+  ["latency-bound"] = {u = 1, model = "half the headroom of the busier unit (1 - max SoL) / 2: more bytes or " ..
+    "instructions in flight, more warps",
+    fraction = function(f) return math.max(0, 1 - math.max(f.sol_memory_pct, f.sol_compute_pct) / 100) / 2 end},
+}
+M.PRICES["uncoalesced global stores"] = M.PRICES["uncoalesced global loads"]
+M.PRICES["local memory"] = M.PRICES["register spills"]
+
+-- M.price(findings) -> {speedup, low, high, fraction, model} for the findings' verdict, or nil.
+function M.price(f)
+  local price = M.PRICES[f.verdict]
+  if not price then return nil end
+  local ok, fraction = pcall(price.fraction, f)
+  if not ok or type(fraction) ~= "number" or fraction ~= fraction then return nil end
+  fraction = math.max(0, math.min(M.MAX_FRACTION, fraction))
+  local speedup = 1 / (1 - fraction)
+  return {speedup = speedup, low = speedup ^ (1 - price.u), high = math.min(1 / (1 - M.MAX_FRACTION), speedup ^ (1 + price.u)),
+    fraction = fraction, model = price.model}
+end
+
+local function price_text(price)
+  return string.format("if fixed: about %.3gx faster (%.3gx to %.3gx; %s)", price.speedup, price.low, price.high,
+    price.model)
+end
+
 -- The verdict from the values (the collected metrics, derived values and occupancy), the kernel's
--- resources, the ceilings and the launch's block: {verdict, evidence (list of strings), findings}.
-function M.judge(v, resources, ceilings, block)
+-- resources, the ceilings, the launch's block and its shape ({grid =, sms =}: the blocks against the
+-- SMs; optional): {verdict, evidence (list of strings), price, values and the findings' numbers}.
+function M.judge(v, resources, ceilings, block, shape)
   local sol_compute = v["sm__throughput.avg.pct_of_peak_sustained_elapsed"] or 0
   local sol_memory = v["gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"] or 0
   local dram = v["dram__throughput.avg.pct_of_peak_sustained_elapsed"] or 0
@@ -56,19 +159,41 @@ function M.judge(v, resources, ceilings, block)
   for _, s in ipairs(stalls) do share[s.reason] = s.pct end
   local atomics = (v["smsp__sass_inst_executed_op_global_atom.sum"] or 0) + (v["smsp__sass_inst_executed_op_global_red.sum"] or 0)
   local instructions = v["smsp__inst_executed.sum"] or 0
+  local floor = math.max(M.FLOOR.count, M.FLOOR.share * instructions)
   local sector_use = v["smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct"]
   local store_use = v["smsp__sass_average_data_bytes_per_sector_mem_global_op_st.pct"]
+  local loads, stores = v["smsp__sass_inst_executed_op_global_ld.sum"], v["smsp__sass_inst_executed_op_global_st.sum"]
+  local shared_requests = (v["smsp__sass_inst_executed_op_shared_ld.sum"] or 0) + (v["smsp__sass_inst_executed_op_shared_st.sum"] or 0)
+  local local_requests = (v["l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum"] or 0) +
+    (v["l1tex__t_requests_pipe_lsu_mem_local_op_st.sum"] or 0)
+  local global_requests = (v["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"] or 0) +
+    (v["l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"] or 0)
   local threads_per_instruction = v["smsp__average_thread_inst_executed_per_inst_executed.ratio"]
   local lanes = launch_lanes(block)
   local ways = math.max(v.shared_ld_ways or 0, v.shared_st_ways or 0)
   local intensity = v.fp32_flop_per_byte
   local knee = ceilings and ceilings.fp32_gflops and ceilings.dram_copy_gbps and ceilings.fp32_gflops / ceilings.dram_copy_gbps
+  local fp64_pipe = v["sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active"]
+  local dfma_peak = v["sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained"]
+  local ffma_peak = v["sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained"]
+  local sm_active = v["sm__cycles_active.avg.pct_of_peak_sustained_elapsed"]
+  local blocks = shape and grid_blocks(shape.grid)
+  local sms = shape and shape.sms
   local findings = {
     sol_compute_pct = sol_compute, sol_memory_pct = sol_memory, dram_pct = dram, l2_hit_pct = l2_hit,
-    top_stalls = stalls, achieved_occupancy_pct = v.achieved_occupancy_pct, theoretical_occupancy_pct = v.theoretical_occupancy_pct,
+    top_stalls = stalls, stall_share = share, achieved_occupancy_pct = v.achieved_occupancy_pct,
+    theoretical_occupancy_pct = v.theoretical_occupancy_pct,
     occupancy_limiter = v.occupancy_limiter, fp32_flop_per_byte = intensity, knee_flop_per_byte = knee,
-    sector_use_pct = sector_use, store_sector_use_pct = store_use, threads_per_instruction = threads_per_instruction, shared_ways = ways,
-    atomic_instructions = atomics, spill_bytes = resources and ((resources.spill_store_bytes or 0) + (resources.spill_load_bytes or 0)),
+    sector_use_pct = sector_use, store_sector_use_pct = store_use, threads_per_instruction = threads_per_instruction,
+    launch_lanes = lanes, shared_ways = ways, atomic_instructions = atomics, instructions = instructions,
+    count_floor = floor, local_requests = local_requests,
+    local_fraction = local_requests + global_requests > 0 and local_requests / (local_requests + global_requests) or nil,
+    spill_bytes = resources and ((resources.spill_store_bytes or 0) + (resources.spill_load_bytes or 0)),
+    stack_frame_bytes = resources and resources.stack_frame_bytes, fp64_pipe_pct = fp64_pipe,
+    fp64_rate_ratio = dfma_peak and ffma_peak and ffma_peak > 0 and dfma_peak / ffma_peak or nil,
+    sm_active_pct = sm_active, blocks = blocks, sms = sms, block_threads = block_threads(block),
+    sms_busy_pct = blocks and sms and sms > 0 and 100 * math.min(blocks, sms) / sms or nil,
+    values = v,
   }
   local evidence = {string.format("SoL compute %.0f%%, memory %.0f%% (DRAM %.0f%%)", sol_compute, sol_memory, dram)}
   if stalls[1] then
@@ -76,6 +201,22 @@ function M.judge(v, resources, ceilings, block)
     for i = 1, math.min(3, #stalls) do parts[i] = string.format("%s %.0f%%", stalls[i].reason, stalls[i].pct) end
     evidence[#evidence + 1] = "stalls: " .. table.concat(parts, ", ")
   end
+  -- the counts a ratio rests on: enough, or said to be too few (nil: not collected, trusted as before)
+  local too_few = {}
+  local function enough(count, what, ratio_text)
+    if count == nil or count >= floor then return true end
+    too_few[#too_few + 1] = string.format("%s: %.0f, under the floor of %.0f (%d and %.0f%% of the %.0f warp " ..
+      "instructions): %s is no evidence", what, count, floor, M.FLOOR.count, M.FLOOR.share * 100, instructions, ratio_text)
+    return false
+  end
+  local loads_counted = sector_use and sector_use < 50 and enough(loads, "global load instructions",
+    string.format("their sector use (%.0f%%)", sector_use))
+  local stores_counted = store_use and store_use < 50 and enough(stores, "global store instructions",
+    string.format("their sector use (%.0f%%)", store_use))
+  local ways_counted = ways >= 1.5 and enough(shared_requests > 0 and shared_requests or nil, "shared-memory requests",
+    string.format("%.1f wavefronts per request", ways))
+  local local_counted = local_requests > 0 and enough(local_requests, "local-memory requests", "their traffic")
+  local barrier = share.barrier or 0
   local verdict
   -- the telltales first: each names a fix, whatever the throughput
   if atomics > 0 and atomics >= 0.02 * instructions and dram < 5 and l2_hit > 50 then
@@ -83,25 +224,59 @@ function M.judge(v, resources, ceilings, block)
     evidence[#evidence + 1] = string.format("%.0f atomic instructions (%.0f%% of all), L2 hit %.0f%% on the total's line, " ..
       "DRAM %.1f%%, lg_throttle %.1f%% and drain %.1f%% of stalls", atomics, 100 * atomics / math.max(1, instructions), l2_hit,
       dram, share.lg_throttle or 0, share.drain or 0)
-  elseif ways >= 1.5 then
+  elseif ways_counted then
     verdict = "shared-memory bank conflicts"
     evidence[#evidence + 1] = string.format("%.1f wavefronts per shared request (1 is conflict-free); mio_throttle %.0f%%, " ..
       "short_scoreboard %.0f%% of stalls", ways, share.mio_throttle or 0, share.short_scoreboard or 0)
   elseif findings.spill_bytes and findings.spill_bytes > 0 and ((share.long_scoreboard or 0) > 20 or sol_memory > 40) then
     verdict = "register spills"
     evidence[#evidence + 1] = string.format("%d bytes of spill loads and stores per thread (ptxas)", findings.spill_bytes)
-  elseif ((sector_use and sector_use < 50) or (store_use and store_use < 50)) and sol_memory > 30 then
+  elseif local_counted and ((share.long_scoreboard or 0) + (share.lg_throttle or 0) > 20 or sol_memory > 40) then
+    verdict = "local memory"
+    evidence[#evidence + 1] = string.format("%.0f local-memory requests (%.1f%% of the instructions, %.0f%% of the " ..
+      "memory requests) with a %d-byte stack frame and %s spilled: a per-thread array indexed at run time lives in " ..
+      "local memory (index it with constants, or keep it in shared memory)", local_requests,
+      100 * local_requests / math.max(1, instructions), 100 * (findings.local_fraction or 0), findings.stack_frame_bytes or 0,
+      (findings.spill_bytes or 0) > 0 and (findings.spill_bytes .. " bytes") or "nothing")
+  elseif (loads_counted or stores_counted) and sol_memory > 30 then
     -- the worse of the two names the verdict; each one below half is evidence, with the traffic
     -- it multiplies (a sector moved for every few bytes used)
-    verdict = (store_use or 100) < (sector_use or 100) and "uncoalesced global stores" or "uncoalesced global loads"
-    if sector_use and sector_use < 50 then
+    local load_use = loads_counted and sector_use or 100
+    local write_use = stores_counted and store_use or 100
+    verdict = write_use < load_use and "uncoalesced global stores" or "uncoalesced global loads"
+    findings.amplification = 100 / math.max(math.min(load_use, write_use), 1)
+    if loads_counted then
       evidence[#evidence + 1] = string.format("loads use %.0f%% of the bytes of the sectors they fetch (read amplification " ..
         "%.1fx)", sector_use, 100 / math.max(sector_use, 1))
     end
-    if store_use and store_use < 50 then
+    if stores_counted then
       evidence[#evidence + 1] = string.format("stores use %.0f%% of the bytes of the sectors they write (write " ..
         "amplification %.1fx)", store_use, 100 / math.max(store_use, 1))
     end
+  elseif findings.sms_busy_pct and findings.sms_busy_pct < 90 and blocks * findings.block_threads >= 64 * sms then
+    -- fewer blocks than SMs, with threads enough for two warps on every SM: the work fits more blocks
+    verdict = "too few blocks"
+    evidence[#evidence + 1] = string.format("%d blocks of %d threads for %d SMs: %d SMs (%.0f%%) get no block%s",
+      blocks, findings.block_threads, sms, sms - math.min(blocks, sms), 100 - findings.sms_busy_pct,
+      sm_active and string.format("; the SMs had work %.0f%% of the time", sm_active) or "")
+  elseif (fp64_pipe and fp64_pipe >= M.FP64_PIPE_PCT) or
+    (v.fp64_flop and v.fp32_flop and v.fp64_flop > v.fp32_flop and sol_compute >= 40) then
+    verdict = "FP64 arithmetic"
+    evidence[#evidence + 1] = string.format("the FP64 pipe is active %.0f%% of the time%s%s: double precision where " ..
+      "single would do? (check literals and math functions: 1.0 and sqrt() are doubles, 1.0f and sqrtf() are not)",
+      fp64_pipe or 0, v.fp64_flop and string.format(" (%.3g FP64 FLOP, %.3g FP32)", v.fp64_flop, v.fp32_flop or 0) or "",
+      findings.fp64_rate_ratio and string.format(", at %.3g of FP32's rate on this GPU",
+      findings.fp64_rate_ratio) or "")
+  elseif barrier >= M.BARRIER_PCT and (sol_compute < 60 and sol_memory < 60 or
+    barrier >= M.BARRIER_DOMINANT_PCT and stalls[1] and stalls[1].reason == "barrier") then
+    -- a barrier that holds most of the waits is the verdict even when the SM looks busy: the busy
+    -- unit is then the shared-memory exchange the barrier guards (seen on an H100: 54% barrier at
+    -- a compute SoL of 91%, the shared pipe's), and removing the barrier is the fix
+    verdict = "barrier stalls"
+    evidence[#evidence + 1] = string.format("warps wait at __syncthreads() %.0f%% of their stalls (short_scoreboard " ..
+      "%.0f%%, mio_throttle %.0f%%; SoL compute %.0f%%, memory %.0f%%): fewer barriers (a warp-level exchange, " ..
+      "__shfl_*, or more work between them)", barrier, share.short_scoreboard or 0, share.mio_throttle or 0,
+      sol_compute, sol_memory)
   elseif sol_memory >= 60 and sol_memory >= sol_compute then
     verdict = "memory-bound"
     if intensity and knee then evidence[#evidence + 1] = string.format("%.2f FLOP/byte, under the %.1f knee", intensity, knee) end
@@ -123,7 +298,10 @@ function M.judge(v, resources, ceilings, block)
         stalls[1].pct, dram)
     end
   end
+  for _, line in ipairs(too_few) do evidence[#evidence + 1] = line end
   findings.verdict = verdict
+  findings.price = M.price(findings)
+  if findings.price then evidence[#evidence + 1] = price_text(findings.price) end
   findings.evidence = evidence
   return findings
 end
@@ -137,15 +315,15 @@ function M.run(kernel, spec)
     gpuexp.error("usage", "diagnose: argument 2 must be the launch {grid =, block =, args =}, got " .. type(spec))
   end
   local launch = {}
-  for key, value in pairs(spec) do
-    if key == "grid" or key == "block" or key == "shared" or key == "args" then launch[key] = value end
-  end
+  for _, key in ipairs(gpuexp.launch_keys) do launch[key] = spec[key] end
   launch.metrics = {"occupancy", "warp_stalls"}
   for _, name in ipairs(M.names) do launch.metrics[#launch.metrics + 1] = name end
   local values, info = kernel:metrics(launch)
   if not values then return nil, info end
   local ceilings = gpuexp.ceilings and gpuexp.ceilings() or nil
-  local findings = M.judge(values, kernel:resources(), ceilings, spec.block)
+  local found, device = pcall(gpuexp.device)
+  local findings = M.judge(values, kernel:resources(), ceilings, spec.block,
+    {grid = spec.grid, sms = found and device and device.sm_count or nil})
   findings.kernel = kernel.name
   findings.passes = info.passes
   return findings

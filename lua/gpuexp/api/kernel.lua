@@ -1,9 +1,11 @@
 -- The Lua half of Kernel and Sequence: the methods written in Lua over the C types (l_kernel.c,
 -- l_sequence.c): time, measure and metrics, and what follows a timed launch (gpuexp diagnose,
--- --counters). Its state (the point's last diagnosis, whether the launches are gpuexp's own) is
+-- --counters, --lines). Its state (the point's last diagnosis, whether the launches are gpuexp's own) is
 -- this module's, read through its functions, never through the gpuexp table.
 local metrics = require("gpuexp.api.metrics")
 local measure = require("gpuexp.api.measure")
+local lines = require("gpuexp.api.lines") -- before kernel:time is wrapped (M.install): it keeps the raw one
+local text = require("gpuexp.store.text")
 
 local M = {}
 
@@ -27,20 +29,21 @@ end
 
 -- After a timed launch: gpuexp diagnose SCRIPT diagnoses it; gpuexp --counters (nightly) remembers
 -- it, and the sweep collects the fixed counter set of the point's last one when the point ends
--- (api/counters.lua). The sweep puts both in the point's row.
-local function after_timed(kernel, spec)
+-- (api/counters.lua). The sweep puts both in the point's row. --lines profiles it (api/lines.lua).
+local function after_timed(kernel, spec, result)
   local options = gpuexp.run_options
   if not options or gpuexp.plan or own_depth > 0 then return end
   if options.diagnose and spec then -- kernels (a sequence has no single launch to diagnose)
     local findings, why = gpuexp.diagnose(kernel, spec)
     if findings then
-      print(findings.text)
+      print(text.message(findings.text))
       last_diagnosis = findings
     else
-      io.stderr:write("gpuexp diagnose: no counters for " .. kernel.name .. ": " .. tostring(why) .. "\n")
+      io.stderr:write(text.format("gpuexp diagnose: no counters for %s: %s\n", kernel.name, tostring(why)))
     end
   end
   if options.counters then require("gpuexp.api.counters").remember(kernel, spec) end
+  if options.lines then lines.after_timed(kernel, spec, result) end
 end
 
 -- Puts the methods on the C types' method tables (gpuexp._kernel_methods, _sequence_methods).
@@ -57,7 +60,7 @@ function M.install(gpuexp)
       end, spec.warmup or 3, spec.cold, gpuexp.device())
     end
     local result = time_launch(kernel, spec)
-    after_timed(kernel, spec)
+    after_timed(kernel, spec, result)
     return result
   end
   -- sequence:measure{...} and sequence:metrics{...}: the policy and the counters over one run
@@ -72,7 +75,7 @@ function M.install(gpuexp)
   gpuexp._kernel_methods.measure = function(kernel, spec)
     local result = measure.measure(kernel, spec)
     if not gpuexp.plan then measure.flag_clock(result, gpuexp.device()) end
-    after_timed(kernel, spec)
+    after_timed(kernel, spec, result)
     return result
   end
 end

@@ -30,7 +30,8 @@ M.defaults = {
 -- the policy's options (graph_launches has no default, so it is named here), and a launch's
 local policy_keys = {graph_launches = true}
 for key in pairs(M.defaults) do policy_keys[key] = true end
-local known = {grid = true, block = true, shared = true, args = true}
+local known = {}
+for _, key in ipairs(gpuexp.launch_keys) do known[key] = true end -- grid, block, ..., cluster, cooperative
 for key in pairs(policy_keys) do known[key] = true end
 
 -- The range of each numeric option: {lowest, highest, whole number?, lowest excluded?}. A value
@@ -328,7 +329,9 @@ end
 -- telemetry_note saying why they are absent. In an offline plan: {samples = 0, mode = ...}.
 function M.measure(kernel, spec)
   local mode = check_policy(spec, known, "measure")
-  local bound = kernel:bind{grid = spec.grid, block = spec.block, shared = spec.shared, args = spec.args}
+  local launch = {}
+  for _, key in ipairs(gpuexp.launch_keys) do launch[key] = spec[key] end
+  local bound = kernel:bind(launch)
   if gpuexp.plan then
     return {samples = 0, mode = mode == "auto" and "hot" or mode, timer = "none (offline plan)"}
   end

@@ -136,6 +136,9 @@ end
 -- or nil and the reason when counters cannot be read here (permissions, another profiler, offline plan).
 function M.kernel_metrics(kernel, spec)
   if type(spec) ~= "table" then gpuexp.error("usage", "metrics: expected a table {grid=, block=, args=, metrics=}", 2) end
+  -- kernel:collect's keys, said before a misspelled metrics = is taken for a missing one
+  require("gpuexp.api.option_keys").check(spec, {grid = true, block = true, shared = true, args = true, metrics = true,
+    restore = true, flush_l2 = true}, "metrics")
   local started = gpuexp.clock()
   local usable, chip = profiled_chip()
   if not usable then return nil, chip end
@@ -147,7 +150,7 @@ function M.kernel_metrics(kernel, spec)
   if not values then return nil, info end
   for key, value in pairs(M.derive(values)) do values[key] = value end
   if presets.occupancy then
-    local theoretical = kernel:occupancy{block = spec.block, shared = spec.shared}
+    local theoretical = kernel:occupancy{block = spec.block, shared = spec.shared, cluster = spec.cluster}
     values.theoretical_occupancy_pct = theoretical.occupancy_pct
     values.occupancy_limiter = theoretical.limiter
     values.achieved_occupancy_pct = values["sm__warps_active.avg.pct_of_peak_sustained_active"]
@@ -175,12 +178,10 @@ function M.batch_metrics(spec)
   if type(spec) ~= "table" or #spec == 0 then
     gpuexp.error("usage", "metrics: expected {{kernel=, grid=, block=, args=}, ..., metrics = ...}", 2)
   end
-  local known = {metrics = true, restore = true, flush_l2 = true, batch = true, max_snapshot_bytes = true}
-  for key in pairs(spec) do
-    if math.type(key) ~= "integer" and not known[key] then
-      gpuexp.error("usage", "metrics: unknown option '" .. tostring(key) .. "'", 2)
-    end
-  end
+  local named = {} -- the options (the launches are the list's)
+  for key, value in pairs(spec) do if math.type(key) ~= "integer" then named[key] = value end end
+  require("gpuexp.api.option_keys").check(named, {metrics = true, restore = true, flush_l2 = true, batch = true,
+    max_snapshot_bytes = true}, "metrics")
   local started = gpuexp.clock()
   local usable, chip = profiled_chip()
   if not usable then return nil, chip end

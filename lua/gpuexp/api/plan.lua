@@ -3,8 +3,6 @@
 -- Kernels compile for the architecture, launches are checked but not run, and timings are empty.
 local M = {}
 
-local element_bytes = {f32 = 4, f64 = 8, i32 = 4, u32 = 4, i64 = 8, u64 = 8, u8 = 1, i8 = 1, i16 = 2, u16 = 2,
-  f16 = 2, bf16 = 2, fp8_e4m3 = 1, fp8_e5m2 = 1}
 
 local Planned = {}
 local function no_data()
@@ -39,11 +37,11 @@ Planned.__tostring = function(self)
   return string.format("gpuexp.Buffer(planned, %s x %d)", rawget(self, "type"), rawget(self, "count"))
 end
 
+-- A plan's buffer: its type and count checked as a GPU's are (the types are C's table, named in
+-- the error with the script's line), its size, no memory.
 function M.buffer(element_type, count)
-  local size = element_bytes[element_type]
-  if not size then gpuexp.error("usage", "unknown element type '" .. tostring(element_type) .. "'", 3) end
-  if math.type(count) ~= "integer" or count < 0 then gpuexp.error("usage", "element count must be an integer >= 0", 3) end
-  return setmetatable({kind = "planned", type = element_type, count = count, bytes = count * size}, Planned)
+  local bytes = gpuexp._element_bytes(element_type, count)
+  return setmetatable({kind = "planned", type = element_type, count = count, bytes = bytes}, Planned)
 end
 
 -- The device of a plan: the architecture's limits under the names Device facts use.
@@ -51,7 +49,7 @@ function M.device(arch)
   local limits = gpuexp.arch_limits(arch)
   local facts = {}
   for key, value in pairs(limits) do facts[key] = value end
-  facts.name = "offline plan for " .. limits.arch
+  facts.name = require("gpuexp.store.meta").plan_name(limits.arch)
   facts.plan = true
   local device = {facts = facts}
   for key, value in pairs(facts) do device[key] = value end
@@ -73,7 +71,10 @@ function M.device(arch)
     for name, field in pairs(attribute_names) do all[name] = facts[field] end
     return all
   end
-  function device:alloc(element_type, count) return M.buffer(element_type, count) end
+  function device:alloc(element_type, count)
+    local buffer = M.buffer(element_type, count) -- not a tail call: the error names the script's line
+    return buffer
+  end
   function device:synchronize() end
   function device:memory_info() return nil end
   function device:flush_l2() end -- enqueued on a GPU; nothing to evict in a plan
@@ -147,6 +148,23 @@ function M.event(options, device)
   return setmetatable({kind = "planned_event", timing = options.timing ~= false, device = device}, PlannedEvent)
 end
 
+-- The run options that need a GPU, and what a plan does without one: nothing.
+local NEED_A_GPU = {{"counters", "--counters", "no counter columns"}, {"telemetry", "--telemetry", "no NVML readings"},
+  {"diagnose", "--diagnose (gpuexp diagnose)", "no diagnosis"},
+  {"profile", "--profile (gpuexp profile)", "no capture range for a profiler"},
+  {"lines", "--lines", "no line profiles (gpuexp.line_table reads a cubin's lines)"}}
+
+-- The line that says which of these options a plan ignores, or nil when none was given.
+function M.unused_options(options)
+  local named, lost = {}, {}
+  for _, option in ipairs(NEED_A_GPU) do
+    if options and options[option[1]] then named[#named + 1], lost[#lost + 1] = option[2], option[3] end
+  end
+  if #named == 0 then return nil end
+  return string.format("gpuexp: %s: an offline plan runs nothing on a GPU, so %s nothing here (%s)",
+    table.concat(named, ", "), #named == 1 and "it does" or "they do", table.concat(lost, "; "))
+end
+
 function M.install(gpuexp)
   local device = M.device(gpuexp.offline_arch)
   gpuexp.device = function() return device end
@@ -157,7 +175,10 @@ function M.install(gpuexp)
   gpuexp.stream_priorities = function() return 0, -5 end -- (every Hopper and Ampere GPU's range)
   local host = gpuexp.host
   gpuexp.host = function(element_type, count, options)
-    if type(options) == "table" and options.pinned then return M.buffer(element_type, count) end
+    if type(options) == "table" and options.pinned then
+      local buffer = M.buffer(element_type, count) -- not a tail call: the error names the script's line
+      return buffer
+    end
     return host(element_type, count, options)
   end
 end

@@ -65,7 +65,7 @@ local function render(lines, out, folder)
     gpuexp.error("system", "plot: gnuplot failed" .. (message ~= "" and (": " .. message) or
       " (is gnuplot installed? apt-get install gnuplot-nox)"), 3)
   end
-  csv.write_file(out, bytes)
+  csv.write_file(out, bytes, true)
   return out
 end
 
@@ -86,7 +86,7 @@ local function rows_of(spec, keys, what)
   local rows, columns = spec.rows, nil
   if not rows then
     if not spec.csv then gpuexp.error("usage", "plot: give csv = path or rows = {...}", 3) end
-    rows, columns = csv.read(spec.csv)
+    rows, columns = csv.read(spec.csv, true)
   else
     local seen = {}
     columns = {}
@@ -135,8 +135,18 @@ local function group_files(rows, by, columns_fn, folder)
   return files
 end
 
+local option_keys = require("gpuexp.api.option_keys")
+local function key_set(names)
+  local set = {}
+  for name in names:gmatch("%S+") do set[name] = true end
+  return set
+end
+
 -- M.lines{csv= | rows=, x=, y=, by=, out=, logx=, logy=, title=, xlabel=, ylabel=} -> out
+local LINES_KEYS = key_set("csv rows x y by out logx logy title xlabel ylabel")
 function M.lines(spec)
+  if type(spec) ~= "table" then gpuexp.error("usage", "plot: expected a table {csv= or rows=, x=, y=, out=, ...}", 2) end
+  option_keys.check(spec, LINES_KEYS, "plot")
   local rows = rows_of(spec, {"x", "y", "by"}, "plot")
   if not spec.x or not spec.y or not spec.out then gpuexp.error("usage", "plot: x, y and out are required", 2) end
   terminal(spec.out) -- a bad output name is said before anything is made
@@ -218,7 +228,11 @@ end
 -- M.roofline{csv= | rows=, flops=, bytes=, time_ms=, by=, out=, peak_gflops=, peak_gbps=, title=,
 --            ceiling_source=, roof_name=, roofs = {{name=, gbps=}...}} -> out: arithmetic intensity (FLOP/byte) against GFLOP/s, log-log,
 -- the memory roof peak_gbps x intensity and the compute roof peak_gflops.
+local ROOFLINE_KEYS = key_set("csv rows flops bytes time_ms by out peak_gflops peak_gbps title ceiling_source " ..
+  "roof_name roofs")
 function M.roofline(spec)
+  if type(spec) ~= "table" then gpuexp.error("usage", "roofline plot: expected a table {csv= or rows=, flops=, ...}", 2) end
+  option_keys.check(spec, ROOFLINE_KEYS, "roofline plot")
   local rows = rows_of(spec, {"flops", "bytes", "time_ms", "by"}, "roofline plot")
   for _, key in ipairs({"flops", "bytes", "time_ms", "out", "peak_gflops", "peak_gbps"}) do
     if not spec[key] then gpuexp.error("usage", "roofline plot: '" .. key .. "' is required", 2) end

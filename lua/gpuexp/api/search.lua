@@ -10,24 +10,46 @@
 --          the survivors measured eta times longer, until the last level is a full measurement;
 --   model  a tree-structured Parzen estimator over the axes (ordinal, neighbour-smoothed
 --          densities of the best fifth and the rest), picking among candidates drawn from the
---          good density the one with the highest density ratio.
+--          good density the one with the highest density ratio; its last quarter of the budget
+--          climbs from the best measured to its untried neighbours (one axis, one step).
 -- Every strategy takes a seed, a budget (max_evals: full-measurement equivalents; budget_s: the
--- evaluations' cost_s) and start points measured first.
+-- evaluations' cost_s) and start points measured first. The space is api/space.lua's (a listed one,
+-- or a lazy one whose filter runs only on what is drawn); `ahead(batch)`, when given, hears of the
+-- configurations the next round will measure (the compile pool starts on them meanwhile).
 local tie = require("gpuexp.judge.tie")
+local spaces = require("gpuexp.api.space")
+local regret = require("gpuexp.api.regret")
 
 local M = {}
 
 M.STRATEGIES = {brute = true, random = true, racing = true, model = true}
 M.ETA = 3
+M.LEVELS = 8       -- racing's deepest ladder
 M.GAMMA = 0.2      -- the model's "good" fraction
 M.INITIAL = 12     -- the model's random start (or a quarter of its budget, when less)
 M.CANDIDATES = 48  -- drawn from the good density per proposal
 M.BATCH = 4        -- proposals per round (one sweep each)
+M.CLIMB = 0.25     -- the model's share of the budget for climbing from the best to its neighbours
+
+-- M.seed(value) -> the seed as an integer from 0 to 2^63-1, or nil: a whole number (a float that is
+-- one, or a string of digits: `gpuexp tune --seed` passes it so, as JSON's numbers are doubles);
+-- 2^63-1 written in Lua (a float: it rounds to 2^63) is 2^63-1.
+function M.seed(value)
+  if type(value) == "string" then
+    if not value:match("^%d+$") then return nil end
+    value = math.tointeger(tonumber(value))
+    return value
+  end
+  if math.type(value) == "integer" then return value >= 0 and value or nil end
+  if math.type(value) ~= "float" or value ~= value or value < 0 then return nil end
+  if value == 2.0 ^ 63 then return math.maxinteger end
+  return math.tointeger(value)
+end
 
 -- A seeded generator (xorshift64*) with integer and float draws; math.random's state is the
--- user's and stays untouched.
+-- user's and stays untouched. Any seed from 0 to 2^63-1 (integer arithmetic wraps).
 function M.generator(seed)
-  local state = (seed or 1) * 2654435761 + 88172645463325252
+  local state = (M.seed(seed or 1) or 1) * 2654435761 + 88172645463325252
   if state == 0 then state = 88172645463325252 end
   local function next_value()
     state = state ~ (state >> 12); state = state ~ (state << 25); state = state ~ (state >> 27)
@@ -39,8 +61,10 @@ function M.generator(seed)
   }
 end
 
+-- A shuffled copy (a loop, not table.unpack: a list of 10^6 overflows the C stack).
 local function shuffled(list, rng)
-  local copy = {table.unpack(list)}
+  local copy = {}
+  for i = 1, #list do copy[i] = list[i] end
   for i = #copy, 2, -1 do
     local j = rng.int(i)
     copy[i], copy[j] = copy[j], copy[i]
@@ -50,8 +74,9 @@ end
 
 -- The run's state: what was measured, at what level, and the budget spent.
 local function new_state(spec)
-  local count = spec.count
-  return {spec = spec, count = count, entries = {}, order = {}, evaluations = 0, cost_s = 0,
+  local space = spec.space or spaces.list(spec.count, spec.coords, spec.sizes)
+  local count = space.count or space.estimate(M.generator(1))
+  return {spec = spec, space = space, count = count, entries = {}, order = {}, evaluations = 0, cost_s = 0,
     max_evals = spec.max_evals or count, budget_s = spec.budget_s, direction = spec.direction or "min",
     sample_direction = spec.sample_direction or spec.direction or "min"}
 end
@@ -77,6 +102,10 @@ local function evaluate(state, batch, level)
   return results
 end
 
+local function ahead(state, batch)
+  if state.spec.ahead and #batch > 0 then state.spec.ahead(batch) end
+end
+
 -- The entries measured at a level, as tie.tie_set reads them.
 local function level_entries(state, level, indices)
   local list = {}
@@ -87,87 +116,144 @@ local function level_entries(state, level, indices)
   return list
 end
 
-local function unique_start(spec)
+local function unique_start(state)
   local seen, start = {}, {}
-  for _, index in ipairs(spec.start or {}) do
-    if not seen[index] and index >= 1 and index <= spec.count then seen[index] = true; start[#start + 1] = index end
+  for _, index in ipairs(state.spec.start or {}) do
+    if not seen[index] and state.space.valid(index) then seen[index] = true; start[#start + 1] = index end
   end
   return start, seen
 end
 
--- Brute force and random sampling: one list, measured in rounds of `batch`.
-local function sequential(state, order)
-  local batch_size = state.spec.batch or 64
-  local i = 1
-  while i <= #order do
-    local room = math.floor(state.max_evals - state.evaluations + 1e-9)
-    if room <= 0 or exhausted(state) then state.stopped_by = exhausted(state) or "max_evals"; break end
-    local batch = {}
-    for j = i, math.min(#order, i + math.min(batch_size, room) - 1) do batch[#batch + 1] = order[j] end
-    evaluate(state, batch, 1)
-    i = i + #batch
+-- The start points, then what `more()` yields (nil when done), each once: an iterator.
+local function start_then(state, more)
+  local start, seen = unique_start(state)
+  local i = 0
+  return function()
+    i = i + 1
+    if start[i] then return start[i] end
+    while true do
+      local index = more()
+      if index == nil then return nil end
+      if not seen[index] then seen[index] = true; return index end
+    end
   end
+end
+
+-- Distinct uniform draws of the space: a shuffled list when it is listed, draws of a lazy one
+-- (ending after 200 draws in a row that found only configurations drawn before).
+local function draws(state, rng)
+  local space = state.space
+  if space.list then
+    local order, i = shuffled(space.list, rng), 0
+    return function() i = i + 1; return order[i] end
+  end
+  local seen = {}
+  return function()
+    for _ = 1, 200 do
+      local index = space.draw(rng)
+      if index == nil then return nil end
+      if not seen[index] then seen[index] = true; return index end
+    end
+  end
+end
+
+-- Brute force and random sampling: one order, measured in rounds of `batch`; the round after the
+-- one measuring is announced to `ahead` first.
+local function sequential(state, next_index)
+  local batch_size = state.spec.batch or 64
+  local function take(room)
+    local batch = {}
+    while #batch < math.min(batch_size, room) do
+      local index = next_index()
+      if index == nil then break end
+      batch[#batch + 1] = index
+    end
+    return batch
+  end
+  local room = math.floor(state.max_evals - state.evaluations + 1e-9)
+  local batch = take(room)
+  ahead(state, batch) -- the first round is heard of before the second
+  while #batch > 0 do
+    if exhausted(state) then break end
+    local following = take(math.max(0, room - #batch))
+    ahead(state, following)
+    evaluate(state, batch, 1)
+    room = room - #batch
+    batch = following
+    if exhausted(state) then break end
+  end
+  if #batch > 0 or room <= 0 or exhausted(state) then state.stopped_by = exhausted(state) or "max_evals" end
   local measured = {}
   for _, entry in ipairs(state.order) do measured[#measured + 1] = entry.index end
   return measured, 1
 end
 
-local function start_then(spec, rest)
-  local start, seen = unique_start(spec)
-  for _, index in ipairs(rest) do if not seen[index] then start[#start + 1] = index end end
-  return start
-end
-
-local function all_indices(count)
-  local list = {}
-  for i = 1, count do list[i] = i end
-  return list
-end
-
 local strategies = {}
 
 function strategies.brute(state)
-  return sequential(state, start_then(state.spec, all_indices(state.count)))
+  return sequential(state, start_then(state, state.space.each()))
 end
 
 function strategies.random(state, rng)
-  return sequential(state, start_then(state.spec, shuffled(all_indices(state.count), rng)))
+  return sequential(state, start_then(state, draws(state, rng)))
+end
+
+-- M.race_keep(list, o) -> the entries racing keeps from a level: those whose own samples do not
+-- show them worse than the level's best (one-sided Mann-Whitney at alpha / the level's size), the
+-- best ceil(#list / eta) of them by value; and the number dropped by the test. A configuration
+-- is dropped only with that evidence or for ranking below the kept share. o: direction,
+-- sample_direction, alpha, eta.
+function M.race_keep(list, o)
+  local best = tie.best(list, o.direction)
+  if not best then return {}, 0 end
+  local kept = {}
+  for _, e in ipairs(list) do
+    if e.value then
+      local p = tie.worse_p(list[best].samples, e.samples, o.sample_direction)
+      if p >= (o.alpha or tie.ALPHA) / #list then kept[#kept + 1] = e end
+    end
+  end
+  table.sort(kept, function(a, b)
+    if o.direction == "max" then return a.value > b.value end
+    return a.value < b.value
+  end)
+  local survivors = {}
+  for i = 1, math.min(#kept, math.max(1, math.ceil(#list / o.eta))) do survivors[i] = kept[i] end
+  return survivors, #list - #kept
 end
 
 -- Successive halving whose levels fit the budget: with n candidates and K levels every level costs
--- n / eta^(K-1) full measurements, so K is the smallest count whose total fits max_evals; when even
--- the deepest useful ladder cannot hold every configuration, a random sample of them races.
+-- n / eta^(K-1) full measurements, so K is the smallest count (at most 8) whose total fits
+-- max_evals. The first level holds the whole space when it has at most M.FIRST x max_evals
+-- configurations and the ladder fits; else a seeded uniform sample of as many as fit both (the
+-- start points first): every configuration of the first level is compiled, whatever its level.
+M.FIRST = 27
 function strategies.racing(state, rng)
   local eta, budget = state.spec.eta or M.ETA, state.max_evals
-  local candidates = start_then(state.spec, shuffled(all_indices(state.count), rng))
-  local levels = 1
   local function ladder_cost(n, k) return k * n / eta ^ (k - 1) end
-  while ladder_cost(#candidates, levels) > budget and levels < 8 do levels = levels + 1 end
-  while ladder_cost(#candidates, levels) > budget and #candidates > 1 do
-    candidates[#candidates] = nil -- keep the start points (first) and a random sample
+  local first = math.min(state.count, math.max(1, math.floor(M.FIRST * budget)))
+  local levels = 1
+  while ladder_cost(first, levels) > budget and levels < M.LEVELS do levels = levels + 1 end
+  if ladder_cost(first, levels) > budget then first = math.max(1, math.floor(budget * eta ^ (levels - 1) / levels)) end
+  local next_index = start_then(state, draws(state, rng))
+  local candidates = {}
+  while #candidates < first do
+    local index = next_index()
+    if index == nil then break end
+    candidates[#candidates + 1] = index
   end
+  state.sampled = #candidates < state.count
   local survivors, level = candidates, nil
   for k = 1, levels do
     level = eta ^ -(levels - k)
     evaluate(state, survivors, level)
     if k == levels then break end
-    local list = level_entries(state, level, survivors)
-    local best = tie.best(list, state.direction)
-    if not best then break end
-    local kept = {}
-    for _, e in ipairs(list) do
-      if e.value then
-        local p = tie.worse_p(list[best].samples, e.samples, state.sample_direction)
-        if p >= (state.spec.alpha or tie.ALPHA) / #list then kept[#kept + 1] = e end
-      end
-    end
-    table.sort(kept, function(a, b)
-      if state.direction == "max" then return a.value > b.value end
-      return a.value < b.value
-    end)
+    local kept, dropped = M.race_keep(level_entries(state, level, survivors), {direction = state.direction,
+      sample_direction = state.sample_direction, alpha = state.spec.alpha, eta = eta})
+    if #kept == 0 then break end
     survivors = {}
-    for i = 1, math.min(#kept, math.max(1, math.ceil(#list / eta))) do survivors[i] = kept[i].index end
-    state.dropped_by_test = (state.dropped_by_test or 0) + (#list - #kept)
+    for i, e in ipairs(kept) do survivors[i] = e.index end
+    state.dropped_by_test = (state.dropped_by_test or 0) + dropped
   end
   return survivors, level
 end
@@ -188,68 +274,127 @@ local function density(observations, axis, size)
   return weights
 end
 
+local function draw_position(weights, rng)
+  local target = rng.float()
+  for v, w in ipairs(weights) do
+    target = target - w
+    if target <= 0 then return v end
+  end
+  return #weights
+end
+
+-- The measured configurations, best first (failed ones last).
+local function ranked(state, measured)
+  local list = {}
+  for index in pairs(measured) do list[#list + 1] = {index = index, value = state.entries[index][1].value} end
+  table.sort(list, function(a, b)
+    if not a.value or not b.value then
+      if a.value ~= nil or b.value ~= nil then return a.value ~= nil end
+      return a.index < b.index
+    end
+    if a.value == b.value then return a.index < b.index end
+    if state.direction == "max" then return a.value > b.value end
+    return a.value < b.value
+  end)
+  return list
+end
+
+-- One proposal of the model: of M.CANDIDATES configurations drawn from the good density (an axis at
+-- a time; a draw the filter refuses or that was measured is drawn again), the highest ratio good/rest.
+local function propose(state, rng, l, g, taken)
+  local space, sizes = state.space, state.space.sizes
+  local best, best_score, found = nil, -math.huge, 0
+  for _ = 1, M.CANDIDATES * 20 do
+    if found >= M.CANDIDATES then break end
+    local coords = {}
+    for axis = 1, #sizes do coords[axis] = draw_position(l[axis], rng) end
+    local index = space.at(coords)
+    if index and not taken[index] then
+      found = found + 1
+      local score = 0
+      for axis = 1, #sizes do score = score + math.log(l[axis][coords[axis]] / g[axis][coords[axis]]) end
+      if score > best_score then best, best_score = index, score end
+    end
+  end
+  if best then return best end
+  for _ = 1, 200 do -- the good density found nothing new: a uniform draw
+    local index = space.draw(rng)
+    if index == nil then return nil end
+    if not taken[index] then return index end
+  end
+end
+
+-- The untried neighbours of a configuration: one axis, one position up or down.
+local function neighbours(state, index, taken)
+  local list, coords = {}, state.space.coords(index)
+  for axis, size in ipairs(state.space.sizes) do
+    for _, step in ipairs({-1, 1}) do
+      local c = coords[axis] + step
+      if c >= 1 and c <= size then
+        local moved = {table.unpack(coords)}
+        moved[axis] = c
+        local other = state.space.at(moved)
+        if other and not taken[other] then list[#list + 1] = other end
+      end
+    end
+  end
+  return list
+end
+
 function strategies.model(state, rng)
   local spec = state.spec
-  local coords, sizes = spec.coords, spec.sizes -- each point's value positions on each axis
+  local sizes = state.space.sizes
   local budget = math.floor(state.max_evals + 1e-9)
   local initial = math.min(budget, M.INITIAL, math.max(2, budget // 4))
-  local order = start_then(spec, shuffled(all_indices(state.count), rng))
+  local climb = budget >= 16 and math.floor(budget * M.CLIMB) or 0
+  local next_index = start_then(state, draws(state, rng))
+  local start = unique_start(state)
   local first, measured = {}, {}
-  for i = 1, math.min(#order, math.max(initial, #unique_start(spec))) do first[#first + 1] = order[i] end
+  while #first < math.max(initial, #start) do
+    local index = next_index()
+    if index == nil then break end
+    first[#first + 1] = index
+  end
   evaluate(state, first, 1)
   for _, index in ipairs(first) do measured[index] = true end
-  while not exhausted(state, 1) and state.evaluations < state.count do
-    -- good: the best fifth of what was measured (failed points are bad)
-    local list = {}
-    for index in pairs(measured) do
-      local r = state.entries[index][1]
-      list[#list + 1] = {index = index, value = r.value}
-    end
-    table.sort(list, function(a, b)
-      if not a.value or not b.value then return a.value ~= nil and b.value == nil end
-      if a.value == b.value then return a.index < b.index end
-      if state.direction == "max" then return a.value > b.value end
-      return a.value < b.value
-    end)
+  local function room() return budget - math.floor(state.evaluations + 1e-9) end
+  -- the density ratio's proposals, until the climb's share of the budget is left
+  while not exhausted(state, 1) and room() > climb do
+    local list = ranked(state, measured)
     local good_count = math.max(1, math.ceil(M.GAMMA * #list))
     local good, bad = {}, {}
     for i, e in ipairs(list) do
-      if i <= good_count and e.value then good[#good + 1] = coords[e.index] else bad[#bad + 1] = coords[e.index] end
+      local coords = state.space.coords(e.index)
+      if i <= good_count and e.value then good[#good + 1] = coords else bad[#bad + 1] = coords end
     end
     local l, g = {}, {}
     for axis, size in ipairs(sizes) do l[axis], g[axis] = density(good, axis, size), density(bad, axis, size) end
-    -- the unmeasured points, weighted by the good density
-    local pool, weights, total = {}, {}, 0
-    for index = 1, state.count do
-      if not measured[index] then
-        local w = 1
-        for axis = 1, #sizes do w = w * l[axis][coords[index][axis]] end
-        pool[#pool + 1], weights[#weights + 1] = index, w
-        total = total + w
-      end
-    end
-    if #pool == 0 then break end
     local batch = {}
-    local room = math.min(spec.batch or M.BATCH, budget - math.floor(state.evaluations + 1e-9))
-    for _ = 1, math.min(room, #pool) do
-      local best, best_score = nil, -math.huge
-      for _ = 1, M.CANDIDATES do
-        local target, index = rng.float() * total, nil
-        for k, w in ipairs(weights) do
-          target = target - w
-          if target <= 0 then index = k; break end
+    for _ = 1, math.min(spec.batch or M.BATCH, room() - climb) do
+      local index = propose(state, rng, l, g, measured)
+      if not index then break end
+      measured[index] = true
+      batch[#batch + 1] = index
+    end
+    if #batch == 0 then break end
+    evaluate(state, batch, 1)
+  end
+  -- the climb: the untried neighbours of the best measured, then of the next best, ...
+  local climbed = {}
+  while not exhausted(state, 1) and room() > 0 do
+    local batch = {}
+    for _, e in ipairs(ranked(state, measured)) do
+      if not e.value then break end
+      if not climbed[e.index] then
+        local around = neighbours(state, e.index, measured)
+        if #around == 0 then climbed[e.index] = true end
+        for _, index in ipairs(around) do
+          if #batch >= math.min(spec.batch or M.BATCH, room()) then break end
+          measured[index] = true
+          batch[#batch + 1] = index
         end
-        index = index or #pool
-        local p = pool[index]
-        if not measured[p] then
-          local score = 0
-          for axis = 1, #sizes do score = score + math.log(l[axis][coords[p][axis]] / g[axis][coords[p][axis]]) end
-          if score > best_score then best, best_score = p, score end
-        end
+        if #batch > 0 then break end
       end
-      if not best then break end
-      measured[best] = true
-      batch[#batch + 1] = best
     end
     if #batch == 0 then break end
     evaluate(state, batch, 1)
@@ -260,9 +405,10 @@ function strategies.model(state, rng)
   return indices, 1
 end
 
--- M.run{count, coords, sizes, strategy, seed, max_evals, budget_s, start, direction, sample_direction,
--- alpha, tie_pct, eta, batch, evaluate} -> {ties (tie.tie_set over the final level's entries), finalists (their
--- indices), entries, level, evaluations, cost_s, stopped_by}
+-- M.run{space | count, coords, sizes; strategy, seed, max_evals, budget_s, start, direction,
+-- sample_direction, alpha, tie_pct, eta, batch, evaluate, ahead, confidence} -> {ties (tie.tie_set
+-- over the final level's entries), finalists (their indices), entries, level, evaluations, cost_s,
+-- stopped_by, regret (api/regret.lua's bound, nil when nothing gave a value)}
 function M.run(spec)
   local strategy = strategies[spec.strategy or "model"]
   if not strategy then error("unknown strategy '" .. tostring(spec.strategy) .. "' (brute, random, racing, model)") end
@@ -272,8 +418,14 @@ function M.run(spec)
   local list = level_entries(state, level, finalists)
   local ties = tie.tie_set(list, {direction = state.direction, sample_direction = state.sample_direction,
     alpha = spec.alpha, tie_pct = spec.tie_pct})
+  local bound
+  if ties.best then
+    bound = regret.bound{space = state.space, entries = state.entries, finalists = list, winner = ties.best,
+      direction = state.direction, confidence = spec.confidence, generator = M.generator}
+  end
   return {ties = ties, finalists = list, entries = state.entries, level = level, evaluations = state.evaluations,
-    cost_s = state.cost_s, stopped_by = state.stopped_by, measured = #state.order, order = state.order, dropped_by_test = state.dropped_by_test}
+    cost_s = state.cost_s, stopped_by = state.stopped_by, measured = #state.order, order = state.order,
+    dropped_by_test = state.dropped_by_test, regret = bound, count = state.count, sampled = state.sampled}
 end
 
 -- M.space(points, axes) -> coords, sizes: each point's value positions on each axis.

@@ -31,15 +31,19 @@ local function is_layout(value) return getmetatable(value) == Layout end
 
 local function align_up(offset, align) return (offset + align - 1) // align * align end
 
+-- A TMA descriptor (gpuexp.tensor_map): a CUtensorMap, 128 opaque bytes aligned to 64.
+local tensor_map = {format = "c128", size = 128, align = 64, kind = "tensor_map"}
+
 -- A field's type: {format, size, align, layout (nested)}.
 local function field_type(kind, where)
   if is_layout(kind) then return {format = kind.format, size = kind.size, align = kind.align, layout = kind} end
+  if kind == "tensor_map" then return tensor_map end
   local scalar = scalars[kind]
   if not scalar then
     local names = {}
     for name in pairs(scalars) do names[#names + 1] = name end
     table.sort(names)
-    fail(string.format("%s: unknown type '%s' (one of %s, or a gpuexp.layout)", where, tostring(kind),
+    fail(string.format("%s: unknown type '%s' (one of %s, tensor_map, or a gpuexp.layout)", where, tostring(kind),
       table.concat(names, ", ")), 3)
   end
   return {format = scalar[1], size = scalar[2], align = scalar[2], kind = kind}
@@ -50,10 +54,9 @@ end
 function M.layout(fields, options)
   if type(fields) ~= "table" or #fields == 0 then fail("layout: expected a list of {name, type [, count]}") end
   options = options or {}
-  for key in pairs(options) do
-    if key ~= "align" then fail("layout: unknown option '" .. tostring(key) .. "'") end
-  end
-  local layout = setmetatable({fields = {}, offsets = {}, align = 1, values = 0}, Layout)
+  if type(options) ~= "table" then fail("layout: expected a table of options {align = N}") end
+  require("gpuexp.api.option_keys").check(options, {align = true}, "layout")
+  local layout = setmetatable({fields = {}, offsets = {}, align = 1, values = 0, tensor_maps = 0}, Layout)
   local parts, offset = {"<"}, 0
   for i, spec in ipairs(fields) do
     if type(spec) ~= "table" or type(spec[1]) ~= "string" then
@@ -72,6 +75,7 @@ function M.layout(fields, options)
         M.MAX_VALUES))
     end
     layout.values = layout.values + values
+    layout.tensor_maps = layout.tensor_maps + count * (t.layout and t.layout.tensor_maps or (t == tensor_map and 1 or 0))
     if at > offset then parts[#parts + 1] = string.rep("x", at - offset) end
     parts[#parts + 1] = string.rep(t.format, count)
     layout.fields[i] = {name = name, type = t, count = spec[3] and count, offset = at}
@@ -112,6 +116,13 @@ local function flatten(t, value, out, keep, where)
     else
       fail(where .. ": a pointer field takes a device buffer, an integer address or nil", 4)
     end
+  elseif t.kind == "tensor_map" then
+    local ok, maps, size = pcall(function() return value.tensor_maps, value.size end)
+    if not ok or maps ~= 1 or size ~= 128 then
+      fail(where .. ": a tensor_map field takes a TMA descriptor from gpuexp.tensor_map{...}, got " .. tostring(value), 4)
+    end
+    out[#out + 1] = value.data
+    keep[#keep + 1] = value -- it keeps its buffer alive
   elseif t.kind == "bool" then
     out[#out + 1] = value and 1 or 0
   else
@@ -161,7 +172,8 @@ end
 function Layout:__call(values)
   if type(values) ~= "table" then fail("layout: expected a table of field values") end
   local keep = {}
-  return gpuexp.bytes(pack_one(self, values, keep, "struct"), {align = self.align, keep = keep})
+  return gpuexp.bytes(pack_one(self, values, keep, "struct"), {align = self.align, keep = keep,
+    tensor_maps = self.tensor_maps})
 end
 
 -- layout:pack({rows}) -> a string of #rows structs, as a C array of them

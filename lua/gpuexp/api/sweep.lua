@@ -20,6 +20,9 @@ local known_options = {
   -- points that raise an error are results (gpuexp.tune's configurations that cannot launch): rows as
   -- usual, but they do not make the run exit 5 (a crash or a timeout still does)
   expect_failures = true,
+  -- the points themselves, in order, instead of the axes' product (gpuexp.tune's rounds: a batch of a
+  -- space too large to walk); each is a table of axis values, checked against the axes
+  points = true,
 }
 
 -- The columns gpuexp adds to every row: no axis may take their names.
@@ -42,10 +45,20 @@ local function normalize_axes(axes)
         "name in every row (%s); rename the axis", axis[1], RESERVED[axis[1]]))
     end
     seen[axis[1]] = true
+    -- a NUL byte cannot be written in a CSV cell, a file name or the history's text: refused here,
+    -- at the script's line, before anything runs
+    if axis[1]:find("%z") then
+      gpuexp.error("usage", string.format("sweep: axis %q holds a NUL byte (\\0); a CSV header cannot: rename it",
+        axis[1]))
+    end
     -- a value twice would be two rows for one point (the CSV's rows are keyed by their cells)
     local texts = {}
     for j, value in ipairs(axis[2]) do
       local text = csv.format_value(value)
+      if text:find("%z") then
+        gpuexp.error("usage", string.format("sweep: axis '%s' value %d (%q) holds a NUL byte (\\0); a CSV cell " ..
+          "cannot: remove it or encode it (e.g. gpuexp.hash)", axis[1], j, text))
+      end
       if texts[text] then
         gpuexp.error("usage", string.format("sweep: axis '%s' has the value %s twice (values %d and %d); each value " ..
           "once", axis[1], text, texts[text], j))
@@ -67,6 +80,8 @@ local function strict_point(point, axes)
       gpuexp._did_you_mean(tostring(key), names), table.concat(names, ", ")))
   end})
 end
+
+M.normalize_axes, M.strict_point = normalize_axes, strict_point -- for api/space.lua's lazy spaces
 
 -- M.points(axes [, where]) -> list of points (tables axis name -> value), the filter applied.
 function M.points(axes, filter)
@@ -197,10 +212,21 @@ local function check_spec(spec)
   if spec.timeout_s ~= nil and (type(spec.timeout_s) ~= "number" or spec.timeout_s < 0) then
     gpuexp.error("usage", "sweep: 'timeout_s' must be a number of seconds >= 0 (0: no limit)")
   end
-  local points, axes = M.points(spec.axes, spec.where)
+  local points, axes
+  if spec.points then -- given whole (gpuexp.tune's rounds): each value must be one of its axis' values
+    axes, points = normalize_axes(spec.axes), {}
+    for i, given in ipairs(spec.points) do
+      local point = {}
+      for _, axis in ipairs(axes) do point[axis.name] = given[axis.name] end
+      points[i] = point
+    end
+  else
+    points, axes = M.points(spec.axes, spec.where)
+  end
   if #points == 0 then gpuexp.error("usage", "sweep: the filter ('where') left no point to run") end
   local name = spec.name or "sweep"
   if type(name) ~= "string" or name == "" then gpuexp.error("usage", "sweep: 'name' must be a non-empty string") end
+  if name:find("%z") then gpuexp.error("usage", string.format("sweep: 'name' %q holds a NUL byte (\\0)", name)) end
   return points, axes, name
 end
 

@@ -8,13 +8,18 @@
 -- brute force and random sampling, shardable. docs/tune.md is the reference.
 local sweep = require("gpuexp.api.sweep")
 local search = require("gpuexp.api.search")
+local spaces = require("gpuexp.api.space")
+local regret = require("gpuexp.api.regret")
+local pool = require("gpuexp.api.compile_pool")
 local option_keys = require("gpuexp.api.option_keys")
 local tie = require("gpuexp.judge.tie")
+local text_formats = require("gpuexp.store.text")
 local rule = require("gpuexp.judge.rule")
 local csv = require("gpuexp.store.csv")
 local json = require("gpuexp.store.json")
 local meta = require("gpuexp.store.meta")
 local result_store = require("gpuexp.store.result")
+local samples_store = require("gpuexp.store.samples")
 local winners = require("gpuexp.store.winners")
 
 local M = {}
@@ -23,7 +28,7 @@ local known = {
   name = true, axes = true, where = true, setup = true, run = true, columns = true, out = true, quiet = true,
   timeout_s = true, objective = true, condition = true, samples = true, strategy = true, seed = true,
   max_evals = true, budget_s = true, start = true, tie_pct = true, alpha = true, eta = true, batch = true,
-  sources = true, options = true, history = true,
+  sources = true, options = true, history = true, compile = true, compile_workers = true, confidence = true,
 }
 
 M.PLAN_POINTS = 8 -- configurations an offline plan compiles and checks
@@ -44,11 +49,24 @@ local function check(spec)
   if spec.strategy ~= nil and not search.STRATEGIES[spec.strategy] then
     gpuexp.error("usage", "tune: 'strategy' is brute, random, racing or model, got '" .. tostring(spec.strategy) .. "'")
   end
-  for _, key in ipairs({"max_evals", "budget_s", "tie_pct", "alpha", "eta", "batch", "seed"}) do
+  for _, key in ipairs({"max_evals", "budget_s", "tie_pct", "alpha", "eta", "batch"}) do
     local v = spec[key]
-    if v ~= nil and (type(v) ~= "number" or v ~= v or v < 0 or (key ~= "tie_pct" and key ~= "seed" and v == 0)) then
+    if v ~= nil and (type(v) ~= "number" or v ~= v or v < 0 or v == math.huge or (key ~= "tie_pct" and v == 0)) then
       gpuexp.error("usage", "tune: '" .. key .. "' must be a number > 0, got " .. tostring(v))
     end
+  end
+  if spec.seed ~= nil and not search.seed(spec.seed) then
+    gpuexp.error("usage", "tune: 'seed' must be a whole number from 0 to 2^63-1, got " .. tostring(spec.seed))
+  end
+  if spec.confidence ~= nil and (type(spec.confidence) ~= "number" or not (spec.confidence > 0 and spec.confidence < 1)) then
+    gpuexp.error("usage", "tune: 'confidence' (of the regret bound) must be between 0 and 1, got " .. tostring(spec.confidence))
+  end
+  if spec.compile ~= nil and type(spec.compile) ~= "function" then
+    gpuexp.error("usage", "tune: 'compile' must be a function(point) returning gpuexp.compile's table (or a list of them)")
+  end
+  local workers = spec.compile_workers
+  if workers ~= nil and (math.type(workers) ~= "integer" or workers < 0 or workers > 256) then
+    gpuexp.error("usage", "tune: 'compile_workers' must be a whole number from 0 to 256, got " .. tostring(workers))
   end
   if spec.alpha and spec.alpha >= 1 then gpuexp.error("usage", "tune: 'alpha' must be below 1") end
   if spec.eta and spec.eta < 2 then gpuexp.error("usage", "tune: 'eta' must be at least 2") end
@@ -110,10 +128,10 @@ end
 
 -- The configurations to start from: given points, or "stored" (the history's winners of this
 -- tune: this key's first, then those of other keys, whose drift this tune checks).
-local function start_points(spec, by_key, axes, stored)
+local function start_points(spec, space, stored)
   local indices, unknown = {}, 0
   local function add(point)
-    local index = by_key[key_of(point, axes)]
+    local index = type(point) == "table" and space.index_of(point) or nil
     if index then indices[#indices + 1] = index else unknown = unknown + 1 end
   end
   if spec.start == "stored" then
@@ -130,7 +148,7 @@ local function start_points(spec, by_key, axes, stored)
     gpuexp.error("usage", "tune: 'start' is a list of points or \"stored\"")
   end
   if unknown > 0 then
-    io.stderr:write(string.format("gpuexp tune: %d start configuration(s) are not in the space (axes and where) and " ..
+    io.stderr:write(text_formats.format("gpuexp tune: %d start configuration(s) are not in the space (axes and where) and " ..
       "are skipped\n", unknown))
   end
   return indices
@@ -161,11 +179,11 @@ local function with_level(level, fn)
   defaults.min_samples = math.max(5, math.floor((defaults.min_samples or measure.defaults.min_samples) * level + 0.5))
   defaults.max_noise_pct = 100
   defaults.timeout_s = math.max(0.1, (defaults.timeout_s or measure.defaults.timeout_s) * level)
-  local ok, result = pcall(fn)
+  local results = table.pack(pcall(fn))
   for k in pairs(defaults) do defaults[k] = nil end
   for k, v in pairs(saved) do defaults[k] = v end
-  if not ok then error(result, 0) end
-  return result
+  if not results[1] then error(results[2], 0) end
+  return table.unpack(results, 2, results.n) -- every value: the rows and the round's path (a resume reads its samples)
 end
 
 local function sum(list)
@@ -191,19 +209,20 @@ local function settings_of(spec)
   local sample_way = rule.direction(samples_column)
   return {o = o, name = name, objective = objective, samples_column = samples_column,
     sample_direction = sample_way == "lower" and "min" or sample_way == "higher" and "max" or objective.goal,
-    strategy = o.strategy or "model", seed = o.seed or 1, run_options = gpuexp.run_options or {}}
+    strategy = o.strategy or "model", seed = search.seed(o.seed or 1), run_options = gpuexp.run_options or {}}
 end
 
--- The space searched: the sweep's points (axes and where), each found again by its key.
+-- The space searched (api/space.lua: listed when small, lazy when large), each configuration found
+-- again by its key.
 local function add_space(t)
-  t.points, t.axes = sweep.points(t.o.axes, t.o.where)
-  if #t.points == 0 then gpuexp.error("usage", "tune: the filter ('where') left no configuration") end
+  t.space = spaces.new(t.o.axes, t.o.where)
+  t.axes = t.space.axes
+  t.count = t.space.count or t.space.estimate(search.generator(1))
+  if t.count == 0 then gpuexp.error("usage", "tune: the filter ('where') left no configuration") end
   if t.run_options.shard and (t.strategy == "racing" or t.strategy == "model") then
     gpuexp.error("usage", "tune: --shard splits brute force and random sampling only; racing and model choose each " ..
       "round from the last, which one share cannot see (run them unsharded, or use --devices)")
   end
-  t.by_key = {}
-  for i, point in ipairs(t.points) do t.by_key[key_of(point, t.axes)] = i end
 end
 
 -- Where the tune writes and what it reads back: the rounds' prefix, its key in the history, and
@@ -216,8 +235,15 @@ local function add_records(t)
   t.history_path = t.o.history or t.run_options.history
   t.stored = {}
   if t.history_path then
-    local list, why = winners.latest(t.history_path, t.name)
+    local list, why, damaged = winners.latest(t.history_path, t.name)
+    if not list and t.o.start == "stored" then
+      gpuexp.error("usage", string.format("tune '%s': start = \"stored\", but the stored winners in %s cannot be " ..
+        "read: %s (start without them, or repair the history)", t.name, t.history_path, why))
+    end
     if not list then io.stderr:write("gpuexp tune: the stored winners cannot be read: " .. why .. "\n") end
+    for _, problem in ipairs(damaged or {}) do
+      io.stderr:write("gpuexp tune: a damaged stored winner is skipped: " .. problem .. "\n")
+    end
     t.stored = list or {}
     table.sort(t.stored, function(a, b) -- this key's winners first
       return #winners.differences(a, t.key) < #winners.differences(b, t.key)
@@ -229,9 +255,12 @@ end
 -- broke the condition has no value. samples_of(row) reads a resumed row's samples from its file.
 local function row_result(t, row, samples_of)
   local r = {status = row.status, cost_s = 0}
-  local value = row[t.objective.column]
+  -- the value and samples as the round's files hold them, so that a resumed tune, which reads them
+  -- back, takes every decision as the run that measured them did (and measures nothing again)
+  local value = csv.convert(csv.format_value(row[t.objective.column]))
   local samples = row[t.samples_column]
   if type(samples) ~= "table" and row.status == "ok" then samples = samples_of(row) end
+  if type(samples) == "table" then samples = samples_store.as_stored(samples) end
   if type(samples) == "table" then r.cost_s = sum(samples) / 1000 end
   if row.status == "ok" and type(value) == "number" and value == value then
     local ok, verified = pcall(holds, t.o.condition, row)
@@ -255,21 +284,23 @@ local function new_rounds(t)
   function rounds.measure(batch, level)
     rounds.count = rounds.count + 1
     local round = rounds.count
-    local wanted, position_of = {}, {}
-    for i, index in ipairs(batch) do wanted[key_of(t.points[index], axes)] = index; position_of[index] = i end
+    local wanted, position_of, points = {}, {}, {}
+    for i, index in ipairs(batch) do
+      wanted[t.space.key(index)] = index; position_of[index] = i
+      points[i] = t.space.point(index)
+    end
     if not set_up then
       set_up = true
       if o.setup then o.setup() end
     end
+    if t.pool then t.pool.submit(points) end
     local out = string.format("%s.round-%03d.csv", t.prefix, round)
+    local run = o.run
+    if t.pool then run = function(point) t.pool.wait_for(point); return o.run(point) end end
     local rows, path = with_level(level, function()
       return sweep.run{name = string.format("%s/round-%03d", t.name, round), axes = o.axes, expect_failures = true,
-        where = function(point)
-          if o.where and not o.where(point) then return false end
-          return wanted[key_of(point, axes)] ~= nil
-        end,
-        run = o.run, columns = o.columns, out = out, timeout_s = o.timeout_s, quiet = true,
-        meta = {tune = t.name, round = round, level = level, strategy = t.strategy, seed = t.seed}}
+        points = points, run = run, columns = o.columns, out = out, timeout_s = o.timeout_s, quiet = true,
+        meta = {tune = t.name, round = round, level = level, strategy = t.strategy, seed = tostring(t.seed)}}
     end)
     local stored_samples
     local function samples_of(row) -- a resumed row: its samples from the round's samples file
@@ -301,13 +332,15 @@ local function plan(t, rounds)
   local rng = search.generator(t.seed)
   local batch, seen = {}, {}
   for _, index in ipairs(t.start) do if not seen[index] then seen[index] = true; batch[#batch + 1] = index end end
-  while #batch < math.min(M.PLAN_POINTS, #t.points) do
-    local index = rng.int(#t.points)
+  for _ = 1, 50 * M.PLAN_POINTS do
+    if #batch >= math.min(M.PLAN_POINTS, t.count) then break end
+    local index = t.space.draw(rng)
+    if not index then break end
     if not seen[index] then seen[index] = true; batch[#batch + 1] = index end
   end
-  io.stderr:write(string.format("gpuexp tune '%s' (offline plan): %d configurations; strategy %s, seed %d, " ..
+  io.stderr:write(text_formats.format("gpuexp tune '%s' (offline plan): %s configurations; strategy %s, seed %d, " ..
     "max_evals %g%s; objective %s (%s); %d configuration(s) compiled and checked now, nothing timed\n", t.name,
-    #t.points, t.strategy, t.seed, t.max_evals, budget_text(t.o), t.objective.column, t.objective.goal, #batch))
+    M.count_text(t), t.strategy, t.seed, t.max_evals, budget_text(t.o), t.objective.column, t.objective.goal, #batch))
   rounds.measure(batch, 1)
 end
 
@@ -317,14 +350,15 @@ end
 local function result_of(t, found, rounds)
   local ties = found.ties
   local result = {name = t.name, strategy = t.strategy, evaluations = found.evaluations, measured = rounds.measured,
-    shard = t.run_options.shard,
+    shard = t.run_options.shard, seed = t.seed,
     cost_s = found.cost_s, stopped_by = found.stopped_by, rounds = rounds.count, prefix = t.prefix,
-    objective = t.objective, configurations = #t.points, rule = tie.rule_text(ties), ties = {}, drift = {}}
+    objective = t.objective, configurations = t.count, estimated = t.space.lazy, rule = tie.rule_text(ties), ties = {},
+    drift = {}, regret = found.regret}
   local in_tie = {}
   for _, member in ipairs(ties.members) do
     local entry, verdict = found.finalists[member], ties.verdicts[member]
     local point = {}
-    for k, v in pairs(t.points[entry.index]) do point[k] = v end
+    for k, v in pairs(t.space.point(entry.index)) do point[k] = v end
     in_tie[entry.index] = true
     result.ties[#result.ties + 1] = {point = point, value = entry.value, ratio = verdict.ratio, p = verdict.p,
       ci_low = verdict.ci_low, ci_high = verdict.ci_high}
@@ -332,7 +366,7 @@ local function result_of(t, found, rounds)
   result.best = result.ties[1].point
   result.evaluated = {}
   for i, entry in ipairs(found.finalists) do
-    result.evaluated[i] = {point = t.points[entry.index], value = entry.value, samples = entry.samples}
+    result.evaluated[i] = {point = t.space.point(entry.index), value = entry.value, samples = entry.samples}
   end
   return result, in_tie
 end
@@ -342,7 +376,7 @@ end
 local function drift_of(t, found, result, in_tie)
   local drift = {}
   for _, record in ipairs(t.stored) do
-    local index = t.by_key[key_of(record.best, t.axes)]
+    local index = type(record.best) == "table" and t.space.index_of(record.best) or nil
     local levels = index and found.entries[index] or {}
     local longest
     for level, r in pairs(levels) do if r.value and (not longest or level > longest) then longest = level end end
@@ -360,7 +394,8 @@ end
 local function store_winners(t, result, found)
   local objective = t.objective
   local record = {name = t.name, strategy = t.strategy, objective = objective.column .. ":" .. objective.goal,
-    best = result.best, evaluations = found.evaluations, cost_s = found.cost_s, drift = result.drift, ties = {}}
+    best = result.best, evaluations = found.evaluations, cost_s = found.cost_s, drift = result.drift, ties = {},
+    regret = result.regret}
   for k, v in pairs(t.key) do record[k] = v end
   for i, tied in ipairs(result.ties) do record.ties[i] = {point = tied.point, value = tied.value, ratio = tied.ratio} end
   local id, why = winners.store(t.history_path, record)
@@ -374,40 +409,65 @@ end
 -- plan (which compiles and checks a few configurations and says what the tune would do).
 function M.run(spec)
   local t = settings_of(spec)
+  if pool.is_helper() then pool.serve() end -- a compile helper of this tune's pool: never returns
   add_space(t)
   add_records(t)
-  t.start = start_points(t.o, t.by_key, t.axes, t.stored)
-  t.max_evals = t.o.max_evals or (t.strategy == "brute" and #t.points or math.max(20, math.ceil(#t.points / 10)))
+  t.start = start_points(t.o, t.space, t.stored)
+  t.max_evals = t.o.max_evals or (t.strategy == "brute" and t.count or math.max(20, math.ceil(t.count / 10)))
   local quiet = t.o.quiet or gpuexp.quiet
-  function t.say(text) if not quiet then io.stderr:write("gpuexp tune '" .. t.name .. "': " .. text .. "\n") end end
+  function t.say(text) if not quiet then io.stderr:write(text_formats.message("gpuexp tune '" .. t.name .. "': " .. text) .. "\n") end end
   local rounds = new_rounds(t)
   if gpuexp.plan then
     plan(t, rounds)
     return nil
   end
 
-  t.say(string.format("%d configurations, strategy %s, seed %d, max_evals %g%s, %d start point(s)", #t.points,
+  t.say(string.format("%s configurations, strategy %s, seed %d, max_evals %g%s, %d start point(s)", M.count_text(t),
     t.strategy, t.seed, t.max_evals, budget_text(t.o), #t.start))
-  local coords, sizes = search.space(t.points, t.axes)
   local o = t.o
-  local found = search.run{count = #t.points, coords = coords, sizes = sizes, strategy = t.strategy, seed = t.seed,
+  t.pool = pool.start(o, t.say)
+  local started = gpuexp.clock()
+  local ok, found = pcall(search.run, {space = t.space, strategy = t.strategy, seed = t.seed,
     max_evals = t.max_evals, budget_s = o.budget_s, start = t.start, direction = t.objective.goal,
-    sample_direction = t.sample_direction, alpha = o.alpha,
-    tie_pct = o.tie_pct, eta = o.eta, batch = o.batch, evaluate = rounds.measure}
+    sample_direction = t.sample_direction, alpha = o.alpha, confidence = o.confidence,
+    tie_pct = o.tie_pct, eta = o.eta, batch = o.batch, evaluate = rounds.measure,
+    ahead = t.pool and function(batch)
+      local points = {}
+      for i, index in ipairs(batch) do points[i] = t.space.point(index) end
+      t.pool.submit(points)
+    end})
+  local compile = t.pool and t.pool.close() or nil
+  if not ok then error(found, 0) end
   if not found.ties.best then
     error(string.format("tune '%s': no configuration gave a value for '%s' (every row failed or broke the " ..
       "condition; see %s.round-*.csv)", t.name, t.objective.column, t.prefix), 2) -- a script error (exit 1) at the call
   end
   local result, in_tie = result_of(t, found, rounds)
+  result.wall_s, result.compile = gpuexp.clock() - started, compile
   result.drift = drift_of(t, found, result, in_tie)
   M.print(result, t.axes, io.stdout)
   for _, d in ipairs(result.drift) do
-    io.stderr:write(string.format("gpuexp tune '%s': TUNING DRIFT: the winner stored %s (%s) is now %+.1f%% from the " ..
+    io.stderr:write(text_formats.format("gpuexp tune '%s': TUNING DRIFT: the winner stored %s (%s) is now %+.1f%% from the " ..
       "best and out of the tie set%s\n", t.name, d.recorded_utc, json.encode(d.point), (d.ratio - 1) * 100,
       #d.changed > 0 and "; changed since: " .. table.concat(d.changed, ", ") or ""))
   end
   if t.history_path and not t.run_options.shard then result.history_id = store_winners(t, result, found) end
   return result
+end
+
+-- The number of configurations in words: counted, or estimated for a lazy space.
+function M.count_text(t)
+  if t.space.count then return tostring(t.space.count) end
+  return string.format("about %d (estimated: a lazy space of %d axis combinations)", t.count, t.space.total)
+end
+
+-- The regret bound in one line.
+function M.regret_line(r)
+  local head = r.bound == math.huge and "unbounded: too few configurations measured to bound those never measured"
+    or "the best configuration of the space is at most " .. regret.text(r.bound) .. " better than the winner"
+  return string.format("regret bound (%.0f%% confidence): %s (selection %s: the winner's interval against the rivals " ..
+    "measured in full; exploration %s: %d measured at a shorter level only, %d never measured)", r.confidence * 100,
+    head, regret.text(r.selection), regret.text(r.exploration), r.dropped, r.unmeasured)
 end
 
 -- The tie set as a table: the axes, the objective, the ratio to the best, p and the interval.
@@ -425,12 +485,19 @@ function M.print(result, axes, file)
     row.ci_high = t.ci_high and string.format("%.4f", t.ci_high) or ""
     rows[i] = row
   end
-  file:write(string.format("tune '%s'%s: %s, %d of %d configurations measured (%.1f full-measurement equivalents, %.2f " ..
+  file:write(text_formats.format("tune '%s'%s: %s, %d of %s configurations measured (%.1f full-measurement equivalents, %.2f " ..
     "s of GPU time, %d rounds in %s.round-*.csv); tie set of %d:\n", result.name,
     result.shard and " (shard " .. result.shard .. ": its share of the configurations only)" or "", result.strategy, result.measured,
-    result.configurations, result.evaluations, result.cost_s, result.rounds, result.prefix, #result.ties))
+    result.estimated and "about " .. result.configurations or result.configurations, result.evaluations, result.cost_s, result.rounds, result.prefix, #result.ties))
   csv.print_table(rows, columns, file)
   file:write(result.rule .. "\n")
+  if result.regret then file:write(M.regret_line(result.regret) .. "\n") end
+  local c = result.compile
+  if c then
+    file:write(string.format("compiled ahead: %d configuration(s) by %d worker(s), %.1f s of compiling; the GPU " ..
+      "waited %.1f s for them, %d compiled in the foreground; %.1f s of wall time\n", c.jobs, c.workers, c.compile_s,
+      c.wait_s, c.missed, result.wall_s))
+  end
 end
 
 return M

@@ -82,12 +82,13 @@ local function print_result(o, result)
     end
   end
   if o.output then
-    local written, problem = pcall(csv.write_printed, o.output, print_to)
+    local written, problem = pcall(csv.write_printed, o.output, print_to, true)
     if not written then say(type(problem) == "table" and problem.message or tostring(problem)); return EXIT.WRITE end
   else
     print_to(io.stdout)
   end
-  return result.verdict == "slower" and EXIT.FAILED or EXIT.OK
+  if result.verdict == "slower" then return EXIT.FAILED end
+  return result.verdict == "undecided" and EXIT.INCOMPLETE or EXIT.OK
 end
 
 local function measure(o, work)
@@ -119,10 +120,22 @@ local function measure(o, work)
   argv[#argv + 1] = o.script
   for _, a in ipairs(o.script_args) do argv[#argv + 1] = a end
   local code = gpuexp._process.run(argv, nil) -- (nil said: with one argument the binding reads its own scratch as #2)
-  if code ~= 0 then return code end
+  if code ~= 0 then
+    -- a failure of gpuexp's own statistics in the run is a bug of gpuexp: 70, never 1 ("B is slower")
+    local said = io.open(result_path, "r")
+    local text = said and said:read("a")
+    if said then said:close() end
+    local ok, value = pcall(json.decode, text or "")
+    if ok and type(value) == "table" and value.internal_error then
+      io.stderr:write(string.format("gpuexp: internal error in ab (exit %d; please report it with the text above)\n",
+        EXIT.INTERNAL))
+      return EXIT.INTERNAL
+    end
+    return code
+  end
   local file = io.open(result_path, "r")
   if not file then
-    say(o.script .. " ran but never called gpuexp.ab{...}: there is no verdict (docs/ab.md shows such a script)")
+    say(o.script .. " ran but never called gpuexp.ab{...}: there is no verdict (docs/howto/ab.md shows such a script)")
     return EXIT.FAILED
   end
   local text = file:read("a")

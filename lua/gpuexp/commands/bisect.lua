@@ -46,10 +46,10 @@ local function from_history(o)
   local options = night.options
   local regressed = {}
   for _, e in ipairs(night.comparison.points) do if e.verdict == "slower" then regressed[#regressed + 1] = e end end
-  print(string.format("gpuexp bisect: run %d as its night judged it (%s, threshold %.2f%%, baseline %d): %d regression(s)",
+  print(text.format("gpuexp bisect: run %d as its night judged it (%s, threshold %.2f%%, baseline %d): %d regression(s)",
     o.run, night.comparison.metric.name, options.floor_pct, options.baseline, #regressed))
   for _, e in ipairs(regressed) do
-    print(string.format("  %s  %+.2f%%  %s", e.point, e.change_pct or 0, e.state and e.state.text or e.basis or ""))
+    print(text.format("  %s  %+.2f%%  %s", e.point, e.change_pct or 0, e.state and e.state.text or e.basis or ""))
   end
   local chosen
   if o.point then
@@ -92,7 +92,7 @@ local function from_history(o)
     for a, axis in ipairs(night.run.axes) do parts[a] = axis .. "=" .. tostring(chosen.cells[a]) end
     o.point = table.concat(parts, ",")
   end
-  print(string.format("bisecting %s between run %d (good, %s) and run %d (bad, %s)", o.point, good_id, good:sub(1, 10),
+  print(text.format("bisecting %s between run %d (good, %s) and run %d (bad, %s)", o.point, good_id, good:sub(1, 10),
     since, run.git_commit:sub(1, 10)))
   if not o.script then -- the run's script and its arguments (arg[1..], as recorded)
     o.script = run.script
@@ -173,24 +173,24 @@ end
 -- Bisects the commits (oldest first) between good and bad; prints each step. Returns the exit code.
 local function search(o, good, bad, commits)
   local function subject(commit) return git(o.repo, "log", "-1", "--format=%s", commit) or "" end
-  print(string.format("gpuexp bisect: %s, point %s, %s: %d commit(s) after %s", o.script_in_repo, o.point, o.metric,
+  print(text.format("gpuexp bisect: %s, point %s, %s: %d commit(s) after %s", o.script_in_repo, o.point, o.metric,
     #commits, good:sub(1, 10)))
   local reference, problem, stop = measure(o, good, 0)
   if not reference then
     say("the good commit " .. good:sub(1, 10) .. " gives no value: " .. problem)
     return stop or EXIT.FAILED
   end
-  print(string.format("  good %s  %.5g %s  %s", good:sub(1, 10), reference.value, o.metric, subject(good)))
+  print(text.format("  good %s  %.5g %s  %s", good:sub(1, 10), reference.value, o.metric, subject(good)))
   -- the bad end must be slower, or there is nothing to find
   local verdict, change, values = judge(o, bad, 1, reference)
   if not verdict then
     say("the bad commit " .. bad:sub(1, 10) .. " gives no value: " .. change)
     return values or EXIT.FAILED
   end
-  print(string.format("  bad  %s  %.5g %s  %+.2f%% %s  %s", bad:sub(1, 10), rule.median(values), o.metric, change,
+  print(text.format("  bad  %s  %.5g %s  %+.2f%% %s  %s", bad:sub(1, 10), rule.median(values), o.metric, change,
     verdict, subject(bad)))
   if verdict ~= "slower" then
-    print(string.format("no regression: %s is %+.2f%% against %s, within the threshold", bad:sub(1, 10), change,
+    print(text.format("no regression: %s is %+.2f%% against %s, within the threshold", bad:sub(1, 10), change,
       good:sub(1, 10)))
     return EXIT.INCOMPLETE
   end
@@ -213,9 +213,9 @@ local function search(o, good, bad, commits)
     if not v then
       if measured then return measured end -- interrupted
       skipped[candidate] = true
-      print(string.format("  skip %s  (%s)  %s", commit:sub(1, 10), moved, subject(commit)))
+      print(text.format("  skip %s  (%s)  %s", commit:sub(1, 10), moved, subject(commit)))
     else
-      print(string.format("  %-4s %s  %.5g %s  %+.2f%%%s  %s", v == "slower" and "bad" or "good", commit:sub(1, 10),
+      print(text.format("  %-4s %s  %.5g %s  %+.2f%%%s  %s", v == "slower" and "bad" or "good", commit:sub(1, 10),
         rule.median(measured), o.metric, moved, #measured > 1 and string.format(" (%d measurements)", #measured) or "",
         subject(commit)))
       if v == "slower" then high = candidate else low = candidate end
@@ -225,12 +225,14 @@ local function search(o, good, bad, commits)
   local between = {}
   for c = low + 1, high - 1 do between[#between + 1] = commits[c]:sub(1, 10) end
   if #between > 0 then
-    print(string.format("the first bad commit is one of %s %s (the ones between did not build or run)",
+    print(text.format("the first bad commit is one of %s %s (the ones between did not build or run)",
       table.concat(between, " "), first_bad:sub(1, 10)))
     return EXIT.INCOMPLETE
   end
-  print(string.format("first bad commit: %s %s", first_bad, subject(first_bad)))
-  return EXIT.OK
+  print(text.format("first bad commit: %s %s", first_bad, subject(first_bad)))
+  -- the culprit explained to the line: its point against the last good commit's (--lines-timeout)
+  local stopped = require("gpuexp.commands.lines").bisect_culprit(o, low == 0 and good or commits[low], first_bad)
+  return stopped or EXIT.OK
 end
 
 function M.run(fields, given)

@@ -1,5 +1,6 @@
 -- gpuexp calibrate: the command over api/calibrate.lua.
 local calibrate = require("gpuexp.api.calibrate")
+local text = require("gpuexp.store.text")
 
 local M = {}
 
@@ -14,7 +15,7 @@ function M.run(o)
   end
   local c = calibrate.run{force = force}
   local facts = gpuexp.device().facts
-  print(string.format("%s (%s), driver CUDA %s%s", c.gpu, c.uuid, c.driver, c.from_cache and ", from the cache (--force to measure again)" or ""))
+  print(text.format("%s (%s), driver CUDA %s%s", c.gpu, c.uuid, c.driver, c.from_cache and ", from the cache (--force to measure again)" or ""))
   print(string.format("  DRAM copy           %8.0f GB/s read+write  (%s; derived peak %.0f GB/s)", c.dram_copy_gbps,
     c.dram_copy_method, facts.peak_dram_gbps))
   print(string.format("  FP32 FMA            %8.0f GFLOP/s          (derived peak %.0f)", c.fp32_gflops, facts.peak_fp32_gflops))

@@ -38,17 +38,23 @@ local function read_runs(paths, axes)
   return runs, new
 end
 
--- nil when the runs come from one machine (or --allow-different-gpu), else the exit code and why.
+-- nil when the runs come from one machine, or are plans for one architecture (or
+-- --allow-different-gpu), else the exit code and why. Refused like two GPUs: a plan's values are
+-- the model's for its architecture, so an sm_86 plan against an sm_90 one would call the
+-- architecture's difference a regression (exit 1).
 local function check_machines(runs, new, allow_different)
+  local machine = require("gpuexp.store.meta").machine
   for _, base in ipairs(runs) do
     local differences = compare.gpu_differences(base.info, new.info)
     if #differences > 0 then
-      local text = string.format("%s and %s were measured on different machines (%s)", base.label, new.label,
-        table.concat(differences, "; "))
+      local plans = (machine(base.info) or {}).plan or (machine(new.info) or {}).plan
+      local why = string.format(plans and "%s and %s are offline plans for different architectures (%s)" or
+        "%s and %s were measured on different machines (%s)", base.label, new.label, table.concat(differences, "; "))
       if not allow_different then
-        return EXIT.GPU, text .. "; their timings are not comparable (--allow-different-gpu compares anyway)"
+        return EXIT.GPU, why .. (plans and "; each holds the model's values for its own, not comparable" or
+          "; their timings are not comparable") .. " (--allow-different-gpu compares anyway)"
       end
-      io.stderr:write("gpuexp compare: WARNING: " .. text .. "; compared anyway (--allow-different-gpu)\n")
+      io.stderr:write("gpuexp compare: WARNING: " .. text.message(why) .. "; compared anyway (--allow-different-gpu)\n")
     end
   end
 end
@@ -65,7 +71,10 @@ local function judged_metrics(metrics, runs, new)
   for _, metric in ipairs(metrics) do
     local found = false
     for _, name in ipairs(new.columns) do found = found or name == metric.name end
-    if not found then return nil, string.format("%s has no column '%s'", new.label, metric.name) end
+    if not found then
+      return nil, string.format("%s has no column '%s'%s (its columns: %s)", new.label, metric.name,
+        gpuexp._did_you_mean(metric.name, new.columns), table.concat(new.columns, ", "))
+    end
     for _, run in ipairs(runs) do
       local bad = run:check_numbers(metric.name)
       if bad then return nil, bad end
@@ -110,7 +119,7 @@ function M.run(o)
     else printers.format_table(judged, file) end
   end
   if output then -- written whole, through a temporary file and a rename (a full disk is exit 7)
-    local written, problem = pcall(csv.write_printed, output, print_to)
+    local written, problem = pcall(csv.write_printed, output, print_to, true)
     if not written and not csv.is_write_error(problem) then error(problem, 0) end -- a bug: exit 70, not 7
     if not written then return fail(EXIT.WRITE, problem.message) end
   else

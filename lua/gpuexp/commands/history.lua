@@ -35,7 +35,7 @@ local function list(db, o)
   local experiment, limit = o.experiment, o.limit
   if o.positional[1] then return fail(EXIT.USAGE, "list: unknown argument '" .. o.positional[1] .. "'") end
   local rows = db:rows([[SELECT id, started_utc, kind, experiment, sweep, gpu_name, driver_version, rows_ok, rows_failed,
-    complete, excluded, git_commit FROM runs WHERE (? IS NULL OR experiment = ?) ORDER BY id DESC LIMIT ?]],
+    complete, excluded, git_commit, CASE WHEN gpu_name IS NULL THEN meta END AS meta FROM runs WHERE (? IS NULL OR experiment = ?) ORDER BY id DESC LIMIT ?]],
     experiment, experiment, limit)
   -- each nightly run's regression states, as its night judged them (one replay per series)
   local states, replayed = {}, {}
@@ -53,7 +53,7 @@ local function list(db, o)
   local shown = {}
   for i, r in ipairs(rows) do
     shown[i] = {run = r.id, started_utc = r.started_utc, kind = r.kind .. (r.excluded == 1 and " (excluded)" or ""),
-      experiment = r.experiment, sweep = r.sweep, gpu = r.gpu_name or "(plan)", driver = r.driver_version or "",
+      experiment = r.experiment, sweep = r.sweep, gpu = history.machine_of(r) or "?", driver = r.driver_version or "",
       rows = string.format("%d ok%s", r.rows_ok, r.rows_failed > 0 and (", " .. r.rows_failed .. " failed") or ""),
       complete = r.complete == 1 and "yes" or "no", commit = r.git_commit and r.git_commit:sub(1, 10) or "",
       regressions = states[r.id] or ""}
@@ -71,18 +71,24 @@ local function show(db, args)
     local run, problem = history.load_run(db, id)
     if not run then return fail(EXIT.USAGE, problem) end
     local r = run.record
-    print(string.format("run %d: %s / %s (%s), %s", id, r.experiment, r.sweep, r.kind, r.started_utc or "?"))
+    print(text.format("run %d: %s / %s (%s), %s", id, r.experiment, r.sweep, r.kind, r.started_utc or "?"))
+    local shown = setmetatable({gpu_name = history.machine_of(r)}, {__index = r})
     for _, field in ipairs({"script", "script_hash", "git_commit", "gpuexp_version", "host", "gpu_name", "gpu_uuid",
       "driver_version", "cuda_driver", "sm_clock_max_khz", "throttled_rows", "rows_ok", "rows_failed", "nightly"}) do
-      if r[field] ~= nil then print(string.format("  %-16s %s", field, tostring(r[field]))) end
+      if shown[field] ~= nil then print(text.format("  %-16s %s", field, tostring(shown[field]))) end
     end
     local rows = {}
     for n, key in ipairs(run.order) do rows[n] = run:row(key) end
     csv.print_table(rows, run.columns)
+    -- the acceptances made at this run, with their notes
+    for _, a in ipairs(history.acceptances(db, {id})) do
+      print(string.format("  accepted %s on %s%s", a.key and run:describe(a.key) or "every point", a.accepted_utc,
+        a.note and (": " .. a.note) or ""))
+    end
     -- a night's regression states, as the nightly judged it
     local night = r.kind == "nightly" and r.excluded == 0 and verdict.night(db, id)
     for _, e in ipairs(night and night.comparison.points or {}) do
-      if e.state then print(string.format("  %s: %s", e.point, e.state.text)) end
+      if e.state then print(text.format("  %s: %s", e.point, e.state.text)) end
     end
   end
   return 0
@@ -96,7 +102,7 @@ local function export(db, o)
   -- files through a temporary file and a rename (a full disk is exit 7, never a cut file)
   local ok, problem
   if output then
-    ok, problem = pcall(csv.write_file, output, text)
+    ok, problem = pcall(csv.write_file, output, text, true)
     -- the samples beside a .csv only: never a name made up beside a device (-o /dev/null)
     if ok and samples and output:match("[^/]%.csv$") then
       ok, problem = pcall(csv.write_file, samples_file.path_for(output), samples)
@@ -118,7 +124,7 @@ local function record_files(db, o)
   for _, path in ipairs(paths) do
     local id, why, again = history.record_file(db, path, {kind = kind})
     if not id then return fail(EXIT.HISTORY, why) end
-    print(string.format(again and "%s was recorded already, as run %d (not recorded again)" or "recorded %s as run %d",
+    print(text.format(again and "%s was recorded already, as run %d (not recorded again)" or "recorded %s as run %d",
       path, id))
   end
   return 0
@@ -140,9 +146,9 @@ local function set_excluded(db, args, value)
     local what = string.format("run %s (%s, sweep %s, %s)", tostring(id), tostring(run.experiment), tostring(run.sweep),
       tostring(run.started_utc))
     if (run.excluded == 1) == (value == 1) then
-      print(string.format("%s: already %s nightly baselines", what, value == 1 and "kept out of" or "in"))
+      print(text.format("%s: already %s nightly baselines", what, value == 1 and "kept out of" or "in"))
     else
-      print(string.format("%s: %s", what, value == 1 and "kept out of nightly baselines from now on" or
+      print(text.format("%s: %s", what, value == 1 and "kept out of nightly baselines from now on" or
         "back in nightly baselines"))
     end
   end
@@ -162,7 +168,7 @@ local function prune(db, o)
       end
     end)
     if not ok then return fail(EXIT.HISTORY, problem) end
-    print(string.format("deleted %d run(s)", deleted))
+    print(text.format("deleted %d run(s)", deleted))
     if #unknown > 0 then return fail(EXIT.USAGE, "no run " .. table.concat(unknown, ", ") .. " in the history") end
     return 0
   end
@@ -170,13 +176,18 @@ local function prune(db, o)
   if not keep or o.positional[1] then return fail(EXIT.USAGE, "prune --keep N (N >= 1) or prune --run RUN...") end
   local deleted = 0
   local ok, problem = history.transaction(db, function()
-    local victims = db:rows([[SELECT id FROM (SELECT id, ROW_NUMBER() OVER (PARTITION BY experiment, sweep, gpu_name
-      ORDER BY id DESC) AS age FROM runs) WHERE age > ?]], keep)
-    for _, v in ipairs(victims) do db:run("DELETE FROM runs WHERE id = ?", v.id) end
-    deleted = #victims
+    -- counted by kind too: ad-hoc runs of an experiment never push its nightly runs (the baselines)
+    -- out; a night's re-measure (confirm) goes with its night
+    local victims = db:rows([[SELECT id FROM (SELECT id, ROW_NUMBER() OVER (PARTITION BY experiment, sweep, gpu_name,
+      kind ORDER BY id DESC) AS age FROM runs WHERE kind != 'confirm') WHERE age > ?]], keep)
+    for _, v in ipairs(victims) do deleted = deleted + db:run("DELETE FROM runs WHERE id = ?", v.id) end
+    deleted = deleted + db:run([[DELETE FROM runs WHERE kind = 'confirm' AND nightly IS NOT NULL AND NOT EXISTS
+      (SELECT 1 FROM runs AS night WHERE night.kind = 'nightly' AND night.nightly = runs.nightly AND
+      night.experiment = runs.experiment AND night.sweep = runs.sweep)]])
   end)
   if not ok then return fail(EXIT.HISTORY, problem) end
-  print(string.format("deleted %d run(s), kept the newest %d of each experiment, sweep and GPU", deleted, keep))
+  print(text.format("deleted %d run(s), kept the newest %d of each experiment, sweep, GPU and kind (a night's " ..
+    "re-measures with their night)", deleted, keep))
   return 0
 end
 
@@ -195,15 +206,30 @@ local function keys_of(db, id, text)
       if not known then return nil, string.format("run %d has no axis '%s' (its axes: %s)", id, name,
         table.concat(run.axes, ", ")) end
     end
-    local found
+    -- each clause names one point: one that matches several ('n=1' of axes case and n, or
+    -- 'case=b;n=1' meant as 'case=b,n=1') would accept points nobody named
+    local found = {}
     for _, key in ipairs(run.order) do
       local cells, matches = result.split(key), true
       for a, axis in ipairs(run.axes) do
         if clause[axis] ~= nil and clause[axis] ~= cells[a] then matches = false end
       end
-      if matches then found = true; keys[#keys + 1] = key end
+      if matches then found[#found + 1] = key end
     end
-    if not found then return nil, string.format("run %d has no point %s", id, text) end
+    local named = {}
+    for _, axis in ipairs(run.axes) do
+      if clause[axis] ~= nil then named[#named + 1] = axis .. "=" .. clause[axis] end
+    end
+    named = table.concat(named, ",")
+    if #found == 0 then return nil, string.format("run %d has no point %s", id, named) end
+    if #found > 1 then
+      local shown = {}
+      for n = 1, math.min(#found, 3) do shown[n] = run:describe(found[n]) end
+      return nil, string.format("--point: '%s' is %d points of run %d (%s%s), not one: name each point by all its " ..
+        "axes (%s), points separated by ';'", named, #found, id, table.concat(shown, "; "), #found > 3 and "; ..." or "",
+        table.concat(run.axes, ", "))
+    end
+    keys[#keys + 1] = found[1]
   end
   return keys
 end
@@ -223,8 +249,12 @@ local function accept(db, o, undo)
     return fail(EXIT.USAGE, string.format("run %d is a %s run: only a night of gpuexp nightly sets a level", id,
       record.kind))
   end
-  if record.id ~= id then print(string.format("run %d is a re-measure of run %d: taken as that night", id, record.id)) end
+  if record.id ~= id then print(text.format("run %d is a re-measure of run %d: taken as that night", id, record.id)) end
   id = record.id
+  if record.excluded == 1 and not undo then
+    return fail(EXIT.USAGE, string.format("run %d is excluded: an excluded night is no level, so it cannot set one " ..
+      "(gpuexp history include %d first)", id, id))
+  end
   local keys
   if point then
     local why
@@ -236,21 +266,26 @@ local function accept(db, o, undo)
     if not removed then return fail(EXIT.HISTORY, why) end
     if removed == 0 then return fail(EXIT.USAGE, string.format("run %d has no acceptance%s to take back", id,
       point and (" of " .. point) or "")) end
-    print(string.format("took back %d acceptance(s) of run %d", removed, id))
+    print(text.format("took back %d acceptance(s) of run %d", removed, id))
     return 0
   end
   local made, why = history.accept(db, id, keys, note)
   if not made then return fail(EXIT.HISTORY, why) end
+  if made == 0 then
+    print(string.format("the level of run %d (%s) is accepted already; nothing changed%s", id, point or "every point",
+      note and " (its note stays: to change it, unaccept and accept again)" or ""))
+    return 0
+  end
   -- what it does: the night's states as judged now
   local night = verdict.night(db, id)
   local said = 0
   for _, e in ipairs(night and night.comparison.points or {}) do
     if e.state and e.state.name == "accepted" then
-      print(string.format("%s: %s", e.point, e.state.text))
+      print(text.format("%s: %s", e.point, e.state.text))
       said = said + 1
     end
   end
-  print(string.format("accepted the level of run %d (%s); undo: gpuexp history unaccept %d%s", id,
+  print(text.format("accepted the level of run %d (%s); undo: gpuexp history unaccept %d%s", id,
     point or "every point", id, point and (" --point '" .. point .. "'") or ""))
   if said == 0 then print("(no regression was open at those points: their level at this run is the baseline from now on)") end
   return 0
@@ -271,7 +306,7 @@ local function site(db, o)
     if not written and not csv.is_write_error(problem) then error(problem, 0) end -- a bug: exit 70
     if not written then return fail(EXIT.WRITE, message_of(problem)) end
   end
-  print(string.format("wrote %s/index.html: %d series", dir, #model.series))
+  print(text.format("wrote %s/index.html: %d series", dir, #model.series))
   return 0
 end
 
@@ -287,7 +322,7 @@ local function merge(db, args)
       return fail(EXIT.HISTORY, why:sub(1, #path) == path and why or (path .. ": " .. why))
     end
     merged_runs = merged_runs + added
-    print(string.format("%s: %d run(s) added, %d already there", path, added, present))
+    print(text.format("%s: %d run(s) added, %d already there", path, added, present))
   end
   return 0
 end

@@ -97,7 +97,7 @@ end
 local function add_part(merged, path, info)
   local axes = merged.reference.sweep.axes
   local share = share_of(info)
-  local ok, part_columns, records, lines = pcall(csv.read_cells, path)
+  local ok, part_columns, records, lines = pcall(csv.read_cells, path, true)
   if not ok then return type(part_columns) == "table" and part_columns.message or tostring(part_columns) end
   for _, name in ipairs(part_columns) do
     if not merged.seen[name] then merged.columns[#merged.columns + 1] = name; merged.seen[name] = true end
@@ -213,10 +213,10 @@ local function merged_info(merged, out, missing, counts)
 end
 
 -- Writes a file through write(path, value); EXIT.WRITE and the message on failure, else nil.
-local function written(write, path, value)
-  local ok, problem = pcall(write, path, value)
+local function written(write, path, value, named)
+  local ok, problem = pcall(write, path, value, named)
   if ok then return nil end
-  io.stderr:write("gpuexp merge: " .. (type(problem) == "table" and problem.message or tostring(problem)) .. "\n")
+  io.stderr:write("gpuexp merge: " .. text.message(type(problem) == "table" and problem.message or problem) .. "\n")
   return EXIT.WRITE
 end
 
@@ -240,7 +240,7 @@ end
 local function list(title, items)
   if #items == 0 then return end
   io.stderr:write(string.format("gpuexp merge: %d %s:\n", #items, title))
-  for i = 1, math.min(#items, 20) do io.stderr:write("  " .. items[i] .. "\n") end
+  for i = 1, math.min(#items, 20) do io.stderr:write("  " .. text.terminal(items[i]) .. "\n") end
   if #items > 20 then io.stderr:write(string.format("  ... and %d more\n", #items - 20)) end
 end
 
@@ -274,12 +274,12 @@ function M.run(fields)
 
   local out = command.out
   local text_of_rows, missing, counts = merged_rows(merged)
-  local failed = written(csv.write_file, out, text_of_rows) or write_samples(merged, out)
+  local failed = written(csv.write_file, out, text_of_rows, true) or write_samples(merged, out)
     or written(meta.write, meta.path_for(out), merged_info(merged, out, missing, counts))
   if failed then return failed end
 
   local points = merged.points
-  print(string.format("merged %d part(s) into %s: %d of %d points", #merged.infos, out, points - #missing, points))
+  print(text.format("merged %d part(s) into %s: %d of %d points", #merged.infos, out, points - #missing, points))
   list("missing point(s)", missing)
   list("duplicated point(s) (the first row kept)", merged.duplicates)
   list("row(s) for points the sweep does not have (left out)", merged.unknown)

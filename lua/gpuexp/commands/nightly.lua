@@ -98,6 +98,8 @@ end
 -- the exit code (said on stderr).
 local function set_up(o)
   if not o.suite then say("which suite? (gpuexp nightly --help)"); return nil, EXIT.USAGE end
+  -- '' would name the shipped experiments' folder itself: every one of them run as the suite
+  if o.suite == "" then say("the suite is an empty name: give a folder of experiments or a suite file"); return nil, EXIT.USAGE end
   o.suite = suite_file.locate(o.suite)
   local suite, why = suite_file.read(o.suite)
   if not suite then say(why); return nil, EXIT.USAGE end
@@ -127,7 +129,9 @@ local function set_up(o)
     end
     for _, gpu in ipairs(gpus) do
       local path = string.format("%s/gpuexp-nightly-%s.lock", lock_dir, gpu.uuid)
-      local locked, note, kind = gpuexp._process.lock(path)
+      -- shared: the night's runs (and all they start) hold it too, so that the next night takes
+      -- it only once every one of them has ended, even after this nightly is killed
+      local locked, note, kind = gpuexp._process.lock(path, true)
       if not locked then
         release_locks()
         night.db:close()
@@ -145,8 +149,8 @@ local function set_up(o)
   -- the night's tag too: two nightlies started in the same second never share (and overwrite) a folder
   night.out_dir = o.out or ("gpuexp-nightly/" .. os.date("!%Y%m%d-%H%M%S") .. "-" .. night.id:match("%-(%x+)$"))
   -- the default folder is made with its parents; one named by --out must go in a folder that exists
-  local made, problem
-  if o.out then made, problem = gpuexp._output_folder(o.out) else made, problem = pcall(gpuexp.mkdir, night.out_dir) end
+  -- (either way no link of another user on the way is followed: gx_output.h)
+  local made, problem = gpuexp._output_folder(night.out_dir, not o.out)
   -- an absolute path in the history's metadata: the site links each night's report from anywhere
   night.out_dir = made and gpuexp._realpath(night.out_dir) or night.out_dir
   if not made then
@@ -173,15 +177,15 @@ local function run_stage(night, experiment, kind, out, only)
   end
   if o.quiet then arguments[#arguments + 1] = "--quiet" end
   -- the night's counters explain a regression; a re-measure only re-times
-  if o.counters and kind == "nightly" then arguments[#arguments + 1] = "--counters" end
+  if o.counters and kind == "nightly" and not o.arch then arguments[#arguments + 1] = "--counters" end
   if o.arch then arguments[#arguments + 1] = "--arch"; arguments[#arguments + 1] = o.arch end
   for _, a in ipairs(o.pass) do arguments[#arguments + 1] = a end
   for _, a in ipairs({"--out", out}) do arguments[#arguments + 1] = a end
   -- the night's folder is the nightly's own: its subfolders (confirm/) are made here, as an
   -- experiment's --out must name a folder that exists
-  local made, problem = pcall(gpuexp.mkdir, out:match("^(.*)/[^/]*$"))
+  local made, problem = gpuexp._output_folder(out:match("^(.*)/[^/]*$"), true)
   if not made then
-    io.stderr:write("gpuexp nightly: " .. tostring(type(problem) == "table" and problem.message or problem) .. "\n")
+    io.stderr:write("gpuexp nightly: " .. text.message(type(problem) == "table" and problem.message or problem) .. "\n")
     return EXIT.WRITE, {}
   end
   if only then arguments[#arguments + 1] = "--only"; arguments[#arguments + 1] = only end
@@ -220,7 +224,16 @@ local function judge_stage(night, run_id, experiment, several)
     end
   end
   table.sort(ids)
-  if result.comparison.metric.status_only then
+  if #result.comparison.points == 0 then
+    -- nothing judged is said, never a clean "0 points" (an offline plan's time columns are empty)
+    local name = result.comparison.metric.name
+    local has_column = false
+    for _, column in ipairs(new.columns) do has_column = has_column or column == name end
+    result.unjudged = has_column and string.format("none of its %d points has a value in %s%s", #new.order, name, o.arch and " (an offline plan measures no time; --metric COL:lower|higher " ..
+      "judges a column it fills, such as occupancy_pct:higher)" or "") or string.format("it has no column '%s'%s " ..
+      "(its columns: %s)", name, gpuexp._did_you_mean(name, new.columns), table.concat(new.columns, ", "))
+    result.note = "not judged: " .. result.unjudged
+  elseif result.comparison.metric.status_only then
     -- no time to compare, but a point that fails is still news: judged on its status alone
     result.note = "no time column (*_ms): points judged on their status only"
   elseif #state.nights == 0 then
@@ -259,15 +272,15 @@ end
 
 -- The result's regressions (slower, or ok in the baseline and failing now), each slower one with
 -- what its counters say changed, and a failure when points fail that had no ok baseline either.
--- The counters' noise is read from the sweep's recent nights (explain.noise_runs), loaded only when
--- a point is slower.
+-- The counters' noise is read from the point's baseline nights its judge named (explain.noise_of:
+-- no night of an open regression or of the creep explained), loaded only when a point is slower.
 local function classify(night, result)
   result.regressions = {}
-  local noise_runs
+  local function load(id) return verdict.load(result.state, id) end
   for _, e in ipairs(result.comparison.points) do
     if compare.is_regression(e) then
       if e.verdict == "slower" then
-        noise_runs = noise_runs or explain.noise_runs(night.db, result.run_id)
+        local noise_runs = explain.noise_of(e, load) or explain.noise_runs(night.db, result.run_id)
         e.explanation, e.accounted = explain.entry(e, e.base_runs or {}, result.run, noise_runs)
       end
       result.regressions[#result.regressions + 1] = e
@@ -323,7 +336,7 @@ local function report_stage(night, model_of)
       if e.base and e.new then
         plots_made = plots_made + 1
         local name = string.format("plots/%02d.png", plots_made)
-        gpuexp.mkdir(night.out_dir .. "/plots")
+        gpuexp._output_folder(night.out_dir .. "/plots") -- else the plot's write fails: no plot
         local limit = e.direction == "higher" and e.base * (1 - e.threshold_pct / 100) or e.base * (1 + e.threshold_pct / 100)
         local made = pcall(require("gpuexp.api.plot").history, {series = history.series(night.db, result.run_id, e.key,
           e.metric, 60), center = e.base, limit = limit, new = {id = result.run_id, value = e.new},
@@ -406,6 +419,9 @@ local function night_experiment(night, experiment, exit_code)
     local interrupted = stop
     classify(night, result)
     interrupted = interrupted or diagnose_stage(night, experiment, result)
+    -- a newly confirmed regression explained to the source line (commands/lines.lua, --lines-timeout)
+    interrupted = interrupted or require("gpuexp.commands.lines").night_stage(night, experiment, result,
+      {only_spec = only_spec})
     night.results[#night.results + 1] = result
     if interrupted then return interrupted, exit_code end
   end
@@ -429,10 +445,13 @@ local function finish_night(night, exit_code)
     model = model_of()
   end
   report.summary(model, io.stdout)
-  -- tuning drift: stored winners this night's tunes found out of their tie set (docs/tune.md)
-  for _, line in ipairs(require("gpuexp.store.winners").drift_lines(night.history, night.id:sub(1, 20))) do print(line) end
+  for _, result in ipairs(night.results) do
+    if result.unjudged then print(string.format("NOT JUDGED %s: %s", text.terminal(result.name), text.terminal(result.unjudged))) end
+  end
+  -- tuning drift: stored winners this night's tunes found out of their tie set (docs/howto/tune.md)
+  for _, line in ipairs(require("gpuexp.store.winners").drift_lines(night.history, night.id:sub(1, 20))) do print(text.terminal(line)) end
   local md_path, html_path = night.out_dir .. "/report.md", night.out_dir .. "/report.html"
-  if written then print("report: " .. md_path .. " and " .. html_path .. " (and report.xml, JUnit; report.json)") end
+  if written then print(text.format("report: %s and %s (and report.xml, JUnit; report.json)", md_path, html_path)) end
   if exit_code == EXIT.OK or not o.on_regression then return exit_code end
   local command = string.format("GPUEXP_REPORT=%s GPUEXP_REPORT_HTML=%s GPUEXP_NIGHTLY_EXIT=%d %s %s",
     shell_quote(written and md_path or ""), shell_quote(written and html_path or ""), exit_code, o.on_regression,
@@ -478,7 +497,7 @@ function M.night(fields, given)
   if any_regression then exit_code = EXIT.FAILED
   elseif exit_code == EXIT.OK and any_failure then exit_code = EXIT.INCOMPLETE end
   if not night.db then
-    print(string.format("gpuexp nightly: offline plan for %s: every experiment of %s ran (nothing measured, " ..
+    print(text.format("gpuexp nightly: offline plan for %s: every experiment of %s ran (nothing measured, " ..
       "recorded or compared)", o.arch, night.suite.name))
     return exit_code
   end

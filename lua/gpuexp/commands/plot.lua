@@ -1,5 +1,6 @@
 -- gpuexp plot: the command over api/plot.lua.
 local plot = require("gpuexp.api.plot")
+local text = require("gpuexp.store.text")
 
 local M = {}
 
@@ -21,9 +22,9 @@ function M.run(spec)
       spec.peak_gflops, spec.peak_gbps = ceilings.fp32_gflops, ceilings.dram_copy_gbps
       spec.ceiling_source = "measured by gpuexp calibrate"
     end
-    print("wrote " .. plot.roofline(spec))
+    print("wrote " .. text.terminal(plot.roofline(spec)))
   else
-    print("wrote " .. plot.lines(spec))
+    print("wrote " .. text.terminal(plot.lines(spec)))
   end
 end
 

@@ -20,6 +20,8 @@ local function parse(fields, given)
   local o = {tune = {}, pass = parse_args.passed(given), script = fields.script,
     script_args = fields.script_args}
   for _, name in ipairs(SEARCH_OPTIONS) do o.tune[name] = fields[name] end
+  -- the seed as its digits: JSON's numbers are doubles, which hold 2^63-1 only as 2^63
+  if math.type(o.tune.seed) == "integer" then o.tune.seed = string.format("%d", o.tune.seed) end
   return o
 end
 

@@ -44,22 +44,26 @@ end
 function M.commit(repo, rev) return git(repo, "rev-parse", "--verify", "--end-of-options", rev .. "^{commit}") end
 
 -- The folders of runs of this command that were killed (kill -9, a lost machine): each run holds a
--- lock on its folder's owner.lock while it runs, so a folder whose lock can be taken has no owner.
--- The build or measurement it left running (its group, named in running.pid) is ended, the folder
--- removed with its worktrees, and the repository forgets them (git worktree prune).
+-- lock on its folder's owner.lock while it runs, and so does every build and measurement it starts,
+-- so a folder whose lock can be taken has no owner and nothing running in it (taking the lock
+-- ends what a killed run left holding it). A build or measurement named in running.pid is ended
+-- too, the folder removed with its worktrees, and the repository forgets them (git worktree prune).
 local function clean_leftovers(temporary, command, say)
   local listing = run({"sh", "-c", 'for d in "$1"/gpuexp-"$2".*; do [ -f "$d/owner.lock" ] && printf "%s\\n" "$d"; done',
     "sh", temporary, command})
   for folder in listing:gmatch("[^\n]+") do
     local lock = folder .. "/owner.lock"
-    if gpuexp._process.lock(lock) then
-      local ended = gpuexp._process.end_recorded(folder .. "/running.pid")
+    local locked, note = gpuexp._process.lock(lock)
+    if locked then
+      local ended = gpuexp._process.end_recorded(folder .. "/running.pid") or
+        (note or ""):find("ended what it left running", 1, true)
       if ended then say("ended the build or measurement a killed " .. command .. " left running in " .. folder) end
       local repo = meta.read_all(folder .. "/repo")
       run({"rm", "-rf", "--", folder})
       gpuexp._process.unlock(lock)
       if repo and repo ~= "" then git(repo, "worktree", "prune") end
-      say("removed " .. folder .. ", left by a " .. command .. " that was killed")
+      say("removed " .. folder .. ", left by " .. (command:find("^[aeiou]") and "an " or "a ") .. command ..
+        " that was killed")
     end
   end
 end
@@ -73,7 +77,9 @@ function M.work_folder(command, repo, say)
   local made, created = run({"mktemp", "-d", temporary .. "/gpuexp-" .. command .. ".XXXXXXXX"})
   local work = made:gsub("%s+$", "")
   if not created or work == "" then return nil, "cannot create a folder in " .. temporary .. " (mktemp -d failed)" end
-  local locked, why = gpuexp._process.lock(work .. "/owner.lock")
+  -- shared with the builds and measurements it starts: a killed run's folder is taken (and removed)
+  -- only once all of them have ended
+  local locked, why = gpuexp._process.lock(work .. "/owner.lock", true)
   local note = locked and io.open(work .. "/repo", "w")
   if note then note:write(repo or ""); note:close() end
   if not locked or not note then

@@ -54,18 +54,25 @@ function M.what(option)
     return table.concat(option.choices, ", ", 1, #option.choices - 1) .. " or " .. option.choices[#option.choices]
   end
   if kind == "list" then return "a list (A,B)" end
+  if kind == "path" then return "a path" end
   return "a value"
 end
 
+-- (a number is finite: "1e309" reads as infinity where "inf" is no number at all; neither is a value)
 local function number_in_bounds(option, value)
-  return value and value == value and (not option.min or value >= option.min)
+  return value and value == value and value ~= math.huge and value ~= -math.huge and (not option.min or value >= option.min)
     and (not option.max or value <= option.max) and (not option.above or value > option.above)
 end
 
 -- The value types: (entry, text, flag) -> value, or nil (the message says what was wanted) and,
 -- optionally, why.
 M.types = {
-  string = function(_, text) return text end,
+  -- never empty: `--history ''` recorded into the default history, as if it were not given
+  string = function(_, text, flag) if text ~= "" then return text end return nil, flag .. " needs a value, got ''" end,
+  path = function(_, text, flag) -- '' names no file: it never means "the default"
+    if text ~= "" then return text end
+    return nil, flag .. " takes a path, got '' (an empty name names no file)"
+  end,
   number = function(option, text)
     local value = tonumber(text)
     if number_in_bounds(option, value) then return value end
@@ -76,7 +83,7 @@ M.types = {
   end,
   seconds = function(_, text)
     local value = tonumber(text)
-    if value and value == value and value >= 0 then return value end
+    if value and value == value and value >= 0 and value < math.huge then return value end
   end,
   choice = function(option, text)
     for _, choice in ipairs(option.choices) do if choice == text then return text end end

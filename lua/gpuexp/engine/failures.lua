@@ -1,5 +1,7 @@
 -- A run's failed points, said once at its end by whichever transport ran it (the supervisor, an
 -- inline run): the count by status and the first failure, whose message names the script's line.
+local text = require("gpuexp.store.text")
+
 local M = {}
 
 -- A run whose points did not all give a row (an error in the run function, a crash, a timeout)
@@ -16,9 +18,10 @@ function M.report(ledger)
   local outs = {}
   for _, sweep in ipairs(ledger.sweeps) do if sweep.counts.error + sweep.counts.crashed + sweep.counts.timeout > 0 then
     outs[#outs + 1] = sweep.out end end
-  local lines = {string.format("gpuexp: %d of %d points failed (%s); their rows say why (status and error columns " ..
+  local lines = {text.format("gpuexp: %d of %d points failed (%s); their rows say why (status and error columns " ..
     "of %s)", failed, totals.done, table.concat(kinds, ", "), table.concat(outs, ", ")),
-    string.format("gpuexp: the first: sweep '%s' point %s (%s): %s", first.sweep, first.point, first.status,
+    text.format("gpuexp: the first: sweep '%s' point %s (%s%s): %s", first.sweep, first.point, first.status,
+      first.earlier and ", a row an earlier part of the run wrote; --resume keeps it" or "",
       tostring(first.error or "no message"))}
   if gpuexp.plan and tostring(first.error):find("a nil value") then
     lines[#lines + 1] = "gpuexp: an offline plan measures nothing, so timings (t.median_ms, ...) are nil: compute from " ..

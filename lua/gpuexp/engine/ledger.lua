@@ -98,17 +98,20 @@ end
 -- ---- the output ----
 
 -- The output's folder (that of the default output, results/, is made; one the user named must
--- exist) and its lock: one writer per output, a second run on it waits its turn (exit 75). true,
--- or nil, why and the kind of failure ("busy", "write").
+-- exist) and its lock: one writer per output, a second run on it waits its turn (exit 75). The
+-- CSV, its metadata and its samples file are checked first (gx_output.h: no link of another user
+-- on the way, no device or FIFO at a companion's name), so a refusal leaves no lock and no file
+-- touched. true, or nil, why and the kind of failure ("busy", "write").
 local function take_output(sweep, make_folder)
   local out = sweep.out
   local dir = out:match("^(.*)/[^/]*$")
   if make_folder and dir and dir ~= "" then
-    local made, problem = pcall(gpuexp.mkdir, dir)
-    if not made then return nil, message_of(problem) end
+    local made, problem = gpuexp._output_folder(dir, true)
+    if not made then return nil, problem, "write" end
   end
-  if dir and dir ~= "" and not gpuexp._is_directory(dir) then
-    return nil, string.format("cannot write %s: the folder %s does not exist (it is not created)", out, dir), "write"
+  for _, path in ipairs({out, meta.path_for(out), samples.path_for(out)}) do
+    local writable, why = gpuexp._output_check(path, path == out)
+    if not writable then return nil, why, "write" end
   end
   local locked, note, kind = gpuexp._process.lock(out .. ".lock")
   if not locked and kind == "busy" then

@@ -7,6 +7,7 @@ local csv = require("gpuexp.store.csv")
 local meta = require("gpuexp.store.meta")
 local result = require("gpuexp.store.result")
 local samples = require("gpuexp.store.samples")
+local text_formats = require("gpuexp.store.text")
 
 local M = {}
 local Sweep = {}
@@ -85,7 +86,7 @@ end
 -- A new file (no rows of an earlier part): the header when the columns are known, and no samples
 -- file of an earlier run left beside it. true, or nil and why.
 function Sweep:start_fresh()
-  local file, message = gpuexp._open_output(self.out)
+  local file, message = gpuexp._open_output(self.out, false, true)
   if not file then return nil, message end
   self.file, self.good_bytes, self.chunks = file, 0, {}
   if self.columns then self:write_header() end
@@ -106,7 +107,7 @@ end
 
 -- Opens the CSV to append after text, the whole of what it holds now.
 function Sweep:open_for_append(text)
-  local file, why = gpuexp._open_output(self.out, true)
+  local file, why = gpuexp._open_output(self.out, true, true)
   if not file then gpuexp.error("write", why) end
   self.file, self.good_bytes, self.chunks = file, #text, {text}
 end
@@ -134,7 +135,7 @@ function Sweep:rewrite()
   end
   local text = table.concat(lines, "\n") .. "\n"
   if self.file then self.file:close(); self.file = nil end
-  csv.write_file(self.out, text)
+  csv.write_file(self.out, text, true)
   self:open_for_append(text)
 end
 
@@ -158,7 +159,7 @@ function Sweep:write_row(index, row)
   end
   local added = M.grow(self.columns, row)
   if #added > 0 then
-    io.stderr:write(string.format("\ngpuexp: sweep '%s': point %d has field(s) %s that earlier rows did not; " ..
+    io.stderr:write(text_formats.format("\ngpuexp: sweep '%s': point %d has field(s) %s that earlier rows did not; " ..
       "added as column(s) of %s (empty in earlier rows)\n", self.name, index, table.concat(added, ", "), self.out))
     self.texts = nil -- the resumed rows' lines lack the new columns
     self:rewrite()
@@ -215,10 +216,16 @@ end
 -- A finished point in the sweep's counts and the run's totals (its first failure kept for the
 -- report).
 function Sweep:tally(index, row)
-  local status = row.status
-  self:count(status)
-  local totals = self.ledger.totals
-  totals.done = totals.done + 1
+  self:count(row.status)
+  self.ledger.totals.done = self.ledger.totals.done + 1
+  self:charge(index, row)
+end
+
+-- A point's status in the run's totals, its first failure kept for the report: a point of this
+-- invocation (tally), or a failed row an earlier part of the run wrote (earlier: a resumed run
+-- whose CSV holds crashed rows does not end as a success).
+function Sweep:charge(index, row, earlier)
+  local status, totals = row.status, self.ledger.totals
   local key = (status == "crashed" or status == "timeout" or status == "error") and status or "ok"
   -- a sweep that expects failed points (a tune's rounds) counts their errors apart: they are
   -- results (a configuration that cannot launch); a crash or a timeout still fails the run
@@ -231,7 +238,7 @@ function Sweep:tally(index, row)
     local label, point = {}, self.points[index]
     for i, name in ipairs(self.axis_names) do label[i] = name .. "=" .. point[i] end
     totals.first_failure = {sweep = self.name, point = table.concat(label, ","), status = status, error = row.error,
-      out = self.out}
+      out = self.out, earlier = earlier}
   end
 end
 

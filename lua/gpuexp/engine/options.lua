@@ -99,7 +99,7 @@ end
 -- millisecond, very large ones mean no limit. (Its default is the catalog's.)
 function M.parse_point_timeout(text)
   local seconds = tonumber(text)
-  if not seconds or seconds ~= seconds or seconds < 0 then
+  if not seconds or seconds ~= seconds or seconds < 0 or seconds == math.huge then
     return nil, "--point-timeout takes seconds >= 0 (0: no limit), got '" .. tostring(text) .. "'"
   end
   if seconds >= 1e9 then return 0 end

@@ -137,6 +137,7 @@ local function take_rows(sweep, resumed)
     sweep.cells[index] = row
     sweep.texts[index] = resumed.texts[r]
     sweep:count(row.status)
+    if row.status ~= "ok" then sweep:charge(index, row, true) end
     -- rows still in point order (a run killed at a point resumes after it) need no rewrite
     if index < sweep.last_written then sweep.in_order = false end
     sweep.last_written = index

@@ -7,6 +7,7 @@
 local ledger = require("gpuexp.engine.ledger")
 
 local EXIT = require("gpuexp.catalog").EXIT
+local text = require("gpuexp.store.text")
 local M = {}
 
 -- The protocol. A worker slot (one worker process, or the inline script) sends these messages,
@@ -74,17 +75,17 @@ function Service:progress(final)
   if totals.crashed > 0 then extra = extra .. string.format(", %d crashed", totals.crashed) end
   if totals.timeout > 0 then extra = extra .. string.format(", %d timed out", totals.timeout) end
   if totals.error > 0 then extra = extra .. string.format(", %d errors", totals.error) end
-  io.stderr:write(string.format("\r%s: %d/%d points%s, %.1f s elapsed, ETA %.0f s   ",
+  io.stderr:write("\r", text.format("%s: %d/%d points%s, %.1f s elapsed, ETA %.0f s   ",
     current and current.name or "run", totals.done, totals.points, extra, elapsed, eta))
   if final or totals.done == totals.points then io.stderr:write("\n") end
   io.stderr:flush()
   self.shown = true
 end
 
--- A line on stderr that must not run into the progress line.
-function Service:say(text)
+-- A line on stderr that must not run into the progress line, its names shown as terminal text.
+function Service:say(message)
   if self.shown then io.stderr:write("\n") end
-  io.stderr:write(text)
+  io.stderr:write(text.message(message))
 end
 
 -- The reply that ends a sweep for a slot: its rows and columns.
@@ -254,9 +255,9 @@ function Service:finish(exit_code, ended)
     local path = history_path == "" and history.default_path() or history_path
     local ids, why = history.record_outputs(path, runs, self.config.night)
     if not ids then
-      io.stderr:write("gpuexp: the run was NOT recorded in the history " .. path .. ": " .. why ..
+      io.stderr:write(text.message("gpuexp: the run was NOT recorded in the history " .. path .. ": " .. why ..
         "\ngpuexp: its CSV files are kept; record them later with: gpuexp history --history " .. path ..
-        " record " .. table.concat(outs, " ") .. "\n")
+        " record " .. table.concat(outs, " ") .. "\n"))
       if exit_code == 0 then exit_code = EXIT.HISTORY end
     elseif #ids > 0 and not gpuexp.quiet then
       io.stderr:write(string.format("gpuexp: recorded in %s as run%s %s\n", path, #ids > 1 and "s" or "",

@@ -220,17 +220,26 @@ function Run:stopped()
     self:stop_all("TERM")
     local message = exits.message(self.fatal)
     pcall(self.service.close, self.service, "stopped: " .. message)
-    self.service:say(string.format("gpuexp: %s\ngpuexp: stopped: %d of %d points done; every row written is whole. " ..
-      "Once the cause is fixed, finish the run with: %s\n", message, totals.done, totals.points, resume_command(o.argv)))
+    if #self.service.book.sweeps == 0 then -- nothing written: nothing to resume ("0 of 0 points" said nothing)
+      self.service:say(string.format("gpuexp: %s\ngpuexp: stopped before any sweep started: nothing was written\n",
+        message))
+    else
+      self.service:say(string.format("gpuexp: %s\ngpuexp: stopped: %d of %d points done; every row written is whole. " ..
+        "Once the cause is fixed, finish the run with: %s\n", message, totals.done, totals.points, resume_command(o.argv)))
+    end
     return exits.code(self.fatal, EXIT.FAILED)
   end
   local name = service.signal_name(self.interrupted)
   self.service:close("interrupted by " .. name)
   local outs = {}
   for _, sweep in ipairs(self.service.book.sweeps) do outs[#outs + 1] = sweep.out end
-  self.service:say(string.format("gpuexp: interrupted (%s): %d of %d points done, their rows kept in %s\n" ..
-    "gpuexp: finish the run with: %s\n", name, totals.done, totals.points,
-    #outs > 0 and table.concat(outs, ", ") or "(no sweep had started)", resume_command(o.argv)))
+  if #outs == 0 then -- nothing written: nothing to resume
+    self.service:say(string.format("gpuexp: interrupted (%s) before any sweep started: nothing was written\n", name))
+  else
+    self.service:say(string.format("gpuexp: interrupted (%s): %d of %d points done, their rows kept in %s\n" ..
+      "gpuexp: finish the run with: %s\n", name, totals.done, totals.points, table.concat(outs, ", "),
+      resume_command(o.argv)))
+  end
   return 128 + self.interrupted
 end
 

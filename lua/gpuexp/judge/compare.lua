@@ -28,7 +28,8 @@ function M.parse_metric(text)
   return {name = name, direction = direction}
 end
 
--- The differences between the machines of two runs that make timings incomparable.
+-- The differences between the machines of two runs that make timings incomparable; of two offline
+-- plans (or a plan and a GPU), their architectures: each plan's values are the model's for its own.
 function M.gpu_differences(base, new)
   local found = {}
   local a, b = base or {}, new or {}
@@ -38,7 +39,9 @@ function M.gpu_differences(base, new)
       found[#found + 1] = string.format("%s: %s vs %s", what, tostring(x), tostring(y))
     end
   end
+  local machine = require("gpuexp.store.meta").machine
   differ("GPU", ga.name, gb.name)
+  differ("architecture", (machine(a) or {}).arch, (machine(b) or {}).arch)
   differ("driver", a.driver_version, b.driver_version)
   differ("CUDA driver", a.versions and a.versions.driver_cuda, b.versions and b.versions.driver_cuda)
   differ("maximum SM clock (kHz)", ga.sm_clock_max_khz, gb.sm_clock_max_khz)

@@ -126,31 +126,47 @@ function M.enough(summary, mde_pct, min_blocks)
   return summary.blocks >= (min_blocks or M.MIN_BLOCKS) and summary.mde_pct <= mde_pct
 end
 
--- M.verdict(summary [, threshold_pct]) -> "slower"|"faster"|"same", basis text (the effect it could
--- detect, the interval and the p-value). B is the new variant: slower means B takes longer.
-function M.verdict(summary, threshold_pct)
+-- M.verdict(summary [, threshold_pct, min_blocks]) -> "slower"|"faster"|"same"|"undecided", basis
+-- text (the effect it could detect, the interval and the p-value). B is the new variant: slower
+-- means B takes longer. A run of fewer than min_blocks blocks (default M.MIN_BLOCKS: a budget too
+-- short for the kernel) that shows no change is undecided, not same: its spread, and so the effect
+-- it could have detected, rests on too few blocks to be said.
+function M.verdict(summary, threshold_pct, min_blocks)
   local alpha = 1 - summary.confidence
   local verdict = "same"
   if summary.blocks >= 2 and summary.p < alpha and math.abs(summary.change_pct) >= (threshold_pct or 0) then
     if summary.ci_low > 1 then verdict = "slower" elseif summary.ci_high < 1 then verdict = "faster" end
   end
+  local needed = min_blocks or M.MIN_BLOCKS
+  local undecided = verdict == "same" and summary.blocks < needed
   local basis = string.format("%d blocks, %.3g%% CI %s..%s, Wilcoxon p=%.2g; could detect %s at %.0f%% power",
     summary.blocks, summary.confidence * 100,
     summary.ci_low and string.format("%+.2f%%", (summary.ci_low - 1) * 100) or "?",
     summary.ci_high and string.format("%+.2f%%", (summary.ci_high - 1) * 100) or "?", summary.p,
     summary.mde_pct < math.huge and string.format("+-%.2f%%", summary.mde_pct) or "nothing", summary.power * 100)
+  if undecided then
+    verdict = "undecided"
+    basis = basis .. string.format("; undecided: %d block%s, fewer than the %d a verdict needs (a longer budget)",
+      summary.blocks, summary.blocks == 1 and "" or "s", needed)
+  end
   return verdict, basis
 end
 
--- M.nvbench(a_samples, b_samples) -> verdict, change_pct, threshold_pct: NVBench's rule on the same
--- samples pooled as two runs (nvbench_compare.py: same within the smaller relative noise).
-function M.nvbench(a_samples, b_samples)
-  local function noise(samples)
-    local s = gpuexp.stats(samples)
-    return s.noise_pct or (s.stddev / s.mean * 100)
-  end
-  local judged = rule.judge{value = stats.median(b_samples), noise_pct = noise(b_samples), samples = #b_samples,
-    baseline = {{value = stats.median(a_samples), noise_pct = noise(a_samples)}}, direction = "lower", rule = "nvbench"}
+-- A pool's summary ({median, noise_pct, count}) of a list of samples, or the summary given.
+local function summary_of(samples)
+  if samples.median and samples.count then return samples end
+  local pool = stats.pool(math.max(1, #samples))
+  pool:add_all(samples)
+  return pool:summary()
+end
+
+-- M.nvbench(a, b) -> verdict, change_pct, threshold_pct: NVBench's rule on the same samples pooled
+-- as two runs (nvbench_compare.py: same within the smaller relative noise). a and b: lists of
+-- samples, or the summaries of pools of them (stats.pool, for runs of millions of samples).
+function M.nvbench(a, b)
+  a, b = summary_of(a), summary_of(b)
+  local judged = rule.judge{value = b.median, noise_pct = b.noise_pct, samples = b.count,
+    baseline = {{value = a.median, noise_pct = a.noise_pct}}, direction = "lower", rule = "nvbench"}
   return judged.verdict, judged.change_pct, judged.threshold_pct
 end
 

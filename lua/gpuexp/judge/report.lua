@@ -4,6 +4,7 @@
 local csv = require("gpuexp.store.csv")
 local json = require("gpuexp.store.json")
 local compare = require("gpuexp.judge.compare")
+local lines = require("gpuexp.judge.lines")
 local printers = require("gpuexp.judge.printers")
 local rule = require("gpuexp.judge.rule")
 local text = require("gpuexp.store.text")
@@ -33,7 +34,7 @@ local function row_of(e, experiment)
   return {experiment = experiment, point = e.point, metric = e.metric, before = number_text(e.base),
     after = number_text(e.new), change = change_text(e), threshold = threshold_text(e), verdict = e.verdict,
     regression = compare.is_regression(e), confidence = confidence_text(e), basis = e.basis or "",
-    unconfirmed = e.unconfirmed or nil, plot = e.plot, explanation = e.explanation,
+    unconfirmed = e.unconfirmed or nil, plot = e.plot, explanation = e.explanation, lines = e.lines,
     state = e.state and e.state.name or nil, state_text = e.state and e.state.text or nil,
     open_since = e.state and e.state.since or nil, open_nights = e.state and e.state.nights or nil}
 end
@@ -105,7 +106,8 @@ function M.summary(model, file)
     end
   end
   local states = state_lines(model)
-  if #states > 0 then file:write("REGRESSION STATES:\n  ", table.concat(states, "\n  "), "\n") end
+  if #states > 0 then file:write("REGRESSION STATES:\n") end
+  for _, line in ipairs(states) do file:write("  ", term(line), "\n") end
   for _, r in ipairs(model.results) do
     if r.failure then file:write("FAILED ", term(r.name), ": ", term(r.failure), "\n") end
   end
@@ -135,6 +137,13 @@ function M.markdown(model, file)
       if row.plot then file:write(string.format("![%s %s](%s)\n", md_cell(row.experiment), md_cell(row.point), row.plot)) end
     end
     file:write("\n")
+    -- explained to the source line (commands/lines.lua's night stage): the ranked lines
+    for _, row in ipairs(model.regressions) do
+      if row.lines then
+        file:write(string.format("### Lines: %s %s\n\n", md_cell(row.experiment), md_cell(row.point)))
+        lines.markdown(row.lines, file)
+      end
+    end
   end
   local states = state_lines(model)
   if #states > 0 then
@@ -176,6 +185,7 @@ function M.html(model, file)
       html(row.experiment), html(row.point), html(row.metric), row.before, row.after, row.change, row.threshold,
       html(row.confidence .. (row.basis ~= "" and ("; " .. row.basis) or ""))))
     if row.explanation then file:write("<p><b>What changed:</b> ", html(row.explanation), "</p>\n") end
+    if row.lines then lines.html(row.lines, file, html) end
     if row.plot then file:write(string.format("<img src='%s' width='800'>\n", html(row.plot))) end
   end
   local states = state_lines(model)

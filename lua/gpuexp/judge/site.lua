@@ -8,6 +8,7 @@
 local history = require("gpuexp.store.history")
 local compare = require("gpuexp.judge.compare")
 local explain = require("gpuexp.judge.explain")
+local lines = require("gpuexp.judge.lines")
 local printers = require("gpuexp.judge.printers")
 local verdict = require("gpuexp.judge.verdict")
 
@@ -58,6 +59,7 @@ function M.model(db, limit)
           regression = compare.is_regression(e), unconfirmed = e.unconfirmed, basis = e.basis,
           change = printers.change_text(e),
           explanation = compare.is_regression(e) and e.verdict == "slower" and explain.recorded(db, e, new, read) or nil,
+          lines = compare.is_regression(e) and e.verdict == "slower" and lines.recorded(e, new, read) or nil,
           state = e.state and e.state.name, state_text = e.state and e.state.text}
       end
     end
@@ -174,8 +176,9 @@ function M.series_page(series, file)
     for n, run in ipairs(series.runs) do
       local v = point.values[n]
       if v and (v.regression or v.state) then
-        items[#items + 1] = string.format("<li>run %d, %s: %s%s%s</li>", run.id, html(run.started or ""), html(v.change),
-          v.explanation and (": " .. html(v.explanation)) or "", v.state_text and ("<br>" .. html(v.state_text)) or "")
+        items[#items + 1] = string.format("<li>run %d, %s: %s%s%s%s</li>", run.id, html(run.started or ""), html(v.change),
+          v.explanation and (": " .. html(v.explanation)) or "", v.state_text and ("<br>" .. html(v.state_text)) or "",
+          v.lines and ("<br>line profiles: " .. html(lines.sentence(v.lines))) or "")
       end
     end
     if #items > 0 then out[#out + 1] = "<ul class='changes'>" .. table.concat(items) .. "</ul>\n" end

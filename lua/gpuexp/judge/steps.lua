@@ -17,7 +17,7 @@ local stats = require("gpuexp.judge.stats")
 local M = {}
 
 local function median_of(values, first, last)
-  return stats.median({table.unpack(values, first, last)})
+  return stats.median(values, first, last)
 end
 
 -- The level (median) and L1 distance of every segment y[l..r], computed once per series.

@@ -60,6 +60,29 @@ local function load(state, id)
 end
 M.load = load
 
+local function loaded(state, ids)
+  local runs = {}
+  for i, id in ipairs(ids or {}) do runs[i] = load(state, id) end
+  return runs
+end
+
+-- The ids of the nights a level was taken from (the accepted level's first nights).
+local function level_ids(p)
+  local ids = {}
+  for i, v in ipairs(p.level_values) do ids[i] = v.id end
+  return ids
+end
+
+-- The point's baseline nights an explanation reads its counters' noise from: never a night of an
+-- open regression (they are not in p.base), nor one at or after `before` (a creep's nights).
+local function noise_ids(p, before)
+  local ids = {}
+  for _, id in ipairs(p.base) do
+    if not before or id < before then ids[#ids + 1] = id end
+  end
+  return ids
+end
+
 local function worse_of(value, reference, direction)
   local change = (value - reference) / reference * 100
   return direction == "higher" and -change or change, change
@@ -76,8 +99,9 @@ end
 M.night_text = night_text
 
 -- An entry judged against the accepted level of its open regression.
-local function against_open(p, e)
+local function against_open(state, p, e)
   local open = p.open
+  e.base_runs, e.noise_ids = loaded(state, open.base_ids), open.noise_ids
   local worse, change = worse_of(e.new, open.level, e.direction)
   e.base, e.change_pct, e.threshold_pct = open.level, change, open.threshold
   e.verdict = worse > open.threshold and "slower" or worse < -open.threshold and "faster" or "same"
@@ -107,10 +131,20 @@ local function check_creep(state, p, e, new, options)
   local deviation = 0
   for _, v in ipairs(p.level_values) do deviation = deviation + math.abs(v.value - level) end
   deviation = deviation / #p.level_values
-  local onset = steps.onset(y, sign * level, math.max(3 * deviation, 0.001 * level), found.steps[1].after or #y)
+  -- the first step past the level's own nights (a step among them is their jitter: the level is
+  -- what the verdict was judged against, and a creep cannot begin inside it)
+  local first_step = #y
+  for _, step in ipairs(found.steps) do
+    if step.after and step.after > #p.level_values then first_step = step.after; break end
+  end
+  local onset = steps.onset(y, sign * level, math.max(3 * deviation, 0.001 * level), first_step)
   local since = onset <= #p.series and p.series[onset].id or id
   local _, change = worse_of(e.new, level, e.direction)
   e.creep = {since = since, nights = #y - onset + 1, level = level, threshold = judged.threshold_pct}
+  -- explained against the level it was judged against, with the noise of the level's nights and
+  -- those before the creep's first (never the creeping nights: their counters crept too)
+  local ids = level_ids(p)
+  e.base_runs, e.noise_ids = loaded(state, ids), noise_ids(p, (ids[#ids] or since) + 1)
   e.verdict, e.base, e.change_pct, e.threshold_pct = "slower", level, change, judged.threshold_pct
   e.basis = string.format("creep: %+.2f%% against the accepted level %.5g over %d night(s) since %s (a step found " ..
     "by asv's L1 step detection), threshold %.2f%%; against the recent nights: %s", change, level, e.creep.nights,
@@ -143,8 +177,9 @@ function M.judge(state, new, options)
   for _, e in ipairs(comparison.points) do
     rawset(e, "base_runs", bases_for(e.key, e.metric))
     local p = state.points[point_id(e.key, e.metric)]
+    rawset(e, "noise_ids", p and noise_ids(p) or {})
     if p and not metric.status_only and usable(e.new) and e.verdict ~= "error" and e.verdict ~= "missing" then
-      if p.open then against_open(p, e)
+      if p.open then against_open(state, p, e)
       elseif e.verdict ~= "slower" then check_creep(state, p, e, new, options) end
     end
   end
@@ -192,7 +227,7 @@ local function add_night(p, id, value, count, noise_pct)
   p.base[#p.base + 1] = id
   if usable(value) then
     p.series[#p.series + 1] = {id = id, value = value}
-    if #p.level_values < count then p.level_values[#p.level_values + 1] = {value = value, noise_pct = noise_pct} end
+    if #p.level_values < count then p.level_values[#p.level_values + 1] = {value = value, noise_pct = noise_pct, id = id} end
   end
 end
 
@@ -205,9 +240,9 @@ local function state_text(state, s)
     return string.format("FIXED: back at the accepted level %.5g (%+.2f%%); it was open since %s for %d night%s",
       s.level, s.change_pct, night_text(state, s.since), s.nights, s.nights == 1 and "" or "s")
   else
-    return string.format("ACCEPTED at run %d: its level %.5g (%+.2f%% against %.5g) is the baseline from now on; " ..
-      "it was open since %s for %d night%s", s.at, s.new_level, s.change_pct, s.level, night_text(state, s.since),
-      s.nights, s.nights == 1 and "" or "s")
+    return string.format("ACCEPTED at run %d%s: its level %.5g (%+.2f%% against %.5g) is the baseline from now on; " ..
+      "it was open since %s for %d night%s", s.at, s.note and (" (" .. s.note .. ")") or "", s.new_level, s.change_pct,
+      s.level, night_text(state, s.since), s.nights, s.nights == 1 and "" or "s")
   end
 end
 
@@ -251,7 +286,11 @@ function M.settle(state, comparison, new, options, accepted)
       local runs = {}
       for _, night in ipairs(state.nights) do if night >= since then runs[#runs + 1] = night end end
       runs[#runs + 1] = id
-      p.open = {since = since, nights = nights, level = level, threshold = e.threshold_pct, runs = runs}
+      -- the nights the explanation reads while it is open: the level's, as on the night it opened
+      local base_ids = {}
+      for i, run in ipairs(e.base_runs or {}) do base_ids[i] = run.record.id end
+      p.open = {since = since, nights = nights, level = level, threshold = e.threshold_pct, runs = runs,
+        base_ids = base_ids, noise_ids = e.noise_ids or noise_ids(p)}
       e.state = {name = "open", since = since, nights = nights, level = level, change_pct = e.change_pct, opened = true}
     elseif complete and e.verdict ~= "error" and e.verdict ~= "missing" then
       add_night(p, id, e.new, count, tonumber(new:value(e.key, "noise_pct")))
@@ -271,7 +310,7 @@ function M.settle(state, comparison, new, options, accepted)
         end
         if open then
           e.state = {name = "accepted", at = id, since = open.since, nights = open.nights, level = open.level,
-            new_level = e.new, change_pct = e.change_pct or 0}
+            new_level = e.new, change_pct = e.change_pct or 0, note = accepted.notes and accepted.notes[key or true]}
         end
       end
     end
@@ -282,12 +321,14 @@ function M.settle(state, comparison, new, options, accepted)
   state.nights[#state.nights + 1] = id
 end
 
--- The acceptances of a series' nights: run id -> list of keys (false: every point).
+-- The acceptances of a series' nights: run id -> list of keys (false: every point), and their
+-- notes by key (true: every point's) in the list's notes.
 local function acceptances_by_run(db, ids)
   local by_run = {}
   for _, a in ipairs(history.acceptances(db, ids)) do
-    by_run[a.run_id] = by_run[a.run_id] or {}
+    by_run[a.run_id] = by_run[a.run_id] or {notes = {}}
     table.insert(by_run[a.run_id], a.key or false)
+    by_run[a.run_id].notes[a.key or true] = a.note
   end
   return by_run
 end

@@ -75,20 +75,22 @@ function M.close(file, path)
   if not ok then write_failed(path, "close", message) end
 end
 
--- M.write_file(path, text): the whole file, as gx_output.h writes outputs: a unique temporary
--- beside it and a rename (a reader, a kill or a full disk never sees half of it where a good one
--- was), a device or a FIFO written in place, a link of another user refused, no folder created.
-function M.write_file(path, text)
-  local ok, message = gpuexp._write_file(path, text)
+-- M.write_file(path, text [, named]): the whole file, as gx_output.h writes outputs: a unique
+-- temporary beside it and a rename (a reader, a kill or a full disk never sees half of it where a
+-- good one was), a link of another user on the way refused, no folder created. named: path is the
+-- output the user named (-o), where a device or a FIFO is written in place; a name gpuexp makes up
+-- (X.meta.json, a report in a folder) must be a file.
+function M.write_file(path, text, named)
+  local ok, message = gpuexp._write_file(path, text, named)
   if not ok then gpuexp.error("write", message, 2) end
 end
 
--- M.write_printed(path, print): print(file) writes into memory (file:write, as io's), then the
--- text goes to path as M.write_file writes it: whole, or a write error and path untouched.
-function M.write_printed(path, print)
+-- M.write_printed(path, print [, named]): print(file) writes into memory (file:write, as io's),
+-- then the text goes to path as M.write_file writes it: whole, or a write error and path untouched.
+function M.write_printed(path, print, named)
   local parts = {}
   print({write = function(self, ...) for _, text in ipairs({...}) do parts[#parts + 1] = text end return self end})
-  M.write_file(path, table.concat(parts))
+  M.write_file(path, table.concat(parts), named)
 end
 
 local Writer = {}
@@ -97,7 +99,7 @@ Writer.__index = Writer
 -- M.open(path): a writer whose header() and row() each write one line and flush it, so an
 -- interrupted run keeps every row it finished; every write is checked.
 function M.open(path)
-  local file, message = gpuexp._open_output(path)
+  local file, message = gpuexp._open_output(path, false, true) -- a script's own name for it
   if not file then gpuexp.error("write", message, 2) end
   return setmetatable({file = file, path = path}, Writer)
 end
@@ -193,13 +195,18 @@ local function read_text(path)
   return text
 end
 
--- M.read_cells(path) -> columns, records (lists of the cells' text, as written), lines (each
--- record's line in the file), the file's text. Raises a usage error naming the file and line when
--- it is malformed: an unclosed quote, or a row with another number of cells than the header.
-function M.read_cells(path)
+-- M.read_cells(path [, needs_header]) -> columns, records (lists of the cells' text, as written),
+-- lines (each record's line in the file), the file's text. Raises a usage error naming the file and
+-- line when it is malformed: an unclosed quote, or a row with another number of cells than the
+-- header; with needs_header (a run's CSV to judge, merge or plot), also when it holds no header.
+function M.read_cells(path, needs_header)
   local text = read_text(path)
   local records, lines = M.parse(text, path)
   if not records then gpuexp.error("usage", lines, 2) end
+  if needs_header and not records[1] then
+    gpuexp.error("usage", string.format("%s is empty (%d bytes: no header, no rows): a run stopped before its first " ..
+      "line, or a file cut to nothing; nothing to read", path, #text), 2)
+  end
   local columns = table.remove(records, 1) or {}
   table.remove(lines, 1)
   for r, record in ipairs(records) do
@@ -228,9 +235,10 @@ local function convert(value)
 end
 M.convert = convert
 
--- M.read(path) -> rows (tables keyed by column), columns. Numbers stay strings unless convertible.
-function M.read(path)
-  local columns, records = M.read_cells(path)
+-- M.read(path [, needs_header]) -> rows (tables keyed by column), columns. Numbers stay strings
+-- unless convertible.
+function M.read(path, needs_header)
+  local columns, records = M.read_cells(path, needs_header)
   local rows = {}
   for r, values in ipairs(records) do
     local row = {}
@@ -258,8 +266,7 @@ function M.print_table(rows, columns, file)
       local value = row[name]
       local text = type(value) == "number" and math.type(value) == "float" and string.format("%.4g", value)
         or format_value(value)
-      text = terminal_text(text) -- a name from data never moves the cursor or forges a line
-      if utf8.len(text) > 48 then text = text:sub(1, utf8.offset(text, 46) - 1) .. "..." end
+      text = text_formats.cut(terminal_text(text), 48) -- a name from data never moves the cursor or forges a line
       cells[r][c] = text
       widths[c] = math.max(widths[c], text_formats.width(text))
     end

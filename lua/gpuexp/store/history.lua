@@ -31,7 +31,7 @@ CREATE TABLE IF NOT EXISTS runs(
   git_dirty INTEGER,
   gpuexp_version TEXT,
   host TEXT,
-  gpu_name TEXT,
+  gpu_name TEXT,                  -- an offline plan's: "offline plan for sm_86" (meta.plan_name)
   gpu_uuid TEXT,
   driver_version TEXT,
   cuda_driver TEXT,
@@ -120,14 +120,23 @@ function M.open(path, readonly)
     if not file then return nil, path .. ": no history there (nothing was recorded yet)" end
     file:close()
   else
+    -- the folder made, and the name checked, as an output's: no link of another user on the way
     local dir = path:match("^(.*)/[^/]*$")
     if dir and dir ~= "" then
-      local ok, problem = pcall(gpuexp.mkdir, dir)
-      if not ok then return nil, "cannot make the history's folder: " .. message_of(problem) end
+      local ok, problem = gpuexp._output_folder(dir, true)
+      if not ok then return nil, problem end
     end
+    local writable, why = gpuexp._output_check(path)
+    if not writable then return nil, why end
   end
   local ok, db = pcall(gpuexp._db.open, path, readonly)
   if not ok then return nil, message_of(db) end
+  -- an empty file (nothing recorded yet, or a writer killed before its first commit) is an empty
+  -- history: read as one, from memory, the file left as it is
+  if readonly and db:rows("SELECT count(*) AS n FROM sqlite_master")[1].n == 0 then
+    db:close()
+    return M.open(":memory:")
+  end
   local done, problem = pcall(function()
     -- all of the schema or none of it: a writer killed while it makes a new history leaves an
     -- empty file, never a history with half its tables
@@ -152,10 +161,37 @@ function M.open(path, readonly)
         tostring(found or "none"), M.SCHEMA_VERSION, (found or 0) > M.SCHEMA_VERSION and
         "it was written by a newer gpuexp; use that one, or give another --history" or "it is not a gpuexp history")}, 0)
     end
-    if not readonly then db:exec("CREATE UNIQUE INDEX IF NOT EXISTS runs_by_uuid ON runs(uuid)") end
+    if not readonly then
+      db:exec("CREATE UNIQUE INDEX IF NOT EXISTS runs_by_uuid ON runs(uuid)")
+      M.name_plans(db)
+    end
   end)
   if not done then db:close() return nil, message_of(problem) end
   return db
+end
+
+-- The machine of a stored run: its GPU's name, or an offline plan's (its architecture, from the
+-- metadata: a run recorded before plans carried it as their GPU); nil when neither is known.
+function M.machine_of(record)
+  if record.gpu_name then return record.gpu_name end
+  local info = record.meta and require("gpuexp.store.json").decode(record.meta)
+  local machine = meta.machine(info)
+  return machine and machine.name
+end
+
+-- Plans recorded with no GPU name (before they carried their architecture as one) get their plan's
+-- name, so that every series (experiment, sweep, GPU, driver) holds one architecture: a plan for
+-- sm_86 is never the baseline of a plan for sm_90.
+function M.name_plans(db)
+  local unnamed = db:rows("SELECT id, meta FROM runs WHERE gpu_name IS NULL")
+  if #unnamed == 0 then return end
+  local named, why = M.transaction(db, function()
+    for _, record in ipairs(unnamed) do
+      local name = M.machine_of(record)
+      if name then db:run("UPDATE runs SET gpu_name = ? WHERE id = ?", name, record.id) end
+    end
+  end)
+  if not named then error({message = "could not name the offline plans of the history: " .. tostring(why)}, 0) end
 end
 
 -- Runs fn(db) inside one transaction; rolls back and returns nil, why on any failure.
@@ -216,6 +252,7 @@ function M.record(db, run, extra)
   end
   local commit, dirty = git_state(info.script)
   local gpu = info.gpu or {}
+  local machine = meta.machine(info) or {}
   local first_part = info.parts and info.parts[1] or {}
   -- the same files recorded again (history record twice, or by hand after the run): their run,
   -- not a second one
@@ -232,7 +269,7 @@ function M.record(db, run, extra)
       os.date("!%Y-%m-%dT%H:%M:%SZ"), first_part.started_utc or info.time_utc, info.sweep.finished_utc,
       extra.kind or "run", extra.nightly, extra.suite, experiment, info.sweep.name, info.script, info.script_hash,
       json_text(info.kernels or {}), json_text(info.arguments or {}), commit, dirty == nil and nil or (dirty and 1 or 0),
-      info.gpuexp_version, info.host, gpu.name, gpu.uuid, info.driver_version,
+      info.gpuexp_version, info.host, machine.name, gpu.uuid, info.driver_version,
       info.versions and info.versions.driver_cuda, gpu.sm_clock_max_khz, throttled,
       info.sweep.complete and 1 or 0, #records - failed, failed, json_text(axes), json_text(columns), json_text(info),
       source)
@@ -253,7 +290,27 @@ end
 -- M.record_file(db, csv_path, extra): M.record of a CSV written earlier, read strictly (the file
 -- and line of any problem).
 function M.record_file(db, csv_path, extra)
-  local run, problem = result.read(csv_path)
+  -- a CSV that is there but empty (or malformed) is said as such first: its metadata says nothing of it
+  local present = io.open(csv_path, "rb")
+  if present then
+    present:close()
+    local readable, problem = pcall(csv.read_cells, csv_path, true)
+    if not readable then return nil, type(problem) == "table" and problem.message or tostring(problem) end
+  end
+  -- a run is recorded with its facts (GPU, driver, script...), which only its metadata holds: a CSV
+  -- without one (another tool's) can be compared (gpuexp compare --axes), not recorded
+  local info, unreadable = meta.read_json(meta.path_for(csv_path))
+  if not info or type(info.sweep) ~= "table" then
+    return nil, string.format("%s: %s; a run is recorded with the facts its metadata holds (gpuexp writes it; " ..
+      "gpuexp --resume finishes an interrupted run and writes it). Another tool's CSV can be compared, not recorded: " ..
+      "gpuexp compare --axes A,B", csv_path, unreadable or (meta.path_for(csv_path) .. " has no 'sweep' object"))
+  end
+  local axes, odd = result.axes_of(info, csv_path)
+  if not axes then
+    return nil, odd or string.format("%s: %s names no axes (no sweep.axes): it is not the metadata of a run gpuexp " ..
+      "wrote", csv_path, meta.path_for(csv_path))
+  end
+  local run, problem = result.read(csv_path, axes)
   if not run then return nil, problem end
   return M.record(db, run, extra)
 end
@@ -470,15 +527,21 @@ function M.acceptances(db, ids)
   return found
 end
 
--- Records that the level of these points (keys; nil: every point) at the run is intended. Returns
--- the number of acceptances made, or nil and why.
+-- Records that the level of these points (keys; nil: every point) at the run is intended. A point
+-- accepted already at the run (by itself, or by an acceptance of every point) is not accepted
+-- twice. Returns the number of acceptances made, or nil and why.
 function M.accept(db, run_id, keys, note)
   return M.transaction(db, function()
     local made = 0
+    local every = db:rows("SELECT 1 AS yes FROM acceptances WHERE run_id = ? AND key IS NULL", run_id)[1]
     for _, key in ipairs(keys or {false}) do
-      db:run("INSERT INTO acceptances(run_id, key, accepted_utc, note) VALUES (?,?,?,?)", run_id, key or nil,
-        os.date("!%Y-%m-%dT%H:%M:%SZ"), note)
-      made = made + 1
+      local there = every or (key and db:rows("SELECT 1 AS yes FROM acceptances WHERE run_id = ? AND key = ?", run_id,
+        key)[1])
+      if not there then
+        db:run("INSERT INTO acceptances(run_id, key, accepted_utc, note) VALUES (?,?,?,?)", run_id, key or nil,
+          os.date("!%Y-%m-%dT%H:%M:%SZ"), note)
+        made = made + 1
+      end
     end
     return made
   end)

@@ -29,6 +29,21 @@ end
 
 function M.host() return gpuexp.hostname() end
 
+-- The name of an offline plan's device, the machine of its runs: "offline plan for sm_86".
+function M.plan_name(arch) return "offline plan for " .. arch end
+
+-- The machine a run's metadata says it ran on: its GPU's name and architecture, or an offline
+-- plan's name and architecture (the plan's runs are keyed by it: a plan for sm_86 is never the
+-- baseline of one for sm_90); nil for metadata that says neither.
+function M.machine(info)
+  if type(info) ~= "table" then return nil end
+  local gpu = type(info.gpu) == "table" and info.gpu or {}
+  if gpu.name then return {name = gpu.name, arch = gpu.arch} end
+  local arch = info.offline_arch or (type(info.sweep) == "table" and info.sweep.offline_arch)
+  if type(arch) == "string" then return {name = M.plan_name(arch), arch = arch, plan = true} end
+  return nil
+end
+
 -- The kernel driver's version ("580.159.04") from /proc/driver/nvidia/version, or nil.
 function M.driver_version()
   local text = read_all("/proc/driver/nvidia/version")

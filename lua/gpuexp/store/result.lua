@@ -151,16 +151,28 @@ function Result:check_numbers(column)
   return nil
 end
 
--- The axis names a run's metadata gives, or nil and why.
+-- The axis names a run's metadata gives, or nil and why (nil alone: it gives none).
 function M.axes_of(info, path)
-  local axes = type(info) == "table" and type(info.sweep) == "table" and info.sweep.axes
-  if type(axes) ~= "table" or #axes == 0 then return nil end
-  local names = {}
+  local where = meta.path_for(path)
+  if type(info) ~= "table" or info.sweep == nil then return nil end
+  local sweep = info.sweep
+  if type(sweep) ~= "table" then return nil, where .. ": its 'sweep' is not an object" end
+  local axes = sweep.axes
+  if axes == nil then return nil end
+  if type(axes) ~= "table" or (#axes == 0 and next(axes) ~= nil) then
+    return nil, where .. ": its sweep.axes is not a list of {name = ..., values = ...}"
+  end
+  if #axes == 0 then return nil, where .. ": its sweep.axes is empty (a sweep has at least one axis)" end
+  local names, seen = {}, {}
   for i, axis in ipairs(axes) do
-    if type(axis) ~= "table" or type(axis.name) ~= "string" then
-      return nil, string.format("%s: its sweep.axes[%d] is not {name = ..., values = ...}", meta.path_for(path), i)
+    if type(axis) ~= "table" or type(axis.name) ~= "string" or axis.name == "" then
+      return nil, string.format("%s: its sweep.axes[%d] is not {name = ..., values = ...}", where, i)
     end
-    names[i] = axis.name
+    if seen[axis.name] then
+      return nil, string.format("%s: its sweep.axes names '%s' twice (axes %d and %d)", where, axis.name, seen[axis.name],
+        i)
+    end
+    seen[axis.name], names[i] = i, axis.name
   end
   return names
 end
@@ -174,16 +186,17 @@ end
 -- M.read(path [, axes]) -> result, or nil and why. The axes come from the .meta.json beside the CSV
 -- unless given; every problem names the file (and line).
 function M.read(path, axes)
-  local ok, columns, records, lines, text = pcall(csv.read_cells, path)
+  local ok, columns, records, lines, text = pcall(csv.read_cells, path, true)
   if not ok then return nil, type(columns) == "table" and columns.message or tostring(columns) end
   local info, unreadable, meta_text = meta.read_json(meta.path_for(path))
   if not axes then
     local why
     axes, why = M.axes_of(info, path)
     if not axes then
-      return nil, why or string.format("%s: no readable %s beside it to say which columns are axes (%s): give them " ..
-        "with --axes, or finish an interrupted run with gpuexp --resume, which writes it", path, meta.path_for(path),
-        tostring(unreadable))
+      return nil, why or string.format("%s: %s: give them with --axes, or finish an interrupted run with gpuexp " ..
+        "--resume, which writes it", path, info and (meta.path_for(path) .. " names no axes (no sweep.axes)") or
+        ("no readable " .. meta.path_for(path) .. " beside it to say which columns are axes (" .. tostring(unreadable) ..
+        ")"))
     end
   end
   local result = M.new(path, info, axes, columns)

@@ -18,12 +18,24 @@ function M.columns(axis_names)
   return columns
 end
 
+M.FORMAT = "%.9g" -- a number as the file holds it
+
 -- Numbers as the file holds them: "%.9g" each (a float's time to the nanosecond of a second and
 -- beyond), space-separated.
 function M.values_text(values)
   local texts = {}
-  for i, value in ipairs(values) do texts[i] = string.format("%.9g", value) end
+  for i, value in ipairs(values) do texts[i] = string.format(M.FORMAT, value) end
   return table.concat(texts, " ")
+end
+
+-- The numbers as they will read back from the file (gpuexp.tune decides on these, so that a resumed
+-- tune decides as the first did); a value that is not a number stays as it is.
+function M.as_stored(values)
+  local stored = {}
+  for i, value in ipairs(values) do
+    stored[i] = type(value) == "number" and tonumber(string.format(M.FORMAT, value)) or value
+  end
+  return stored
 end
 
 -- One line (no newline) of a point's field: axis cells (texts, in axis order), field name, values text.

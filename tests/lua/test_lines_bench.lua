@@ -1,0 +1,41 @@
+-- bench/lines without a GPU: the cases (seeded, 50-500 lines, the injected line where the case
+-- says, built by NVRTC with code on that line: measure.lua --check), and the pipeline's dry run on
+-- invented profiles (measure.lua in a plan, then recompute.lua's table from its files). The GPU
+-- run is bench/lines/run.sh.
+local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
+local binary = arg[1]
+local bench = gpuexp.script_dir .. "/../../bench/lines"
+local cases = dofile(bench .. "/cases.lua")
+
+local list = cases.cases(cases.SEED, 33)
+local again = cases.case(cases.SEED, 7)
+T.eq(again.new, list[7].new, "a seed gives the same case")
+local seen = {}
+for _, case in ipairs(list) do
+  local _, lines = case.new:gsub("\n", "")
+  T.ok(lines >= 50 and lines <= 500, case.id .. ": 50-500 lines, " .. lines)
+  local at = 0
+  for line in (case.new):gmatch("([^\n]*)\n") do
+    at = at + 1
+    if at == case.line then T.ok(line:find("inj_mask", 1, true), case.id .. ": the injected line at " .. at) end
+  end
+  local base_lines = {}
+  for line in case.base:gmatch("([^\n]*)\n") do base_lines[#base_lines + 1] = line end
+  T.ok(not base_lines[case.line] or not base_lines[case.line]:find("inj_mask", 1, true), case.id .. ": the base has none")
+  seen[case.cause] = (seen[case.cause] or 0) + 1
+end
+for _, cause in ipairs(cases.CAUSE_ORDER) do T.eq(seen[cause], 3, cause .. ": three cases") end
+
+local ws = T.workspace(binary)
+local code, out, err = ws.run(string.format("--quiet --arch sm_90 %s/measure.lua out 4 --check", bench))
+T.eq(code, 0, "four cases build with code on their line: " .. out .. err)
+T.ok(out:find("every case builds", 1, true), out)
+code, out, err = ws.run(string.format("--quiet --arch sm_90 --out dry/lines.csv %s/measure.lua dry 4", bench))
+T.eq(code, 0, "the dry run: " .. err)
+code, out, err = ws.run(string.format("--quiet --arch sm_90 %s/recompute.lua dry", bench))
+T.eq(code, 0, "the table: " .. err)
+T.ok(out:find("4 line-level regressions", 1, true), "four cases in the table: " .. out)
+T.ok(out:find("| **all** | 4 |", 1, true), "the total row")
+code, out, err = ws.run(string.format("--quiet --arch sm_90 %s/recompute.lua dry --check dry/none.md", bench))
+T.eq(code, 1, "--check against another table fails")
+T.done()
