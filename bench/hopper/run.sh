@@ -38,6 +38,10 @@ if [ ! -x "$tutorial" ]; then # built by fetch.sh; else here from the headers be
 fi
 # the tutorial's own harness (GPU_Clock over 100 runs), three times, then gpuexp on the same kernel
 step cutlass_harness sh -c "for i in 1 2 3; do '$tutorial' 4096 4096 4096 N T || exit 1; done"
-step cutlass_gemm "$gpuexp" --quiet bench/hopper/cutlass_gemm.lua "$tutorial" "$out/cutlass_harness.log" "$out"
+# and the profiler's view of the same executable's kernels: ncu's duration of each gemm_device launch
+step cutlass_ncu ncu --clock-control none -k regex:gemm_device -c 40 --metrics gpu__time_duration.sum --csv \
+  "$tutorial" 4096 4096 4096 N T
+step cutlass_gemm "$gpuexp" --quiet bench/hopper/cutlass_gemm.lua "$tutorial" "$out/cutlass_harness.log" "$out" \
+  "$out/cutlass_ncu.log"
 for f in convolution grid_sync cutlass_gemm; do [ -f "$out/$f.txt" ] && cat "$out/$f.txt"; done
 exit $failed
