@@ -1,20 +1,23 @@
 -- Every command of gpuexp, its options, its exit codes and the environment variables it reads, in
--- one table. main.c dispatches from it (l_catalog.c); every command's options are parsed from it
--- (lua/gpuexp/engine/args.lua, which main.c's run command reads through l_catalog.c too); every
+-- one table. main.lua dispatches from it and the one command runner (commands/runner.lua) parses
+-- every command's options from it (lua/gpuexp/engine/args.lua), the run's included; every
 -- --help text, `gpuexp help`, the man page, the bash completion and docs/reference/cli.md
 -- (`gpuexp help --reference`) are rendered from it (catalog_text.lua). Plain data: loading it needs
 -- nothing but Lua.
 --
 -- The shape (keep it; add to it):
---   M.EXIT                 exit code names -> numbers (C has the same in src/cli/gx_cli.h)
+--   M.EXIT                 exit code names -> numbers (the only table of them: C keeps none)
 --   M.commands[i]          {name =, summary =, usage =, about =, after =, options = {...}, exits = {...},
 --                           arguments = "script" when the first argument that is not an option is a
 --                           script (history: its subcommand) and the rest are its arguments (else
 --                           options and arguments mix),
---                           and how it runs: module = "gpuexp.commands.x" (Lua main(args)),
---                           native = true (C, src/cli/), or run_option = "--x" (an alias of a run option)}
+--                           and how it runs: module = "gpuexp.commands.x" (its run(fields, given,
+--                           context), called by commands/runner.lua), native = true (its work is done in
+--                           C, src/cli/: no script library is loaded for it), or run_option = "--x" (an
+--                           alias of a run option)}
 --   options[j]             ONE entry per option, all there is to know of it:
---     [1]                  "-o, --out PATH": the flags, then the argument's name (none: a flag)
+--     [1]                  "-o, --out PATH": the flags, then the argument's name (none: a flag; a
+--                          name ending in "...", "--check NAME...": a flag, the names are arguments)
 --     [2]                  the help text
 --     field =              the key it sets in the parsed table (default: the long flag's name, "_" for
 --                          "-": --max-evals -> max_evals); a run option's is its gpuexp.run_options key
@@ -22,11 +25,15 @@
 --                          min =, max =, above = bounds), "seconds" (>= 0, 0: no limit), "choice"
 --                          (choices = {...}), "list" (A,B -> {"A", "B"}), "path" (a file or folder
 --                          name: '' is refused, never read as the default), "timeout", "shard", "only"
---                          (a run's, engine/options.lua) or a command's own (the parser is given it)
+--                          (a run's, engine/options.lua) or a command's own (its module's TYPES)
 --     what =               the value in words for the messages ("a GPU number": "--device needs a GPU
 --                          number", "--device takes a GPU number, got 'x'"); default from the type
 --     value =              what a flag sets (default true): --no-confirm sets confirm = false
---     default =            the field's value when the option is not given (help and reference show it)
+--     default =            the field's value when the option is not given, written as it would be typed
+--                          and read by its type (help and reference show it: never in the help text)
+--     default_text =       what is used when the option is not given, in words, where that is no one
+--                          value (the script's, the environment's, a night's): the field stays nil
+--                          and the help says "(default: TEXT)"
 --     repeatable = true    the field is the list of every value given (else the last one counts)
 --     pass = true          handed on, as typed, to the runs the command starts (args.passed)
 --     subcommand =, options = a line of a command with subcommands (gpuexp history): the subcommand it
@@ -37,7 +44,7 @@
 local M = {}
 
 -- The exit codes, one meaning each across commands (a command's own text says what it means for
--- that command). C has the same numbers in src/cli/gx_cli.h (checked by the test).
+-- that command). C keeps none of its own (test_catalog checks it).
 M.EXIT = {
   OK = 0, FAILED = 1, USAGE = 2, GPU = 3, COMPILE = 4, INCOMPLETE = 5, HISTORY = 6, WRITE = 7,
   INTERNAL = 70, BUSY = 75, HANGUP = 129, INTERRUPTED = 130, TERMINATED = 143,
@@ -51,6 +58,17 @@ M.STDOUT_EXIT = {7, "the standard output could not be written (a full disk, a cl
 -- A failure inside gpuexp itself (a bug: a Lua error in a command, not in the user's script): never
 -- 0 (it did not work) and never 1 (that means "a regression" or "the script failed").
 local internal_exit = {70, "internal error in gpuexp (a bug: the message and traceback say where; please report it)"}
+
+-- The offline plan's architecture when no GPU is found and none is chosen (--arch).
+M.PLAN_ARCH = "sm_90"
+-- A sweep point's time limit unless --point-timeout says otherwise (a run's; each of bisect's
+-- measurements); outside the points a supervised run's limit is never below it.
+M.POINT_TIMEOUT_S = 300
+-- A build's time limit (bisect's --build-timeout by default, and each of ab's commits): a build that
+-- hangs is ended here.
+M.BUILD_TIMEOUT_S = 3600
+-- The line stage's time limit (nightly's and bisect's --lines-timeout): all its runs together.
+M.LINES_TIMEOUT_S = 300
 
 local run_exits = {
   {0, "ok"},
@@ -68,27 +86,28 @@ local run_exits = {
 }
 
 M.commands = {
-  {name = "run", module = "gpuexp.engine.supervisor", summary = "run an experiment script (the default command)",
+  {name = "run", module = "gpuexp.commands.run", summary = "run an experiment script (the default command)",
     usage = "gpuexp [options] SCRIPT.lua [script arguments...]",
     about = "Runs a Lua experiment script: compile kernels, launch, time, sweep, write CSV. A shipped\n" ..
       "experiment runs by name from any folder: gpuexp occupancy_sweep. `gpuexp help` lists the commands.",
     options = {
-      {"-d, --device N", "use GPU N (default 0)", type = "integer", min = 0, max = 1024, what = "a GPU number"},
+      {"-d, --device N", "use GPU N", type = "integer", min = 0, max = 1024, what = "a GPU number", default = 0},
       {"-o, --out PATH", "where the script's CSV goes: a .csv in a folder that exists (scripts read it\n" ..
         "as gpuexp.out; X.meta.json and X.samples.csv go beside it)", type = "path"},
       {"-q, --quiet", "no progress line", field = "quiet"},
       {"-a, --arch ARCH", "offline plan for ARCH (e.g. sm_86), no GPU used: kernels compiled for it,\n" ..
-        "occupancy from the model, timing columns left empty", field = "plan_arch",
+        "occupancy from the model, timing columns left empty", field = "plan_arch", type = "arch",
         what = "an architecture such as sm_86"},
-      {"--no-plan", "with no GPU, fail (exit 3) instead of showing the plan for sm_90", field = "no_plan"},
-      {"--point-timeout S", "end a sweep point after S seconds: row status 'timeout' (default 300;\n" ..
-        "0 = no limit; a sweep's timeout_s wins)", field = "point_timeout", type = "timeout", default = 300},
+      {"--no-plan", "with no GPU, fail (exit 3) instead of showing the plan for " .. M.PLAN_ARCH, field = "no_plan"},
+      {"--point-timeout S", "end a sweep point after S seconds: row status 'timeout' (0 = no limit;\n" ..
+        "a sweep's timeout_s wins)", field = "point_timeout", type = "timeout", default = M.POINT_TIMEOUT_S},
       {"--resume", "finish an interrupted run: only the points with no row run", field = "resume"},
       {"--allow-changed", "resume even though the script, its kernels or its axes changed", field = "allow_changed"},
       {"--devices LIST", "one worker per GPU (0,1,3 or all), points handed out as workers free up", field = "devices"},
       {"--allow-mixed", "let --devices mix GPU models", field = "allow_mixed"},
       {"--shard I/N", "run the I-th (0-based) of N static shares of every sweep's points\n" ..
-        "(default from SLURM_ARRAY_TASK_ID/_MIN/_STEP/_COUNT); gpuexp merge joins them", field = "shard", type = "shard"},
+        "(gpuexp merge joins them)", field = "shard", type = "shard",
+        default_text = "a Slurm job array's share, from SLURM_ARRAY_TASK_ID/_MIN/_STEP/_COUNT"},
       {"--only 'A=V,B=W;A=X'", "run only the points with these axis values (';' between alternatives)", field = "only", type = "only"},
       {"--trace FILE.json", "a timeline of kernels, copies, synchronizations and driver calls (CUPTI),\n" ..
         "as Chrome trace events for Perfetto (ui.perfetto.dev) or chrome://tracing", field = "trace",
@@ -110,7 +129,8 @@ M.commands = {
         field = "telemetry"},
       {"--history PATH", "record the run (facts, rows, samples) in this SQLite history file", field = "history",
         type = "path"},
-      {"--record", "the same, in the default file (gpuexp history --help says where)", field = "history", value = ""},
+      {"--record", "the same, in gpuexp's own history file (gpuexp history --help says where)", field = "history",
+        value = ""},
       {"--night ID", "record the run as part of gpuexp nightly's night ID (set by gpuexp nightly,\n" ..
         "with --night-kind nightly|confirm, --night-suite NAME and --night-experiment NAME)", field = "night"},
       {"--night-kind KIND", "nightly (the night's measurement) or confirm (a re-measure of suspects)", field = "night_kind"},
@@ -145,32 +165,33 @@ M.commands = {
       "The rows hold that one launch's time (samples 1, stop_reason profile). gpuexp changes no GPU\n" ..
       "setting.",
     exits = run_exits},
-  {name = "info", native = true, summary = "every GPU's facts",
+  {name = "info", native = true, module = "gpuexp.commands.info", summary = "every GPU's facts",
     usage = "gpuexp info [--device N]",
     about = "Every GPU's facts: name, UUID, PCI bus id, compute capability, SMs, clocks, memory and L2,\n" ..
       "shared memory and register limits, derived peak DRAM bandwidth and FP32 rate, and the\n" ..
       "driver, CUDA and NVRTC versions.",
-    options = {{"-d, --device N", "one GPU only", type = "integer", min = 0}, {"-h, --help", "this text"}},
+    options = {{"-d, --device N", "one GPU only", type = "integer", min = 0, what = "a GPU number"},
+      {"-h, --help", "this text"}},
     exits = {{0, "ok"}, {2, "usage"}, {3, "no driver or no GPU"}}},
-  {name = "occupancy", native = true, summary = "theoretical occupancy for any architecture, no GPU needed",
+  {name = "occupancy", native = true, module = "gpuexp.commands.occupancy", summary = "theoretical occupancy for any architecture, no GPU needed",
     usage = "gpuexp occupancy --arch ARCH --block N [--registers N] [--shared BYTES] [--barriers N]\n" ..
       "                 [--carveout max|driver|KIB]\n" ..
       "gpuexp occupancy --limits [--arch ARCH]",
     about = "One CSV row per combination. Every numeric option takes a list and ranges: --block\n" ..
       "128,256,512 --registers 16:64:8 (start:stop:step, stop included); --arch takes a list too.",
     options = {
-      {"--arch ARCH", "architectures (sm_80,sm_90)"},
-      {"--block N", "threads per block"},
-      {"--registers N", "registers per thread (default 0: registers do not limit)"},
-      {"--shared BYTES", "dynamic shared memory per block (default 0)"},
-      {"--barriers N", "named barriers per block (default 0: barriers do not limit)"},
-      {"--carveout max|driver|KIB", "the L1/shared split: the most shared memory (default), the driver's\n" ..
-        "choice, or a size"},
+      {"--arch ARCH", "architectures (sm_80,sm_90)", type = "archs"},
+      {"--block N", "threads per block", type = "ranges"},
+      {"--registers N", "registers per thread (0: registers do not limit)", type = "ranges", default = 0},
+      {"--shared BYTES", "dynamic shared memory per block", type = "ranges", default = 0},
+      {"--barriers N", "named barriers per block (0: barriers do not limit)", type = "ranges", default = 0},
+      {"--carveout max|driver|KIB", "the L1/shared split: the most shared memory (max), the driver's\n" ..
+        "choice, or a size", type = "carveout", default = "max"},
       {"--limits", "each architecture's limits, as CSV"},
       {"-h, --help", "this text"},
     },
     exits = {{0, "ok"}, {2, "usage"}}},
-  {name = "metrics", native = true, summary = "CUPTI metric names, checks and replay passes",
+  {name = "metrics", native = true, module = "gpuexp.commands.metrics", summary = "CUPTI metric names, checks and replay passes",
     usage = "gpuexp metrics --list [--chip NAME | --device N]\n" ..
       "gpuexp metrics --check NAME... [--chip NAME | --device N]\n" ..
       "gpuexp metrics --chips",
@@ -180,7 +201,7 @@ M.commands = {
       {"--check NAME...", "validity, unit and replay passes of metrics and presets"},
       {"--chips", "the chips this CUPTI knows"},
       {"--chip NAME", "a chip by name (no GPU)"},
-      {"--device N", "the chip of GPU N", type = "integer", min = 0},
+      {"--device N", "the chip of GPU N", type = "integer", min = 0, max = 1024, what = "a GPU number", default = 0},
       {"-h, --help", "this text"},
     },
     exits = {{0, "ok"}, {1, "a metric checked is not valid"}, {2, "usage"}, {3, "no GPU, or CUPTI missing"}}},
@@ -240,13 +261,13 @@ M.commands = {
       "--threshold. Whatever the rule, when both runs have samples the basis gives the p-value and a\n" ..
       "bootstrap 95% interval of the ratio of the medians.",
     options = {
-      {"--metric COL[:lower|:higher]", "column to judge (repeatable); default the time column (median_ms,\n" ..
-        "else the first *_ms column). Which way is better is known for\n" ..
+      {"--metric COL[:lower|:higher]", "column to judge (repeatable). Which way is better is known for\n" ..
         "*_ms/*_us/*_s/time (lower) and gbps/gflops/*_per_s (higher); say it\n" ..
-        "for other columns", type = "metric", repeatable = true},
-      {"--threshold PCT", "the smallest change ever called a regression (default 2)", type = "number", min = 0,
-        what = "a percentage >= 0"},
-      {"--rule gpuexp|nvbench|mannwhitney", "(default gpuexp)", type = "choice",
+        "for other columns", type = "metric", repeatable = true,
+        default_text = "the time column, median_ms, else the first *_ms column"},
+      {"--threshold PCT", "the smallest change ever called a regression", type = "number", min = 0,
+        what = "a percentage >= 0", default = 2},
+      {"--rule gpuexp|nvbench|mannwhitney", "how a change is judged (above)", type = "choice",
         choices = {"gpuexp", "nvbench", "mannwhitney"}, default = "gpuexp"},
       {"--markdown", "Markdown instead of an aligned table", field = "format", value = "markdown"},
       {"--json", "JSON", field = "format", value = "json"},
@@ -295,7 +316,7 @@ M.commands = {
           {"--run", "", field = "runs"}}},
       {"prune --run RUN...", "delete these runs", subcommand = "prune"},
       {"site DIR [--limit N]", "the history as static HTML: the latest verdicts, and per series a trend chart\n" ..
-        "of every point across its last N nights (default 60), regressions marked", subcommand = "site",
+        "of every point across its last N nights, regressions marked", subcommand = "site",
         options = {{"--limit N", "", type = "integer", min = 2, default = 60, what = "a whole number of nights >= 2"}}},
       {"merge OUT.db IN.db...", "join other hosts' histories into OUT.db by the runs' identities: merging one\n" ..
         "again adds nothing; baselines stay per GPU model and driver", subcommand = "merge"},
@@ -319,9 +340,9 @@ M.commands = {
       "before and after. A line within its sampling noise is marked, and so is a result whose lines do\n" ..
       "not account for the change. docs/howto/lines.md says how to read it.",
     options = {
-      {"--top N", "lines shown (default 10)", type = "integer", min = 1, what = "a number of lines >= 1"},
-      {"--measured PCT", "the measured change of the time, to check the samples against (default: the\n" ..
-        "profiles' own times)", type = "number", what = "a percentage"},
+      {"--top N", "lines shown", type = "integer", min = 1, what = "a number of lines >= 1", default = 10},
+      {"--measured PCT", "the measured change of the time, to check the samples against", type = "number",
+        what = "a percentage", default_text = "the profiles' own times"},
       {"--markdown", "Markdown instead of a table", field = "format", value = "markdown"},
       {"--html", "an HTML fragment", field = "format", value = "html"},
       {"--json", "JSON (the summaries the reports hold)", field = "format", value = "json"},
@@ -353,32 +374,32 @@ M.commands = {
       "the last good night's commit and at this one (gpuexp lines: the source lines that took the time,\n" ..
       "in the explanation and the reports; --lines-timeout).",
     options = {
-      {"--history PATH", "the history file (default: gpuexp history --help says where)", type = "path"},
-      {"-o, --out DIR", "the night's CSVs and report (default ./gpuexp-nightly/<UTC time>-<the night's tag>)",
-        type = "path"},
-      {"--baseline N", "baseline runs (default 5; fewer on the first nights: with fewer than 3 the\n" ..
-        "rule uses the within-run noise)", type = "integer", min = 1, what = "a number of runs >= 1"},
-      {"--threshold PCT", "the smallest change called a regression (default 2)", field = "floor_pct", type = "number",
-        min = 0, what = "a percentage >= 0"},
+      {"--history PATH", "the history file", type = "path", default_text = "gpuexp history --help says where"},
+      {"-o, --out DIR", "the night's CSVs and report", type = "path",
+        default_text = "./gpuexp-nightly/<UTC time>-<the night's tag>"},
+      {"--baseline N", "baseline runs; fewer on the first nights (with fewer than 3 the rule uses the\n" ..
+        "within-run noise)", type = "integer", min = 1, what = "a number of runs >= 1", default = 5},
+      {"--threshold PCT", "the smallest change called a regression", field = "floor_pct", type = "number",
+        min = 0, what = "a percentage >= 0", default = 2},
       {"--no-confirm", "do not re-measure suspects", field = "confirm", value = false, default = true},
       {"--no-counters", "do not collect counters (a regression is then not explained)", field = "counters",
         value = false, default = true},
       {"--lines-timeout S", "a newly confirmed regression's point is line-profiled at the last good night's\n" ..
-        "commit and at this one (gpuexp lines), all of them within S seconds (default 300; 0: none)",
-        type = "seconds"},
-      {"--metric COL[:lower|higher]", "the column judged (default median_ms, else the first *_ms column);\n" ..
-        "median_cycles judges in cycles, which a clock that differs between nights does not move", type = "metric"},
+        "commit and at this one (gpuexp lines), all of them within S seconds (0: none)", type = "seconds",
+        default = M.LINES_TIMEOUT_S},
+      {"--metric COL[:lower|higher]", "the column judged; median_cycles judges in cycles, which a clock that\n" ..
+        "differs between nights does not move", type = "metric", default_text = "median_ms, else the first *_ms column"},
       {"--on-regression CMD", "when the night is not clean (exit 1, 5 or 6), run CMD REPORT.md through the\n" ..
         "shell, with GPUEXP_REPORT (the Markdown), GPUEXP_REPORT_HTML and\n" ..
         "GPUEXP_NIGHTLY_EXIT set; the GPU's lock is released first"},
       {"--on-regression-timeout S", "end the --on-regression command (its process group) after S seconds\n" ..
-        "(default 600; 0: no limit)", field = "hook_timeout", type = "seconds"},
+        "(0: no limit)", field = "hook_timeout", type = "seconds", default = 600},
       {"-d, --device N", "passed to each experiment", field = "devices", pass = true},
       {"--devices LIST", "passed to each experiment", pass = true},
       {"--point-timeout S", "passed to each experiment", type = "timeout", pass = true},
       {"-a, --arch ARCH", "offline plan: checks that the suite runs; measures nothing, and records and compares\n" ..
         "nothing unless --history names a file (its runs' GPU is 'offline plan for ARCH': they are the\n" ..
-        "baselines of plans for ARCH only, never of a GPU's or another architecture's)"},
+        "baselines of plans for ARCH only, never of a GPU's or another architecture's)", type = "arch"},
       {"-q, --quiet", "no progress lines from the experiments"},
       {"-h, --help", "this text"},
     },
@@ -404,21 +425,22 @@ M.commands = {
       {"--bad REV", "a later commit where it is slow"},
       {"--run ID", "take the commits and the script from a regressed run of the history", type = "integer",
         what = "a run id (gpuexp history list)"},
-      {"--history PATH", "the history of --run (default: gpuexp history --help says where)", type = "path"},
+      {"--history PATH", "the history of --run", type = "path", default_text = "gpuexp history --help says where"},
       {"--point 'A=V,B=W'", "the point (with --run: the night's regressed point, when only one)"},
-      {"--metric COL[:lower|:higher]", "the column judged (default median_ms)"},
+      {"--metric COL[:lower|:higher]", "the column judged", default_text = "median_ms, or the night's with --run"},
       {"--build CMD", "run through the shell in each commit's worktree before measuring (its own process\n" ..
         "group, ended with bisect on Ctrl-C or SIGTERM)"},
-      {"--build-timeout S", "end a build after S seconds: that commit is skipped (default 3600; 0: no limit)",
-        type = "seconds"},
-      {"--threshold PCT", "the smallest change called slower (default 2)", type = "number", above = 0,
-        what = "a percentage > 0"},
+      {"--build-timeout S", "end a build after S seconds: that commit is skipped (0: no limit)",
+        type = "seconds", default = M.BUILD_TIMEOUT_S},
+      {"--threshold PCT", "the smallest change called slower", type = "number", above = 0,
+        what = "a percentage > 0", default_text = "2, or the night's with --run"},
       {"--lines-timeout S", "then the point is line-profiled at the last good and the first bad commit and its\n" ..
-        "lines ranked (gpuexp lines), within S seconds (default 300; 0: not)", type = "seconds"},
+        "lines ranked (gpuexp lines), within S seconds (0: not)", type = "seconds", default = M.LINES_TIMEOUT_S},
       {"-d, --device N", "passed to each measurement", pass = true},
-      {"-a, --arch ARCH", "passed to each measurement (an offline plan: for trying it out)", pass = true},
+      {"-a, --arch ARCH", "passed to each measurement (an offline plan: for trying it out)", type = "arch",
+        pass = true},
       {"--point-timeout S", "each measurement is a supervised run: a point past S seconds is ended and its\n" ..
-        "commit skipped (default 300; 0: no limit)", type = "seconds"},
+        "commit skipped (0: no limit)", type = "seconds", default = M.POINT_TIMEOUT_S},
       {"-h, --help", "this text"},
     },
     arguments = "script",
@@ -440,18 +462,18 @@ M.commands = {
       "a tune that starts from them reports tuning drift when a stored winner left the tie set. The\n" ..
       "options below win over the script's. docs/howto/tune.md has the method and the studies.",
     options = {
-      {"--strategy brute|random|racing|model", "the search (default: the script's, else model)", type = "choice",
-        choices = {"brute", "random", "racing", "model"}},
-      {"--seed N", "the search's seed (default 1)", type = "integer", min = 0},
-      {"--max-evals N", "full-measurement equivalents at most (default: every configuration for\n" ..
-        "brute, else a tenth of them, at least 20)", type = "number", above = 0},
+      {"--strategy brute|random|racing|model", "the search", type = "choice",
+        choices = {"brute", "random", "racing", "model"}, default_text = "the script's, else model"},
+      {"--seed N", "the search's seed", type = "integer", min = 0, default_text = "the script's, else 1"},
+      {"--max-evals N", "full-measurement equivalents at most", type = "number", above = 0,
+        default_text = "the script's, else every configuration for brute, a tenth of them (at least 20) for the others"},
       {"--budget-s S", "stop once the measurements took S seconds of GPU time", type = "number", above = 0},
-      {"--tie-pct P", "configurations not shown more than P% worse than the best tie (default 1)", type = "number",
-        min = 0},
+      {"--tie-pct P", "configurations not shown more than P% worse than the best tie", type = "number",
+        min = 0, default_text = "the script's, else 1"},
       {"--start stored", "start from the history's stored winners of this tune (and check their drift)",
         type = "choice", choices = {"stored"}, what = "'stored' (the history's winners)"},
       {"-d, --device N", "passed to the run", pass = true},
-      {"-a, --arch ARCH", "passed to the run (an offline plan)", pass = true},
+      {"-a, --arch ARCH", "passed to the run (an offline plan)", type = "arch", pass = true},
       {"-o, --out PATH", "passed to the run: rounds go in PATH-stem.NAME.round-NNN.csv", pass = true, type = "path"},
       {"-q, --quiet", "passed to the run", pass = true},
       {"--resume", "passed to the run: finished rounds are replayed", pass = true},
@@ -489,15 +511,19 @@ M.commands = {
       {"--a-options 'OPTS'", "v.options of A (compile options, split at spaces)"}, {"--b-options 'OPTS'", "v.options of B"},
       {"--a-define K=V", "v.defines.K of A (repeatable)", type = "define", repeatable = true},
       {"--b-define K=V", "v.defines.K of B (repeatable)", type = "define", repeatable = true},
-      {"--mde PCT", "the minimum detectable effect to reach (default 1)", type = "number", above = 0},
-      {"--budget-s S", "stop after S seconds whatever was reached (default 30)", type = "number", above = 0},
-      {"--seed N", "the block order's seed (default 1)", type = "integer", min = 0, max = 4294967295},
-      {"--threshold PCT", "a change smaller than this is never called (default 0)", type = "number", min = 0},
+      {"--mde PCT", "the minimum detectable effect to reach", type = "number", above = 0,
+        default_text = "the script's, else 1"},
+      {"--budget-s S", "stop after S seconds whatever was reached", type = "number", above = 0,
+        default_text = "the script's, else 30"},
+      {"--seed N", "the block order's seed", type = "integer", min = 0, max = 4294967295,
+        default_text = "the script's, else 1"},
+      {"--threshold PCT", "a change smaller than this is never called", type = "number", min = 0,
+        default_text = "the script's, else 0"},
       {"--markdown", "Markdown (a pull-request comment)", field = "format", value = "markdown"},
       {"--json", "JSON", field = "format", value = "json"}, {"--junit", "JUnit XML", field = "format", value = "junit"},
       {"-o, --output FILE", "write the verdict there instead of stdout", type = "path"},
       {"-d, --device N", "the GPU", pass = true},
-      {"-a, --arch ARCH", "an offline plan: both variants built and checked", pass = true},
+      {"-a, --arch ARCH", "an offline plan: both variants built and checked", type = "arch", pass = true},
       {"--no-plan", "with no GPU, no offline plan (as gpuexp --no-plan)", pass = true},
       {"-h, --help", "this text"},
     },

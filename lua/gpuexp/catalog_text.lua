@@ -3,9 +3,26 @@
 -- .reference) with itself; plain Lua, as the catalog is.
 local T = {}
 
--- The default an option's help shows: a value's (a flag's default, false or true, goes without saying).
+-- The default an option's help shows: its default = (a flag's, false or true, goes without saying),
+-- or its default_text = ("the script's, else 1"); a subcommand's line shows its own options' ("--limit
+-- 30"). Help texts never say a default themselves.
 local function shown_default(option)
   if type(option.default) == "number" or type(option.default) == "string" then return tostring(option.default) end
+  if option.default_text then return option.default_text end
+  local nested = {}
+  for _, own in ipairs(option.options or {}) do
+    local value = shown_default(own)
+    if value then nested[#nested + 1] = own[1]:match("(%-%-[%w-]+)") .. " " .. value end
+  end
+  if #nested > 0 then return table.concat(nested, ", ") end
+end
+
+-- An option's help text with its default: "... (default 300)", "... (default: the script's, else 1)".
+local function with_default(option)
+  local value = shown_default(option)
+  if not value then return option[2] end
+  local said = option.default_text and ("default: " .. value) or ("default " .. value)
+  return option[2] == "" and said or (option[2] .. " (" .. said .. ")")
 end
 
 local function indent(text, column)
@@ -42,9 +59,7 @@ function T.help(catalog, name)
     width = math.min(width, 30)
     for _, option in ipairs(command.options) do
       local flags = option[1]
-      if shown_default(option) and not option[2]:find("default", 1, true) then
-        option = {flags, option[2] .. " (default " .. shown_default(option) .. ")"}
-      end
+      option = {flags, with_default(option)}
       if #flags > width then
         out[#out + 1] = "  " .. flags
         out[#out + 1] = string.rep(" ", width + 4) .. indent(option[2], width + 4)
@@ -97,9 +112,8 @@ function T.reference(catalog)
       out[#out + 1] = string.format("| %s | default | what it does |", command.options_title or "option")
       out[#out + 1] = "| --- | --- | --- |"
       for _, option in ipairs(command.options) do
-        local default = shown_default(option) or option[2]:match("%(default ([^;)]+)") or ""
-        out[#out + 1] = string.format("| `%s` | %s | %s |", markdown_cell(option[1]), markdown_cell(default),
-          markdown_cell(option[2]))
+        out[#out + 1] = string.format("| `%s` | %s | %s |", markdown_cell(option[1]),
+          markdown_cell(shown_default(option) or ""), markdown_cell(option[2]))
       end
     end
     if command.after then

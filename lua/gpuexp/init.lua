@@ -3,11 +3,10 @@ local gpuexp = gpuexp
 
 local csv = require("gpuexp.store.csv")
 local meta = require("gpuexp.store.meta")
-local text_formats = require("gpuexp.store.text")
 local sweep = require("gpuexp.api.sweep")
 local metrics = require("gpuexp.api.metrics")
 local measure = require("gpuexp.api.measure")
-local lines = require("gpuexp.api.lines") -- before kernel:time is wrapped below: it keeps the raw one
+local lines = require("gpuexp.api.lines") -- before kernel:time is wrapped (api/kernel.lua): it keeps the raw one
 
 local struct = require("gpuexp.api.struct")
 gpuexp.struct = struct.struct
@@ -23,7 +22,6 @@ gpuexp.print_table = csv.print_table
 gpuexp.metric_presets = metrics.presets
 gpuexp.expand_metrics = metrics.expand
 gpuexp.stall_reasons = metrics.stall_reasons
-gpuexp._kernel_methods.metrics = metrics.kernel_metrics
 gpuexp.metrics = metrics.batch_metrics
 gpuexp.measure_defaults = {}
 gpuexp.calibrate = function(options) return require("gpuexp.api.calibrate").run(options) end
@@ -53,54 +51,8 @@ function gpuexp.diagnose(kernel, spec)
   if findings then findings.text = diagnose.format(findings) end
   return findings, why
 end
--- After a timed launch: gpuexp diagnose SCRIPT diagnoses it; gpuexp --counters (nightly) remembers
--- it, and the sweep collects the fixed counter set of the point's last one when the point ends
--- (api/counters.lua). The sweep puts both in the point's row.
-local function after_timed(kernel, spec, result)
-  local options = gpuexp.run_options
-  if not options or gpuexp.plan or gpuexp._calibrating then return end
-  if options.diagnose and spec then -- kernels (a sequence has no single launch to diagnose)
-    local findings, why = gpuexp.diagnose(kernel, spec)
-    if findings then
-      print(text_formats.message(findings.text))
-      gpuexp._last_diagnosis = findings
-    else
-      io.stderr:write(text_formats.format("gpuexp diagnose: no counters for %s: %s\n", kernel.name,
-        tostring(why)))
-    end
-  end
-  if options.counters then require("gpuexp.api.counters").remember(kernel, spec) end
-  if options.lines then lines.after_timed(kernel, spec, result) end
-end
-local time_launch = gpuexp._kernel_methods.time
-gpuexp._kernel_methods.time = function(kernel, spec)
-  if measure.profiling() then -- gpuexp profile: once, inside the capture range
-    local launch = {}
-    for k, v in pairs(spec) do if k ~= "reps" and k ~= "warmup" and k ~= "cold" then launch[k] = v end end
-    return measure.profile_once(function(warmup, reps)
-      launch.warmup, launch.reps = warmup, reps
-      return time_launch(kernel, launch)
-    end, spec.warmup or 3, spec.cold, gpuexp.device())
-  end
-  local result = time_launch(kernel, spec)
-  after_timed(kernel, spec, result)
-  return result
-end
--- sequence:measure{...} and sequence:metrics{...}: the policy and the counters over one run
-gpuexp._sequence_methods.measure = function(sequence, spec)
-  local result = measure.measure_sequence(sequence, spec)
-  if not gpuexp.plan then measure.flag_clock(result, sequence.device) end
-  after_timed(sequence)
-  return result
-end
-gpuexp._sequence_methods.metrics = metrics.sequence_metrics
--- kernel:measure{...}: the measurement policy (gpuexp.measure), with the clock flag for its device
-gpuexp._kernel_methods.measure = function(kernel, spec)
-  local result = measure.measure(kernel, spec)
-  if not gpuexp.plan then measure.flag_clock(result, gpuexp.device()) end
-  after_timed(kernel, spec, result)
-  return result
-end
+-- Kernel and Sequence: their methods written in Lua (api/kernel.lua)
+require("gpuexp.api.kernel").install(gpuexp)
 
 if gpuexp.plan then
   local plan = require("gpuexp.api.plan")

@@ -1,5 +1,5 @@
 /* The outputs' file functions (gx_output.h): gpuexp._write_file, _open_output, _output_check,
-   _output_folder. Their "named" argument: the output is a name the user gave (compare -o, a
+   _output_folder, _check_stdout_at_exit. Their "named" argument: the output is a name the user gave (compare -o, a
    sweep's -o), where a device or a FIFO is written in place; without it only a file is written. */
 #include <stdio.h>
 #include <unistd.h>
@@ -36,6 +36,14 @@ static int files_folder(lua_State *L)
 {
     gx_error error;
     return l_push_outcome(L, gx_output_folder(luaL_checkstring(L, 1), lua_toboolean(L, 2), &error), &error);
+}
+
+/* gpuexp._check_stdout_at_exit(code): the standard output checked as the process exits, which
+   then ends with code (the catalog's, main.lua's first call) when a write to it was lost */
+static int files_check_stdout_at_exit(lua_State *L)
+{
+    gx_output_check_stdout_at_exit((int)luaL_checkinteger(L, 1));
+    return 0;
 }
 
 static int close_stream(lua_State *L)
@@ -76,6 +84,6 @@ void l_open_files(lua_State *L)
 {
     static const luaL_Reg functions[] = {{"_write_file", files_write}, {"_open_output", files_open},
                                          {"_output_folder", files_folder}, {"_output_check", files_check},
-                                         {NULL, NULL}};
+                                         {"_check_stdout_at_exit", files_check_stdout_at_exit}, {NULL, NULL}};
     luaL_setfuncs(L, functions, 0);
 }

@@ -7,6 +7,7 @@
 #include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <dirent.h>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -15,15 +16,15 @@
 #include "gx_cache.h"
 #include "gx_files.h"
 #include "gx_driver.h"
-#include "gx_embedded.h"
 #include "gx_nvrtc.h"
 #include "gx_stats.h"
 #include "gx_cupti.h"
 #include "gx_db.h"
 #include "gx_paths.h"
+#include "gx_suggest.h"
 #include "l_util.h"
-#include "l_catalog.h"
 #include "l_gpuexp.h"
+#include "l_searcher.h"
 
 int luaopen_cjson(lua_State *L); /* lua-cjson */
 
@@ -195,6 +196,96 @@ static int gpuexp_is_directory(lua_State *L)
     return 1;
 }
 
+/* gpuexp._did_you_mean(word, names) -> " (did you mean 'x'?)" naming the names closest to word (up
+   to 3, only plausible ones), or "": every suggestion of the Lua side, with gx_suggest. */
+static int gpuexp_did_you_mean(lua_State *L)
+{
+    const char *word = luaL_checkstring(L, 1);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    const char *names[512];
+    size_t count = 0;
+    lua_Integer n = luaL_len(L, 2);
+    for (lua_Integer i = 1; i <= n && count < sizeof names / sizeof names[0]; i++) {
+        lua_rawgeti(L, 2, i);
+        if (lua_type(L, -1) == LUA_TSTRING)
+            names[count++] = lua_tostring(L, -1); /* kept alive by the table */
+        lua_pop(L, 1);
+    }
+    char hint[1024];
+    gx_did_you_mean(word, names, count, hint, sizeof hint);
+    lua_pushstring(L, hint);
+    return 1;
+}
+
+/* gpuexp._set_run{device =, offline_arch =, script_dir =}: what the bindings read of the run
+   (gpuexp.device()'s default GPU, the plan's architecture, the folder a kernel file is found from),
+   set by the run command before the script runs. */
+static int gpuexp_set_run(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_getfield(L, 1, "device");
+    lua_setfield(L, LUA_REGISTRYINDEX, GX_REGISTRY_DEFAULT_DEVICE);
+    lua_getfield(L, 1, "offline_arch");
+    lua_setfield(L, LUA_REGISTRYINDEX, GX_REGISTRY_OFFLINE_ARCH);
+    lua_getfield(L, 1, "script_dir");
+    lua_setfield(L, LUA_REGISTRYINDEX, GX_REGISTRY_SCRIPT_DIR);
+    return 0;
+}
+
+/* gpuexp._find_experiment(name) -> the path of a shipped experiment ("occupancy_sweep",
+   "nightly/kernels", with or without .lua), or nil */
+static int gpuexp_find_experiment(lua_State *L)
+{
+    char path[PATH_MAX];
+    if (!gx_find_experiment(luaL_checkstring(L, 1), path, sizeof path))
+        return 0;
+    lua_pushstring(L, path);
+    return 1;
+}
+
+/* gpuexp._experiment_names() -> the shipped experiments' names, as gpuexp runs them */
+static int gpuexp_experiment_names(lua_State *L)
+{
+    enum { SLOT = 128, MAX = 256 };
+    static char names[MAX][SLOT];
+    int count = gx_experiment_names(&names[0][0], SLOT, MAX);
+    lua_createtable(L, count, 0);
+    for (int i = 0; i < count; i++) {
+        lua_pushstring(L, names[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+    return 1;
+}
+
+/* gpuexp._directory_entries(path) -> the names in a folder (not . and ..), unsorted, or nil and why */
+static int gpuexp_directory_entries(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    DIR *directory = opendir(path);
+    if (!directory) {
+        lua_pushnil(L);
+        lua_pushfstring(L, "%s: %s", path, strerror(errno));
+        return 2;
+    }
+    lua_newtable(L);
+    int n = 0;
+    for (struct dirent *entry; (entry = readdir(directory));) {
+        if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
+            continue;
+        lua_pushstring(L, entry->d_name);
+        lua_rawseti(L, -2, ++n);
+    }
+    closedir(directory);
+    return 1;
+}
+
+/* gpuexp._isatty(fd) -> whether standard input (0), output (1) or error (2) is a terminal */
+static int gpuexp_isatty(lua_State *L)
+{
+    lua_pushboolean(L, isatty((int)luaL_checkinteger(L, 1)));
+    return 1;
+}
+
 /* gpuexp.hostname() -> this machine's name */
 static int gpuexp_hostname(lua_State *L)
 {
@@ -202,30 +293,6 @@ static int gpuexp_hostname(lua_State *L)
     if (gethostname(name, sizeof name - 1) != 0)
         return 0;
     lua_pushstring(L, name);
-    return 1;
-}
-
-/* Searcher for require("gpuexp.x"): from GPUEXP_LUA_DIR when set (development), else embedded. */
-static int embedded_searcher(lua_State *L)
-{
-    const char *name = luaL_checkstring(L, 1);
-    for (const struct gx_embedded_module *m = gx_embedded_modules; m->name; m++) {
-        if (strcmp(m->name, name) != 0)
-            continue;
-        const char *dir = getenv("GPUEXP_LUA_DIR");
-        if (dir && *dir) {
-            lua_pushfstring(L, "%s/%s", dir, m->path + strlen("lua/"));
-            if (luaL_loadfile(L, lua_tostring(L, -1)) != LUA_OK)
-                return lua_error(L);
-        } else {
-            lua_pushfstring(L, "@%s", m->path);
-            if (luaL_loadbuffer(L, m->code, m->size, lua_tostring(L, -1)) != LUA_OK)
-                return lua_error(L);
-        }
-        lua_pushstring(L, name);
-        return 2;
-    }
-    lua_pushfstring(L, "\n\tno embedded module '%s'", name);
     return 1;
 }
 
@@ -239,7 +306,10 @@ void l_open_gpuexp(lua_State *L)
                                          {"cache_directory", gpuexp_cache_directory},
                                          {"_is_directory", gpuexp_is_directory}, {"_truncate", gpuexp_truncate},
                                          {"_realpath", gpuexp_realpath}, {"hostname", gpuexp_hostname},
-                                         {"_did_you_mean", l_catalog_suggest},
+                                         {"_did_you_mean", gpuexp_did_you_mean}, {"_set_run", gpuexp_set_run},
+                                         {"_find_experiment", gpuexp_find_experiment},
+                                         {"_experiment_names", gpuexp_experiment_names},
+                                         {"_directory_entries", gpuexp_directory_entries}, {"_isatty", gpuexp_isatty},
                                          {NULL, NULL}};
     luaL_setfuncs(L, functions, 0);
     l_open_files(L);
@@ -271,6 +341,7 @@ void l_open_gpuexp(lua_State *L)
     l_open_shell(L);
     l_open_db(L);
     l_open_collect(L);
+    l_open_trace(L);
     l_open_lines(L);
     /* lua-cjson (Debian's, linked statically) for JSON: require("cjson") */
     luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
@@ -278,19 +349,4 @@ void l_open_gpuexp(lua_State *L)
     lua_setfield(L, -2, "cjson");
     lua_pop(L, 1);
     l_install_searcher(L);
-}
-
-/* Puts the embedded modules' searcher first in package.searchers. */
-void l_install_searcher(lua_State *L)
-{
-    lua_getglobal(L, "package");
-    lua_getfield(L, -1, "searchers");
-    int n = (int)lua_rawlen(L, -1);
-    for (int i = n; i >= 1; i--) {
-        lua_rawgeti(L, -1, i);
-        lua_rawseti(L, -2, i + 1);
-    }
-    lua_pushcfunction(L, embedded_searcher);
-    lua_rawseti(L, -2, 1);
-    lua_pop(L, 2);
 }

@@ -1,8 +1,8 @@
 /* What main calls in the bindings: the openers of each type or set of functions into the gpuexp
-   table (l_open_gpuexp opens them all), require()'s searcher for the Lua library compiled into the
-   binary, and the stop signals' handling. What the binding files declare for each other is in
-   l_types.h (the types), l_util.h (errors, options, setters), l_wire.h (the supervisor-worker
-   codec) and l_catalog.h (the catalog). */
+   table (l_open_gpuexp opens them all) and the stop signals' handling (require()'s searcher is
+   l_searcher.h). What the binding files declare for each other is in
+   l_types.h (the types), l_util.h (errors, options, setters) and l_wire.h (the supervisor-worker
+   codec). */
 #ifndef L_GPUEXP_H
 #define L_GPUEXP_H
 
@@ -32,6 +32,8 @@ void l_open_db(lua_State *L);
 void l_open_files(lua_State *L);
 void l_open_collect(lua_State *L);
 void l_open_lines(lua_State *L);
+/* gpuexp._trace_start and _trace_stop (l_trace.c): the timeline of --trace. */
+void l_open_trace(lua_State *L);
 /* Fills the gpuexp table at the top of the stack with the module functions. */
 void l_open_gpuexp(lua_State *L);
 
@@ -39,12 +41,5 @@ void l_open_gpuexp(lua_State *L);
    instruction; the process ended grace_s later if the run has not come back by then. */
 void l_process_catch_stops(lua_State *L, double grace_s);
 
-/* The metric names of a preset (lua/gpuexp/api/metrics.lua's presets, the one list), written into
-   slots of slot_size bytes: how many, 0 when name is no preset, -1 when the presets cannot be read
-   (l_metrics.c; for gpuexp metrics). */
-int l_metric_preset(const char *name, char *slots, size_t slot_size, int max);
-
-/* require("gpuexp.x") finds the modules compiled into the binary (or GPUEXP_LUA_DIR's). */
-void l_install_searcher(lua_State *L);
 
 #endif

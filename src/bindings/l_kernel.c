@@ -400,12 +400,39 @@ static int kernel_time(lua_State *L)
     return time_launch(L, launch, 2, 1);
 }
 
+/* A Launch, as a script holds it, is a table of its methods: closures over the bound launch (a
+   userdata, upvalue 1), with GX_LAUNCH_TYPE as its metatable (the type's name and its methods'
+   prototypes). bound:launch() then finds its method in the table itself (no metatable lookup) and
+   the method needs no type check: a closure can only launch the one launch it was made for. The
+   prototypes have no upvalue and refuse to run. */
+static int launch_launch(lua_State *L);
+static int launch_time(lua_State *L);
+static void push_launch_methods(lua_State *L, int launch_index)
+{
+    lua_createtable(L, 0, 2);
+    lua_pushvalue(L, launch_index);
+    lua_pushcclosure(L, launch_launch, 1);
+    lua_setfield(L, -2, "launch");
+    lua_pushvalue(L, launch_index);
+    lua_pushcclosure(L, launch_time, 1);
+    lua_setfield(L, -2, "time");
+    luaL_setmetatable(L, GX_LAUNCH_TYPE);
+}
+
+/* The launch a method was made for (its upvalue), or an error for the prototypes. */
+static l_launch *own_launch(lua_State *L)
+{
+    l_launch *launch = lua_touserdata(L, lua_upvalueindex(1));
+    if (!launch)
+        luaL_error(L, "a Launch's methods run on the Launch kernel:bind{...} made");
+    return launch;
+}
+
 /* kernel:bind{grid, block, shared, args} -> Launch, for tight loops with no per-call parsing. */
 static int kernel_bind(lua_State *L)
 {
     l_kernel *k = l_check_kernel(L, 1);
     l_launch *launch = lua_newuserdatauv(L, sizeof *launch, 2);
-    luaL_setmetatable(L, GX_LAUNCH_TYPE);
     int launch_index = lua_gettop(L);
     lua_newtable(L);
     int keep = lua_gettop(L);
@@ -413,29 +440,27 @@ static int kernel_bind(lua_State *L)
     lua_setiuservalue(L, launch_index, 2);
     lua_pushvalue(L, 1);
     lua_setiuservalue(L, launch_index, 1);
+    push_launch_methods(L, launch_index);
     return 1;
 }
 
-/* The hot path of launch loops: the type check compares the metatable with an upvalue instead
-   of a registry lookup by name, and the launch goes straight to the driver. */
+/* The hot path of launch loops: the Launch is the closure's own (no type check, no lookup by name),
+   and the launch goes straight to the driver. */
 static int launch_launch(lua_State *L)
 {
-    l_launch *launch = lua_touserdata(L, 1);
-    if (!launch || !lua_getmetatable(L, 1) || !lua_rawequal(L, -1, lua_upvalueindex(1)))
-        return luaL_typeerror(L, 1, GX_LAUNCH_TYPE);
     gx_error error;
-    if (l_launch_work(launch, &error))
+    if (l_launch_work(own_launch(L), &error))
         return l_raise(L, &error);
     return 0;
 }
 
 static int launch_time(lua_State *L)
 {
-    l_launch *launch = luaL_checkudata(L, 1, GX_LAUNCH_TYPE);
+    l_launch *launch = own_launch(L);
     static const char *const allowed[] = {"warmup", "reps", "cold", "graph", "batch", "hold", "clock", NULL};
     if (!lua_isnoneornil(L, 2))
         l_check_options(L, 2, "time", allowed);
-    lua_getiuservalue(L, 1, 1); /* the kernel */
+    lua_getiuservalue(L, lua_upvalueindex(1), 1); /* the kernel */
     return time_launch(L, launch, lua_isnoneornil(L, 2) ? 0 : 2, lua_gettop(L));
 }
 
@@ -597,11 +622,10 @@ void l_open_kernel(lua_State *L)
     }
     lua_setfield(L, -2, "launch_keys"); /* gpuexp.launch_keys: what a launch table may hold */
 
-    /* a Launch's methods are closures over its metatable: built by hand */
+    /* the Launch type: its name and its methods' prototypes (a Launch's own are its fields) */
     luaL_newmetatable(L, GX_LAUNCH_TYPE);
     lua_createtable(L, 0, 2);
-    lua_pushvalue(L, -2);
-    lua_pushcclosure(L, launch_launch, 1); /* upvalue: the metatable itself */
+    lua_pushcfunction(L, launch_launch);
     lua_setfield(L, -2, "launch");
     lua_pushcfunction(L, launch_time);
     lua_setfield(L, -2, "time");

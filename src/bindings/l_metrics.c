@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <lualib.h>
+#include <lauxlib.h>
 
 #include "gx_metric.h"
 #include "gx_profiler.h"
@@ -138,28 +138,4 @@ void l_open_metrics(lua_State *L)
                                          {"metric_names", metric_names}, {"metric_chips", metric_chips},
                                          {NULL, NULL}};
     luaL_setfuncs(L, functions, 0);
-}
-
-int l_metric_preset(const char *name, char *slots, size_t slot_size, int max)
-{
-    lua_State *L = luaL_newstate();
-    if (!L)
-        return -1;
-    luaL_openlibs(L);
-    l_install_searcher(L);
-    lua_getglobal(L, "require");
-    lua_pushstring(L, "gpuexp.api.metrics");
-    if (lua_pcall(L, 1, 1, 0) != LUA_OK || lua_getfield(L, -1, "presets") != LUA_TTABLE) {
-        lua_close(L);
-        return -1;
-    }
-    int count = 0;
-    if (lua_getfield(L, -1, name) == LUA_TTABLE) {
-        for (lua_Integer i = 1; count < max && lua_rawgeti(L, -1, i) == LUA_TSTRING; i++, count++) {
-            snprintf(slots + (size_t)count * slot_size, slot_size, "%s", lua_tostring(L, -1));
-            lua_pop(L, 1);
-        }
-    }
-    lua_close(L);
-    return count;
 }

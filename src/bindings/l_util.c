@@ -252,8 +252,8 @@ void l_set_cuda_versions(lua_State *L, int loaded_only)
 
 void l_check_element_spec(lua_State *L, int index, int *type, size_t *count)
 {
-    const char *type_name = luaL_checkstring(L, index);
-    *type = gx_type_parse(type_name);
+    const char *type_name = lua_isstring(L, index) ? lua_tostring(L, index) : NULL;
+    *type = type_name ? gx_type_parse(type_name) : -1;
     if (*type < 0) {
         /* the types from their table; a C spelling ("float") named as gpuexp spells it */
         const char *names[GX_TYPE_COUNT];
@@ -262,6 +262,9 @@ void l_check_element_spec(lua_State *L, int index, int *type, size_t *count)
             names[i] = gx_type_name((gx_type)i);
             snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", names[i]);
         }
+        if (!type_name) /* raised as the count's errors are: at the script's line, in a plan too */
+            l_raisef(L, GX_ERR_USAGE, "element type must be a type's name, got %s; the types: %s",
+                     luaL_typename(L, index), list);
         int c_type = gx_type_parse_c(type_name);
         if (c_type >= 0)
             snprintf(hint, sizeof hint, " (C's %s is '%s')", type_name, gx_type_name((gx_type)c_type));

@@ -1,28 +1,28 @@
-/* Subcommands of the command line that need no Lua. */
+/* The commands written in C (info, occupancy, metrics): each is called by its Lua module
+   (lua/gpuexp/commands/info.lua, ...) with its command line already parsed from the catalog into
+   typed fields, the table at index 1. A failure is raised as a gpuexp error value (its kind gives
+   the exit code, lua/gpuexp/engine/exits.lua), said by the command runner as every command's is. */
 #ifndef GX_CLI_H
 #define GX_CLI_H
 
-#include <stddef.h>
-#include <stdio.h>
+#include <lua.h>
 
-enum gx_exit_code {
-    GX_EXIT_OK = 0,
-    GX_EXIT_SCRIPT = 1,  /* the script raised an error or a check failed */
-    GX_EXIT_USAGE = 2,   /* bad command line */
-    GX_EXIT_GPU = 3,     /* no driver, no GPU, or a CUDA call failed */
-    GX_EXIT_COMPILE = 4, /* NVRTC rejected a kernel */
-    GX_EXIT_WRITE = 7,   /* an output could not be written (a full disk, an I/O error); rows written are whole */
-    GX_EXIT_INTERNAL = 70, /* a failure inside gpuexp itself (a bug in a command), never 0 or 1 */
-    GX_EXIT_BUSY = 75,   /* another run holds the output (EX_TEMPFAIL: try later) */
-};
+#include "gx_error.h"
 
-/* Prints a command's help text from the command catalog (lua/gpuexp/catalog.lua). */
-int gx_cli_help(const char *command, FILE *out);
-/* " (did you mean '--x'?)" for an option the command does not take (from the catalog), or "". */
-void gx_cli_did_you_mean(const char *command, const char *word, char *out, size_t size);
+/* gpuexp._cli.info{device =}: every GPU's facts (or one's) on stdout. */
+int gx_cli_info(lua_State *L);
+/* gpuexp._cli.occupancy{arch =, block =, registers =, shared =, barriers =, carveout =, limits =}:
+   the occupancy calculator as CSV on stdout. */
+int gx_cli_occupancy(lua_State *L);
+/* gpuexp._cli.metrics{list =, check =, chips =, chip =, device =, names = {{name =, preset =}...}}
+   -> true, or false when a metric checked is not valid (each said on stderr). */
+int gx_cli_metrics(lua_State *L);
 
-int gx_cli_info(int argc, char **argv);
-int gx_cli_occupancy(int argc, char **argv);
-int gx_cli_metrics(int argc, char **argv);
+/* Raises error as a gpuexp error value, with kind instead of its own unless that is GX_ERR_USAGE
+   (a command's "no GPU" or "CUPTI missing" is its exit 3, whatever the core called it). */
+int gx_cli_raise(lua_State *L, const gx_error *error, enum gx_error_kind kind);
+
+/* gpuexp._cli: the three commands, in the table on top of the stack. */
+void gx_cli_open(lua_State *L);
 
 #endif

@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <lauxlib.h>
+
 #include "gx_cli.h"
 #include "gx_device.h"
 #include "gx_driver.h"
@@ -36,27 +38,12 @@ static void print_device(const gx_device *device, const gx_device_facts *f)
     printf("  %-28s %.1f TFLOP/s (2 x FP32 lanes x SMs x SM clock)\n", "peak FP32", f->peak_fp32_flops / 1e12);
 }
 
-int gx_cli_info(int argc, char **argv)
+int gx_cli_info(lua_State *L)
 {
-    int only = -1;
-    for (int i = 0; i < argc; i++) {
-        if ((strcmp(argv[i], "--device") == 0 || strcmp(argv[i], "-d") == 0) && i + 1 < argc) {
-            char *end;
-            only = (int)strtol(argv[++i], &end, 10);
-            if (*end || only < 0) {
-                fprintf(stderr, "gpuexp info: --device takes a GPU number, got '%s'\n", argv[i]);
-                return GX_EXIT_USAGE;
-            }
-        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            gx_cli_help("info", stdout);
-            return GX_EXIT_OK;
-        } else {
-            char hint[256];
-            gx_cli_did_you_mean("info", argv[i], hint, sizeof hint);
-            fprintf(stderr, "gpuexp info: unknown argument '%s'%s (gpuexp info --help)\n", argv[i], hint);
-            return GX_EXIT_USAGE;
-        }
-    }
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_getfield(L, 1, "device");
+    int only = lua_isinteger(L, -1) ? (int)lua_tointeger(L, -1) : -1; /* a GPU number >= 0 (the catalog's type) */
+    lua_pop(L, 1);
     gx_error error;
     int nvrtc_major = 0, nvrtc_minor = 0;
     gx_error nvrtc_error;
@@ -69,22 +56,21 @@ int gx_cli_info(int argc, char **argv)
     const gx_driver *d = gx_driver_get(&error);
     if (!d) {
         printf("\n");
-        fprintf(stderr, "gpuexp info: %s\n", error.message);
-        return GX_EXIT_GPU;
+        fflush(stdout);
+        return gx_cli_raise(L, &error, GX_ERR_DRIVER);
     }
     printf(", driver supports CUDA %d.%d\n", d->version / 1000, (d->version % 1000) / 10);
+    fflush(stdout);
     int count = 0;
-    if (gx_device_count(&count, &error)) {
-        fprintf(stderr, "gpuexp info: %s\n", error.message);
-        return GX_EXIT_GPU;
-    }
+    if (gx_device_count(&count, &error))
+        return gx_cli_raise(L, &error, GX_ERR_DRIVER);
     if (count == 0) {
-        fprintf(stderr, "gpuexp info: no CUDA GPU found (the driver reports 0 devices)\n");
-        return GX_EXIT_GPU;
+        gx_fail(&error, GX_ERR_DRIVER, "no CUDA GPU found (the driver reports 0 devices)");
+        return gx_cli_raise(L, &error, GX_ERR_DRIVER);
     }
     if (only >= count) {
-        fprintf(stderr, "gpuexp info: no GPU %d: this machine has %d\n", only, count);
-        return GX_EXIT_USAGE;
+        gx_fail(&error, GX_ERR_USAGE, "no GPU %d: this machine has %d", only, count);
+        return gx_cli_raise(L, &error, GX_ERR_USAGE);
     }
     for (int i = 0; i < count; i++) {
         if (only >= 0 && i != only)
@@ -92,11 +78,12 @@ int gx_cli_info(int argc, char **argv)
         gx_device device;
         gx_device_facts facts;
         if (gx_device_open(&device, i, &error) || gx_device_facts_get(&device, &facts, &error)) {
-            fprintf(stderr, "gpuexp info: GPU %d: %s\n", i, error.message);
-            return GX_EXIT_GPU;
+            gx_error said;
+            gx_fail(&said, GX_ERR_DRIVER, "GPU %d: %.4000s", i, error.message);
+            return gx_cli_raise(L, &said, GX_ERR_DRIVER);
         }
         print_device(&device, &facts);
         gx_device_close(&device);
     }
-    return GX_EXIT_OK;
+    return 0;
 }

@@ -1,6 +1,6 @@
 /* Shared by the CUPTI code (gx_cupti.c: loading and errors; gx_metric.c: the host object's whole life,
    metric names and pass counts without a GPU; gx_profiler.c: the range profiler on a device; gx_trace.c: the timeline).
-   Not a public header. */
+   Not a public header; it includes none of its users' headers (each includes its own). */
 #ifndef GX_CUPTI_INTERNAL_H
 #define GX_CUPTI_INTERNAL_H
 
@@ -16,10 +16,8 @@
 #include <cupti_target.h>
 #include <cupti_version.h>
 
-#include "gx_cupti.h"
 #include "gx_device.h"
-#include "gx_metric.h"
-#include "gx_profiler.h"
+#include "gx_error.h"
 
 #define GX_CUPTI_FUNCTIONS(X)                                                                      \
     X(cuptiGetVersion) X(cuptiGetResultString) X(cuptiGetErrorMessage) X(cuptiProfilerInitialize) \
@@ -62,7 +60,7 @@ int gx_cupti_get(gx_error *error);
 int gx_cupti_fail(gx_error *error, const char *call, CUptiResult result);
 /* A host object for chip (with the device's counter availability, or NULL); gx_metric.c owns its
    whole life (open, config image, close). */
-int gx_metric_host_open_for_device(gx_metric_host **out, const char *chip, const uint8_t *availability,
+int gx_metric_host_open_for_device(struct gx_metric_host **out, const char *chip, const uint8_t *availability,
                                    gx_error *error);
 /* cuptiProfilerInitialize, once a process. */
 int gx_cupti_profiler_initialize(gx_error *error);
@@ -70,7 +68,7 @@ int gx_cupti_profiler_initialize(gx_error *error);
    a GX_ERR_PROFILER saying why not (a virtual GPU, an old architecture, confidential computing...). */
 int gx_cupti_device_supported(const gx_device *device, CUpti_Profiler_API api, gx_error *error);
 /* The config image (the pass schedule) for names. */
-int gx_metric_host_config_image(gx_metric_host *host, const char *const *names, int count, uint8_t **image,
+int gx_metric_host_config_image(struct gx_metric_host *host, const char *const *names, int count, uint8_t **image,
                                 size_t *size, gx_error *error);
 
 /* Calls a CUPTI function once and returns its failure as a gx error. */

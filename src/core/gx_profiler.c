@@ -11,7 +11,9 @@
 
 #include "gx_cache.h"
 #include "gx_files.h"
+#include "gx_cupti.h"
 #include "gx_cupti_internal.h"
+#include "gx_profiler.h"
 #include "gx_driver.h"
 
 struct gx_profiler {

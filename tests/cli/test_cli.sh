@@ -1,6 +1,7 @@
 #!/bin/sh
 # CLI transcript tests: exact first line of stderr (or stdout) and exit code for each case.
 # usage: test_cli.sh GPUEXP_BINARY CASES_DIR
+# covers: lua/gpuexp/main.lua, lua/gpuexp/commands/run.lua, lua/gpuexp/commands/runner.lua, lua/gpuexp/engine/exits.lua, lua/gpuexp/engine/run.lua, src/core/gx_paths.c, src/core/gx_driver.c, src/core/gx_metric.c, lua/gpuexp/store/suite.lua
 gpuexp="$1"
 cases="$2"
 work=$(mktemp -d)
@@ -50,11 +51,14 @@ expect 0 "out: $work/x.csv" "$gpuexp" --no-plan --out "$work/x.csv" args.lua
 # no driver: the one form, with the script's location, and exit code 3
 expect 3 "device.lua:1: no CUDA driver found: dlopen(/nonexistent/libcuda.so.1) failed: /nonexistent/libcuda.so.1: cannot open shared object file: No such file or directory (is the NVIDIA driver installed?)" \
     env GX_LIBCUDA=/nonexistent/libcuda.so.1 "$gpuexp" --no-plan device.lua
+# --no-plan without a GPU: the error at the script's line, then that no GPU was found (no traceback)
+expect 3 "gpuexp: no GPU found; --no-plan shows no offline plan instead (without it, or with --arch ARCH, gpuexp shows the plan)" \
+    sh -c "GX_LIBCUDA=/nonexistent/libcuda.so.1 \"$gpuexp\" --no-plan device.lua 2>&1 >/dev/null | grep -v '^device.lua:1: ' >&2; exit 3"
 expect 3 "device.lua:1: no CUDA driver found: /usr/local/cuda/lib64/stubs/libcuda.so is the CUDA toolkit's stub library, not a driver (cuInit: CUDA_ERROR_STUB_LIBRARY)" \
     env GX_LIBCUDA=/usr/local/cuda/lib64/stubs/libcuda.so "$gpuexp" --no-plan device.lua
 expect 3 "gpuexp info: no CUDA driver found: dlopen(/nonexistent/libcuda.so.1) failed: /nonexistent/libcuda.so.1: cannot open shared object file: No such file or directory (is the NVIDIA driver installed?)" \
     env GX_LIBCUDA=/nonexistent/libcuda.so.1 "$gpuexp" info
-expect 2 "gpuexp info: unknown argument '--x' (gpuexp info --help)" "$gpuexp" info --x
+expect 2 "gpuexp info: unknown option '--x'" "$gpuexp" info --x
 expect 0 "gpuexp $version" "$gpuexp" --version
 
 # offline plans: explicit, and the automatic one when no GPU is found
@@ -82,6 +86,8 @@ expect 2 "gpuexp occupancy: unknown architecture 'sm_61' (known: sm_70 sm_75 sm_
 expect 2 "gpuexp occupancy: --registers takes numbers, lists (1,2) and ranges (start:stop:step), got '8:4'" \
     "$gpuexp" occupancy --arch sm_90 --block 256 --registers 8:4
 expect 2 "gpuexp occupancy: block size 2048 is outside 1..1024 for sm_90" "$gpuexp" occupancy --arch sm_90 --block 2048
+# a refused combination is said before anything is printed: no CSV header without its rows
+expect_line 2 1 "" "$gpuexp" occupancy --arch sm_90 --block 256,2048
 
 # metrics without CUPTI, and names checked without a GPU
 expect 3 "gpuexp metrics: CUPTI not found (tried /nonexistent and /usr/local/cuda/lib64): install the CUDA toolkit's CUPTI or set GX_LIBCUPTI" \
@@ -106,11 +112,28 @@ expect 2 "gpuexp: cannot open experiments/occupancy_sweep.lua: No such file or d
     "$gpuexp" experiments/occupancy_sweep.lua
 expect 1 "raises.lua:3: something went wrong" "$gpuexp" run --no-plan raises.lua
 expect 2 "gpuexp: no script given" "$gpuexp" run
-expect 2 "gpuexp occupancy: unknown argument '--blok' (did you mean '--block'?)" "$gpuexp" occupancy --blok 3
+expect 2 "gpuexp occupancy: unknown option '--blok' (did you mean '--block'?)" "$gpuexp" occupancy --blok 3
 expect 2 "gpuexp compare: unknown option '--treshold' (did you mean '--threshold'?)" "$gpuexp" compare --treshold 3 a b
 expect 2 "gpuexp nightly: unknown option '--baselin' (did you mean '--baseline'?)" "$gpuexp" nightly x --baselin 3
-expect 2 "gpuexp metrics: unknown argument '--chekc' (did you mean '--check'?)" "$gpuexp" metrics --chekc
-# a bad value is refused, never read as 0 (the C commands' own loops)
+expect 2 "gpuexp metrics: unknown option '--chekc' (did you mean '--check'?)" "$gpuexp" metrics --chekc
+# one style for every command's messages: gpuexp NAME: (plot and calibrate said "plot:", "calibrate:")
+expect 2 "gpuexp plot: give the CSV file" "$gpuexp" plot
+expect 3 "gpuexp calibrate: measures this machine's GPU, and there is none to use (no CUDA driver found: dlopen(/nonexistent/libcuda.so.1) failed: /nonexistent/libcuda.so.1: cannot open shared object file: No such file or directory (is the NVIDIA driver installed?)). A roofline plot without a GPU takes the peaks instead: gpuexp plot --roofline --peak-gflops G --peak-gbps B ..." \
+    env GX_LIBCUDA=/nonexistent/libcuda.so.1 "$gpuexp" calibrate
+# swapped letters, subcommands, architectures and files beside a script
+expect 2 "gpuexp: cannot open hepl: No such file or directory (did you mean 'help'?)" "$gpuexp" hepl
+expect 2 "gpuexp help: unknown command 'comapre' (did you mean 'compare'?)" "$gpuexp" help comapre
+expect 2 "gpuexp history: unknown command 'lst' (did you mean 'list'?)" "$gpuexp" history --history "$work/h.sqlite" lst
+expect 2 "gpuexp history: unknown command 'shwo' (did you mean 'show'?)" "$gpuexp" history --history "$work/h.sqlite" shwo 1
+expect 2 "gpuexp: unknown architecture 'sm90' (did you mean 'sm_90'?)" "$gpuexp" --arch sm90 plan.lua
+expect 2 "gpuexp: unknown architecture 'sm_9' (did you mean 'sm_90' or 'sm_89'?)" "$gpuexp" --arch sm_9 plan.lua
+expect 2 "gpuexp occupancy: unknown architecture 'sm90' (did you mean 'sm_90'?)" "$gpuexp" occupancy --arch sm90 --block 32
+expect 2 "gpuexp nightly: unknown architecture 'sm_61' (gpuexp occupancy --limits lists them)" "$gpuexp" nightly --arch sm_61 x
+expect 2 "gpuexp tune: unknown architecture 'sm90' (did you mean 'sm_90'?)" "$gpuexp" tune --arch sm90 x.lua
+expect 2 "gpuexp: cannot open rasies.lua: No such file or directory (did you mean 'raises.lua'?)" "$gpuexp" rasies.lua
+expect 2 "gpuexp nightly: cannot read the suite rasies.lua: rasies.lua: No such file or directory (did you mean 'raises.lua'?)" \
+    "$gpuexp" nightly --out "$work/night" rasies.lua
+# a bad value is refused, never read as 0 (the C commands' lines are parsed by the one parser too)
 expect 2 "gpuexp metrics: --device takes a GPU number, got 'x'" "$gpuexp" metrics --device x --list
 expect 2 "gpuexp occupancy: --carveout takes max, driver or a size in KiB, got '99999999999'" \
     "$gpuexp" occupancy --arch sm_90 --block 128 --carveout 99999999999

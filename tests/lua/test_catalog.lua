@@ -3,6 +3,7 @@
 -- entry is accepted by the command (its parser, engine/args.lua, reads nothing else) and one not
 -- listed is refused, the run's options reach gpuexp.run_options by their fields, C's exit codes are
 -- its numbers, and the completion's words (commands, options, metric presets) are the binary's.
+-- covers: lua/gpuexp/catalog_text.lua, lua/gpuexp/commands/runner.lua, lua/gpuexp/commands/run.lua, lua/gpuexp/main.lua
 local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
 local catalog = require("gpuexp.catalog")
 local binary = assert(arg[1], "the gpuexp binary is the first argument")
@@ -20,28 +21,38 @@ local args = require("gpuexp.engine.args")
 
 -- A value of an option's type that its parser accepts.
 local samples = {number = "1", integer = "1", seconds = "1", timeout = "5", shard = "0/1", only = "a=1",
+  arch = "sm_90", archs = "sm_80,sm_90", ranges = "1,2:4", carveout = "max",
   list = "a", metric = "median_ms", define = "K=1"}
 local function sample(option)
   if option.type == "choice" then return option.choices[1] end
-  if option[1]:find("max|driver|KIB", 1, true) then return "max" end -- occupancy's own (C) value
   if option.type == "integer" or option.type == "number" then
     return tostring(option.min or (option.above and option.above + 1) or 1)
   end
   return samples[option.type or "string"] or "x"
 end
 local known_types = {string = true, path = true, number = true, integer = true, seconds = true, choice = true, list = true,
+  arch = true, archs = true, ranges = true, carveout = true,
   timeout = true, shard = true, only = true, metric = true, define = true}
 
 local _, listed_text = ws.run("help --commands")
 local listed = {}
 for name in listed_text:gmatch("[^\n]+") do listed[#listed + 1] = name end
 T.eq(#listed, #catalog.commands, "gpuexp help --commands lists the catalog")
+-- gpuexp --help (no command named) lists the commands, then the run's options
+do
+  local code, stdout = ws.run("--help")
+  T.eq(code, 0, "gpuexp --help")
+  T.eq(stdout, catalog.summary() .. "\n" .. catalog.help("run"), "gpuexp --help: the commands, then the run's help")
+  for _, command in ipairs(catalog.commands) do
+    T.ok(stdout:find("\n  " .. command.name .. " ", 1, true), "gpuexp --help lists " .. command.name)
+  end
+end
 
 for i, command in ipairs(catalog.commands) do
   local name = command.name
   T.eq(listed[i], name, "command " .. i)
   -- dispatched from the catalog, with its help from it
-  local code, stdout, stderr = ws.run(name == "run" and "--help" or (name .. " --help"))
+  local code, stdout, stderr = ws.run(name .. " --help")
   T.eq(code, 0, name .. " --help: " .. stderr)
   local expected = name == "help" and (catalog.summary() .. "\n" .. catalog.help("help")) or catalog.help(name)
   T.eq(stdout, expected, name .. " --help prints the catalog's text")
@@ -58,9 +69,11 @@ for i, command in ipairs(catalog.commands) do
       T.ok(#flags > 0, name .. ": an entry names its flags: " .. option[1])
       T.ok(known_types[option.type or "string"], name .. " " .. option[1] .. ": a known type")
       T.ok(option.type ~= "choice" or #option.choices > 0, name .. " " .. option[1] .. ": a choice lists its choices")
-      local default = option.default ~= nil and type(option.default) ~= "boolean" and tostring(option.default)
-      local said = option[2]:match("%(default ([^;)]+)")
-      T.ok(not (default and said) or said == default, name .. " " .. option[1] .. ": the help's default is the entry's")
+      -- a default is a field (default =, or default_text = when it is no one value), rendered into the
+      -- help: a help text never says one itself
+      T.ok(not option[2]:find("default", 1, true), name .. " " .. option[1] .. ": the help text says no default: " ..
+        option[2])
+      T.ok(option.default == nil or option.default_text == nil, name .. " " .. option[1] .. ": one default")
       for _, flag in ipairs(flags) do
         local line = string.format("%s %s %s --help", name == "run" and "" or name, flag,
           argument and ("'" .. sample(option) .. "'") or "")
@@ -70,9 +83,8 @@ for i, command in ipairs(catalog.commands) do
     end
     local code, _, stderr = ws.run((name == "run" and "" or name) .. " --not-in-the-catalog --help")
     T.eq(code, 2, name .. ": an option not in the catalog is refused")
-    -- (the C commands keep their own loops and words: src/cli/gx_cli_*.c, docs/development.md)
-    local unknown = command.native and "unknown argument '" or "unknown option '"
-    T.ok(stderr:find(unknown .. "--not-in-the-catalog'", 1, true), name .. " says which: " .. stderr)
+    -- (the C commands too: their lines are parsed by the one parser, said in the one style)
+    T.ok(stderr:find("unknown option '--not-in-the-catalog'", 1, true), name .. " says which: " .. stderr)
     T.ok(stderr:find(name == "run" and "gpuexp: " or (name .. ": "), 1, true), "naming the command: " .. stderr)
   end
   -- history's subcommands: each line's options are its subcommand's entries, and each is accepted
@@ -106,11 +118,20 @@ for i, command in ipairs(catalog.commands) do
   T.eq(words, table.concat(catalog.options(name), "\n") .. "\n", name .. ": the completion's options")
 end
 -- the run command's parser reads its options from the catalog: every option listed is accepted and
--- reaches the script (gpuexp.run_options[field]), and one not listed is refused with a suggestion
+-- reaches the script typed (gpuexp.run_options[field]: --shard as {index, count}, --only as its
+-- clauses), and one not listed is refused with a suggestion
 ws.write("probe.lua", [[
+local function shown(value)
+  if type(value) ~= "table" then return tostring(value) end
+  if value.index then return value.index .. "/" .. value.count end
+  local clause = value[1]
+  if type(clause) ~= "table" then return nil end
+  local key, cell = next(clause)
+  return key .. "=" .. cell
+end
 local keys = {}
 for key, value in pairs(gpuexp.run_options) do
-  if type(value) ~= "table" then keys[#keys + 1] = key .. "=" .. tostring(value) end
+  if shown(value) then keys[#keys + 1] = key .. "=" .. shown(value) end
 end
 table.sort(keys)
 print(table.concat(keys, " "))
@@ -118,11 +139,11 @@ print(table.concat(keys, " "))
 local values = {["--devices"] = "0", ["--shard"] = "0/1", ["--only"] = "a=1", ["--point-timeout"] = "5",
   ["--night"] = "n1", ["--night-kind"] = "nightly", ["--night-suite"] = "s", ["--night-experiment"] = "e",
   ["--trace"] = "t.json", ["--history"] = "h.sqlite", ["-a"] = "sm_90", ["--arch"] = "sm_90"}
--- the fields main.c acts on itself and keeps out of gpuexp.run_options (device goes in as a number)
-local c_only = {inline = true, out = true, help = true, version = true, device = true}
+-- every option reaches the script but --help and --version, which print and end
+local printing = {help = true, version = true}
 local run_options = 0
 for _, option in ipairs(catalog.commands[1].options) do
-  if option.field and not c_only[option.field] then
+  if option.field and not printing[option.field] then
     local flags, argument = args.flags(option)
     for _, flag in ipairs(flags) do
       local field = args.field(option)
@@ -144,6 +165,46 @@ T.ok(stderr:find("unknown option '--resum' (did you mean '--resume'?)", 1, true)
 
 T.eq(ws.run("nosuchcommand --help"), 2, "an unknown word is a script name: not found, exit 2")
 
+-- the defaults the command line shares with the library are the library's values
+local function default_of(command, flag)
+  for _, option in ipairs(catalog.find(command).options) do
+    if args.flags(option)[#args.flags(option)] == flag then return option.default, option.default_text end
+  end
+end
+T.eq(default_of("compare", "--threshold"), require("gpuexp.judge.rule").FLOOR_PCT, "compare --threshold: the rule's floor")
+T.eq(default_of("nightly", "--threshold"), require("gpuexp.judge.rule").FLOOR_PCT, "nightly --threshold: the rule's floor")
+T.eq(default_of("nightly", "--baseline"), require("gpuexp.judge.verdict").DEFAULT_BASELINE_RUNS, "nightly --baseline")
+T.eq(default_of("lines", "--top"), require("gpuexp.judge.lines").TOP, "lines --top: the lines shown by default")
+T.eq(default_of("nightly", "--lines-timeout"), require("gpuexp.commands.lines").NIGHT_TIMEOUT_S, "nightly --lines-timeout")
+local _, bisect_threshold = default_of("bisect", "--threshold")
+T.ok(bisect_threshold:find("^" .. string.format("%g", require("gpuexp.judge.rule").FLOOR_PCT) .. ","),
+  "bisect --threshold: " .. bisect_threshold)
+local ab_defaults = require("gpuexp.api.ab").defaults
+for flag, key in pairs({["--mde"] = "mde_pct", ["--budget-s"] = "budget_s", ["--seed"] = "seed",
+  ["--threshold"] = "threshold_pct"}) do
+  local _, text = default_of("ab", flag)
+  T.eq(tonumber(text:match("else (%d+)$")), ab_defaults[key], "ab " .. flag .. ": the library's default")
+end
+-- every default given is the one used: each option's default field, read by its type, is the value a
+-- command gets when the option is not given (engine/args.lua)
+for _, command in ipairs(catalog.commands) do
+  if not command.run_option and not command.options_title then
+    local module = require(command.module)
+    local fields = args.parse(command, {}, module.TYPES)
+    for _, option in ipairs(command.options or {}) do
+      local flags, argument = args.flags(option)
+      if option.default ~= nil and argument then
+        local typed = args.parse(command, {flags[#flags], tostring(option.default)}, module.TYPES)
+        T.ok(typed, command.name .. " " .. flags[#flags] .. " takes its default")
+        local field = args.field(option)
+        T.eq(type(fields[field]) == "table" and #fields[field] or fields[field],
+          type(typed[field]) == "table" and #typed[field] or typed[field], command.name .. " " .. flags[#flags] ..
+          ": not given is its default given")
+      end
+    end
+  end
+end
+
 -- a choice the library knows too is the library's list: tune --strategy's are the search's
 local strategies = {}
 for _, option in ipairs(catalog.find("tune").options) do
@@ -155,15 +216,19 @@ for name in pairs(require("gpuexp.api.search").STRATEGIES) do
 end
 T.eq(next(strategies), nil, "tune --strategy lists no strategy the search lacks")
 
--- C's exit codes are the catalog's numbers
-local values = {}
-for _, value in pairs(catalog.EXIT) do values[value] = true end
-local c_codes = 0
-for name, value in source("src/cli/gx_cli.h"):gmatch("GX_EXIT_(%u+)%s*=%s*(%d+)") do
-  c_codes = c_codes + 1
-  T.ok(values[tonumber(value)], "gx_cli.h's GX_EXIT_" .. name .. " = " .. value .. " is in the catalog")
+-- the exit codes are the catalog's alone: C keeps no table of them (main.c's one failure before Lua
+-- runs is EX_SOFTWARE, the catalog's INTERNAL), and the error kinds map to them in one place
+T.eq(catalog.EXIT.INTERNAL, 70, "EXIT.INTERNAL is sysexits.h's EX_SOFTWARE, which main.c exits with")
+local c_sources = io.popen("cd '" .. root .. "' && cat src/cli/*.c src/cli/*.h src/bindings/*.c src/bindings/*.h")
+local c_text = c_sources:read("a")
+c_sources:close()
+T.ok(#c_text > 10000, "the C sources were read")
+T.ok(not c_text:find("GX_EXIT_", 1, true), "no exit code of C's own (GX_EXIT_*)")
+for kind, code in pairs(require("gpuexp.engine.exits").BY_KIND) do
+  local named = false
+  for _, value in pairs(catalog.EXIT) do named = named or value == code end
+  T.ok(named, "the kind " .. kind .. " exits with a code of the catalog")
 end
-T.ok(c_codes >= 5, "gx_cli.h's exit codes were read")
 
 -- the completion keeps no list of its own: presets come from the library
 local _, presets = ws.run("help --presets")

@@ -4,6 +4,7 @@
 -- child (here bisect's build and nightly's hook) starts with an empty signal mask, default
 -- dispositions and a process group of its own, is ended with its group on a stop signal and has a
 -- time limit; bisect's --point-timeout applies; a killed bisect's folder is removed by the next.
+-- covers: src/core/gx_process.c, lua/gpuexp/engine/inline.lua
 local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
 local binary = assert(arg[1], "the gpuexp binary is the first argument")
 local ws = T.workspace(binary)

@@ -19,10 +19,10 @@ T.ok(stderr:find("gpuexp nightly: the suite is an empty name: give a folder of e
 T.ok(not stdout:find("running", 1, true) and not read("night"), "nothing ran: " .. stdout)
 code, _, stderr = run("--history '' --quiet --arch sm_90 -o k.csv k.lua", "XDG_DATA_HOME=" .. work .. "/data")
 T.eq(code, 2, "--history '': a usage error")
-T.ok(stderr:find("gpuexp: --history needs a value, got ''", 1, true), stderr)
+T.ok(stderr:find("gpuexp: --history takes a path, got ''", 1, true), stderr)
 T.ok(not read("data/gpuexp/history.sqlite"), "nothing recorded in the default history")
 code, _, stderr = run("compare --output '' k.csv k.csv")
-T.ok(code == 2 and stderr:find("gpuexp compare: --output needs a value, got ''", 1, true), "compare -o '': " .. stderr)
+T.ok(code == 2 and stderr:find("gpuexp compare: --output takes a path, got ''", 1, true), "compare -o '': " .. stderr)
 
 -- ---- a resumed run with crashed rows: exit 5, the failure said ----
 write("crash.lua", [[

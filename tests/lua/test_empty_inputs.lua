@@ -43,7 +43,7 @@ T.eq(read("data/gpuexp/history.sqlite"), nil, "nothing recorded in the default h
 -- ---- nightly '': no suite, nothing run ----
 local code, _, stderr = run("nightly '' --arch sm_90 --quiet --no-confirm --out night", home)
 T.eq(code, 2, "nightly '': " .. stderr)
-T.ok(stderr:find("the suite's name is empty", 1, true), stderr)
+T.ok(stderr:find("the suite is an empty name", 1, true), stderr)
 T.eq(io.popen("ls -A " .. work .. "/night 2>/dev/null"):read("a"), "", "no experiment ran")
 T.eq(read("data/gpuexp/history.sqlite"), nil, "nothing recorded")
 

@@ -3,6 +3,7 @@
 -- everything but timing must match: the exit code, stdout, stderr (tracebacks apart: they name
 -- the transport's frames), every file written (the CSV, the samples file, the metadata less its
 -- times, and the runs a history recorded).
+-- covers: lua/gpuexp/engine/run.lua, lua/gpuexp/engine/inline.lua, lua/gpuexp/engine/client.lua, lua/gpuexp/engine/supervisor.lua, lua/gpuexp/engine/failures.lua, lua/gpuexp/commands/run.lua
 local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
 local cjson = require("cjson")
 local binary = assert(arg[1], "the gpuexp binary is the first argument")

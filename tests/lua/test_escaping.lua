@@ -60,6 +60,11 @@ for i, name in ipairs(HOSTILE) do
   end
   T.ok(not text.message(name):find("\r", 1, true), what .. " message: no carriage return")
   T.ok(not g:sub(2, -2):gsub("''", ""):find("'"), what .. " gnuplot: no quote ends the string early: " .. g)
+  if not name:find("%z") then -- a shell word (no argument holds a NUL): the shell reads back the name
+    local pipe = io.popen("printf '%s' " .. text.shell(name))
+    T.eq(pipe:read("a"), name, what .. " shell: read back as written: " .. text.shell(name))
+    pipe:close()
+  end
   local records = csv.parse(csv.line({name, "1"}) .. "\n")
   T.eq(records[1][1], name, what .. " csv: read back as written")
   T.eq(cjson.decode(json.encode({name}))[1], json.valid_utf8(name), what .. " json: read back (valid UTF-8)")

@@ -3,6 +3,7 @@
 -- width at 99); a bug inside a command exits 70, never 0 or 1 (1 means "a regression") nor 7; and
 -- --rule mannwhitney falls back to the default rule when too few samples a side can never reach
 -- p < 0.05, decides by the p-value otherwise, and names (file, line) the samples it leaves out.
+-- covers: lua/gpuexp/engine/exits.lua, lua/gpuexp/commands/runner.lua, lua/gpuexp/judge/printers.lua
 local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
 local binary = assert(arg[1], "the gpuexp binary is the first argument")
 local ws = T.workspace(binary)

@@ -1,5 +1,6 @@
 -- The history is transactional: a `gpuexp history record` killed with SIGKILL in the middle of a
 -- large run leaves the file with that run entirely or not at all, and the next writer works.
+-- covers: src/core/gx_db.c
 local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
 local binary = assert(arg[1], "the gpuexp binary is the first argument")
 local ws = T.workspace(binary)

@@ -30,14 +30,16 @@ local allowed = {
   judge = {store = true, judge = true},
   engine = {store = true, engine = true},
   api = {store = true, engine = true, api = true, judge = true}, -- tune's tie set and ab's verdict are judgments
-  commands = {store = true, judge = true, engine = true, api = true, commands = true},
+  commands = {store = true, judge = true, engine = true, api = true, commands = true, init = true},
   init = {store = true, api = true},
+  main = {store = true, judge = true, engine = true, api = true, commands = true, init = true},
   catalog = {}, -- plain data (the commands, options and exit codes): every layer may read it
 }
 for _, may in pairs(allowed) do may.catalog = true; may.catalog_text = true end
 local found = {}
 for _, path in ipairs(files("lua/gpuexp", "*.lua")) do
   local layer = path:match("^lua/gpuexp/([%w_]+)/") or path:match("^lua/gpuexp/(init)%.lua$")
+    or path:match("^lua/gpuexp/(main)%.lua$")
     or path:match("^lua/gpuexp/(catalog)%.lua$") or path:match("^lua/gpuexp/(catalog)_text%.lua$")
   T.ok(allowed[layer], path .. " is in a layer's folder (store, judge, engine, api, commands)")
   for n, line in ipairs(lines(path)) do
@@ -56,25 +58,61 @@ for _, folder in ipairs({"core", "bindings", "cli"}) do
 end
 local may_include = {core = {core = true}, bindings = {core = true, bindings = true},
   cli = {core = true, bindings = true, cli = true}}
+-- every #include of src/, by file: {folder, path, list = {{included, name, line}...}}
+local includes_of = {}
 for _, folder in ipairs({"core", "bindings", "cli"}) do
   for _, pattern in ipairs({"*.c", "*.h"}) do
     for _, path in ipairs(files("src/" .. folder, pattern)) do
+      local list = {}
       for n, line in ipairs(lines(path)) do
         local included = line:match('^%s*#%s*include%s*[<"]([^>"]+)[>"]')
-        if included then
-          local name = included:match("[^/]+$")
-          if folder == "core" then
-            T.ok(not name:match("^lua") and not name:match("^lauxlib") and name ~= "lualib.h",
-              string.format("%s:%d: the core includes Lua (%s)", path, n, included))
-          end
-          local owner = headers[name]
-          T.ok(not owner or may_include[folder][owner],
-            string.format("%s:%d: %s includes %s of the %s layer", path, n, folder, included, owner))
-        end
+        if included then list[#list + 1] = {included = included, name = included:match("[^/]+$"), line = n} end
+      end
+      includes_of[path:match("[^/]+$")] = {folder = folder, path = path, list = list}
+    end
+  end
+end
+for _, entry in pairs(includes_of) do
+  local folder, path = entry.folder, entry.path
+  for _, include in ipairs(entry.list) do
+    local name, included, n = include.name, include.included, include.line
+    if folder == "core" then
+      T.ok(not name:match("^lua") and not name:match("^lauxlib") and name ~= "lualib.h",
+        string.format("%s:%d: the core includes Lua (%s)", path, n, included))
+    end
+    local owner = headers[name]
+    T.ok(not owner or may_include[folder][owner],
+      string.format("%s:%d: %s includes %s of the %s layer", path, n, folder, included, owner))
+  end
+end
+
+-- A private header (X_internal.h, shared by a few files) includes none of its users' headers
+-- (gx_cupti_internal.h is included by gx_metric.c, so it may not include gx_metric.h): each user
+-- includes its own.
+for header, entry in pairs(includes_of) do
+  if header:match("_internal%.h$") then
+    for _, included in ipairs(entry.list) do
+      local user = includes_of[(included.name:gsub("%.h$", ".c"))]
+      for _, back in ipairs(user and user.list or {}) do
+        T.ok(back.name ~= header, string.format("%s:%d: %s includes %s, the header of its user %s",
+          entry.path, included.line, header, included.name, user.path))
       end
     end
   end
 end
+
+-- One Lua state per process: made once, in main.c (no throwaway state parses the command line or
+-- reads the catalog or a preset), and nothing under src/ but main.c makes one.
+local states = {}
+for _, folder in ipairs({"core", "bindings", "cli"}) do
+  for _, path in ipairs(files("src/" .. folder, "*.c")) do
+    for n, line in ipairs(lines(path)) do
+      if line:find("lua_newstate%s*%(") or line:find("luaL_newstate%s*%(") then states[#states + 1] = path .. ":" .. n end
+    end
+  end
+end
+T.eq(#states, 1, "one place makes a Lua state: " .. table.concat(states, ", "))
+T.ok(states[1] and states[1]:find("^src/cli/main%.c:"), "and it is main.c: " .. tostring(states[1]))
 
 -- Which functions each C file defines and calls, by a prefix (l_ for the bindings, gx_ for the core).
 local function call_graph(paths, prefix, shared)
@@ -130,10 +168,9 @@ local function no_circle(edges, what)
   for _, from in ipairs(sources) do if not state[from] then visit(from) end end
 end
 
--- the binding files call each other in one direction only (l_util.c's helpers and l_gpuexp.c,
--- which opens every type, aside): no circle such as buffer -> device -> buffer
-no_circle(call_graph(files("src/bindings", "l_*.c"), "l_",
-  function(owner) return owner:match("l_util%.c$") or owner:match("l_gpuexp%.c$") end), "between the binding files")
+-- the binding files call each other in one direction only, every file counted (l_util.c's helpers
+-- and l_gpuexp.c, which opens every type, too): no circle such as buffer -> device -> buffer
+no_circle(call_graph(files("src/bindings", "l_*.c"), "l_"), "between the binding files")
 
 -- the core's files call each other in one direction only: no circle such as cupti -> metric -> cupti
 no_circle(call_graph(files("src/core", "gx_*.c"), "gx_"), "between the core's files")

@@ -1,6 +1,7 @@
 -- One offline plan that calls every method a GPU script would (the LuaLS definitions' Device,
 -- Buffer, Stream, Event, Sequence, Layout, Kernel, Launch and Program): each runs through with
 -- launches checked and no data, or fails with a clear error at the script's own line (issue 26).
+-- covers: lua/gpuexp/init.lua, lua/gpuexp/api/kernel.lua, lua/gpuexp/api/struct.lua
 local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
 local binary = assert(arg[1], "the gpuexp binary is the first argument")
 local ws = T.workspace(binary)
@@ -66,6 +67,12 @@ same(m.samples, 0, "measure") same(m.median_ms, nil, "no median")
 local bound = scale:bind{grid = 1, block = 64, args = {x, n}}
 bound:launch()
 same(bound:time().samples, 0, "bound time")
+-- a Launch's methods are its own (closures over its launch): the type's prototypes run nothing
+same(tostring(bound):match("^gpuexp%.Launch: "), "gpuexp.Launch: ", "a Launch is named")
+same(select(2, pcall(getmetatable(bound).__index.launch, bound)):match("a Launch's methods run on the Launch"),
+  "a Launch's methods run on the Launch", "the prototype's launch refuses")
+same(select(2, pcall(getmetatable(bound).__index.time, bound)):match("a Launch's methods run on the Launch"),
+  "a Launch's methods run on the Launch", "the prototype's time refuses")
 same(select(2, scale:metrics{grid = 1, block = 64, args = {x, n}, metrics = "occupancy"}),
   "no hardware counters in an offline plan", "metrics")
 same(select(2, scale:collect{grid = 1, block = 64, args = {x, n}, metrics = {"sm__cycles_elapsed.avg"}}),

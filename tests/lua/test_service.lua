@@ -167,14 +167,21 @@ unwritable_replies(a)
 T.eq(unwritable:finish(0), EXIT.HISTORY, "a history that cannot be written: exit 6")
 T.eq(read(other_out), "n,device,v,status,error\n1,0,1,ok,\n2,0,1,ok,\n3,0,1,ok,\n", "its CSV kept")
 
--- ---- the options both transports check ----
-T.eq(service.check_options({}).point_timeout_s, 300, "the default point limit")
-local checked, why = service.check_options({shard = "2/2"})
+-- ---- the options both transports take: checked and typed once, by the command line's parser ----
+local args = require("gpuexp.engine.args")
+local function settings(line)
+  local fields, why = args.parse("run", line)
+  if not fields then return nil, why end
+  return service.run_settings(fields)
+end
+T.eq(settings({"x.lua"}).point_timeout_s, 300, "the default point limit")
+local checked, why = settings({"--shard", "2/2", "x.lua"})
 T.eq(checked, nil, "a bad --shard")
 T.ok(why:find("--shard takes I/N", 1, true), why)
-T.eq(select(2, service.check_options({point_timeout = "-1"})):match("^%-%-point%-timeout"), "--point-timeout",
+T.eq(select(2, settings({"--point-timeout", "-1", "x.lua"})):match("^%-%-point%-timeout"), "--point-timeout",
   "a bad --point-timeout")
-T.eq(service.check_options({only = "n=1;n=2"}).only[2].n, "2", "--only's clauses")
+T.eq(settings({"--only", "n=1;n=2", "x.lua"}).only[2].n, "2", "--only's clauses")
+T.eq(settings({"--shard", "1/4", "x.lua"}).shard.count, 4, "--shard's share")
 for op in pairs(service.PROTOCOL) do T.ok(service.PROTOCOL[op].reply and service.PROTOCOL[op].when, op) end
 
 T.done()

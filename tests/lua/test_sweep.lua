@@ -1,4 +1,5 @@
 -- Sweeps without a GPU: enumeration, filter, error rows, CSV flushed per row, metadata.
+-- covers: lua/gpuexp/engine/failures.lua, lua/gpuexp/engine/client.lua, lua/gpuexp/engine/inline.lua
 local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
 
 -- The sweeps below fail points on purpose, and a run with failed points exits 5 saying how many and
@@ -16,6 +17,16 @@ if arg[1] ~= "--child" then
     T.ok(stderr:find("the first: sweep 'unit' point n=2,mode=slow (error): run returned number, not a row table", 1,
       true), how .. ": the first failure: " .. stderr)
     T.ok(not stderr:find("^ok") and not stderr:find("FAIL"), how .. ": the child's assertions held: " .. stderr)
+  end
+  -- a run says where its rows went, both ways (a script may print nothing), unless --quiet
+  local ws = T.workspace(binary)
+  ws.write("quiet.lua", 'gpuexp.sweep{name = "q", axes = {{"n", {1, 2, 3}}}, run = function() return {} end}')
+  for _, mode in ipairs({"", "--inline"}) do
+    local code, stdout, stderr = ws.run("--arch sm_90 " .. mode .. " -o q.csv quiet.lua")
+    T.ok(code == 0 and stdout == "" and stderr:find("gpuexp: wrote 3 rows to q.csv\n", 1, true),
+      "a sweep that prints nothing says where its CSV went " .. mode .. ": " .. stderr)
+    code, _, stderr = ws.run("--quiet --arch sm_90 " .. mode .. " -o q.csv quiet.lua")
+    T.ok(code == 0 and not stderr:find("wrote", 1, true), "--quiet: not said " .. mode .. ": " .. stderr)
   end
   T.done()
   return

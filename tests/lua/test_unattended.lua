@@ -1,6 +1,7 @@
 -- Unattended runs without a GPU, through the binary as a user runs it: a worker that dies at a
 -- point, a point past its time limit, kill -9 of the supervisor then --resume, Ctrl-C, shards then
 -- merge, resume refused after a change, a row with a new field, a damaged cubin in the cache.
+-- covers: lua/gpuexp/engine/supervisor.lua, lua/gpuexp/engine/resume.lua, lua/gpuexp/engine/options.lua, src/core/gx_process.c, src/core/gx_channel.c
 local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
 local binary = assert(arg[1], "the gpuexp binary is the first argument")
 local ws = T.workspace(binary)

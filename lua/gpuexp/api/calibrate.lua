@@ -134,9 +134,7 @@ end
 function M.run(options)
   check_options(options) -- wrong input is said in a plan too
   if gpuexp.plan then return nil, "no ceilings are measured in an offline plan (nothing runs on a GPU)" end
-  gpuexp._calibrating = true
-  local ok, result = pcall(measure_ceilings, options)
-  gpuexp._calibrating = nil
+  local ok, result = require("gpuexp.api.kernel").gpuexps_own(measure_ceilings, options)
   if not ok then error(result, 0) end
   return result
 end

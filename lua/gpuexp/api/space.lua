@@ -139,8 +139,12 @@ function M.new(axes_given, where)
 end
 
 -- M.list(count, coords, sizes) -> a space of configurations 1..count with these value positions
--- (the strategies' tests and replays, which have no axes).
+-- (the strategies' tests and replays, which have no axes; without coords, one position each).
 function M.list(count, coords, sizes)
+  if not coords then -- no positions given: each configuration its own on one axis
+    coords, sizes = {}, {count}
+    for i = 1, count do coords[i] = {i} end
+  end
   local at = {}
   for i = 1, count do at[table.concat(coords[i], ",")] = i end
   local list = {}

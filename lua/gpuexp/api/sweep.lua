@@ -2,11 +2,16 @@
 -- function per point; each row written and flushed as soon as it exists.
 local csv = require("gpuexp.store.csv")
 local counters = require("gpuexp.api.counters")
+local launches = require("gpuexp.api.kernel")
 local measure = require("gpuexp.api.measure")
 local meta = require("gpuexp.store.meta")
 local samples = require("gpuexp.store.samples")
 local option_keys = require("gpuexp.api.option_keys")
+local worker_client = require("gpuexp.engine.client")
+local inline = require("gpuexp.engine.inline")
+local exits = require("gpuexp.engine.exits")
 
+local EXIT = require("gpuexp.catalog").EXIT
 local M = {}
 
 local known_options = {
@@ -125,35 +130,29 @@ local function output_for(spec, name)
     gpuexp.error("usage", string.format("sweep '%s': %s is written by sweep '%s' of this script already; give each " ..
       "sweep its own name or out", name, path, taken[path]))
   end
-  -- a CSV and its companions (X.meta.json, X.samples.csv) by name: never a kernel's source
-  -- (-o kernels/a.cu) or anything else that is not a .csv
   -- (a bad --out is a usage error, exit 2; a bad out in the script is the script's, exit 1)
-  local kind = not explicit and gpuexp.out and "option" or "usage"
-  if not path:match("[^/]%.csv$") then
-    gpuexp.error(kind, string.format("sweep '%s': its output %s does not end in .csv (gpuexp writes X.csv, " ..
-      "X.meta.json and X.samples.csv: give --out or out a .csv file)", name, path))
-  end
-  -- never over the script itself (gpuexp -o k.lua k.lua, or a script named X.meta.json)
+  local from_option = not explicit and gpuexp.out
+  local kind = from_option and "option" or "usage"
+  -- never over the script itself (gpuexp -o k.lua k.lua, or a script named X.meta.json): the one
+  -- check that an output is not the script (--trace, which no sweep writes, is the run command's)
   local script = gpuexp.script and gpuexp._realpath(gpuexp.script)
   for _, written in ipairs({path, meta.path_for(path), samples.path_for(path)}) do
     if script and gpuexp._realpath(written) == script then
-      gpuexp.error(kind, string.format("sweep '%s': its output %s is the script itself; give another --out", name,
-        written))
+      gpuexp.error(kind, written == path and from_option and
+        string.format("--out names the script %s itself; give it another file", gpuexp.script) or
+        string.format("sweep '%s': its output %s is the script itself; give another --out", name, written))
     end
+  end
+  -- a CSV and its companions (X.meta.json, X.samples.csv) by name: never a kernel's source
+  -- (-o kernels/a.cu) or anything else that is not a .csv
+  if not path:match("[^/]%.csv$") then
+    gpuexp.error(kind, string.format("sweep '%s': its output %s does not end in .csv (gpuexp writes X.csv, " ..
+      "X.meta.json and X.samples.csv: give --out or out a .csv file)", name, path))
   end
   taken[path] = name
   -- results/ is gpuexp's own folder (the default's): made for results/X.csv however it was named;
   -- any other folder the user names must exist
   return path, (not explicit and not gpuexp.out) or path:match("^results/[^/]+$") ~= nil
-end
-
--- The inline transport's service (below), once a sweep has run in this process.
-local inline
-
--- An inline run that cannot go on (a stop signal, a lost CUDA context, an output error) closes its
--- sweeps with what is whole, as the supervisor does, saying why in their metadata.
-local function close_inline(ended)
-  if inline then pcall(inline.service.close, inline.service, ended) end
 end
 
 -- A stop signal (Ctrl-C, SIGTERM, SIGHUP) between points, or during one: the run ends here, exit
@@ -163,114 +162,13 @@ local function check_stop()
   local number = gpuexp._process.stop_signal()
   if number ~= 0 then
     local name = require("gpuexp.engine.service").signal_name(number)
-    close_inline("interrupted by " .. name)
+    inline.close("interrupted by " .. name)
     gpuexp.error("interrupted", string.format("interrupted by %s; the rows written so far are kept (--resume " ..
       "finishes the run)", name))
   end
 end
 
-local function error_text(err)
-  if type(err) == "table" and err.message then return err.message end
-  return tostring(err)
-end
-
--- The inline transport: this process's own ledger service (engine/service.lua), made at the
--- first sweep with the run's options; the messages go to it as a function call and its replies
--- wait in a queue for the client to read, as they would in a worker's channel. An output that
--- cannot be written (a full disk) stops the run as the supervisor stops it: every sweep closed
--- with what is whole, then the error raised (exit 7).
-local function inline_channel()
-  if not inline then
-    local o = gpuexp.run_options or {}
-    local run_options = require("gpuexp.engine.options")
-    local engine = require("gpuexp.engine.service")
-    local checked, why = engine.check_options(o)
-    if not checked then gpuexp.error("option", why) end
-    local replies = {}
-    local devices = {gpuexp.device_ordinal or 0}
-    local service = engine.new{
-      ledger = {resume = o.resume, allow_changed = o.allow_changed, shard = checked.shard, only = checked.only,
-        host = gpuexp.hostname(), devices = devices, command = o.argv},
-      history = o.history, night = run_options.night_of(o), show = gpuexp.stderr_is_terminal and not gpuexp.quiet,
-      send = function(_, reply) replies[#replies + 1] = reply end}
-    local slot = {device = devices[1], slot = 0}
-    inline = {service = service, channel = {
-      send = function(message)
-        local ok, problem = pcall(service.handle, service, slot, message)
-        if ok then return true end
-        close_inline("stopped: " .. error_text(problem))
-        error(problem, 0)
-      end,
-      receive = function()
-        local reply = table.remove(replies, 1)
-        if not reply then error("internal: the ledger service gave no reply (an inline run has no other worker)") end
-        return reply
-      end,
-    }}
-  end
-  return inline.channel
-end
-
--- The end of a script run in this process (--inline, gpuexp profile): the run ends as a supervised
--- one does (engine/service.lua's finish: sweeps closed, the history, the failed points said), once.
--- exit_code: the script's own (0: it ended well), ended: why it stopped; returns the run's exit code.
-function M.finish(exit_code, ended)
-  if not inline then return exit_code end
-  local service = inline.service
-  inline = nil
-  return service:finish(exit_code, ended)
-end
-
--- The script ended well: its run's exit code (0 when every point gave a row, or none ran here).
-function M.report_failures()
-  return M.finish(0)
-end
-
--- The worker side of the protocol (engine/service.lua), one for both transports: the messages go
--- over the supervisor's channel when this process is a supervised worker, else to this process's
--- own service (an --inline run, or a script run by a builtin command).
-local function client()
-  local channel = gpuexp._worker or inline_channel()
-  local function receive()
-    local reply, reason = channel.receive()
-    if not reply then io.stderr:write("gpuexp worker: the supervisor is gone: " .. reason .. "\n"); os.exit(3, false) end
-    return reply
-  end
-  local function request(message, wants_reply)
-    local ok, why = channel.send(message)
-    if not ok then io.stderr:write("gpuexp worker: " .. why .. "\n"); os.exit(3, false) end
-    if wants_reply then return receive() end
-  end
-  local prefetching = false
-  return {
-    remote = gpuexp._worker ~= nil,
-    register = function(_, registration)
-      registration.op = "register"
-      return request(registration, true)
-    end,
-    next = function(_, id) return request({op = "next", id = id}, true) end,
-    setup_failed = function(_, id, index, message)
-      request({op = "setup_failed", id = id, index = index, message = message})
-    end,
-    -- the setup runs (true) or has run (false): a worker that ends meanwhile is the setup's fault
-    setup = function(_, id, running) request({op = "setup", id = id, running = running}) end,
-    -- as a point starts: ask for the one after it, whose answer waits in the channel meanwhile
-    prefetch = function(_, id)
-      request({op = "prefetch", id = id})
-      prefetching = true
-    end,
-    -- a point's row; returns the reply for the point after it (prefetched, else asked for now)
-    row = function(self, id, index, row, arrays, versions)
-      request({op = "row", id = id, index = index, row = row, arrays = arrays, versions = versions})
-      if prefetching then
-        prefetching = false
-        local reply = receive()
-        if reply.index then return reply end
-      end
-      return self:next(id) -- nothing was free at the prefetch: wait for a point, or the sweep's end
-    end,
-  }
-end
+local error_text = exits.message
 
 -- The cells of a row as the CSV will hold them; lists of numbers (per-sample times) apart, other
 -- tables as JSON. A value no cell can hold (a function, a NUL byte) is an error naming the field:
@@ -398,7 +296,8 @@ local function run_point(client, spec, id, index, point, axes, cells)
   local copy = {}
   for k, v in pairs(point) do copy[k] = v end
   strict_point(copy, axes)
-  gpuexp._last_diagnosis, measure.last_telemetry = nil, nil
+  launches.forget()
+  measure.last_telemetry = nil
   counters.forget()
   -- an NVTX range per point, named sweep/point, for a profiler's timeline (ncu --nvtx-include)
   local label = {}
@@ -421,9 +320,9 @@ local function run_point(client, spec, id, index, point, axes, cells)
   local failure = not gpuexp.offline_arch and gpuexp._synchronize_devices() or nil
   local lost, launch = gpuexp._context_error()
   if lost then
-    if client.remote then os.exit(3, false) end -- the supervisor reads why from the shared page
+    if client.remote then os.exit(EXIT.GPU, false) end -- the supervisor reads why from the shared page
     client:row(id, index, {status = "crashed", error = lost .. "; " .. launch})
-    close_inline(string.format("the CUDA context was lost at point %d", index))
+    inline.close(string.format("the CUDA context was lost at point %d", index))
     gpuexp.error("driver", string.format("sweep '%s': point %d crashed and the CUDA context is lost (%s); " ..
       "without --inline a new worker would go on after it", name, index, lost))
   end
@@ -431,7 +330,7 @@ local function run_point(client, spec, id, index, point, axes, cells)
   local row = {}
   if ok then for k, v in pairs(result) do row[k] = v end end
   for k, v in pairs(point) do row[k] = v end
-  local diagnosis = gpuexp._last_diagnosis -- gpuexp diagnose: the point's last timed launch
+  local diagnosis = launches.last_diagnosis() -- gpuexp diagnose: the point's last timed launch
   if diagnosis and row.diagnosis == nil then
     row.diagnosis, row.diagnosis_evidence = diagnosis.verdict, table.concat(diagnosis.evidence, "; ")
   end
@@ -463,7 +362,7 @@ function M.run(spec)
   local points, axes, name = check_spec(spec)
   local message = registration_for(spec, name, points, axes)
   local info = message.info
-  local worker = client()
+  local worker = worker_client.new()
   local registration = worker:register(message)
   if registration.error then gpuexp.error(registration.kind or "usage", "sweep '" .. name .. "': " .. registration.error) end
   local id = registration.id

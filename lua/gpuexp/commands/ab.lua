@@ -24,7 +24,7 @@ local function absolute(path)
 end
 
 -- ab's own value type: --a-define NAME=VALUE -> {NAME, VALUE}.
-local TYPES = {define = function(_, text, flag)
+M.TYPES = {define = function(_, text, flag)
   local key, value = text:match("^([%w_]+)=(.*)$")
   if key then return {key, value} end
   return nil, flag .. " takes NAME=VALUE, got '" .. text .. "'"
@@ -45,14 +45,12 @@ local function variant(fields, prefix)
   return v
 end
 
--- The command line: the variants, the commits, the run's options, the output; raises {usage =}.
-local function parse(args)
-  local fields, why, given = parse_args.parse("ab", args, TYPES)
-  if not fields then error({usage = why}) end
-  if fields.help then return {help = true} end
+-- The command line (the fields commands/runner.lua parsed): the variants, the commits, the run's
+-- options, the output; raises {usage =}.
+local function parse(fields, given)
   local o = {variants = {A = variant(fields, "a_"), B = variant(fields, "b_")},
     commits = {A = fields.a_commit, B = fields.b_commit}, build = fields.build, format = fields.format or "table",
-    output = fields.output, pass = parse_args.passed(given), help = fields.help, script = fields.script,
+    output = fields.output, pass = parse_args.passed(given), script = fields.script,
     script_args = fields.script_args,
     options = {mde_pct = fields.mde, budget_s = fields.budget_s, seed = fields.seed, threshold_pct = fields.threshold}}
   if (o.commits.A == nil) ~= (o.commits.B == nil) then error({usage = "give both --a-commit and --b-commit"}) end
@@ -149,10 +147,9 @@ local function measure(o, work)
   return print_result(o, result)
 end
 
-function M.main(args)
-  local ok, o = pcall(parse, args)
+function M.run(fields, given)
+  local ok, o = pcall(parse, fields, given)
   if not ok then say(type(o) == "table" and o.usage or tostring(o)); return EXIT.USAGE end
-  if o.help then io.write(catalog.help("ab")) return EXIT.OK end
   if not o.script then say("which script? (gpuexp ab --help)"); return EXIT.USAGE end
   gpuexp._process.init()
   local work, problem = worktree.work_folder("ab", nil, say)

@@ -19,8 +19,6 @@ local EXIT = catalog.EXIT
 local M = {}
 
 M.MAX_MEASUREMENTS = 3 -- of one commit, while its change stays close to the threshold
-M.BUILD_TIMEOUT_S = 3600 -- --build-timeout's default: a build that hangs ends here (0: no limit)
-M.POINT_TIMEOUT_S = 300 -- --point-timeout's default, as a run's
 
 local function say(message) io.stderr:write("gpuexp bisect: " .. text.message(message) .. "\n") end
 
@@ -28,14 +26,10 @@ local worktree = require("gpuexp.commands.worktree")
 local git = worktree.git
 
 
--- The command line: the catalog's fields (engine/args.lua) with bisect's defaults, and the
--- options handed on to every measurement (pass); or nil and why.
-local function parse(args)
-  local o, why, given = parse_args.parse("bisect", args)
-  if not o then return nil, why end
+-- The command line: the catalog's fields (commands/runner.lua parsed them) with bisect's
+-- defaults, and the options handed on to every measurement (pass).
+local function parse(o, given)
   o.pass = parse_args.passed(given)
-  o.build_timeout = o.build_timeout or M.BUILD_TIMEOUT_S
-  o.point_timeout = o.point_timeout or M.POINT_TIMEOUT_S
   return o
 end
 
@@ -241,10 +235,8 @@ local function search(o, good, bad, commits)
   return stopped or EXIT.OK
 end
 
-function M.main(args)
-  local o, problem = parse(args)
-  if not o then say(problem); return EXIT.USAGE end
-  if o.help then io.write(catalog.help("bisect")) return EXIT.OK end
+function M.run(fields, given)
+  local o = parse(fields, given)
   if o.run then
     local found, why, code = from_history(o)
     if not found then say(why); return code end

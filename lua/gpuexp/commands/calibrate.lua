@@ -1,20 +1,15 @@
 -- gpuexp calibrate: the command over api/calibrate.lua.
 local calibrate = require("gpuexp.api.calibrate")
 local text = require("gpuexp.store.text")
-local catalog = require("gpuexp.catalog")
-local parse_args = require("gpuexp.engine.args")
 
 local M = {}
 
-function M.main(args)
-  local o, why = parse_args.parse("calibrate", args)
-  if o and o.positional[1] then why = "unknown argument '" .. o.positional[1] .. "'" end
-  if why then gpuexp.error("usage", "calibrate: " .. why) end
-  if o.help then io.write(catalog.help("calibrate")) return 0 end
+function M.run(o)
+  if o.positional[1] then return nil, "unknown argument '" .. o.positional[1] .. "'" end
   local force = o.force or false
   local found, problem = pcall(gpuexp.device)
   if not found then
-    gpuexp.error("driver", string.format("calibrate: measures this machine's GPU, and there is none to use (%s). " ..
+    gpuexp.error("driver", string.format("measures this machine's GPU, and there is none to use (%s). " ..
       "A roofline plot without a GPU takes the peaks instead: gpuexp plot --roofline --peak-gflops G --peak-gbps B ...",
       type(problem) == "table" and problem.message or tostring(problem)))
   end

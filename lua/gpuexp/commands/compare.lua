@@ -5,9 +5,6 @@ local text = require("gpuexp.store.text")
 local result = require("gpuexp.store.result")
 local compare = require("gpuexp.judge.compare")
 local printers = require("gpuexp.judge.printers")
-local rule = require("gpuexp.judge.rule")
-local catalog = require("gpuexp.catalog")
-local parse_args = require("gpuexp.engine.args")
 
 local EXIT = require("gpuexp.catalog").EXIT
 local M = {}
@@ -88,12 +85,10 @@ local function judged_metrics(metrics, runs, new)
   return metrics
 end
 
-function M.main(args)
-  local o, why = parse_args.parse("compare", args, M.TYPES)
-  if not o then return fail(EXIT.USAGE, why) end
-  if o.help then io.write(catalog.help("compare")) return 0 end
+-- o: the command line's fields (commands/runner.lua parsed them from the catalog).
+function M.run(o)
   local paths, format, output = o.positional, o.format or "table", o.output
-  local options = {floor_pct = o.threshold or rule.FLOOR_PCT, rule = o.rule, significance = true}
+  local options = {floor_pct = o.threshold, rule = o.rule, significance = true}
   if #paths < 2 then return fail(EXIT.USAGE, "needs BASE.csv and NEW.csv (see gpuexp compare --help)") end
   local runs, new, problem = read_runs(paths, o.axes)
   if not runs then return fail(new, problem) end
@@ -131,7 +126,7 @@ function M.main(args)
     print_to(io.stdout)
   end
   for _, e in ipairs(judged.points) do if compare.is_regression(e) then return EXIT.FAILED end end
-  return 0
+  return EXIT.OK
 end
 
 return M

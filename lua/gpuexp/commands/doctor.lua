@@ -1,9 +1,8 @@
 -- gpuexp doctor: checks what gpuexp needs on this machine and says what to fix for each missing
 -- piece; gpuexp --version: the versions of gpuexp and of the CUDA pieces it found.
 local meta = require("gpuexp.store.meta")
-local catalog = require("gpuexp.catalog")
-local parse_args = require("gpuexp.engine.args")
 
+local EXIT = require("gpuexp.catalog").EXIT
 local M = {}
 
 function M.version_text()
@@ -121,12 +120,15 @@ extern "C" __global__ void doctor(float *x) {
   return results
 end
 
-function M.main(args)
-  local o, why = parse_args.parse("doctor", args)
-  if o and o.positional[1] then why = "unknown argument '" .. o.positional[1] .. "'" end
-  if why then io.stderr:write("gpuexp doctor: " .. why .. "\n") return 2 end
-  if o.version then print(M.version_text()) return 0 end
-  if o.help then io.write(catalog.help("doctor")) return 0 end
+-- gpuexp --version, gpuexp doctor --version: the versions of gpuexp, Lua, SQLite and the CUDA pieces found.
+function M.print_versions()
+  print(M.version_text())
+  return EXIT.OK
+end
+
+function M.run(o)
+  if o.positional[1] then return nil, "unknown argument '" .. o.positional[1] .. "'" end
+  if o.version then return M.print_versions() end
   print(M.version_text())
   print()
   local problems = 0
@@ -139,7 +141,7 @@ function M.main(args)
   end
   print()
   print(problems == 0 and "everything gpuexp needs works here" or string.format("%d thing(s) to fix", problems))
-  return problems == 0 and 0 or 1
+  return problems == 0 and EXIT.OK or EXIT.FAILED
 end
 
 return M

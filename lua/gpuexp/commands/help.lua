@@ -1,7 +1,8 @@
 -- gpuexp help [COMMAND]: the commands, or one command's help; the man page and the bash
 -- completion's words. Everything comes from the command catalog (catalog.lua).
 local catalog = require("gpuexp.catalog")
-local parse_args = require("gpuexp.engine.args")
+
+local EXIT = catalog.EXIT
 
 local M = {}
 
@@ -75,21 +76,29 @@ PREFIX/share/gpuexp/luals/gpuexp.lua        LuaLS definitions for editors]])
   return table.concat(lines, "\n") .. "\n"
 end
 
-function M.main(args)
-  local o, why = parse_args.parse("help", args)
-  if o and o.positional[2] then why = "one command at a time (got '" .. o.positional[1] .. "' and '" .. o.positional[2] .. "')" end
-  if not o or why then io.stderr:write("gpuexp help: " .. why .. "\n") return 2 end
+-- gpuexp help --help: the list of commands and this command's own help.
+function M.help() return M.text("help") end
+
+-- "unknown command 'comapre' (did you mean 'compare'?)": for a name the catalog does not have.
+local function unknown(name)
+  local hint = gpuexp._did_you_mean(name, catalog.command_names())
+  return "unknown command '" .. name .. "'" .. (hint ~= "" and hint or " (gpuexp help lists them)")
+end
+
+function M.run(o)
+  if o.positional[2] then
+    return nil, "one command at a time (got '" .. o.positional[1] .. "' and '" .. o.positional[2] .. "')"
+  end
   local first = o.positional[1]
-  if o.help then io.write(M.text("help")) return 0 end
-  if o.man then io.write(M.man()) return 0 end
-  if o.reference then io.write(catalog.reference()) return 0 end
+  if o.man then io.write(M.man()) return EXIT.OK end
+  if o.reference then io.write(catalog.reference()) return EXIT.OK end
   if o.commands then
     for _, c in ipairs(catalog.commands) do print(c.name) end
-    return 0
+    return EXIT.OK
   end
   if o.presets then
     print(table.concat(M.presets(), "\n"))
-    return 0
+    return EXIT.OK
   end
   if o.experiments then -- the shipped experiments, by the names gpuexp runs them
     if gpuexp.data_dir then
@@ -100,23 +109,17 @@ function M.main(args)
       table.sort(paths)
       for _, path in ipairs(paths) do print((path:gsub("^%./", ""):gsub("%.lua$", ""))) end
     end
-    return 0
+    return EXIT.OK
   end
   if o.options then
-    if not catalog.find(o.options) then
-      io.stderr:write("gpuexp help: unknown command '" .. o.options .. "' (gpuexp help lists them)\n")
-      return 2
-    end
+    if not catalog.find(o.options) then return nil, unknown(o.options) end
     print(table.concat(catalog.options(o.options), "\n"))
-    return 0
+    return EXIT.OK
   end
   local text = M.text(first or "help")
-  if not text then
-    io.stderr:write("gpuexp help: unknown command '" .. first .. "' (gpuexp help lists them)\n")
-    return 2
-  end
+  if not text then return nil, unknown(first) end
   io.write(text)
-  return 0
+  return EXIT.OK
 end
 
 return M

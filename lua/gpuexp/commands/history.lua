@@ -327,21 +327,31 @@ local function merge(db, args)
   return 0
 end
 
+-- "unknown command 'lst' (did you mean 'list'?)": for a word that is no subcommand.
+local function unknown(command)
+  local names = {}
+  for _, line in ipairs(catalog.find("history").options) do
+    names[#names + 1] = line.subcommand
+    names[#names + 1] = line.also
+  end
+  local hint = gpuexp._did_you_mean(command, names)
+  return "unknown command '" .. command .. "'" .. (hint ~= "" and hint or " (gpuexp history --help)")
+end
+
 -- The command line: the subcommand and its fields (engine/args.lua, by its catalog entry), and the
--- history file; or nil and the exit code (help printed, a usage error said).
-local function parse(args)
-  local top, why = parse_args.parse("history", args)
-  if not top then return nil, fail(EXIT.USAGE, why) end
+-- history file; or nil and the exit code (help printed, a usage error said). top: the command's own
+-- fields (commands/runner.lua parsed them), the subcommand its script.
+local function parse(top)
   local command = top.script
-  if top.help or not command or command == "help" then
+  if not command or command == "help" then
     io.write(catalog.help("history"))
-    return nil, (command or top.help) and 0 or 2
+    return nil, command and EXIT.OK or EXIT.USAGE
   end
   local entry = parse_args.subcommand("history", command)
-  if not entry then return nil, fail(EXIT.USAGE, "unknown command '" .. command .. "' (gpuexp history --help)") end
+  if not entry then return nil, fail(EXIT.USAGE, unknown(command)) end
   local o, problem = parse_args.parse(entry, top.script_args)
   if not o then return nil, fail(EXIT.USAGE, command .. ": " .. problem) end
-  if o.help then io.write(catalog.help("history")) return nil, 0 end
+  if o.help then io.write(catalog.help("history")) return nil, EXIT.OK end
   local path = o.history or top.history
   if command == "merge" then -- the first path is the history merged into
     path = table.remove(o.positional, 1)
@@ -350,8 +360,8 @@ local function parse(args)
   return command, o, path
 end
 
-function M.main(args)
-  local command, o, path = parse(args)
+function M.run(top)
+  local command, o, path = parse(top)
   if not command then return o end
   -- each takes its fields (o), or only its words (o.positional)
   local commands = {list = list, export = export, record = record_files, prune = prune, site = site,

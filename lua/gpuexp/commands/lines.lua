@@ -9,12 +9,11 @@ local text = require("gpuexp.store.text")
 local line_profile = require("gpuexp.store.line_profile")
 local judge = require("gpuexp.judge.lines")
 local catalog = require("gpuexp.catalog")
-local parse_args = require("gpuexp.engine.args")
 
 local EXIT = catalog.EXIT
 local M = {}
 
-M.NIGHT_TIMEOUT_S = 300 -- the nightly's line stage: all its runs together (--lines-timeout)
+M.NIGHT_TIMEOUT_S = catalog.LINES_TIMEOUT_S -- the nightly's line stage: all its runs together (--lines-timeout)
 
 local function fail(code, message)
   io.stderr:write("gpuexp lines: " .. text.message(message) .. "\n")
@@ -117,10 +116,8 @@ function M.compare(base, new, options)
   return pairs_list
 end
 
-function M.main(args)
-  local o, why = parse_args.parse("lines", args)
-  if not o then return fail(EXIT.USAGE, why) end
-  if o.help then io.write(catalog.help("lines")) return EXIT.OK end
+-- gpuexp lines (commands/runner.lua): o, its fields.
+function M.run(o)
   if #o.positional ~= 2 then return fail(EXIT.USAGE, "needs BASE and NEW: two line profiles or two --lines folders " ..
     "(see gpuexp lines --help)") end
   local compared, problem = M.compare(o.positional[1], o.positional[2], {measured_pct = o.measured, top = o.top or judge.TOP})

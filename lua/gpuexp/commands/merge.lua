@@ -9,8 +9,6 @@ local text = require("gpuexp.store.text")
 local meta = require("gpuexp.store.meta")
 local result = require("gpuexp.store.result")
 local samples = require("gpuexp.store.samples")
-local catalog = require("gpuexp.catalog")
-local parse_args = require("gpuexp.engine.args")
 
 local EXIT = require("gpuexp.catalog").EXIT
 local M = {}
@@ -37,11 +35,8 @@ local function share_of(info)
   return points
 end
 
--- The command line: OUT.csv, the parts and --allow-mixed; or nil and the exit code (help, misuse).
-local function parse(args)
-  local fields, why = parse_args.parse("merge", args)
-  if not fields then return nil, fail(why .. " (see gpuexp merge --help)") end
-  if fields.help then io.write(catalog.help("merge")) return nil, 0 end
+-- The command line: OUT.csv, the parts and --allow-mixed; or nil and the exit code (misuse).
+local function parse(fields)
   local allow_mixed, paths = fields.allow_mixed or false, fields.positional
   if #paths < 2 then return nil, fail("needs OUT.csv and at least one PART.csv (see gpuexp merge --help)") end
   local out = table.remove(paths, 1)
@@ -249,8 +244,8 @@ local function list(title, items)
   if #items > 20 then io.stderr:write(string.format("  ... and %d more\n", #items - 20)) end
 end
 
-function M.main(args)
-  local command, code = parse(args)
+function M.run(fields)
+  local command, code = parse(fields)
   if not command then return code end
   local merged = {columns = {}, seen = {status = true, error = true}, points = 0, cells_of = {}, by_index = {},
     source = {}, duplicates = {}, unknown = {}, infos = {}, samples = {}}

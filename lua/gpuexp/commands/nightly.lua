@@ -4,12 +4,12 @@
 -- a regression, prints a one-screen summary, writes a Markdown and an HTML report and exits with
 -- a code a scheduler understands.
 local csv = require("gpuexp.store.csv")
+local suite_file = require("gpuexp.store.suite")
 local text = require("gpuexp.store.text")
 local history = require("gpuexp.store.history")
 local compare = require("gpuexp.judge.compare")
 local explain = require("gpuexp.judge.explain")
 local report = require("gpuexp.judge.report")
-local rule = require("gpuexp.judge.rule")
 local verdict = require("gpuexp.judge.verdict")
 local catalog = require("gpuexp.catalog")
 local parse_args = require("gpuexp.engine.args")
@@ -17,102 +17,22 @@ local parse_args = require("gpuexp.engine.args")
 local EXIT = catalog.EXIT
 local M = {}
 
-M.HOOK_TIMEOUT_S = 600 -- --on-regression-timeout's default: a hook that hangs ends here
 
 local function say(message) io.stderr:write("gpuexp nightly: " .. text.message(message) .. "\n") end
 local release_locks
 
-local function shell_quote(text)
-  text = tostring(text)
-  if text:match("^[%w%./_,:=+@%-]+$") then return text end
-  return "'" .. text:gsub("'", "'\\''") .. "'"
-end
+local shell_quote = text.shell
 
-local function file_exists(path)
-  local file = io.open(path, "r")
-  if file then file:close() return true end
-  return false
-end
+-- nightly's own value types: --metric COL[:lower|higher] as compare reads it.
+M.TYPES = {metric = function(_, t) return compare.parse_metric(t) end}
 
-local function split_words(line)
-  local words, i = {}, 1
-  while i <= #line do
-    local c = line:sub(i, i)
-    if c:match("%s") then
-      i = i + 1
-    elseif c == '"' or c == "'" then
-      local close = line:find(c, i + 1, true)
-      if not close then return nil, "an unclosed quote" end
-      words[#words + 1] = line:sub(i + 1, close - 1)
-      i = close + 1
-    else
-      local stop = line:find("%s", i) or #line + 1
-      words[#words + 1] = line:sub(i, stop - 1)
-      i = stop
-    end
-  end
-  return words
-end
-
--- M.read_suite(path) -> {name, experiments = {{name, path, args}...}}, or nil and why.
-function M.read_suite(path)
-  local experiments = {}
-  if gpuexp._is_directory(path) then
-    local code, _, _, listing = gpuexp._process.run({"ls", "-1", "--", path}, {capture = true})
-    if code ~= 0 then return nil, "cannot list the suite folder " .. path end
-    for name in listing:gmatch("[^\n]+") do
-      if name:match("%.lua$") then experiments[#experiments + 1] = {path = path .. "/" .. name, args = {}} end
-    end
-    if #experiments == 0 then return nil, path .. ": no experiment (*.lua) in this folder" end
-  else
-    local file, message = io.open(path, "r")
-    if not file then return nil, "cannot read the suite " .. path .. ": " .. tostring(message) end
-    local dir = path:match("^(.*)/[^/]*$") or "."
-    local number = 0
-    for line in file:lines() do
-      number = number + 1
-      local text = line:gsub("#.*$", "")
-      if text:match("%S") then
-        local words, why = split_words(text)
-        if not words then file:close() return nil, string.format("%s:%d: %s", path, number, why) end
-        local script = table.remove(words, 1)
-        if script:sub(1, 1) ~= "/" then script = dir .. "/" .. script end
-        if not file_exists(script) then
-          file:close()
-          return nil, string.format("%s:%d: the experiment %s does not exist", path, number, script)
-        end
-        experiments[#experiments + 1] = {path = script, args = words, line = number}
-      end
-    end
-    file:close()
-    if #experiments == 0 then return nil, path .. ": the suite names no experiment" end
-  end
-  local used = {}
-  for _, e in ipairs(experiments) do
-    local name = e.path:match("([^/]+)%.lua$") or e.path
-    if used[name] then
-      used[name] = used[name] + 1
-      name = name .. "-" .. used[name]
-    else
-      used[name] = 1
-    end
-    e.name = name
-  end
-  return {name = path:gsub("/+$", ""), experiments = experiments}
-end
-
--- The command line: the catalog's fields (engine/args.lua) with the night's defaults, the suite,
--- and the options handed on to every experiment (pass); or nil and why.
-local function parse(args)
-  local o, why, given = parse_args.parse("nightly", args, {metric = function(_, t) return compare.parse_metric(t) end})
-  if not o then return nil, why end
+-- The command line: the catalog's fields (commands/runner.lua parsed them) with the night's
+-- defaults, the suite, and the options handed on to every experiment (pass); or nil and why.
+local function parse(o, given)
   if #o.positional > 1 then
     return nil, "one suite at a time (got '" .. o.positional[1] .. "' and '" .. o.positional[2] .. "')"
   end
   o.suite, o.pass = o.positional[1], parse_args.passed(given)
-  o.baseline = o.baseline or verdict.DEFAULT_BASELINE_RUNS
-  o.floor_pct = o.floor_pct or rule.FLOOR_PCT
-  o.hook_timeout = o.hook_timeout or M.HOOK_TIMEOUT_S
   return o
 end
 
@@ -177,22 +97,11 @@ end
 -- Set-up: the suite, the GPUs, the history and one lock per GPU. Returns the night, or nil and
 -- the exit code (said on stderr).
 local function set_up(o)
-  if o.arch then
-    local known, problem = pcall(gpuexp.arch_limits, o.arch)
-    if not known then
-      say(type(problem) == "table" and problem.message:gsub("^[^:]*:%d+: ", "") or tostring(problem))
-      return nil, EXIT.USAGE
-    end
-  end
   if not o.suite then say("which suite? (gpuexp nightly --help)"); return nil, EXIT.USAGE end
   -- '' would name the shipped experiments' folder itself: every one of them run as the suite
   if o.suite == "" then say("the suite is an empty name: give a folder of experiments or a suite file"); return nil, EXIT.USAGE end
-  -- a shipped suite by name: gpuexp nightly nightly
-  if not file_exists(o.suite) and not gpuexp._is_directory(o.suite) and gpuexp.data_dir and not o.suite:find("/") then
-    local shipped = gpuexp.data_dir .. "/experiments/" .. o.suite
-    if gpuexp._is_directory(shipped) or file_exists(shipped) then o.suite = shipped end
-  end
-  local suite, why = M.read_suite(o.suite)
+  o.suite = suite_file.locate(o.suite)
+  local suite, why = suite_file.read(o.suite)
   if not suite then say(why); return nil, EXIT.USAGE end
   if not o.arch then
     local found, count = pcall(gpuexp.device_count)
@@ -444,8 +353,8 @@ local function report_stage(night, model_of)
   return model
 end
 
-function M.main(args)
-  local code = M.night(args)
+function M.run(o, given)
+  local code = M.night(o, given)
   release_locks()
   return code
 end
@@ -562,10 +471,9 @@ local function finish_night(night, exit_code)
   return exit_code
 end
 
-function M.night(args)
-  local o, why = parse(args)
+function M.night(fields, given)
+  local o, why = parse(fields, given)
   if not o then say(why); return EXIT.USAGE end
-  if o.help then io.write(catalog.help("nightly")) return EXIT.OK end
   if in_job_array() then return EXIT.USAGE end
   gpuexp._process.init() -- a stop signal is taken while an experiment runs, and passed on to it
   local night, refused = set_up(o)

@@ -1,20 +1,15 @@
 -- gpuexp plot: the command over api/plot.lua.
 local plot = require("gpuexp.api.plot")
 local text = require("gpuexp.store.text")
-local catalog = require("gpuexp.catalog")
-local parse_args = require("gpuexp.engine.args")
 
 local M = {}
 
-function M.main(args)
-  local spec, why = parse_args.parse("plot", args)
-  if spec and spec.positional[2] then why = "unknown argument '" .. spec.positional[2] .. "'" end
-  if why then gpuexp.error("usage", "plot: " .. why) end
-  if spec.help then io.write(catalog.help("plot")) return 0 end
+function M.run(spec)
+  if spec.positional[2] then return nil, "unknown argument '" .. spec.positional[2] .. "'" end
   local roofline = spec.roofline
   spec.csv = spec.positional[1]
   spec.positional, spec.script_args, spec.help, spec.roofline = nil, nil, nil, nil
-  if not spec.csv then gpuexp.error("usage", "plot: give the CSV file") end
+  if not spec.csv then return nil, "give the CSV file" end
   if roofline then
     spec.peak_gflops, spec.peak_gbps = tonumber(spec.peak_gflops), tonumber(spec.peak_gbps)
     if not (spec.peak_gflops and spec.peak_gbps) then

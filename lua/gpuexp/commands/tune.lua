@@ -15,11 +15,9 @@ local function say(message) io.stderr:write("gpuexp tune: " .. message .. "\n") 
 local SEARCH_OPTIONS = {"strategy", "seed", "max_evals", "budget_s", "tie_pct", "start"}
 
 -- The command line: the search's options (o.tune), the run's (o.pass), the script and its
--- arguments; or nil and why.
-local function parse(args)
-  local fields, why, given = parse_args.parse("tune", args)
-  if not fields then return nil, why end
-  local o = {tune = {}, pass = parse_args.passed(given), help = fields.help, script = fields.script,
+-- arguments, from the fields commands/runner.lua parsed.
+local function parse(fields, given)
+  local o = {tune = {}, pass = parse_args.passed(given), script = fields.script,
     script_args = fields.script_args}
   for _, name in ipairs(SEARCH_OPTIONS) do o.tune[name] = fields[name] end
   -- the seed as its digits: JSON's numbers are doubles, which hold 2^63-1 only as 2^63
@@ -27,10 +25,8 @@ local function parse(args)
   return o
 end
 
-function M.main(args)
-  local o, problem = parse(args)
-  if not o then say(problem); return EXIT.USAGE end
-  if o.help then io.write(catalog.help("tune")) return EXIT.OK end
+function M.run(fields, given)
+  local o = parse(fields, given)
   if not o.script then say("which script? (gpuexp tune --help)"); return EXIT.USAGE end
   local argv = {"/usr/bin/env", "GPUEXP_TUNE=" .. json.encode(o.tune), gpuexp.executable or "gpuexp"}
   for _, a in ipairs(o.pass) do argv[#argv + 1] = a end

@@ -8,7 +8,7 @@ local M = {}
 
 local meta = require("gpuexp.store.meta")
 
-M.BUILD_TIMEOUT_S = 3600 -- a build that hangs is ended here (bisect's --build-timeout sets its own)
+M.BUILD_TIMEOUT_S = require("gpuexp.catalog").BUILD_TIMEOUT_S -- a build that hangs is ended here (bisect's --build-timeout sets its own)
 
 -- Runs argv (no shell): its standard output, whether it exited 0, the stop signal that ended
 -- gpuexp's wait (0 when none) and whether its time limit ended it.

@@ -1,8 +1,7 @@
 -- The one parser of a command line: every command's options are its entries in
 -- lua/gpuexp/catalog.lua (flags, argument, type, field, default: the shape is in the catalog's
--- header), and every command, the run command in main.c included (through l_catalog.c), gets them
--- from here as a table of fields. Plain Lua needing only the catalog: it loads in main.c's small
--- catalog state as in a command's.
+-- header), and every command, the run included, gets them from here as a table of typed fields,
+-- once (commands/runner.lua).
 --
 -- The syntax, as gpuexp has always taken it: `--name VALUE` and `-n VALUE` (never --name=VALUE),
 -- flags alone, options and arguments in any order unless the command takes a script (then the first
@@ -25,6 +24,7 @@ function M.flags(option)
     rest = after
   end
   rest = rest:match("^%s*(.-)%s*$")
+  if rest:find("%.%.%.$") then return flags, nil end -- "--check NAME...": the names are arguments
   return flags, rest ~= "" and rest or nil
 end
 
@@ -96,7 +96,14 @@ M.types = {
     end
     if #list > 0 then return list end
   end,
-  -- a run's own: --point-timeout, --shard and --only (engine/options.lua, which the supervisor reads again)
+  -- an architecture, by the name the occupancy model knows it ("8.6" and "86" are "sm_86")
+  arch = function(_, text)
+    local ok, limits = pcall(gpuexp.arch_limits, text)
+    if ok then return limits.arch end
+    local hint = gpuexp._did_you_mean(text, gpuexp.arch_limits())
+    return nil, "unknown architecture '" .. text .. "'" .. (hint ~= "" and hint or " (gpuexp occupancy --limits lists them)")
+  end,
+  -- a run's own: --point-timeout, --shard and --only (engine/options.lua)
   timeout = function(_, text) return run_options.parse_point_timeout(text) end,
   shard = function(_, text) return run_options.parse_shard(text) end,
   only = function(_, text) return run_options.parse_only(text) end,
@@ -127,7 +134,7 @@ local function option_table(command)
 end
 
 -- "unknown option '--treshold' (did you mean '--threshold'?)": the likely one from the command's
--- entries (gpuexp._did_you_mean, which main.c's catalog state has too).
+-- entries (gpuexp._did_you_mean).
 function M.unknown(command, flag)
   local names = {}
   for name in pairs(option_table(command_of(command))) do names[#names + 1] = name end
@@ -148,10 +155,21 @@ local function convert(entry, flag, text, types)
   return value
 end
 
-local function defaults(command)
+-- The defaults of the options, read by their types as if typed (--point-timeout's default 300 is
+-- the value --point-timeout 300 gives).
+local function defaults(command, types)
   local fields = {}
   for _, option in ipairs(command.options or {}) do
-    if option.default ~= nil and #M.flags(option) > 0 then fields[M.field(option)] = option.default end
+    local flags, argument = M.flags(option)
+    if option.default ~= nil and #flags > 0 then
+      local value = option.default
+      if argument and type(value) ~= "boolean" then
+        local why
+        value, why = convert({option = option}, flags[#flags], tostring(value), types)
+        assert(value ~= nil, "the catalog's default of " .. flags[#flags] .. " is not of its type: " .. tostring(why))
+      end
+      fields[M.field(option)] = value
+    end
   end
   return fields
 end
@@ -168,7 +186,7 @@ function M.parse(command, args, types)
   command = command_of(command)
   local by_flag = option_table(command)
   local takes_script = command.arguments == "script"
-  local fields, given, positional, listed = defaults(command), {}, {}, {}
+  local fields, given, positional, listed = defaults(command, types), {}, {}, {}
   local i, only_arguments = 1, false
   while i <= #args do
     local a = args[i]

@@ -32,7 +32,7 @@ local function shard_path(path, shard)
 end
 M.shard_path = shard_path
 
-local function message_of(problem) return type(problem) == "table" and problem.message or tostring(problem) end
+local message_of = require("gpuexp.engine.exits").message
 
 -- ---- this run's share of the points ----
 

@@ -1,12 +1,22 @@
 -- The values of the run options that are more than a type: --shard (and Slurm job arrays),
 -- --point-timeout, --only and --devices. Each parser returns the value, or nil and why. The command
--- line's parser (engine/args.lua) checks --shard, --point-timeout and --only with them (their catalog
--- types), and the supervisor and the sweep read the values with them again.
+-- line's parser (engine/args.lua) reads --shard, --point-timeout and --only with them (their catalog
+-- types), once: the run's engine gets the typed values.
 local M = {}
 
-M.DEFAULT_POINT_TIMEOUT_S = 300
-
 local MAX_SHARDS = 1 << 30
+
+-- A typed value that reads as the text it was typed from ("--only '" .. only .. "'", a shard in a
+-- message): tostring and .. give that text.
+local typed_text = {
+  __tostring = function(value) return getmetatable(value).text[value] end,
+  __concat = function(a, b) return tostring(a) .. tostring(b) end,
+}
+typed_text.text = setmetatable({}, {__mode = "k"})
+local function as_typed(value, text)
+  typed_text.text[value] = text
+  return setmetatable(value, typed_text)
+end
 
 -- "I/N" (0-based I) -> {index, count}, or nil and why.
 function M.parse_shard(text)
@@ -18,7 +28,7 @@ function M.parse_shard(text)
   if not i or not n or n < 1 or i >= n then
     return nil, "--shard takes I/N with 0 <= I < N (e.g. 0/4), got '" .. tostring(text) .. "'"
   end
-  return {index = i, count = n}
+  return as_typed({index = i, count = n}, tostring(text))
 end
 
 -- A Slurm or Kubernetes variable as a whole number, or nil and why.
@@ -57,11 +67,11 @@ local function kubernetes_shard()
   return M.parse_shard(string.format("%d/%d", index, count))
 end
 
--- The shard from --shard, else from a Slurm job array: task (SLURM_ARRAY_TASK_ID - _MIN) / _STEP
+-- The shard: --shard's (typed already), else from a Slurm job array: task (SLURM_ARRAY_TASK_ID - _MIN) / _STEP
 -- of _COUNT tasks (--array=0-6:2 runs tasks 0, 2, 4 and 6: shares 0 to 3 of 4), else from a
 -- Kubernetes Indexed Job (JOB_COMPLETION_INDEX of JOB_COMPLETIONS).
 function M.shard_from(option)
-  if option then return M.parse_shard(option) end
+  if option then return option end
   if not os.getenv("SLURM_ARRAY_TASK_ID") then
     if os.getenv("JOB_COMPLETION_INDEX") then return kubernetes_shard() end
     return nil
@@ -86,9 +96,8 @@ function M.shard_from(option)
 end
 
 -- --point-timeout S -> seconds (0: no limit), or nil and why. Very small limits are raised to a
--- millisecond, very large ones mean no limit.
+-- millisecond, very large ones mean no limit. (Its default is the catalog's.)
 function M.parse_point_timeout(text)
-  if text == nil then return M.DEFAULT_POINT_TIMEOUT_S end
   local seconds = tonumber(text)
   if not seconds or seconds ~= seconds or seconds < 0 or seconds == math.huge then
     return nil, "--point-timeout takes seconds >= 0 (0: no limit), got '" .. tostring(text) .. "'"
@@ -117,7 +126,7 @@ function M.parse_only(text)
     end
   end
   if #clauses == 0 then return nil, "--only names no point" end
-  return clauses
+  return as_typed(clauses, text)
 end
 
 -- "0,1,3" or "all" -> list of ordinals, or nil and why.

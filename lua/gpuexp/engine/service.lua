@@ -2,8 +2,8 @@
 -- (engine/ledger.lua) and decides what the end of a sweep and of the run mean (closing, the
 -- history, the failures report, the exit code). Two transports carry the messages: the
 -- supervisor (engine/supervisor.lua: worker processes over a pipe, with deadlines, crashes and
--- restarts) and the inline run (api/sweep.lua: the script's own process calls handle directly).
--- The worker side of both is api/sweep.lua's one client.
+-- restarts) and the inline run (engine/inline.lua: the script's own process calls handle directly).
+-- The worker side of both is engine/client.lua.
 local ledger = require("gpuexp.engine.ledger")
 
 local EXIT = require("gpuexp.catalog").EXIT
@@ -14,22 +14,24 @@ local M = {}
 -- in this order per sweep: register once; then next; per point, setup (around the sweep's setup,
 -- first point only), prefetch as the point starts, row as it ends; setup_failed instead of the
 -- rest when the setup raised. `id` is the sweep's id from the register reply (its output path).
--- A reply is sent with config.send(slot, reply); messages marked "no reply" get none.
+-- A reply is sent with config.send(slot, reply); messages marked "no reply" get none. `order` is the
+-- message's place in a sweep's exchange (docs/development.md's table is generated from this one:
+-- tests/docs/development.lua).
 M.PROTOCOL = {
-  register = {fields = "name, out, make_folder, axes, points, columns, info, timeout_s, expect_failures, " ..
+  register = {order = 1, fields = "name, out, make_folder, axes, points, columns, info, timeout_s, expect_failures, " ..
     "mode, offline_arch, quiet", reply = "{id, total, done_before} or {error, kind}",
     when = "once per sweep per worker, before any other message about it"},
-  next = {fields = "id", reply = "{index} (a point, started now), {done, rows, columns} (the sweep is " ..
+  next = {order = 2, fields = "id", reply = "{index} (a point, started now), {done, rows, columns} (the sweep is " ..
     "complete), or none until the last points running on other workers end",
     when = "after register, and after a row whose prefetch found no point"},
-  setup = {fields = "id, running", reply = "none",
+  setup = {order = 3, fields = "id, running", reply = "none",
     when = "around the sweep's setup (running = true, then false), inside the first point"},
-  prefetch = {fields = "id", reply = "{index} (the next point, nil when none is free now); it waits in " ..
+  prefetch = {order = 4, fields = "id", reply = "{index} (the next point, nil when none is free now); it waits in " ..
     "the channel until the row is sent", when = "as a point starts, at most one ahead"},
-  row = {fields = "id, index, row (column -> cell text), arrays (column -> numbers), versions", reply =
+  row = {order = 5, fields = "id, index, row (column -> cell text), arrays (column -> numbers), versions", reply =
     "none of its own: the prefetch's reply is the next point (a next follows when it had none)",
     when = "when the point it started ends (ok, error, or crashed in an inline run)"},
-  setup_failed = {fields = "id, index, message", reply = "none", when = "instead of the first point's row " ..
+  setup_failed = {order = 6, fields = "id, index, message", reply = "none", when = "instead of the first point's row " ..
     "when the setup raised; the worker then raises the setup's error"},
 }
 
@@ -41,21 +43,13 @@ function M.signal_name(number)
   return ({[1] = "SIGHUP", [2] = "SIGINT", [15] = "SIGTERM"})[number] or ("signal " .. number)
 end
 
--- The run options both transports check alike (gpuexp.run_options): -> {point_timeout_s, shard,
--- only}, or nil and why (a usage error: exit 2).
-function M.check_options(o)
-  local options = require("gpuexp.engine.options")
-  local point_timeout, why = options.parse_point_timeout(o.point_timeout)
-  if not point_timeout then return nil, why end
-  local shard
-  shard, why = options.shard_from(o.shard)
+-- The settings both transports take alike from the run's options (gpuexp.run_options, typed by the
+-- command line's parser): -> {point_timeout_s, shard, only}, or nil and why (a usage error, exit 2:
+-- a Slurm or Kubernetes job array's share, read from the environment, that is not one).
+function M.run_settings(o)
+  local shard, why = require("gpuexp.engine.options").shard_from(o.shard)
   if not shard and why then return nil, why end
-  local only
-  if o.only then
-    only, why = options.parse_only(o.only)
-    if not only then return nil, why end
-  end
-  return {point_timeout_s = point_timeout, shard = shard, only = only}
+  return {point_timeout_s = o.point_timeout, shard = shard, only = o.only}
 end
 
 -- config: ledger (the options of ledger.new), history (a path, "" for the default, nil: none),
@@ -245,6 +239,14 @@ end
 function Service:finish(exit_code, ended)
   self:close(ended)
   self:progress(true)
+  if not gpuexp.quiet then -- where the rows went, said once (a script may print nothing of its own)
+    for _, sweep in ipairs(self.book.sweeps) do
+      if not self.quiet[sweep.out] then
+        self:say(string.format("gpuexp: wrote %d row%s to %s\n", sweep.recorded, sweep.recorded == 1 and "" or "s",
+          sweep.out))
+      end
+    end
+  end
   local history_path = self.config.history
   if history_path then -- a plan too when asked (it never joins a GPU's baselines)
     local outs, runs = {}, {}

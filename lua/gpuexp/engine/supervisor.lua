@@ -4,10 +4,13 @@
 -- limit becomes a `timeout` row; Ctrl-C ends the workers and keeps every finished row. This
 -- process never touches a GPU context. It is the pipe transport of the ledger service
 -- (engine/service.lua), which answers the workers' messages and ends the run.
+local exits = require("gpuexp.engine.exits")
+local text = require("gpuexp.store.text")
 local options = require("gpuexp.engine.options")
 local service = require("gpuexp.engine.service")
 
-local EXIT = require("gpuexp.catalog").EXIT
+local catalog = require("gpuexp.catalog")
+local EXIT = catalog.EXIT
 local M = {}
 
 
@@ -18,9 +21,7 @@ end
 
 local function describe_command(argv)
   local parts = {}
-  for i, a in ipairs(argv) do
-    parts[i] = a:match("^[%w%./_,:=+-]+$") and a or "'" .. a:gsub("'", "'\\''") .. "'"
-  end
+  for i, a in ipairs(argv) do parts[i] = text.shell(a) end
   return table.concat(parts, " ")
 end
 
@@ -62,7 +63,7 @@ end
 -- The run's settings from its options: the service's config and the supervisor's own (the
 -- limit outside the points, the devices). nil and the exit code on a bad option.
 local function settings(o)
-  local checked, why = service.check_options(o)
+  local checked, why = service.run_settings(o)
   if not checked then return nil, usage(why) end
   local point_timeout, shard, only = checked.point_timeout_s, checked.shard, checked.only
   local devices, code = choose_devices(o)
@@ -71,7 +72,7 @@ local function settings(o)
     devices = devices,
     -- outside the points (starting a worker, the script's setup, compiling) a hang is caught too,
     -- but never sooner than the default point limit: a short --point-timeout is for the points
-    outside_timeout = point_timeout > 0 and math.max(point_timeout, options.DEFAULT_POINT_TIMEOUT_S) or 0,
+    outside_timeout = point_timeout > 0 and math.max(point_timeout, catalog.POINT_TIMEOUT_S) or 0,
     service = {ledger = {resume = o.resume, allow_changed = o.allow_changed, shard = shard, only = only,
       point_timeout_s = point_timeout, host = gpuexp.hostname(), devices = devices, command = o.argv,
       started_utc = os.date("!%Y-%m-%dT%H:%M:%SZ"), device_column = #devices > 1},
@@ -217,7 +218,7 @@ function Run:stopped()
   local totals, o = self.service.book.totals, self.o
   if self.fatal then
     self:stop_all("TERM")
-    local message = type(self.fatal) == "table" and self.fatal.message or tostring(self.fatal)
+    local message = exits.message(self.fatal)
     pcall(self.service.close, self.service, "stopped: " .. message)
     if #self.service.book.sweeps == 0 then -- nothing written: nothing to resume ("0 of 0 points" said nothing)
       self.service:say(string.format("gpuexp: %s\ngpuexp: stopped before any sweep started: nothing was written\n",
@@ -226,8 +227,7 @@ function Run:stopped()
       self.service:say(string.format("gpuexp: %s\ngpuexp: stopped: %d of %d points done; every row written is whole. " ..
         "Once the cause is fixed, finish the run with: %s\n", message, totals.done, totals.points, resume_command(o.argv)))
     end
-    local kind = type(self.fatal) == "table" and self.fatal.kind
-    return kind == "write" and EXIT.WRITE or kind == "busy" and EXIT.BUSY or EXIT.FAILED
+    return exits.code(self.fatal, EXIT.FAILED)
   end
   local name = service.signal_name(self.interrupted)
   self.service:close("interrupted by " .. name)

@@ -290,6 +290,13 @@ end
 -- M.record_file(db, csv_path, extra): M.record of a CSV written earlier, read strictly (the file
 -- and line of any problem).
 function M.record_file(db, csv_path, extra)
+  -- a CSV that is there but empty (or malformed) is said as such first: its metadata says nothing of it
+  local present = io.open(csv_path, "rb")
+  if present then
+    present:close()
+    local readable, problem = pcall(csv.read_cells, csv_path, true)
+    if not readable then return nil, type(problem) == "table" and problem.message or tostring(problem) end
+  end
   -- a run is recorded with its facts (GPU, driver, script...), which only its metadata holds: a CSV
   -- without one (another tool's) can be compared (gpuexp compare --axes), not recorded
   local info, unreadable = meta.read_json(meta.path_for(csv_path))

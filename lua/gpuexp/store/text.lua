@@ -110,6 +110,15 @@ function M.markdown(value)
   return (text:gsub("[&<>\"]", {["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ['"'] = "&quot;"}))
 end
 
+-- A word of a POSIX shell command line, as a user would copy it ("finish the run with: ...", the
+-- hook nightly runs): as it is when it holds only characters no shell reads specially, else in
+-- single quotes (a quote inside as '\''). Every command line gpuexp prints or runs through a shell.
+function M.shell(value)
+  local word = tostring(value)
+  if word:match("^[%w%./_,:=+@%-]+$") then return word end
+  return "'" .. word:gsub("'", "'\\''") .. "'"
+end
+
 -- A gnuplot string constant in single quotes: the quote doubled, no control character (a new
 -- line would end the command and start the next one), valid UTF-8. Printed as written only with
 -- the terminal's enhanced text mode off (api/plot.lua sets noenhanced).
