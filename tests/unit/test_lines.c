@@ -123,27 +123,27 @@ static int fake_sass(struct fake_process *f)
     return works;
 }
 
+/* A collector run in the fake process: it owns the process when the first; its profile counted,
+   or the process counted broken. */
+static void run_fake(struct fake_process *f, int collector, int (*stage)(struct fake_process *), int *profiles)
+{
+    if (!f->owner)
+        f->owner = collector;
+    if (stage(f))
+        (*profiles)++;
+    else
+        f->broken++;
+}
+
 /* One line profile request in the fake process, run as gx_line_profile_collect runs it. */
 static void request(struct fake_process *f, int want_pc, int want_sass, gx_lines_plan *plan)
 {
     gx_lines_plan_for(f->owner, want_pc, want_sass, plan);
     CHECK(!(plan->run_pc && plan->run_sass)); /* never both in one request */
-    if (plan->run_pc) {
-        if (!f->owner)
-            f->owner = GX_LINES_PC;
-        if (fake_pc(f))
-            f->pc_profiles++;
-        else
-            f->broken++;
-    }
-    if (plan->run_sass) {
-        if (!f->owner)
-            f->owner = GX_LINES_SASS;
-        if (fake_sass(f))
-            f->sass_profiles++;
-        else
-            f->broken++;
-    }
+    if (plan->run_pc)
+        run_fake(f, GX_LINES_PC, fake_pc, &f->pc_profiles);
+    if (plan->run_sass)
+        run_fake(f, GX_LINES_SASS, fake_sass, &f->sass_profiles);
     /* a collector asked for and not run says why, naming what to do; one run says nothing */
     CHECK(want_pc && !plan->run_pc ? strstr(plan->why_pc, "process of their own") != NULL : plan->why_pc[0] == 0);
     CHECK(want_sass && !plan->run_sass ? strstr(plan->why_sass, "pc_sampling = false") != NULL
