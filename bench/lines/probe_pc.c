@@ -11,7 +11,8 @@
 //             once, two ranges each on a fresh module), as gpuexp profiles two builds in one process
 //   sass_after the SASS metrics stage after the first session (each) or while it is kept (keep)
 // Usage: probe_pc CUBIN pc LOAD MODE BUFFER LAUNCHES ITERS STARTSTOP SASS_FIRST [REPEAT [SASS_AFTER]]
-//        probe_pc CUBIN sass NMETRICS LOAD      (SASS metrics: the record layout with N metrics)
+//        probe_pc CUBIN sass NMETRICS LOAD [TIMES]   (SASS metrics: the record layout with N metrics;
+//                                                     TIMES stages in one process, each on a fresh module)
 // Prints "result ..." lines that bench/lines/run.sh greps.
 #include <cuda.h>
 #include <cupti.h>
@@ -393,11 +394,12 @@ int main(int argc, char **argv)
     fclose(f);
     int sass_mode = strcmp(argv[2], "sass") == 0;
     int load_after = 0, serialized = 1, separate = 0, launches = 1, startstop = 1, sass_first = 0, metrics = 2;
-    int sass_after = 0;
+    int sass_after = 0, sass_times = 1;
     const char *repeat = "once";
     if (sass_mode) {
         metrics = argc > 3 ? atoi(argv[3]) : 2;
         load_after = argc > 4 && strcmp(argv[4], "after") == 0;
+        sass_times = argc > 5 ? atoi(argv[5]) : 1;
     } else {
         if (argc < 10) {
             printf("usage: probe_pc CUBIN pc LOAD MODE BUFFER LAUNCHES ITERS STARTSTOP SASS_FIRST [once|each|keep [SASS_AFTER]]\n");
@@ -426,9 +428,12 @@ int main(int argc, char **argv)
     if (sass_mode) {
         if (!load_after)
             load_module();
-        int ok = sass_stage(metrics, 1, load_after);
-        printf("result sass %s metrics %d load %s\n", ok ? "ok" : "FAILED", metrics, load_after ? "after" : "before");
-        return ok ? 0 : 1;
+        int ok = 0;
+        for (int t = 0; t < sass_times; t++) /* again: a fresh module each time, as gpuexp loads one a profile */
+            ok += sass_stage(metrics, t == 0, load_after || t > 0);
+        printf("result sass %s metrics %d load %s times %d ok %d\n", ok == sass_times ? "ok" : "FAILED", metrics,
+               load_after ? "after" : "before", sass_times, ok);
+        return ok == sass_times ? 0 : 1;
     }
     if (!load_after || sass_first)
         load_module();

@@ -1,6 +1,7 @@
 -- The table of issue 38's measurement, recomputed from its files: OUT/lines.csv (one row a case:
 -- the sizes measured, the time the profiles took) and OUT/profiles/ (or OUT/profiles.tar.gz: every
--- case's base and new line profiles). Every ranking is made again here with the judge of this
+-- case's base and new line profiles, <id>.<build>.lines.json, and its SASS counts, taken in other
+-- processes, <id>.<build>.sass.lines.json). Every ranking is made again here with the judge of this
 -- checkout (judge/lines.lua), from the profiles: with PC samples, and with the SASS counts alone.
 --   gpuexp --arch sm_90 bench/lines/recompute.lua OUT [--check TABLE.md]
 -- prints the Markdown table; --check compares it with a committed table (the docs') and exits 1
@@ -30,6 +31,19 @@ local rows = csv.read(out .. "/lines.csv")
 
 
 
+-- a case's SASS counts of a build (<id>.<build>.sass.lines.json), or nil; a file that is there and
+-- cannot be read is said
+local function sass_of(id, build)
+  local path = string.format("%s/%s.%s.sass%s", folder, id, build, line_profile.SUFFIX)
+  local profile, why = line_profile.read(path)
+  local file = not profile and io.open(path, "rb")
+  if file then
+    file:close()
+    io.stderr:write("recompute: ", why, "\n")
+  end
+  return profile
+end
+
 local cases, by_cause, order = {}, {}, {}
 local pair_seconds = {}
 for _, row in ipairs(rows) do
@@ -37,7 +51,10 @@ for _, row in ipairs(rows) do
   local new = base and line_profile.read(string.format("%s/%s.new%s", folder, row.id, line_profile.SUFFIX))
   if base and new and type(row.change_pct) == "number" then
     local diff = judge.diff(base, new, {measured_pct = row.change_pct})
-    local counted = judge.diff(judge.counts_only(base), judge.counts_only(new), {measured_pct = row.change_pct})
+    -- the SASS counts: their own files (a process of their own), else the profile's own counts
+    local sass_base, sass_new = sass_of(row.id, "base"), sass_of(row.id, "new")
+    if not (sass_base and sass_new) then sass_base, sass_new = base, new end
+    local counted = judge.diff(judge.counts_only(sass_base), judge.counts_only(sass_new), {measured_pct = row.change_pct})
     local c = {id = row.id, cause = row.cause, lines = row.kernel_lines, change = row.change_pct, basis = diff.basis,
       rank = judge.rank_of(diff, "case_kernel.cu", row.line), rank_counts = judge.rank_of(counted, "case_kernel.cu", row.line),
       top = diff.rows[1] and judge.where(diff.rows[1]) or "", share = diff.rows[1] and diff.rows[1].share or 0,

@@ -1,14 +1,17 @@
 #!/bin/sh
 # bench/lines/run.sh OUTDIR [BUILD]: issue 38 on the GPU machine, from the repository root, with the
-# built gpuexp in BUILD (default build) and nvcc and gcc on the machine; about 6 minutes at most.
-#   1. the PC sampling probe (probe_pc.c, no gpuexp): one process a variant of the recipe, to settle
-#      what gave the lead's first probe no samples; and the SASS metrics' record layout with 7
-#      metrics at once. OUTDIR/probe.txt, and the mode the measurement then uses.   (~30 s)
-#   2. tests/gpu/test_lines.lua (gpuexp's own line profiles against the range profiler's counts).
-#      OUTDIR/tests/test_lines.log                                                   (~20 s)
+# built gpuexp in BUILD (default build) and nvcc and gcc on the machine; about 3 minutes, at most 4.
+# PC sampling and SASS metrics never share a process (the H100's first try, bench/h100/lines_try1:
+# PC sampling after SASS metrics gave no samples, SASS metrics after PC sampling failed).
+#   1. the probe (probe_pc.c, no gpuexp): two PC sampling sessions in one process, each on a fresh
+#      module, as gpuexp takes a base and a new profile; SASS metrics twice in one process.
+#      OUTDIR/probe.txt                                                             (~5 s)
+#   2. tests/gpu/test_lines.lua: PC profiles in its process, SASS counts and the range profiler in
+#      children of their own. OUTDIR/tests/test_lines.log                           (~15 s)
 #   3. the measurement: 33 line-level regressions (bench/lines/measure.lua), one sweep point a case,
-#      supervised; cases that would start after the budget are skipped.  OUTDIR/lines.csv, its
-#      samples and metadata, OUTDIR/profiles.tar.gz (the profiles), OUTDIR/measure.log   (<= 4.5 min)
+#      supervised, every profile in a child process; cases that would start after 190 s are
+#      skipped. OUTDIR/lines.csv, its samples and metadata, OUTDIR/profiles.tar.gz (the profiles and
+#      the children's logs), OUTDIR/measure.log                                   (<= 3.5 min)
 #   4. the table, recomputed from the files (bench/lines/recompute.lua): OUTDIR/table.md
 set -u
 out=$1
@@ -30,63 +33,31 @@ if nvcc -cubin -arch=sm_90 -lineinfo -o "$out/probe_kernel.cubin" "$root/bench/l
    gcc -O1 -I"$cuda/include" -I"$cuda/extras/CUPTI/include" "$here/probe_pc.c" -o "$out/probe_pc" \
      -L"$cuda/lib64" -L"$cuda/extras/CUPTI/lib64" -L"$cuda/targets/x86_64-linux/lib" -lcuda -lcupti \
      -Wl,-rpath,"$cuda/extras/CUPTI/lib64:$cuda/lib64" >>"$probe" 2>&1; then
-  # LOAD MODE BUFFER LAUNCHES ITERS STARTSTOP SASS_FIRST REPEAT SASS_AFTER: the first is the
-  # lead's first probe; each and keep: two profiles in one process, as gpuexp makes them
-  for variant in \
-    "before serialized same 1 200 1 1 once 0" \
-    "before serialized same 1 200 1 0 once 0" \
-    "before serialized separate 1 200 1 0 once 0" \
-    "after serialized separate 1 200 1 0 once 0" \
-    "before continuous separate 1 200 1 0 once 0" \
-    "after continuous separate 1 200 1 0 once 0" \
-    "after continuous same 1 200 1 0 once 0" \
-    "after serialized separate 10 2000 1 0 once 0" \
-    "after continuous separate 1 200 0 0 once 0" \
-    "after continuous separate 1 200 1 1 once 0" \
-    "after continuous separate 1 200 1 0 each 1" \
-    "after continuous separate 1 200 1 0 keep 1" \
-    "after serialized separate 1 200 1 0 each 1" \
-    "after serialized separate 1 200 1 0 keep 1"; do
-    echo "=== pc $variant" >>"$probe"
-    (cd "$out" && timeout 30 ./probe_pc probe_kernel.cubin pc $variant) >>"$probe" 2>&1
-    echo "=== exit $?" >>"$probe"
-  done
-  for variant in "2 before" "7 before" "7 after"; do
-    echo "=== sass $variant" >>"$probe"
-    (cd "$out" && timeout 30 ./probe_pc probe_kernel.cubin sass $variant) >>"$probe" 2>&1
-    echo "=== exit $?" >>"$probe"
-  done
+  # LOAD MODE BUFFER LAUNCHES ITERS STARTSTOP SASS_FIRST REPEAT SASS_AFTER: gpuexp's recipe, twice
+  echo "=== pc after continuous separate 1 200 1 0 each 0" >>"$probe"
+  (cd "$out" && timeout 30 ./probe_pc probe_kernel.cubin pc after continuous separate 1 200 1 0 each 0) >>"$probe" 2>&1
+  echo "=== exit $?" >>"$probe"
+  # NMETRICS LOAD TIMES: gpuexp's seven metrics, twice in one process
+  echo "=== sass 7 after 2" >>"$probe"
+  (cd "$out" && timeout 30 ./probe_pc probe_kernel.cubin sass 7 after 2) >>"$probe" 2>&1
+  echo "=== exit $?" >>"$probe"
 else
   say "the probe did not build (see $probe)"
 fi
 grep '^result' "$probe" >&3
-# the mode: continuous when a continuous variant with a buffer of its own gave samples, else
-# serialized when one did (else continuous: the measurement then says what PC sampling gave); and
-# whether PC sampling is kept enabled between profiles: when enabling it again gave nothing and
-# keeping it gave samples
-serialized=0 mode=continuous
-if ! grep -q '^result pc .*mode continuous buffer separate .*repeat once .*: samples [1-9]' "$probe" &&
-   grep -q '^result pc .*mode serialized buffer separate .*repeat once .*: samples [1-9]' "$probe"; then
-  serialized=1 mode=serialized
-fi
-keep=0
-if grep -q "^result pc .*mode $mode buffer separate .*repeat each .*second 0 " "$probe" &&
-   grep -q "^result pc .*mode $mode buffer separate .*repeat keep .*second [1-9]" "$probe"; then
-  keep=1
-fi
-say "probe: $(( $(date +%s) - start )) s; the measurement samples PCs with LINES_SERIALIZED=$serialized GX_LINES_PC_KEEP=$keep"
+say "probe: $(( $(date +%s) - start )) s"
 
 # ---- 2. the GPU test ----
 t=$(date +%s)
-GX_LINES_PC_KEEP=$keep "$root/tests/gpu/run_all.sh" "$build" "$out/tests" test_lines >&3 2>&1
+"$root/tests/gpu/run_all.sh" "$build" "$out/tests" test_lines >&3 2>&1
 say "test_lines: $(( $(date +%s) - t )) s"
 
 # ---- 3. the measurement ----
 t=$(date +%s)
-deadline=$(( start + 320 ))
+deadline=$(( start + 190 ))
 cd "$root/bench/lines" &&
-LINES_SERIALIZED=$serialized GX_LINES_PC_KEEP=$keep LINES_DEADLINE=$deadline GPUEXP_CACHE_DIR="$out/cache" \
-  timeout $(( deadline + 25 - t )) "$build/gpuexp" --quiet --out "$out/lines.csv" --point-timeout 90 \
+LINES_DEADLINE=$deadline GPUEXP_CACHE_DIR="$out/cache" \
+  timeout $(( start + 228 - t )) "$build/gpuexp" --quiet --out "$out/lines.csv" --point-timeout 90 \
   measure.lua "$out" 33 >"$out/measure.log" 2>&1
 say "measure.lua: exit $? in $(( $(date +%s) - t )) s"
 tail -n 40 "$out/measure.log" >&3

@@ -261,10 +261,12 @@ function Kernel:metrics(spec) end
 ---@param spec gpuexp.LaunchSpec|{metrics: string[], restore?: boolean, flush_l2?: boolean}
 ---@return table<string, number>|nil values, table|string info
 function Kernel:collect(spec) end
----A line profile of one launch (docs/howto/lines.md): each SASS instruction's executions and memory
----traffic (CUPTI's SASS metrics) and PC samples by stall reason, mapped to its source line (compile
----with -lineinfo), with the sources' text; nil and why in an offline plan or without CUPTI. A stage
----CUPTI refuses (a virtual GPU) says why in profile.sass.error or profile.pc.error.
+---A line profile of one launch (docs/howto/lines.md): PC samples by stall reason of each SASS
+---instruction, mapped to its source line (compile with -lineinfo), with the sources' text; nil and why
+---in an offline plan or without CUPTI. sass = true, pc_sampling = false: each instruction's executions
+---and memory traffic (CUPTI's SASS metrics) instead, in a process that has not sampled PCs (the two
+---never share a process: the other is refused there). A stage refused (a virtual GPU, the process
+---rule) says why in profile.sass.error or profile.pc.error.
 ---@param spec gpuexp.LaunchSpec|{label?: string, time?: boolean, sass?: boolean, pc_sampling?: boolean, period?: integer, serialized?: boolean, min_samples?: integer, max_launches?: integer, max_seconds?: number, metrics?: string[]}
 ---@return gpuexp.LineProfile|nil profile, string? why
 function Kernel:line_profile(spec) end
@@ -278,6 +280,7 @@ function Kernel:line_profile(spec) end
 ---@field sass {done: boolean, passes?: integer, seconds?: number, error?: string}
 ---@field pc {done: boolean, launches?: integer, period?: integer, samples?: integer, seconds?: number, error?: string}
 ---@field line_info boolean  whether the instructions were mapped to lines
+---@field line_table? boolean  whether the cubin has a line table (false: compiled without -lineinfo)
 ---@field sources table<string, string>  the text of the files the lines are in
 ---@field instructions {function: string, pc: integer, file?: string, line?: integer, counts?: integer[], samples?: table<string, integer>}[]
 

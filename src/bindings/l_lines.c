@@ -1,6 +1,7 @@
 /* Line profiles (gx_lines.c) for the Lua library (lua/gpuexp/api/lines.lua):
-   gpuexp._line_profile(kernel, launch) runs the kernel's launch under CUPTI's SASS metrics and PC
-   sampling; gpuexp._line_table(kernel) reads its cubin's line table without a GPU. Both give the
+   gpuexp._line_profile(kernel, launch) runs the kernel's launch under CUPTI's PC sampling (or, asked,
+   its SASS metrics: one collector a process, gx_lines.h); gpuexp._line_table(kernel) reads its
+   cubin's line table without a GPU. Both give the
    raw instructions; the library shapes them into a profile (lua/gpuexp/store/line_profile.lua). */
 #include <stdlib.h>
 #include <string.h>
@@ -79,8 +80,9 @@ static void push_stage(lua_State *L, const char *key, int done, double seconds, 
 }
 
 /* The raw profile: {instructions = {{function, pc, file, directory, line, values = {...},
-   samples = {[reason] = n}}...}, metrics, reasons, sass = {...}, pc = {...}, mapped, map_error}. */
-static void push_profile(lua_State *L, const gx_line_profile *p, const char *why_unmapped)
+   samples = {[reason] = n}}...}, metrics, reasons, sass = {...}, pc = {...}, mapped, map_error,
+   line_table (the cubin has one)}. */
+static void push_profile(lua_State *L, const gx_line_profile *p, const char *why_unmapped, int line_table)
 {
     lua_createtable(L, 0, 8);
     lua_createtable(L, (int)p->count, 0);
@@ -132,6 +134,8 @@ static void push_profile(lua_State *L, const gx_line_profile *p, const char *why
     lua_setfield(L, -2, "buffer_full");
     lua_pop(L, 1);
     l_set_integer(L, "mapped", (lua_Integer)p->mapped);
+    lua_pushboolean(L, line_table);
+    lua_setfield(L, -2, "line_table");
     if (why_unmapped)
         l_set_string(L, "map_error", why_unmapped);
     else if (p->map_error[0])
@@ -151,10 +155,10 @@ static void push_source(lua_State *L, const l_program *program)
 
 /* The profile as Lua sees it (push_profile), with the program's source and the kernel's names;
    the profile's memory freed (its userdata's __gc finds nothing left). Returns 1. */
-static int push_result(lua_State *L, gx_line_profile *p, const char *why_unmapped, const l_program *program,
-                       const l_kernel *k)
+static int push_result(lua_State *L, gx_line_profile *p, const char *why_unmapped, int line_table,
+                       const l_program *program, const l_kernel *k)
 {
-    push_profile(L, p, why_unmapped);
+    push_profile(L, p, why_unmapped, line_table);
     push_source(L, program);
     l_set_string(L, "kernel", k->kernel.name);
     l_set_string(L, "symbol", k->symbol);
@@ -209,7 +213,7 @@ static int line_profile(lua_State *L)
     struct profiled_launch *state = lua_newuserdatauv(L, sizeof *state, 0);
     state->launch = lua_newuserdatauv(L, sizeof(l_launch), 0);
     l_read_launch(L, 2, k, state->launch, 0, "line_profile", allowed);
-    gx_line_options options = {.sass = 1, .pc_sampling = 1};
+    gx_line_options options = {.sass = 0, .pc_sampling = 1}; /* SASS counts only when asked (gx_lines.h) */
     if (lua_getfield(L, 2, "sass") != LUA_TNIL)
         options.sass = lua_toboolean(L, -1);
     if (lua_getfield(L, 2, "pc_sampling") != LUA_TNIL)
@@ -276,7 +280,7 @@ static int line_profile(lua_State *L)
     }
     if (cubin)
         gx_line_profile_map(p, cubin, cubin_size);
-    return push_result(L, p, cubin ? NULL : why, program, k);
+    return push_result(L, p, cubin ? NULL : why, cubin && gx_cubin_has_line_table(cubin, cubin_size), program, k);
 }
 
 /* gpuexp._line_table(kernel) -> the raw profile of the cubin's line table (no counts), without a
@@ -298,7 +302,7 @@ static int line_table(lua_State *L)
     gx_error error;
     if (gx_line_profile_static(p, cubin, cubin_size, k->symbol, &error))
         return l_raise(L, &error);
-    return push_result(L, p, NULL, program, k);
+    return push_result(L, p, NULL, gx_cubin_has_line_table(cubin, cubin_size), program, k);
 }
 
 void l_open_lines(lua_State *L)

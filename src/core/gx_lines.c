@@ -1,8 +1,9 @@
 /* Per-instruction profiles of one launch: CUPTI's SASS metrics and PC sampling, mapped to source
-   lines (gx_lines.h). The recipe the lent H200 settled (bench/lines/README.md): the kernel runs from
-   a copy of its image loaded after each stage is enabled; PC sampling's records are read from the
-   configured buffer after every Stop and at Disable, and from cuptiPCSamplingGetData into a buffer
-   of its own until nothing remains; one SASS record comes back per (instruction, metric). */
+   lines (gx_lines.h). The recipe the lent GPUs settled (bench/lines/README.md): the kernel runs from
+   a copy of its image loaded after each stage is enabled (and unloaded after it is disabled); PC
+   sampling's records are read from the configured buffer after every Stop and at Disable, and from
+   cuptiPCSamplingGetData into a buffer of its own until nothing remains; one SASS record comes back
+   per (instruction, metric); and the two collectors never share a process (gx_lines_plan_for). */
 #include "gx_lines.h"
 
 #include <elf.h>
@@ -24,6 +25,28 @@ const char *const gx_lines_default_metrics[] = {
     "smsp__sass_sectors_mem_local", /* local memory: spills, run-time indexed arrays */
 };
 const int gx_lines_default_metric_count = (int)(sizeof gx_lines_default_metrics / sizeof gx_lines_default_metrics[0]);
+
+/* ---- the process rule: one collector a process ---- */
+
+static int process_owner; /* GX_LINES_PC or GX_LINES_SASS once one was enabled here */
+
+int gx_lines_owner(void) { return process_owner; }
+
+void gx_lines_plan_for(int owner, int want_pc, int want_sass, gx_lines_plan *plan)
+{
+    memset(plan, 0, sizeof *plan);
+    plan->run_pc = want_pc && owner != GX_LINES_SASS;
+    plan->run_sass = want_sass && !plan->run_pc && owner != GX_LINES_PC;
+    if (want_pc && !plan->run_pc)
+        snprintf(plan->why_pc, sizeof plan->why_pc,
+                 "not taken: this process counted SASS metrics, and PC sampling after them gives no samples "
+                 "(CUPTI 13, driver 580); sample PCs in a process of their own (docs/howto/lines.md)");
+    if (want_sass && !plan->run_sass)
+        snprintf(plan->why_sass, sizeof plan->why_sass,
+                 "not taken: this process samples PCs, and SASS metrics after PC sampling fail (CUPTI 13, "
+                 "driver 580); count them in a process of their own: line_profile{sass = true, pc_sampling = "
+                 "false} (docs/howto/lines.md)");
+}
 
 static double now_s(void)
 {
@@ -194,6 +217,7 @@ static int sass_pass(gx_line_profile *p, const gx_device *device, const void *im
         *refused = 1;
         return GX_OK;
     }
+    process_owner = GX_LINES_SASS;
     int status = GX_OK;
     struct fresh fresh = {0};
     CUpti_SassMetricsEnable_Params enable = {.structSize = CUpti_SassMetricsEnable_Params_STRUCT_SIZE};
@@ -499,6 +523,7 @@ static int session_open(struct pc_session *s, const gx_device *device, const gx_
         *failure = stage_failure_;
         return GX_OK;
     }
+    process_owner = GX_LINES_PC;
     s->open = 1;
     CUpti_PCSamplingGetNumStallReasonsParams count = {.size = CUpti_PCSamplingGetNumStallReasonsParamsSize};
     count.ctx = s->context;
@@ -641,14 +666,15 @@ static int pc_stage(gx_line_profile *p, const gx_device *device, const void *ima
         if (batch < 1)
             break;
     }
-    fresh_unload(&fresh);
     /* a kept session stays enabled (what Disable would leave is read when it is closed: never,
-       for a kept one, whose profiles drain every range); any other is closed now */
+       for a kept one, whose profiles drain every range); any other is closed now, before its module
+       is unloaded (the records CUPTI still holds name the module's PCs) */
     if (!keep || refused || status != GX_OK) {
         gx_error ignored;
         if (session_close(s, status == GX_OK ? p : NULL, status == GX_OK ? error : &ignored) && status == GX_OK)
             status = error->kind;
     }
+    fresh_unload(&fresh);
     if (status == GX_OK && !refused) {
         p->pc_done = 1;
         if (p->record_samples == 0)
@@ -711,9 +737,14 @@ int gx_line_profile_collect(gx_line_profile *p, const gx_device *device, const v
     const gx_driver *d = gx_driver_get(error);
     if (!d || gx_cupti_get(error) || gx_device_activate(device, error) || GX_CU(error, d->cuCtxSynchronize()))
         return error->kind;
-    if (o.sass && sass_stage(p, device, image, symbol, launch, user, error))
+    /* one collector a process (gx_lines.h): PC sampling first, a refused one said in its error */
+    gx_lines_plan plan;
+    gx_lines_plan_for(process_owner, o.pc_sampling, o.sass, &plan);
+    note(p->pc_error, sizeof p->pc_error, plan.why_pc);
+    note(p->sass_error, sizeof p->sass_error, plan.why_sass);
+    if (plan.run_pc && pc_stage(p, device, image, symbol, &o, launch, user, error))
         return error->kind;
-    if (o.pc_sampling && pc_stage(p, device, image, symbol, &o, launch, user, error))
+    if (plan.run_sass && sass_stage(p, device, image, symbol, launch, user, error))
         return error->kind;
     sort_instructions(p);
     return GX_OK;
@@ -757,7 +788,10 @@ size_t gx_line_profile_map(gx_line_profile *p, const void *cubin, size_t cubin_s
         free(params.fileName); /* the caller's to free (cupti_pcsampling.h) */
         free(params.dirName);
     }
-    if (p->mapped == 0 && p->count > 0)
+    if (p->count == 0) /* said apart: an empty profile is not a cubin without lines */
+        snprintf(p->map_error, sizeof p->map_error, "no instructions were collected, so none mapped (the cubin %s)",
+                 gx_cubin_has_line_table(cubin, cubin_size) ? "has a line table" : "has no line table either");
+    else if (p->mapped == 0)
         snprintf(p->map_error, sizeof p->map_error, "%s",
                  last_failure[0] ? last_failure
                                  : "the cubin has no line table (compile with -lineinfo or --generate-line-info)");
@@ -795,6 +829,27 @@ size_t gx_cubin_function_bytes(const void *cubin, size_t size, const char *symbo
             continue;
         if (strncmp(strings + at, ".text.", 6) == 0 && strcmp(strings + at + 6, symbol) == 0)
             return sections[s].sh_type == SHT_NOBITS ? 0 : (size_t)sections[s].sh_size;
+    }
+    return 0;
+}
+
+int gx_cubin_has_line_table(const void *cubin, size_t size)
+{
+    const unsigned char *data = cubin;
+    const Elf64_Ehdr *h;
+    const Elf64_Shdr *sections = cubin ? sections_of(data, size, &h) : NULL;
+    if (!sections)
+        return 0;
+    const Elf64_Shdr *names = &sections[h->e_shstrndx];
+    if (names->sh_offset > size || names->sh_size > size - names->sh_offset)
+        return 0;
+    const char *strings = (const char *)data + names->sh_offset;
+    static const char wanted[] = ".debug_line";
+    for (size_t s = 0; s < h->e_shnum; s++) {
+        size_t at = sections[s].sh_name;
+        if (at < names->sh_size && names->sh_size - at >= sizeof wanted &&
+            memcmp(strings + at, wanted, sizeof wanted) == 0)
+            return sections[s].sh_type != SHT_NOBITS && sections[s].sh_size > 0;
     }
     return 0;
 }

@@ -67,15 +67,38 @@ typedef struct gx_line_options {
     double max_seconds;    /* nor sample longer than this (0: 10 s) */
 } gx_line_options;
 
+/* CUPTI's two per-instruction collectors share no process. On the H100 (driver 580.159.04,
+   bench/h100/lines_try1/probe.txt) PC sampling after SASS metrics in one process gives no PC
+   records (CUPTI counts the samples as non-user kernels'), and SASS metrics after PC sampling fail
+   (cuptiSassMetricsFlushData: CUPTI_ERROR_INVALID_PARAMETER in the probe, cuptiSassMetricsSetConfig:
+   CUPTI_ERROR_OUT_OF_MEMORY in gpuexp). The first collector a process enables owns it: it may run
+   again there (PC sampling enabled a second time gave its samples), the other is refused there,
+   said and never attempted, so neither breaks the other. */
+enum { GX_LINES_PC = 1, GX_LINES_SASS = 2 };
+
+/* What a request runs, by the rule above: run_pc, run_sass (never both), and why a collector asked
+   for is not taken (empty when it is). */
+typedef struct gx_lines_plan {
+    int run_pc, run_sass;
+    char why_pc[320], why_sass[320];
+} gx_lines_plan;
+
+/* The plan for a request (want_pc, want_sass) in a process that `owner` owns (0: neither yet):
+   PC sampling first when both are asked in a fresh process. Pure: no CUPTI, no state. */
+void gx_lines_plan_for(int owner, int want_pc, int want_sass, gx_lines_plan *plan);
+
+/* The collector that owns this process (0: neither yet). */
+int gx_lines_owner(void);
+
 /* The SASS metrics a line profile collects unless told otherwise, and how many. */
 extern const char *const gx_lines_default_metrics[];
 extern const int gx_lines_default_metric_count;
 
 /* Collects the asked stages for `symbol` of `image` (a cubin, fat binary or PTX, reloaded for each
-   stage) on device. A stage CUPTI refuses (a virtual GPU, no PC sampling, another profiler) leaves
-   its *_error set and the other stage goes on; an error is returned only for what stops both (a
-   launch that fails, no memory, CUPTI not loadable). The profile is freed by gx_line_profile_free,
-   whatever is returned. */
+   stage) on device, as gx_lines_plan_for allows in this process. A stage the rule or CUPTI refuses
+   (a virtual GPU, no PC sampling, another profiler) leaves its *_error set and the other stage goes
+   on; an error is returned only for what stops both (a launch that fails, no memory, CUPTI not
+   loadable). The profile is freed by gx_line_profile_free, whatever is returned. */
 int gx_line_profile_collect(gx_line_profile *profile, const gx_device *device, const void *image, const char *symbol,
                             const gx_line_options *options, gx_line_launch_fn launch, void *user, gx_error *error);
 void gx_line_profile_free(gx_line_profile *profile);
@@ -94,5 +117,9 @@ gx_line_instruction *gx_line_profile_instruction(gx_line_profile *profile, const
 
 /* The size of `symbol`'s code in a cubin (its .text.<symbol> section), or 0. Pure ELF parsing. */
 size_t gx_cubin_function_bytes(const void *cubin, size_t cubin_size, const char *symbol);
+
+/* Whether a cubin carries a line table (a .debug_line section: -lineinfo, --generate-line-info or
+   -G). Pure ELF parsing. */
+int gx_cubin_has_line_table(const void *cubin, size_t cubin_size);
 
 #endif

@@ -162,6 +162,19 @@ local said = false
 for _, note in ipairs(diff.notes) do said = said or note:find("no line information", 1, true) ~= nil end
 T.ok(said, "no line information said")
 
+-- an empty profile (neither collector gave an instruction: H100 try 1) is said as empty, not as a
+-- build without line information
+local empty = profile(NEW, {}, {line_info = false})
+empty.pc.error, empty.sass = "PC sampling gave no samples", {done = false}
+diff = judge.diff(profile(BASE, {[1] = {samples = {selected = 100}}}), empty)
+T.eq(diff.basis, "none", "nothing to rank against an empty profile")
+local said_empty, said_unmapped = false, false
+for _, note in ipairs(diff.notes) do
+  said_empty = said_empty or note:find("the new profile is empty", 1, true) ~= nil
+  said_unmapped = said_unmapped or note:find("no line information", 1, true) ~= nil
+end
+T.ok(said_empty and not said_unmapped, "said empty, not unmapped: " .. table.concat(diff.notes, "; "))
+
 -- two trees: one file by two paths (bisect's worktrees) is one file
 diff = judge.diff(profile(BASE, {[3] = {samples = {selected = 100}}}, {path = "/tmp/tree-1/src/k.cu", file = "/tmp/tree-1/src/k.cu"}),
   profile(NEW, {[4] = {samples = {selected = 100}}, [3] = {samples = {selected = 50}}}, {path = "/tmp/tree-2/src/k.cu",
@@ -277,18 +290,20 @@ local without = gpuexp.compile{source = source, name = "k.cu"}:kernel("k")
 local p, why = with:line_profile{grid = 1, block = 32, args = {gpuexp.device():alloc("f32", 32), gpuexp.i32(32)}}
 print("profile", p, why)
 local t = gpuexp.line_table(with)
-print("table", t.line_info, #t.instructions > 0, t.static, t.sources["k.cu"] == source)
+print("table", t.line_info, #t.instructions > 0, t.static, t.sources["k.cu"] == source, t.line_table)
 local u = gpuexp.line_table(without)
 print("no lines", u.line_info, u.map_error)
+print("no table", u.line_table)
 local ok, problem = pcall(with.line_profile, with, {grid = 1, block = 32, args = {}, bogus = 1})
 print("bogus", problem.message)
 ]])
 code, out, err = ws.run("--arch sm_90 plan.lua")
 T.eq(code, 0, "the plan: " .. err)
 T.ok(out:find("profile\tnil\tno line profiles in an offline plan", 1, true), "kernel:line_profile in a plan: " .. out)
-T.ok(out:find("table\ttrue\ttrue\ttrue\ttrue", 1, true), "the line table offline: " .. out)
+T.ok(out:find("table\ttrue\ttrue\ttrue\ttrue\ttrue", 1, true), "the line table offline (and the cubin has one): " .. out)
+T.ok(out:find("no table\tfalse", 1, true), "a cubin without -lineinfo has no line table: " .. out)
 T.ok(out:find("no lines\tfalse\tthe cubin has no line table (compile with -lineinfo", 1, true), "no -lineinfo: " .. out)
-T.ok(out:find("bogus\tplan.lua:10: line_profile: unknown option 'bogus'", 1, true), "an unknown key, at the script's line: " .. out)
+T.ok(out:find("bogus\tplan.lua:11: line_profile: unknown option 'bogus'", 1, true), "an unknown key, at the script's line: " .. out)
 code, out, err = ws.run("--arch sm_90 --lines L plan.lua")
 T.ok(err:find("--lines", 1, true), "--lines in a plan is said to do nothing: " .. err)
 T.done()

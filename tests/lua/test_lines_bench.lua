@@ -1,6 +1,7 @@
 -- bench/lines without a GPU: the cases (seeded, 50-500 lines, the injected line where the case
--- says, built by NVRTC with code on that line: measure.lua --check), and the pipeline's dry run on
--- invented profiles (measure.lua in a plan, then recompute.lua's table from its files). The GPU
+-- says, built by NVRTC with code on that line: measure.lua --check), a profile's child process
+-- (its arguments; in a plan it says it needs a GPU), and the pipeline's dry run on invented
+-- profiles (measure.lua in a plan, then recompute.lua's table from its files). The GPU
 -- run is bench/lines/run.sh.
 local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
 local binary = arg[1]
@@ -30,6 +31,15 @@ local ws = T.workspace(binary)
 local code, out, err = ws.run(string.format("--quiet --arch sm_90 %s/measure.lua out 4 --check", bench))
 T.eq(code, 0, "four cases build with code on their line: " .. out .. err)
 T.ok(out:find("every case builds", 1, true), out)
+-- a child (one build's profile by one collector, in a process of its own) reads its case and says,
+-- in a plan, that it profiles on a GPU
+code, out, err = ws.run(string.format("--quiet --inline --arch sm_90 %s/measure.lua dry 4 %d child 2 new pc 100 0 1 p.json",
+  bench, cases.SEED))
+T.eq(code, 3, "a child in a plan: " .. out .. err)
+T.ok(err:find("a child profiles on a GPU", 1, true), err)
+code, out, err = ws.run(string.format("--quiet --inline --arch sm_90 %s/measure.lua dry 4 %d child 2 new both 100 0 1 p.json",
+  bench, cases.SEED))
+T.ok(code ~= 0 and err:find("child CASE base|new pc|sass", 1, true), "a child's collector is pc or sass: " .. err)
 code, out, err = ws.run(string.format("--quiet --arch sm_90 --out dry/lines.csv %s/measure.lua dry 4", bench))
 T.eq(code, 0, "the dry run: " .. err)
 code, out, err = ws.run(string.format("--quiet --arch sm_90 %s/recompute.lua dry", bench))

@@ -1,6 +1,8 @@
 /* The line profile's pure parts (gx_lines.c), no GPU and no CUPTI: the index of instructions by
-   (function, pc) through growth, and the size of a function's code in a cubin's ELF, on a cubin
-   built here and on damaged ones (never read past the bytes given). */
+   (function, pc) through growth, the size of a function's code and whether there is a line table in
+   a cubin's ELF, on cubins built here and on damaged ones (never read past the bytes given), and the
+   process rule between PC sampling and SASS metrics, driven with fake collectors that fail as the
+   H100's did when run after the other (bench/h100/lines_try1/probe.txt). */
 #include <elf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,8 +35,8 @@ static void instruction_index(void)
     gx_line_profile_free(&p); /* twice: nothing */
 }
 
-/* A minimal ELF64 with sections: null, .shstrtab, .text.<name> of `code` bytes. */
-static unsigned char *tiny_cubin(const char *name, size_t code, size_t *size)
+/* A minimal ELF64 with sections: null, .shstrtab, `section` of `code` bytes. */
+static unsigned char *tiny_elf(const char *section, size_t code, size_t *size)
 {
     char strings[256];
     size_t n = 0;
@@ -42,7 +44,7 @@ static unsigned char *tiny_cubin(const char *name, size_t code, size_t *size)
     size_t shstrtab_name = n;
     n += (size_t)sprintf(strings + n, ".shstrtab") + 1;
     size_t text_name = n;
-    n += (size_t)sprintf(strings + n, ".text.%s", name) + 1;
+    n += (size_t)sprintf(strings + n, "%s", section) + 1;
     size_t strings_at = sizeof(Elf64_Ehdr), code_at = strings_at + n, headers_at = code_at + code;
     *size = headers_at + 3 * sizeof(Elf64_Shdr);
     unsigned char *data = calloc(1, *size);
@@ -66,6 +68,121 @@ static unsigned char *tiny_cubin(const char *name, size_t code, size_t *size)
     sections[2].sh_size = code;
     memcpy(data + headers_at, sections, sizeof sections);
     return data;
+}
+
+/* A minimal cubin: the code of function `name` (.text.<name>), `code` bytes. */
+static unsigned char *tiny_cubin(const char *name, size_t code, size_t *size)
+{
+    char section[200];
+    snprintf(section, sizeof section, ".text.%s", name);
+    return tiny_elf(section, code, size);
+}
+
+static void line_table(void)
+{
+    size_t size;
+    unsigned char *elf = tiny_elf(".debug_line", 64, &size);
+    CHECK(gx_cubin_has_line_table(elf, size) == 1);
+    for (size_t cut = 0; cut < size; cut += 5)
+        CHECK(gx_cubin_has_line_table(elf, cut) == 0); /* cut: no read past the bytes given */
+    free(elf);
+    elf = tiny_elf(".debug_line", 0, &size); /* an empty table is none */
+    CHECK(gx_cubin_has_line_table(elf, size) == 0);
+    free(elf);
+    elf = tiny_elf(".debug_lines", 64, &size); /* another name */
+    CHECK(gx_cubin_has_line_table(elf, size) == 0);
+    free(elf);
+    elf = tiny_cubin("kernel", 64, &size);
+    CHECK(gx_cubin_has_line_table(elf, size) == 0);
+    free(elf);
+    CHECK(gx_cubin_has_line_table(NULL, 0) == 0);
+    CHECK(gx_cubin_has_line_table("not an elf", 10) == 0);
+}
+
+/* ---- the process rule, with fake collectors ---- */
+
+/* A process as the H100's driver behaved: PC sampling after SASS metrics gives no samples, SASS
+   metrics after PC sampling fail. Each fake returns 1 when it gave its data. */
+struct fake_process {
+    int owner; /* as gx_lines.c keeps it: the first collector enabled here */
+    int pc_ran, sass_ran;
+    int pc_profiles, sass_profiles, broken;
+};
+
+static int fake_pc(struct fake_process *f)
+{
+    int works = !f->sass_ran;
+    f->pc_ran = 1;
+    return works;
+}
+
+static int fake_sass(struct fake_process *f)
+{
+    int works = !f->pc_ran;
+    f->sass_ran = 1;
+    return works;
+}
+
+/* A collector run in the fake process: it owns the process when the first; its profile counted,
+   or the process counted broken. */
+static void run_fake(struct fake_process *f, int collector, int (*stage)(struct fake_process *), int *profiles)
+{
+    if (!f->owner)
+        f->owner = collector;
+    if (stage(f))
+        (*profiles)++;
+    else
+        f->broken++;
+}
+
+/* One line profile request in the fake process, run as gx_line_profile_collect runs it. */
+static void request(struct fake_process *f, int want_pc, int want_sass, gx_lines_plan *plan)
+{
+    gx_lines_plan_for(f->owner, want_pc, want_sass, plan);
+    CHECK(!(plan->run_pc && plan->run_sass)); /* never both in one request */
+    if (plan->run_pc)
+        run_fake(f, GX_LINES_PC, fake_pc, &f->pc_profiles);
+    if (plan->run_sass)
+        run_fake(f, GX_LINES_SASS, fake_sass, &f->sass_profiles);
+    /* a collector asked for and not run says why, naming what to do; one run says nothing */
+    CHECK(want_pc && !plan->run_pc ? strstr(plan->why_pc, "process of their own") != NULL : plan->why_pc[0] == 0);
+    CHECK(want_sass && !plan->run_sass ? strstr(plan->why_sass, "pc_sampling = false") != NULL
+                                       : plan->why_sass[0] == 0);
+}
+
+static void process_rule(void)
+{
+    gx_lines_plan plan;
+    /* every order of requests a script can make, three in a process: no collector is ever broken */
+    for (int sequence = 0; sequence < 27; sequence++) {
+        struct fake_process f = {0};
+        for (int k = 0, code = sequence; k < 3; k++, code /= 3) {
+            int kind = code % 3; /* 0: PC only (the default), 1: SASS only, 2: both asked */
+            request(&f, kind != 1, kind != 0, &plan);
+        }
+        CHECK(f.broken == 0);
+        CHECK(f.pc_profiles == 0 || f.sass_profiles == 0); /* one collector a process */
+    }
+    /* a fresh process: PC sampling first when both are asked, SASS refused and said */
+    struct fake_process f = {0};
+    request(&f, 1, 1, &plan);
+    CHECK(plan.run_pc && !plan.run_sass && f.pc_profiles == 1);
+    request(&f, 1, 0, &plan); /* PC sampling again: it owns the process */
+    CHECK(plan.run_pc && f.pc_profiles == 2);
+    request(&f, 0, 1, &plan);
+    CHECK(!plan.run_sass && f.sass_profiles == 0);
+    /* a process that counted SASS metrics first keeps them, and refuses PC sampling */
+    struct fake_process g = {0};
+    request(&g, 0, 1, &plan);
+    CHECK(plan.run_sass && g.sass_profiles == 1);
+    request(&g, 1, 0, &plan);
+    CHECK(!plan.run_pc && g.pc_profiles == 0 && g.broken == 0);
+    request(&g, 0, 1, &plan);
+    CHECK(plan.run_sass && g.sass_profiles == 2);
+    /* nothing asked: nothing run, nothing said */
+    gx_lines_plan_for(0, 0, 0, &plan);
+    CHECK(!plan.run_pc && !plan.run_sass && !plan.why_pc[0] && !plan.why_sass[0]);
+    CHECK(gx_lines_owner() == 0); /* no CUPTI here: this process owns nothing */
 }
 
 static void function_bytes(void)
@@ -106,6 +223,8 @@ int main(void)
 {
     instruction_index();
     function_bytes();
+    line_table();
+    process_rule();
     printf("%d checks, %d failed\n", checks, failures);
     return failures ? 1 : 0;
 }

@@ -1,5 +1,6 @@
 -- Line profiles from scripts (issue 38): kernel:line_profile{launch...} runs a launch under CUPTI's
--- SASS metrics and PC sampling and gives its profile (store/line_profile.lua), gpuexp.line_table
+-- PC sampling (or, asked, its SASS metrics: never both in one process, gx_lines.h) and gives its
+-- profile (store/line_profile.lua), gpuexp.line_table
 -- reads a cubin's lines without a GPU, gpuexp.line_diff ranks the lines of two profiles
 -- (judge/lines.lua), and a run with --lines DIR writes the profile of every launch it times into
 -- DIR (compiling its kernels with line information), so two builds' runs can be compared:

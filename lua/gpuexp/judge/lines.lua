@@ -325,11 +325,22 @@ function M.diff(base_profile, new_profile, options)
     result.basis = "none"
     result.notes[#result.notes + 1] = "the profiles have neither PC samples nor SASS counts in common: nothing to rank"
   end
-  if not base_profile.line_info or not new_profile.line_info then
-    result.notes[#result.notes + 1] = "no line information in " .. ((not base_profile.line_info and not new_profile.line_info)
-      and "either build" or (not base_profile.line_info and "the base build" or "the new build")) ..
-      (base_profile.map_error or new_profile.map_error and (" (" .. (base_profile.map_error or new_profile.map_error) .. ")") or "") ..
-      ": instructions matched by function and offset (SASS only)"
+  -- an empty profile (neither collector gave an instruction) is said as such: it is not a build
+  -- without line information
+  local empty, unmapped = {}, {}
+  for _, side in ipairs({{"base", base_profile}, {"new", new_profile}}) do
+    local p = side[2]
+    if #(p.instructions or {}) == 0 then empty[#empty + 1] = side[1]
+    elseif not p.line_info then unmapped[#unmapped + 1] = side end
+  end
+  if #empty > 0 then
+    result.notes[#result.notes + 1] = (#empty == 2 and "both profiles are" or ("the " .. empty[1] .. " profile is")) ..
+      " empty: no PC samples and no SASS counts (why is in the notes below)"
+  end
+  if #unmapped > 0 then
+    local why = unmapped[1][2].map_error
+    result.notes[#result.notes + 1] = "no line information in " .. (#unmapped == 2 and "either build" or ("the " .. unmapped[1][1] .. " build")) ..
+      (why and (" (" .. why .. ")") or "") .. ": instructions matched by function and offset (SASS only)"
   end
   for _, p in ipairs({base_profile, new_profile}) do
     if p.sass and p.sass.error then result.notes[#result.notes + 1] = "SASS metrics: " .. p.sass.error end

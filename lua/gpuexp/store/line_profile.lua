@@ -8,7 +8,7 @@
 --  metrics = {"inst_executed", ...}   the SASS metrics, smsp__sass_ left off
 --  reasons = {"long_scoreboard", ...}  PC sampling's stall reasons, smsp__pcsamp_warps_issue_stalled_ left off
 --  sass = {done, passes, seconds, error}, pc = {done, launches, period, samples, ..., error},
---  line_info (the instructions were mapped to lines), map_error (why not),
+--  line_info (the instructions were mapped to lines), map_error (why not), line_table (the cubin has one),
 --  sources = {[file] = text}, instructions = {{function, pc, file, line, counts = {...}, samples = {[reason] = n}}}}
 local csv = require("gpuexp.store.csv")
 local json = require("gpuexp.store.json")
@@ -37,7 +37,7 @@ function M.build(raw, extra)
   for i, name in ipairs(raw.reasons or {}) do reasons[i] = M.short_reason(name) end
   local profile = {format = M.FORMAT, version = M.VERSION, kernel = raw.kernel, symbol = raw.symbol, arch = raw.arch,
     label = extra.label, time_ms = extra.time_ms, static = extra.static or nil, metrics = metrics, reasons = reasons,
-    sass = raw.sass, pc = raw.pc, line_info = (raw.mapped or 0) > 0, map_error = raw.map_error,
+    sass = raw.sass, pc = raw.pc, line_info = (raw.mapped or 0) > 0, map_error = raw.map_error, line_table = raw.line_table,
     sources = extra.sources or {}, instructions = {}}
   for i, r in ipairs(raw.instructions or {}) do
     local samples
