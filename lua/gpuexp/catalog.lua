@@ -114,7 +114,7 @@ M.commands = {
         type = "path"},
       {"--inline", "no worker process: the script runs in this process (debuggers)", field = "inline"},
       {"--diagnose", "diagnose every timed launch with counters (gpuexp diagnose --help)", field = "diagnose"},
-      {"--lines DIR", "a line profile of every timed launch (SASS counts and PC samples a source line,\n" ..
+      {"--lines DIR", "a line profile of every timed launch (PC samples by source line;\n" ..
         "sources compiled with -lineinfo) written into DIR: gpuexp lines BASE_DIR NEW_DIR compares two\n" ..
         "runs (docs/howto/lines.md)", field = "lines", what = "a folder"},
       {"--counters", "a row's counters: instructions and active lanes per instruction, DRAM and L2 bytes,\n" ..
