@@ -100,7 +100,7 @@ for ms in harness_text:gmatch("CUTE_GEMM:%s*%[%s*[%d.]+%]GFlop/s%s*%(([%d.]+)%)m
 end
 -- ncu's durations of the executable's own launches, in ms (its CSV: ..., "Metric Unit", "Metric Value")
 local ncu_ms = {}
-local to_ms = {nsecond = 1e-6, usecond = 1e-3, msecond = 1, second = 1e3}
+local to_ms = {nsecond = 1e-6, usecond = 1e-3, msecond = 1, second = 1e3, ns = 1e-6, us = 1e-3, ms = 1, s = 1e3}
 for line in ((ncu_log and io.open(ncu_log) and io.open(ncu_log):read("a")) or ""):gmatch("[^\n]+") do
   if line:find('"gpu__time_duration.sum"', 1, true) then
     local unit, value = line:match('"([%a]+)","([%d.,]+)"%s*$')
