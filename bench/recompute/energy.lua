@@ -22,6 +22,11 @@ for name, kernel in pairs({fma = "fp32_fma", tensor = "fp16_tensor"}) do
   print(string.format("%s pJ: %.2f-%.2f", name, umin, umax))
   print(string.format("%s pJ short: %.1f-%.1f", name, umin, umax))
 end
+local function units(kernel, format)
+  local lo, hi = values(kernel, "j_per_unit")
+  return string.format(format, lo, hi)
+end
+print("pJ both: " .. units("fp16_tensor", "%.2f-%.2f") .. " against " .. units("fp32_fma", "%.1f-%.1f"))
 local ratios = {}
 for _, rows in ipairs(runs) do
   ratios[#ratios + 1] = R.row(rows, {kernel = "fp32_fma"}).j_per_unit / R.row(rows, {kernel = "fp16_tensor"}).j_per_unit

@@ -9,6 +9,7 @@
 --                      line: the file's first, or the first whose first word is `first`)
 --   line(path, pat)    the captures of the first line matching a Lua pattern (numbers as numbers)
 --   lines(path, pat)   the first capture of every line matching, as a list
+--   captures(path, pat) every matching line's captures, as a list of lists
 --   text(path)         the whole file
 --   section(path, pat) a name the readers take for a path: the file from the first line matching
 --                      pat to the next line starting with "#" (one run of a record of several)

@@ -22,14 +22,18 @@ local function text(path)
 end
 
 -- A part of a file, readable by name like a file: from the first line matching `pattern` to the
--- line before the next line that starts with "#" (the next section of a record of several runs).
+-- line before the next line that starts with "#" after its first line that does not (the next
+-- section of a record of several runs: a section's heading may be several "#" lines).
 local sections = 0
 local function section(path, pattern)
-  local lines_of, inside = {}, false
+  local lines_of, inside, body = {}, false, false
   for l in text(path):gmatch("[^\n]*") do
-    if inside and l:find("^#") then break end
+    if body and l:find("^#") then break end -- the section's own heading lines (# ...) come first
     if not inside and l:find(pattern) then inside = true end
-    if inside then lines_of[#lines_of + 1] = l end
+    if inside then
+      lines_of[#lines_of + 1] = l
+      if not l:find("^#") then body = true end
+    end
   end
   if not inside then error("no line of " .. (path or records[1]) .. " matches " .. pattern) end
   sections = sections + 1
@@ -134,6 +138,19 @@ local function lines(path, pattern)
   return list
 end
 
+-- every line's captures, as a list of lists
+local function captures(path, pattern)
+  local list = {}
+  for l in text(path):gmatch("[^\r\n]+") do
+    local found = {l:match(pattern)}
+    if #found > 0 then
+      for k, v in ipairs(found) do found[k] = number_or_text(v) end
+      list[#list + 1] = found
+    end
+  end
+  return list
+end
+
 local function matches(row, where)
   for k, v in pairs(where) do
     if tostring(row[k]) ~= tostring(v) and tonumber(row[k]) ~= v then return false end
@@ -212,16 +229,24 @@ local function list(rows, fn)
   return values
 end
 
+-- lists of lists made one list, in order
+local function flat(lists)
+  local out = {}
+  for _, l in ipairs(lists) do for _, v in ipairs(l) do out[#out + 1] = v end end
+  return out
+end
+
 local M = {
+  flat = flat, unpack = table.unpack,
   list = list, maxof = function(rows, fn) return math.max(table.unpack(list(rows, fn))) end,
   minof = function(rows, fn) return math.min(table.unpack(list(rows, fn))) end,
   keep = keep, count = function(rows, fn) return #keep(rows, fn) end, groups = groups, pairs = pairs,
-  section = section, csv = csv, printed = printed, line = line, lines = lines, text = text, row = row, pick = pick, col = col,
+  captures = captures, section = section, csv = csv, printed = printed, line = line, lines = lines, text = text, row = row, pick = pick, col = col,
   median = median, sum = sum, mean = function(list) return sum(list) / #list end,
   min = function(list) return math.min(table.unpack(list)) end,
   max = function(list) return math.max(table.unpack(list)) end,
   ratio = function(a, b) return a / b end, pct = function(a, b) return 100 * (a / b - 1) end,
-  abs = math.abs, floor = math.floor, tonumber = tonumber, string = string, table = table, ipairs = ipairs,
+  select = select, abs = math.abs, floor = math.floor, tonumber = tonumber, string = string, table = table, ipairs = ipairs,
   records = records,
 }
 return M
