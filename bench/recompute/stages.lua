@@ -78,3 +78,18 @@ print(string.format("cupti startup: %.1f", startup))
 for _, run in ipairs(runs) do
   if run.name == "every_inline" then print(string.format("process: %.2f", run.median)) end
 end
+for _, run in ipairs(runs) do
+  if run.name == "batch_inline_noavail" then
+    for _, other in ipairs(runs) do
+      if other.name == "batch_inline" then print(string.format("noavail saves: %.2f", other.median - run.median)) end
+    end
+  end
+end
+-- with the run's walls ($RECORD2, run_metrics.txt): the most the batch could gain over ncu in one
+-- process with nothing of gpuexp's own left, the process and CUPTI's start-up only
+if R.records[2] then
+  local ncu = R.line(R.records[2], "ncu, one process for all 24 launches%s+([%d.]+)")
+  local process
+  for _, run in ipairs(runs) do if run.name == "every_inline" then process = run.median end end
+  print(string.format("at most: %.0f", ncu / (process + startup)))
+end
