@@ -29,8 +29,10 @@ end
 
 local COLUMNS = {"id", "status", "doc", "anchor", "value", "record", "recompute", "field"}
 local STATUSES = {kept = true, remeasure = true, ["not-kept"] = true}
--- what a recompute command may call: the binary that runs this script, on a Lua file, offline
-local PRELUDE = 'gx() { "$GPUEXP" --quiet --no-plan "$@"; }\n'
+-- what a recompute command may call: gx, the binary that runs this script on a Lua file, offline;
+-- gtest NAME, the offline test tests/lua/NAME.lua run as ctest runs it (from the binary's folder)
+local PRELUDE = 'gx() { "$GPUEXP" --quiet --no-plan "$@"; }\n' ..
+  'gtest() { (cd "$(dirname "$GPUEXP")" && "$GPUEXP" --quiet --no-plan "$ROOT/tests/lua/$1.lua" "$GPUEXP"); }\n'
 
 local function quote(text) return "'" .. tostring(text):gsub("'", "'\\''") .. "'" end
 
@@ -124,7 +126,7 @@ local outputs = {}
 local function recompute(command, paths)
   local key = command .. "\0" .. table.concat(paths, " ")
   if outputs[key] then return outputs[key] end
-  local env = "GPUEXP=" .. quote(gpuexp.executable)
+  local env = "GPUEXP=" .. quote(gpuexp.executable) .. " ROOT=\"$PWD\""
   for k, path in ipairs(paths) do env = env .. " RECORD" .. (k == 1 and "" or k) .. "=" .. quote(path) end
   local errors = os.tmpname()
   local pipe = io.popen("cd " .. quote(root) .. " && " .. env .. " sh -c " ..
@@ -154,6 +156,11 @@ local function recomputed(claim)
     local value = normalize(result.text):gsub("^ ", ""):gsub(" $", "")
     if value == "" then return nil, "the recompute command printed nothing" end
     return value
+  end
+  if claim.field:sub(1, 1) == "~" then -- a Lua pattern over the whole output: its first capture
+    local value = result.text:match(claim.field:sub(2))
+    if not value then return nil, "the recompute command's output does not match " .. claim.field:sub(2) end
+    return normalize(value)
   end
   local value = result.fields[claim.field]
   if not value then return nil, "the recompute command printed no '" .. claim.field .. ":' line" end
