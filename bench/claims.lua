@@ -195,18 +195,22 @@ local function stated(claim, flat)
   end
   local from = 1
   while true do
-    local s, e
+    local s, e, next_from
     if before ~= "" then
       s, e = flat:find(before, from, true)
+      next_from = e and e + 1
     else
       s, e = flat:find(after, from, true)
+      next_from = e and e + 1
       if s then s, e = s - 1, s - 1 end
     end
     if not s then break end
     local tail_start = after ~= "" and flat:find(after, e + 1, true)
     local value = normalize(claim.value)
-    if before ~= "" and after ~= "" and flat:sub(e + 1, e + #value) == value and flat:sub(e + #value + 1, e + #value + #after) == after then
+    if before ~= "" and flat:sub(e + 1, e + #value) == value and flat:sub(e + #value + 1, e + #value + #after) == after then
       says[#says + 1] = value -- the value itself stands there, whatever it holds
+    elseif before == "" and flat:sub(s - #value + 1, s) == value then
+      says[#says + 1] = value
     elseif after == "" then
       says[#says + 1] = flat:sub(e + 1, e + 200):match("^(%S*)")
     elseif before == "" then
@@ -214,7 +218,7 @@ local function stated(claim, flat)
     elseif tail_start and tail_start - e <= 200 then
       says[#says + 1] = flat:sub(e + 1, tail_start - 1)
     end
-    from = e + 1
+    from = next_from
   end
   return says
 end
