@@ -205,8 +205,19 @@ local function stated(claim, flat)
       if s then s, e = s - 1, s - 1 end
     end
     if not s then break end
-    local tail_start = after ~= "" and flat:find(after, e + 1, true)
     local value = normalize(claim.value)
+    -- the after text that ends the figure: past as many of its repeats as the value holds itself
+    -- (a table row's cells), so that a changed row is shown whole
+    local tail_start = after ~= "" and flat:find(after, e + 1, true)
+    if after ~= "" then
+      local inside, at = 0, 1
+      while true do
+        local found = value:find(after, at, true)
+        if not found then break end
+        inside, at = inside + 1, found + 1
+      end
+      for _ = 1, inside do tail_start = tail_start and flat:find(after, tail_start + 1, true) end
+    end
     if before ~= "" and flat:sub(e + 1, e + #value) == value and flat:sub(e + #value + 1, e + #value + #after) == after then
       says[#says + 1] = value -- the value itself stands there, whatever it holds
     elseif before == "" and flat:sub(s - #value + 1, s) == value then
