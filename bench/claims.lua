@@ -36,13 +36,7 @@ local PRELUDE = 'gx() { "$GPUEXP" --quiet --no-plan "$@"; }\n' ..
 
 local function quote(text) return "'" .. tostring(text):gsub("'", "'\\''") .. "'" end
 
-local function read(path)
-  local file = io.open(path, "rb")
-  if not file then return nil end
-  local text = file:read("a")
-  file:close()
-  return text
-end
+local read = require("gpuexp.store.meta").read_all -- a whole file, or nil
 
 local function write(path, text)
   local file = assert(io.open(path, "wb"))

@@ -98,6 +98,20 @@ local function bases_before(n)
   return list
 end
 
+-- the baseline of the injected nights: the last BASELINE A/A nights
+local function last_nights()
+  local last = {}
+  for k = math.max(1, #aa - BASELINE + 1), #aa do last[#last + 1] = night("aa/" .. aa[k]) end
+  return last
+end
+
+-- an injected night (KERNEL_P): its kernel, P, its CSV and each point's kernel
+local function injection_of(name)
+  local kernel, pct = name:match("^(.*)_(%d+)$")
+  local new = night("inject/" .. name)
+  return kernel, pct, new, kernel_of(new)
+end
+
 local figures = {}
 local function figure(name, value) figures[#figures + 1] = name .. ": " .. value end
 
@@ -174,12 +188,9 @@ local function results(print_tables)
     end
     file:close()
   end
-  local last = {}
-  for k = math.max(1, #aa - BASELINE + 1), #aa do last[#last + 1] = night("aa/" .. aa[k]) end
+  local last = last_nights()
   for _, name in ipairs(injected) do
-    local kernel, pct = name:match("^(.*)_(%d+)$")
-    local new = night("inject/" .. name)
-    local kernels = kernel_of(new)
+    local kernel, pct, new, kernels = injection_of(name)
     local g = compare(last, new, {"--rule", "gpuexp"})
     local nv = compare({night("aa/" .. aa[#aa])}, new, {"--rule", "nvbench"})
     local affected, changes = {}, {}
@@ -236,12 +247,9 @@ local function three()
       if name == "gpuexp" then aa_points = aa_points + #points end
     end
   end
-  local last = {}
-  for k = math.max(1, #aa - BASELINE + 1), #aa do last[#last + 1] = night("aa/" .. aa[k]) end
+  local last = last_nights()
   for _, injection in ipairs(injected) do
-    local kernel, pct = injection:match("^(.*)_(%d+)$")
-    local new = night("inject/" .. injection)
-    local kernels = kernel_of(new)
+    local kernel, pct, new, kernels = injection_of(injection)
     local row = {kernel .. " +" .. pct .. "%"}
     for _, rule in ipairs(RULES) do
       local name, flags = rule[1], rule[2]

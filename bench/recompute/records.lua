@@ -188,23 +188,10 @@ local function col(rows, name)
   return list
 end
 
-local function sorted(list)
-  local copy = {table.unpack(list)}
-  table.sort(copy)
-  return copy
-end
-
-local function median(list)
-  local s = sorted(list)
-  local n = #s
-  if n == 0 then error("median of nothing") end
-  return n % 2 == 1 and s[(n + 1) / 2] or (s[n / 2] + s[n / 2 + 1]) / 2
-end
-
-local function sum(list)
-  local total = 0
-  for _, v in ipairs(list) do total = total + v end
-  return total
+-- a list's median, mean, min, max: gpuexp's own statistics (one median for every reader of results)
+local function stat(list, name)
+  if #list == 0 then error(name .. " of nothing") end
+  return gpuexp.stats(list)[name]
 end
 
 local function keep(rows, fn)
@@ -242,9 +229,9 @@ local M = {
   minof = function(rows, fn) return math.min(table.unpack(list(rows, fn))) end,
   keep = keep, count = function(rows, fn) return #keep(rows, fn) end, groups = groups, pairs = pairs,
   captures = captures, section = section, csv = csv, printed = printed, line = line, lines = lines, text = text, row = row, pick = pick, col = col,
-  median = median, sum = sum, mean = function(list) return sum(list) / #list end,
-  min = function(list) return math.min(table.unpack(list)) end,
-  max = function(list) return math.max(table.unpack(list)) end,
+  median = function(list) return stat(list, "median") end, mean = function(list) return stat(list, "mean") end,
+  min = function(list) return stat(list, "min") end, max = function(list) return stat(list, "max") end,
+  sum = function(list) local total = 0 for _, v in ipairs(list) do total = total + v end return total end,
   ratio = function(a, b) return a / b end, pct = function(a, b) return 100 * (a / b - 1) end,
   select = select, abs = math.abs, floor = math.floor, tonumber = tonumber, string = string, table = table, ipairs = ipairs,
   records = records,
