@@ -257,7 +257,7 @@ local function check(claim)
   local with_value = 0
   for _, v in ipairs(says) do if v == value then with_value = with_value + 1 end end
   if claim.status == "not-kept" then
-    if with_value > 0 then fail(claim, "the doc states it again (" .. claim.anchor:gsub("{}", claim.value) .. "), but its record is not kept") end
+    if with_value > 0 then fail(claim, "the doc states it again (" .. claim.anchor:gsub("{}", function() return claim.value end) .. "), but its record is not kept") end
     counts["not-kept"] = counts["not-kept"] + 1
     return
   end
