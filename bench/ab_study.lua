@@ -5,7 +5,10 @@
 --         NVBench's rule and compare's rule applied to the same samples pooled per side;
 --   1%:   B runs the kernel over 1% more elements (an injected slowdown of about 1%, measured
 --         here on long runs too), POWER_PAIRS decisions: how often each rule calls it slower.
--- Prints a Markdown table, and writes it to $OUT/ab_study.md when OUT is set.
+-- Prints a Markdown table. When OUT is set, writes it to $OUT/ab_study.md with the raw output it
+-- comes from, which bench/recompute/ab.lua turns into the same table: $OUT/decisions.csv (every
+-- decision: its kind, seed and the three rules' verdicts, GPU and wall seconds, blocks, detectable
+-- effect), $OUT/long_samples.csv (the long runs' samples of each side) and $OUT/settings.csv.
 --   gpuexp bench/ab_study.lua [PAIRS=200] [POWER_PAIRS=100] [BLOCK_MS=5]
 local PAIRS = tonumber(arg[1]) or 200
 local POWER_PAIRS = tonumber(arg[2]) or 100
@@ -41,53 +44,47 @@ for _ = 1, 20 do
   for _, v in ipairs(a:time{warmup = 5, reps = 200}.samples_ms) do long_a[#long_a + 1] = v end
   for _, v in ipairs(b_slow:time{warmup = 5, reps = 200}.samples_ms) do long_b[#long_b + 1] = v end
 end
-local true_change = (gpuexp.stats(long_b).median / gpuexp.stats(long_a).median - 1) * 100
 
 local function decide(b, seed)
   return gpuexp.ab{name = "saxpy", a = a, b = b, mde_pct = 1, budget_s = 30, block_ms = BLOCK_MS, seed = seed, quiet = true}
 end
 
-local function study(b, pairs, first_seed)
-  local counts = {ab = 0, nvbench = 0, compare = 0}
-  local gpu, blocks, mde, wall = {}, {}, {}, {}
+local decisions = {}
+local function study(kind, b, pairs, first_seed)
   for i = 1, pairs do
     local r = decide(b, first_seed + i)
-    if r.verdict ~= "same" then counts.ab = counts.ab + 1 end
-    if r.nvbench.verdict ~= "same" then counts.nvbench = counts.nvbench + 1 end
-    if r.compare.verdict ~= "same" then counts.compare = counts.compare + 1 end
-    gpu[i], blocks[i], mde[i], wall[i] = r.gpu_s, r.summary.blocks, r.summary.mde_pct, r.wall_s
+    decisions[#decisions + 1] = {kind = kind, seed = first_seed + i, verdict = r.verdict, nvbench = r.nvbench.verdict,
+      compare = r.compare.verdict, gpu_s = r.gpu_s, wall_s = r.wall_s, blocks = r.summary.blocks, mde_pct = r.summary.mde_pct}
   end
-  return counts, gpuexp.stats(gpu), gpuexp.stats(blocks), gpuexp.stats(mde), gpuexp.stats(wall)
 end
 
 local started = gpuexp.clock()
-local aa, aa_gpu, aa_blocks, aa_mde, aa_wall = study(a_again, PAIRS, 0)
-local slow, slow_gpu, slow_blocks, slow_mde, slow_wall = study(b_slow, POWER_PAIRS, 100000)
-
-local lines = {}
-local function say(text) print(text); lines[#lines + 1] = text end
-say(string.format("# gpuexp ab study: %s, SAXPY over %d elements (%.3f ms), blocks of about %g ms a side",
-  dev.facts.name, n, gpuexp.stats(long_a).median, BLOCK_MS))
-say("")
-say(string.format("Injected slowdown: B over 1%% more elements, %+.2f%% on 20 x 200 interleaved launches a side.",
-  true_change))
-say("")
-say("| comparison | decisions | gpuexp ab (paired) | NVBench's rule, same samples | compare's rule, same samples | GPU s per decision, median (max) | wall s, median (max) | blocks, median | detectable effect, median |")
-say("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-say(string.format("| A/A: false calls | %d | %d (%.1f%%) | %d (%.1f%%) | %d (%.1f%%) | %.2f (%.2f) | %.2f (%.2f) | %g | %.2f%% |",
-  PAIRS, aa.ab, 100 * aa.ab / PAIRS, aa.nvbench, 100 * aa.nvbench / PAIRS, aa.compare, 100 * aa.compare / PAIRS,
-  aa_gpu.median, aa_gpu.max, aa_wall.median, aa_wall.max, aa_blocks.median, aa_mde.median))
-say(string.format("| 1%% slower: found | %d | %d (%.0f%%) | %d (%.0f%%) | %d (%.0f%%) | %.2f (%.2f) | %.2f (%.2f) | %g | %.2f%% |",
-  POWER_PAIRS, slow.ab, 100 * slow.ab / POWER_PAIRS, slow.nvbench, 100 * slow.nvbench / POWER_PAIRS, slow.compare,
-  100 * slow.compare / POWER_PAIRS, slow_gpu.median, slow_gpu.max, slow_wall.median, slow_wall.max, slow_blocks.median,
-  slow_mde.median))
-say("")
-say(string.format("gpuexp ab: slower when the Wilcoxon signed-rank test of the block ratios rejects at 0.005 and the " ..
-  "bootstrap 99.5%% interval is above 1; blocks added until a 1%% change is detectable at 90%% power or 30 s pass. " ..
-  "Study time %.0f s.", gpuexp.clock() - started))
+study("aa", a_again, PAIRS, 0)
+study("slower", b_slow, POWER_PAIRS, 100000)
+local settings = {gpu = dev.facts.name, elements = n, block_ms = BLOCK_MS, study_s = gpuexp.clock() - started}
+local lines = dofile(gpuexp.script_dir .. "/ab_table.lua")(decisions, long_a, long_b, settings)
+print(table.concat(lines, "\n"))
 local out = os.getenv("OUT")
 if out and out ~= "" then
-  local file = assert(io.open(out .. "/ab_study.md", "w"))
-  file:write(table.concat(lines, "\n"), "\n")
-  file:close()
+  local function write(name, text)
+    local file = assert(io.open(out .. "/" .. name, "w"))
+    assert(file:write(text))
+    assert(file:close())
+  end
+  write("ab_study.md", table.concat(lines, "\n") .. "\n")
+  local function cell(v) return type(v) == "number" and string.format("%.17g", v) or tostring(v or "") end
+  local COLUMNS = {"kind", "seed", "verdict", "nvbench", "compare", "gpu_s", "wall_s", "blocks", "mde_pct"}
+  local rows = {table.concat(COLUMNS, ",")}
+  for _, d in ipairs(decisions) do
+    local cells = {}
+    for k, name in ipairs(COLUMNS) do cells[k] = cell(d[name]) end
+    rows[#rows + 1] = table.concat(cells, ",")
+  end
+  write("decisions.csv", table.concat(rows, "\n") .. "\n")
+  rows = {"side,sample_ms"}
+  for _, v in ipairs(long_a) do rows[#rows + 1] = "a," .. cell(v) end
+  for _, v in ipairs(long_b) do rows[#rows + 1] = "b," .. cell(v) end
+  write("long_samples.csv", table.concat(rows, "\n") .. "\n")
+  write("settings.csv", string.format("gpu,elements,slow_elements,block_ms,study_s\n%s,%d,%d,%s,%s\n",
+    (settings.gpu:gsub(",", " ")), n, slow_n, cell(BLOCK_MS), cell(settings.study_s)))
 end

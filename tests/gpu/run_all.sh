@@ -3,12 +3,16 @@
 # as ctest would (same options and environment), one after the other, a log per test in LOGDIR and
 # a summary line per test. Usage: tests/gpu/run_all.sh BUILD_DIR LOGDIR [NAME...]
 # (no NAME: every test but test_explain_night, which takes about 7 minutes alone).
-# Exit status: 0 when every test passed or skipped (77), else 1.
+# The record: the header of tests/gpu/header.sh (the commit, the GPU, the time) then a line per
+# test, on standard output and in LOGDIR/summary.txt. With no commit known it runs nothing.
+# Exit status: 0 when every test passed or skipped (77), 2 when the commit is unknown, else 1.
 set -u
 build=$(cd "$1" && pwd) logs=$2
 shift 2
 mkdir -p "$logs"
 src=$(cd "$(dirname "$0")/../.." && pwd)
+header=$(sh "$src/tests/gpu/header.sh" "$build") || exit 2
+echo "$header" | tee "$logs/summary.txt"
 if [ $# -eq 0 ]; then
   for t in "$src"/tests/gpu/test_*.lua; do
     n=$(basename "$t" .lua)
@@ -23,7 +27,7 @@ for n in "$@"; do
     >"$logs/$n.log" 2>&1
   rc=$?
   case $rc in 0) word=passed ;; 77) word=skipped ;; *) word="FAILED (exit $rc)"; failed=1 ;; esac
-  echo "$n: $word in $(( $(date +%s) - start )) s"
+  echo "$n: $word in $(( $(date +%s) - start )) s" | tee -a "$logs/summary.txt"
   case $rc in 0|77) ;; *) tail -n 25 "$logs/$n.log" | sed 's/^/    /' ;; esac
 done
 rm -rf "$build/test-cache"
