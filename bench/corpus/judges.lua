@@ -65,9 +65,9 @@ J.DIAGNOSED = {
   divergence = {"divergen"},
   register_spills = {"spill"},
   local_memory = {"local memory", "stack"},
-  occupancy_registers = {"occupancy"},
-  occupancy_shared = {"occupancy"},
-  occupancy_block = {"occupancy", "block size"},
+  occupancy_registers = {"occupancy.*register"},
+  occupancy_shared = {"occupancy.*shared"},
+  occupancy_block = {"occupancy.*block size"},
   too_few_blocks = {"too few blocks", "grid", "idle sm", "waves"},
   tail_wave = {"tail", "wave"},
   atomic_contention = {"atomic"},
@@ -236,12 +236,13 @@ end
 
 -- J.diagnose(record, ceilings) -> findings (verdict, evidence, ...), or nil without counters:
 -- diagnose's judge on the launch's raw values, as gpuexp diagnose judges a launch (its block, and
--- its shape: the grid against the SMs).
+-- its shape: the grid against the SMs and the blocks an SM holds at once).
 function J.diagnose(record, ceilings)
   if type(record.counters) ~= "table" then return nil end
   local launch = record.launch or {}
+  local occupancy = launch.occupancy or {}
   local ok, findings = pcall(diagnose.judge, record.counters, record.resources, ceilings, launch.block,
-    {grid = launch.grid, sms = launch["launch__sm_count"]})
+    {grid = launch.grid, sms = launch["launch__sm_count"], blocks_per_sm = occupancy.active_blocks_per_sm or occupancy.blocks_per_sm})
   if not ok then return {verdict = "error", evidence = {tostring(findings)}, error = true} end
   return findings
 end
