@@ -116,7 +116,7 @@ function J.row(record)
   local t = record.timing
   if type(t) ~= "table" or type(t.median_ms) ~= "number" then return nil end
   local row = {median_ms = t.median_ms, noise_pct = t.noise_pct, samples = t.samples, sm_clock_mhz = t.sm_clock_mhz,
-    clock_throttled = t.clock_throttled, status = "ok"}
+    clock_throttled = t.clock_throttled, mode = t.mode, status = "ok"}
   if type(record.counters) == "table" then
     local launch = record.launch or {}
     -- the launch's shape as the counter set's columns, where it has them (counters.shape: blocks,
@@ -132,7 +132,7 @@ end
 
 -- the columns a run of rows has: the time's first, then every other column in name order
 local function columns_of(rows)
-  local seen, list = {}, {"point", "median_ms", "noise_pct", "samples", "sm_clock_mhz", "clock_throttled"}
+  local seen, list = {}, {"point", "median_ms", "noise_pct", "samples", "mode", "sm_clock_mhz", "clock_throttled"}
   for _, name in ipairs(list) do seen[name] = true end
   local extra = {}
   for _, row in pairs(rows) do
