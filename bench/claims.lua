@@ -236,8 +236,16 @@ end
 local function rewrite(claim, value)
   local doc = doc_text(claim.doc)
   local before, after = claim.anchor:match("^(.-){}(.*)$")
-  local pattern = "(" .. lua_pattern(before) .. ")" .. lua_pattern(claim.value) .. "(" .. lua_pattern(after) .. ")"
-  local text, count = doc.raw:gsub(pattern, function(b, a) return b .. value .. a end)
+  -- an empty side has no capture: "()" would capture a position (a number), not text
+  local pattern = (before ~= "" and "(" .. lua_pattern(before) .. ")" or "") .. lua_pattern(claim.value) ..
+    (after ~= "" and "(" .. lua_pattern(after) .. ")" or "")
+  local text, count = doc.raw:gsub(pattern, function(...)
+    local captures, i = {...}, 1
+    local b = before ~= "" and captures[1] or ""
+    if before ~= "" then i = 2 end
+    local a = after ~= "" and captures[i] or ""
+    return b .. value .. a
+  end)
   if count ~= 1 then return nil, "the anchor is in the doc " .. count .. " times with the value " .. claim.value end
   doc.raw, doc.flat = text, normalize(text)
   doc.changed = true

@@ -25,6 +25,11 @@ M.FORMAT = "gpuexp-corpus-1"
 -- offline (--check) to see that its kernels build, and nothing of it was measured before.
 M.DEVELOPMENT_SEEDS = {1, 2, 3}
 M.HELD_OUT_SEED = 7919
+-- Seeds whose GPU records the judges were since developed on: the held-out seed's H100 records
+-- showed the misses that diagnose, the explainer and the regression rule were then fixed for
+-- (docs/explanation/error-rates.md), so a table recomputed from them is no longer a held-out
+-- measurement; a hidden run takes a seed of its own (collect.sh OUT 1,2 SEED).
+M.JUDGES_DEVELOPED_ON = {7919}
 
 M.CLASSES = {{name = "S", low_ms = 0.004, high_ms = 0.02}, {name = "M", low_ms = 0.06, high_ms = 0.3},
   {name = "L", low_ms = 1.0, high_ms = 4.0}}

@@ -65,9 +65,9 @@ J.DIAGNOSED = {
   divergence = {"divergen"},
   register_spills = {"spill"},
   local_memory = {"local memory", "stack"},
-  occupancy_registers = {"occupancy"},
-  occupancy_shared = {"occupancy"},
-  occupancy_block = {"occupancy", "block size"},
+  occupancy_registers = {"occupancy.*register"},
+  occupancy_shared = {"occupancy.*shared"},
+  occupancy_block = {"occupancy.*block size"},
   too_few_blocks = {"too few blocks", "grid", "idle sm", "waves"},
   tail_wave = {"tail", "wave"},
   atomic_contention = {"atomic"},
@@ -116,7 +116,7 @@ function J.row(record)
   local t = record.timing
   if type(t) ~= "table" or type(t.median_ms) ~= "number" then return nil end
   local row = {median_ms = t.median_ms, noise_pct = t.noise_pct, samples = t.samples, sm_clock_mhz = t.sm_clock_mhz,
-    clock_throttled = t.clock_throttled, status = "ok"}
+    clock_throttled = t.clock_throttled, mode = t.mode, status = "ok"}
   if type(record.counters) == "table" then
     local launch = record.launch or {}
     -- the launch's shape as the counter set's columns, where it has them (counters.shape: blocks,
@@ -132,7 +132,7 @@ end
 
 -- the columns a run of rows has: the time's first, then every other column in name order
 local function columns_of(rows)
-  local seen, list = {}, {"point", "median_ms", "noise_pct", "samples", "sm_clock_mhz", "clock_throttled"}
+  local seen, list = {}, {"point", "median_ms", "noise_pct", "samples", "mode", "sm_clock_mhz", "clock_throttled"}
   for _, name in ipairs(list) do seen[name] = true end
   local extra = {}
   for _, row in pairs(rows) do
@@ -236,12 +236,13 @@ end
 
 -- J.diagnose(record, ceilings) -> findings (verdict, evidence, ...), or nil without counters:
 -- diagnose's judge on the launch's raw values, as gpuexp diagnose judges a launch (its block, and
--- its shape: the grid against the SMs).
+-- its shape: the grid against the SMs and the blocks an SM holds at once).
 function J.diagnose(record, ceilings)
   if type(record.counters) ~= "table" then return nil end
   local launch = record.launch or {}
+  local occupancy = launch.occupancy or {}
   local ok, findings = pcall(diagnose.judge, record.counters, record.resources, ceilings, launch.block,
-    {grid = launch.grid, sms = launch["launch__sm_count"]})
+    {grid = launch.grid, sms = launch["launch__sm_count"], blocks_per_sm = occupancy.active_blocks_per_sm or occupancy.blocks_per_sm})
   if not ok then return {verdict = "error", evidence = {tostring(findings)}, error = true} end
   return findings
 end

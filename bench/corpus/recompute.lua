@@ -367,7 +367,7 @@ local function main()
           diagnosis.good = diagnosis.good + 1
           if not J.matches(findings.verdict, J.NEUTRAL) then
             diagnosis.good_defect = diagnosis.good_defect + 1
-            diagnosis.good_verdicts[#diagnosis.good_verdicts + 1] = findings.verdict
+            diagnosis.good_verdicts[#diagnosis.good_verdicts + 1] = findings.verdict .. " on " .. id
           end
         end
         if r.cause then
@@ -693,8 +693,11 @@ local function main()
   local corpus_seed = math.tointeger(first.seed) or first.seed
   local development = false
   for _, s in ipairs(generate.DEVELOPMENT_SEEDS) do development = development or s == corpus_seed end
+  local developed_on = false
+  for _, s in ipairs(generate.JUDGES_DEVELOPED_ON or {}) do developed_on = developed_on or s == corpus_seed end
   local held = corpus_seed == generate.HELD_OUT_SEED and "the held-out seed" or development and "a development seed" or
     "neither the held-out nor a development seed"
+  if developed_on then held = held .. ", whose records the judges were since developed on: not held out for this table" end
   add(string.format("Measured on %s%s%s, gpuexp %s; corpus seed %s (%s): %d points, %d (kernel, cause) pairs over %d " ..
     "cause labels, %d nights; the grid %d nights; %d gpuexp ab decisions.%s", gpu.name or "?",
     gpu_count > 1 and string.format(" (%d GPUs of the model: the parts ran on different machines)", gpu_count) or "",
@@ -768,8 +771,9 @@ local function main()
     J.COUNT_FLOOR_SHARE * 100, rate_text(diagnosis.small, diagnosis.with_count), met(diagnosis.with_count > 0 and diagnosis.small == 0),
     diagnosis.small > 0 and (": " .. most_frequent((function() local l = {} for _, t in ipairs(diagnosis.small_list) do
       l[#l + 1] = t:gsub("^[^:]+: ", ""):gsub(" on %d+$", "") end return l end)(), 3)) or ""))
-  add(string.format("| diagnose | a defect named on a good kernel (kernels x nights) | %s | - | - |",
-    rate_text(diagnosis.good_defect, diagnosis.good)))
+  add(string.format("| diagnose | a defect named on a good kernel (kernels x nights) | %s | - | %s |",
+    rate_text(diagnosis.good_defect, diagnosis.good), diagnosis.good_defect > 0 and ("- : " ..
+      most_frequent(diagnosis.good_verdicts, 4)) or "-"))
   -- price tag
   add(string.format("| price tag | Spearman, estimated vs realized gain | %s | >= %.1f | %s |",
     price.rho and string.format("%.2f over %d pairs", price.rho, #price.x) or "no estimate in diagnose's findings",

@@ -613,10 +613,11 @@ function gpuexp.expand_metrics(list, chip) end
 function gpuexp.metrics(spec) end
 ---A verdict for one launch from its counters (memory-bound, compute-bound, latency-bound, contended
 ---atomics, bank conflicts, register spills, local memory, uncoalesced loads or stores, too few blocks,
----FP64 arithmetic, barrier stalls, branch divergence) with its evidence, never from counts under a
----stated floor: findings.verdict, findings.evidence (strings), findings.text, findings.price (the
----speedup if fixed: {speedup, low, high, fraction, model}), findings.values (every value collected)
----and the numbers (SoL %, stalls, occupancy).
+---a tail wave, occupancy limited by registers, shared memory or the block size, FP64 arithmetic,
+---barrier stalls, branch divergence) with its evidence, never from counts under a stated floor:
+---findings.verdict, findings.evidence (strings), findings.text, findings.price (the speedup if fixed:
+---{speedup, low, high, fraction, model, bound}), findings.values (every value collected) and the
+---numbers (SoL %, stalls, occupancy, waves).
 ---@param kernel gpuexp.Kernel
 ---@param spec gpuexp.LaunchSpec
 ---@return table|nil findings, string? why

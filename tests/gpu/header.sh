@@ -4,20 +4,22 @@
 # a record: with no commit known this prints why and exits 2.
 # usage: tests/gpu/header.sh BUILD_DIR   (prints the header lines; run from anywhere)
 # The commit, first found of:
-#   the repository's git (`git describe --always --dirty`, and the full hash),
-#   $GPUEXP_COMMIT (the lead's copy of a tree on a machine without .git),
-#   the file .gpuexp-commit at the repository root (one line: the hash, or `git describe` of it).
+#   $GPUEXP_COMMIT (what the one who copied the tree says it is),
+#   the file .gpuexp-commit at the repository root (one line: the hash, or `git describe` of it),
+#   the repository's git (`git describe --always --dirty`, and the full hash).
+# A declared commit comes first: a copied tree can carry a .git that is not its own (the lent GPU
+# machine's copy held the session's first commit while its files were a later one's).
 set -u
 build=${1:?usage: tests/gpu/header.sh BUILD_DIR}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 commit="" how=""
-if [ -e "$src/.git" ] && command -v git >/dev/null 2>&1 &&
-  full=$(git -C "$src" rev-parse HEAD 2>/dev/null) && described=$(git -C "$src" describe --always --dirty 2>/dev/null); then
-  commit="$full ($described)" how="git"
-elif [ -n "${GPUEXP_COMMIT:-}" ]; then
+if [ -n "${GPUEXP_COMMIT:-}" ]; then
   commit=$GPUEXP_COMMIT how="GPUEXP_COMMIT"
 elif [ -s "$src/.gpuexp-commit" ]; then
   commit=$(head -n 1 "$src/.gpuexp-commit") how=".gpuexp-commit"
+elif [ -e "$src/.git" ] && command -v git >/dev/null 2>&1 &&
+  full=$(git -C "$src" rev-parse HEAD 2>/dev/null) && described=$(git -C "$src" describe --always --dirty 2>/dev/null); then
+  commit="$full ($described)" how="git"
 fi
 if [ -z "$commit" ]; then
   echo "tests/gpu/header.sh: no commit known for $src: no .git, no \$GPUEXP_COMMIT, no .gpuexp-commit;" \

@@ -102,7 +102,7 @@ code, text = check(copy, "restart.*")
 T.eq(code, 0, "and then checks")
 T.ok(text:find("4 claims: 4 checked against their records, 0 pending", 1, true), "checked:\n" .. text)
 
--- a GPU record names its commit: from git, $GPUEXP_COMMIT or .gpuexp-commit, else nothing runs
+-- a GPU record names its commit: from $GPUEXP_COMMIT, .gpuexp-commit or git, else nothing runs
 gpuexp.mkdir(copy .. "/tests/gpu")
 assert(os.execute("cp " .. T.quote(root .. "/tests/gpu/header.sh") .. " " .. T.quote(root .. "/tests/gpu/run_all.sh") .. " " ..
   T.quote(copy .. "/tests/gpu/")))
@@ -127,6 +127,16 @@ T.write(copy .. "/.gpuexp-commit", "fedcba9876\n")
 rc, out = run("env -u GPUEXP_COMMIT sh " .. T.quote(copy .. "/tests/gpu/header.sh") .. " " .. T.quote(build))
 T.eq(rc, 0, "a commit from .gpuexp-commit")
 T.ok(out:find("commit: fedcba9876 [from .gpuexp-commit]", 1, true), out)
+-- a declared commit wins over a .git the copy carries (the lent machine's copy held a stale one)
+assert(os.execute("git -C " .. T.quote(copy) .. " init -q && git -C " .. T.quote(copy) .. " -c user.name=t -c user.email=t@t " ..
+  "commit -q --allow-empty -m stale"))
+rc, out = run("env -u GPUEXP_COMMIT sh " .. T.quote(copy .. "/tests/gpu/header.sh") .. " " .. T.quote(build))
+T.ok(rc == 0 and out:find("commit: fedcba9876 [from .gpuexp-commit]", 1, true), "declared before git: " .. out)
+rc, out = run("GPUEXP_COMMIT=0123abcdef sh " .. T.quote(copy .. "/tests/gpu/header.sh") .. " " .. T.quote(build))
+T.ok(rc == 0 and out:find("commit: 0123abcdef [from GPUEXP_COMMIT]", 1, true), "the environment first: " .. out)
+os.remove(copy .. "/.gpuexp-commit")
+rc, out = run("env -u GPUEXP_COMMIT sh " .. T.quote(copy .. "/tests/gpu/header.sh") .. " " .. T.quote(build))
+T.ok(rc == 0 and out:find("[from git]", 1, true), "git last: " .. out)
 rc, out = run("sh " .. T.quote(root .. "/tests/gpu/header.sh") .. " " .. T.quote(build))
 T.eq(rc, 0, "the repository's own header")
 T.ok(out:match("commit: %x+ %([^)]+%) %[from git%]") or out:find("[from GPUEXP_COMMIT]", 1, true) or

@@ -23,9 +23,9 @@ gpuexp.sweep{name = "fake", out = os.getenv("OUT"), axes = {{"p", points}},
     return {median_ms = t, gbps = 100 / t, noise_pct = tonumber(os.getenv("NOISE") or "0.5"), samples = 1000}
   end}
 ]])
-local function make(name, environment, expected)
-  local _, _, code = os.execute(string.format("cd %s && OUT=%s %s %s --arch sm_90 --quiet fake.lua 2>/dev/null",
-    work, name, environment or "", binary))
+local function make(name, environment, expected, script)
+  local _, _, code = os.execute(string.format("cd %s && OUT=%s %s %s --arch sm_90 --quiet %s 2>/dev/null",
+    work, name, environment or "", binary, script or "fake.lua"))
   T.eq(code, expected or 0, "making " .. name)
 end
 make("base1.csv", "FAKE=a=0.1")
@@ -105,6 +105,24 @@ T.eq(code, 1, "nvbench's rule calls 0.3% over 0.2% noise slower")
 code = run("compare quiet1.csv quiet2.csv")
 T.eq(code, 0, "gpuexp's rule does not")
 
+-- 7b. short work through gpuexp compare: a 2.4 us point 8% slower on another night (within
+-- what a process moves a short kernel by) is the same; the 2 ms point 5% slower is slower
+write("short.lua", [[
+local slow = tonumber(os.getenv("SLOW") or "0")
+gpuexp.sweep{name = "short", out = os.getenv("OUT"), axes = {{"p", {"tiny", "big"}}},
+  columns = {"median_ms", "noise_pct", "samples", "mode"},
+  run = function(q)
+    local t = q.p == "tiny" and 2.4e-3 * (1 + 1.6 * slow / 100) or 2.0 * (1 + slow / 100)
+    return {median_ms = t, noise_pct = 0.9, samples = 30000, mode = q.p == "tiny" and "batch" or "hot"}
+  end}
+]])
+make("short_base.csv", nil, nil, "short.lua")
+make("short_new.csv", "SLOW=5", nil, "short.lua")
+code, stdout = run("compare short_base.csv short_new.csv --markdown")
+T.eq(code, 1, "the 2 ms point is slower: " .. stdout)
+T.ok(stdout:find("| p=tiny | median_ms | 0.0024 | 0.002592 | +8.00% | 41.67% | same |", 1, true), stdout)
+T.ok(stdout:find("| p=big | median_ms | 2 | 2.1 | +5.00% | 2.00% | **SLOWER** |", 1, true), stdout)
+
 -- 8. usage
 code, _, stderr = run("compare base1.csv")
 T.eq(code, 2, "one file")
@@ -126,6 +144,34 @@ T.near(judge({1, 1.01, 0.99}, 1.0).threshold_pct, 3.0, 1e-9, "three runs 1% apar
 T.near(judge({1, 1.01, 0.99, 1.0, 1.2}, 1.0).threshold_pct, 3.0, 1e-9, "one outlying night of five is ignored")
 T.near(judge({1}, 1.0, 4).threshold_pct, 8.0, 1e-9, "one run: 2 x the 4% within-run noise")
 T.eq(judge({1}, 1.05, 4).verdict, "same", "one run with 4% noise: 5% is not enough")
+-- short work (the corpus of causes' grid on an H100: a 2.4 us kernel's median moved by up to 8.5%
+-- between processes with a within-run noise of 1%; a 20 us kernel by 8% when one run was timed
+-- per run and the other back to back): a time never changes by less than SHIFT_US, or LAUNCH_US
+-- across timing methods
+local function timed(values, value, noise, mode, base_mode)
+  local baseline = {}
+  for i, v in ipairs(values) do baseline[i] = {value = v, noise_pct = noise, mode = base_mode or mode} end
+  return rule.judge{value = value, noise_pct = noise, samples = 30000, baseline = baseline, direction = "lower",
+    unit_ms = rule.unit_ms("median_ms"), mode = mode}
+end
+local j = timed({2.30e-3}, 2.49e-3, 0.9, "batch")
+T.eq(j.verdict, "same", "a 2.3 us kernel +8.3% on another night: " .. j.basis)
+T.near(j.threshold_pct, 100 * 1.0 / 2.30, 1e-6, "1 us of 2.3 us")
+T.ok(j.basis:find("short work: 1 us between runs is 43.48%", 1, true), j.basis)
+T.eq(timed({2.30e-3}, 2.49e-3, 0.9).verdict, "same", "without a mode too")
+T.eq(timed({2.30e-3}, 4.0e-3, 0.9, "batch").verdict, "slower", "+74% is past it")
+j = timed({18.9e-3}, 20.5e-3, 0.5, "hot", "batch")
+T.eq(j.verdict, "same", "20 us timed per run against back to back: " .. j.basis)
+T.ok(j.basis:find("timed by per-run events against back to back: a launch's host time (2.4 us) is 12.70%", 1, true), j.basis)
+T.eq(timed({18.9e-3}, 20.5e-3, 0.5, "batch").verdict, "slower", "the same +8.5% by one method is a change")
+T.eq(timed({18.9e-3}, 20.5e-3, 0.5, "graph", "batch").verdict, "slower", "graph and batch are both back to back")
+-- 200 us and more: the floor of 2% is larger, detection as before
+T.eq(timed({0.200, 0.2001, 0.1999}, 0.21, 1.0, "hot").verdict, "slower", "200 us, +5%")
+T.near(timed({0.200, 0.2001, 0.1999}, 0.2, 1.0, "hot").threshold_pct, 2.0, 1e-9, "200 us: the 2% floor")
+-- not a time (a rate, cycles): no short-work floor
+T.eq(rule.unit_ms("gbps"), nil, "a rate")
+T.eq(rule.unit_ms("median_cycles"), nil, "cycles")
+T.eq(rule.unit_ms("kernel_us"), 1e-3, "microseconds")
 T.eq(rule.direction("median_ms"), "lower", "_ms")
 T.eq(rule.direction("gbps"), "higher", "gbps")
 T.eq(rule.direction("occupancy_pct") , "higher", "occupancy")

@@ -55,7 +55,7 @@ local function fields(run, key, metric)
   if not run:has(key) then return nil end
   return {status = run:value(key, "status"), error = run:value(key, "error"), value = run:value(key, metric),
     noise_pct = tonumber(run:value(key, "noise_pct")), samples = tonumber(run:value(key, "samples")),
-    clock_throttled = run:value(key, "clock_throttled")}
+    clock_throttled = run:value(key, "clock_throttled"), mode = run:value(key, "mode")}
 end
 
 -- An entry of a comparison: its own fields are the verdict and numbers; what many entries share
@@ -186,7 +186,7 @@ function M.compare(bases, new, options)
         if ok_row(row) and (metric.status_only or type(row.value) == "number") then
           local value = metric.status_only and 1 or row.value
           if usable(value) then
-            baseline[#baseline + 1] = {value = value, noise_pct = tonumber(row.noise_pct)}
+            baseline[#baseline + 1] = {value = value, noise_pct = tonumber(row.noise_pct), mode = row.mode}
           else
             unusable[#unusable + 1] = tostring(value) -- 0, negative, infinite or NaN: no change can be computed
           end
@@ -220,7 +220,7 @@ function M.compare(bases, new, options)
       else
         local judged = rule.judge{value = value, noise_pct = tonumber(new_row.noise_pct),
           samples = tonumber(new_row.samples), baseline = baseline, direction = metric.direction,
-          rule = options.rule, floor_pct = options.floor_pct}
+          rule = options.rule, floor_pct = options.floor_pct, unit_ms = rule.unit_ms(metric.name), mode = new_row.mode}
         entry.verdict, entry.base, entry.new = judged.verdict, judged.center, value
         entry.change_pct, entry.threshold_pct, entry.basis = judged.change_pct, judged.threshold_pct, judged.basis
         local significance_text = (options.significance or options.rule == "mannwhitney")
@@ -262,7 +262,8 @@ function M.confirm(comparison, remeasure, options)
       local value = ok_row(row) and row[e.metric]
       if type(value) == "number" and usable(value) then
         local again = rule.judge{value = value, noise_pct = tonumber(row.noise_pct), samples = tonumber(row.samples),
-          baseline = e.judged_baseline, direction = e.direction, rule = options.rule, floor_pct = options.floor_pct}
+          baseline = e.judged_baseline, direction = e.direction, rule = options.rule, floor_pct = options.floor_pct,
+          unit_ms = rule.unit_ms(e.metric), mode = row.mode}
         e.confirm_value, e.confirmed_change = value, again.change_pct
         if again.verdict ~= "slower" then
           e.verdict, e.unconfirmed = "same", true

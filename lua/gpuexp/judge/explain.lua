@@ -25,17 +25,25 @@
 --   registers, shared memory bytes        through the achieved occupancy they moved (none when it stayed)
 --   spills, local memory (stack frame,    through the instructions, the L2 traffic or the warp cycles they
 --   local requests)                       added (local memory that hits in L1 costs latency, not bytes)
---   launch shape (blocks, threads a       the SMs given a block (base / new share) or the achieved
---   block)                                occupancy it moved, the larger
+--   launch shape (blocks, threads a       the SMs given a block (base / new share), the achieved
+--   block)                                occupancy it moved, or the waves' rounding up (the largest):
+--                                         blocks of one duration run in whole waves, so the same work
+--                                         in w waves takes ceil(w) / w wave-times a wave's work (a
+--                                         tail wave: 1.125 waves take 2)
 --   atomics                               through the warp cycles per instruction they added (the waits of
 --                                         contended atomics), else their own ratio
 --   tensor pipe                           when its work (activity x time) fell by half: through the
 --                                         instructions of the path that replaced it
 --   FP64 pipe                             its work now less its work before, in base times: activity x time
 --   warp cycles per issued instruction    the warp cycles' ratio: instructions x cycles per issued instruction
---                                         (the stall reasons' shares in them say which waits grew)
+--                                         (the stall reasons' shares in them say which waits grew); when
+--                                         the waits that grew are those of a telltale that moved (memory
+--                                         waits and more sectors per request; shared-memory waits and more
+--                                         wavefronts), the telltale is their cause and takes their effect
 -- A change accounts for a time change of T% when its effect is at least half of T (ACCOUNT_SHARE):
 -- a kernel rarely has one limiter, but a change far smaller than the time's cannot be its cause.
+-- Nothing accounts for a time that did not rise past its own noise (the range and three spreads of
+-- the noise nights' times, as for a counter): a counter that moved then explains nothing.
 -- The changes that account come first, the most telling first; the others follow, each marked
 -- "(does not explain it)"; when none accounts, the explanation says so first (the nightly then
 -- attaches gpuexp diagnose's verdict, taken in its confirm stage). Counters that did not move are
@@ -98,6 +106,7 @@ M.COUNTERS = {
 M.STALL = "ctr_stall" -- the dominant stall reason (text)
 -- stalls of warps waiting on memory: then a change of bytes explains more than one of instructions
 local MEMORY_STALLS = {long_scoreboard = true, lg_throttle = true, drain = true, imc_miss = true}
+local time_inside_noise -- (below)
 
 -- a counter's value that can be compared (a NaN or an infinity from a broken collection cannot)
 local function finite(value) return type(value) == "number" and value == value and math.abs(value) ~= math.huge end
@@ -199,9 +208,12 @@ local function effects(b, n, moved, change_pct)
   effect.ctr_spill_bytes = math.max(effect.ctr_instructions, effect.ctr_l2_bytes, effect.ctr_stall_cycles)
   effect.ctr_stack_bytes = effect.ctr_spill_bytes
   effect.ctr_local_requests = effect.ctr_spill_bytes
-  -- the launch: fewer SMs given a block, or the warps an SM holds (the larger)
+  -- the launch: fewer SMs given a block, the warps an SM holds, or the waves rounded up (the largest)
   local busy = growth(n.ctr_sms_busy_pct, b.ctr_sms_busy_pct)
-  local launch = math.max(busy, moved.ctr_occupancy_pct and effect.ctr_occupancy_pct or 0,
+  local function wave_times(waves) return finite(waves) and waves > 0 and math.ceil(waves) / waves or nil end
+  local rounded = wave_times(b.ctr_waves) and wave_times(n.ctr_waves) and growth(wave_times(b.ctr_waves),
+    wave_times(n.ctr_waves)) or 0
+  local launch = math.max(busy, rounded, moved.ctr_occupancy_pct and effect.ctr_occupancy_pct or 0,
     moved.ctr_sm_active_pct and effect.ctr_sm_active_pct or 0)
   effect.ctr_blocks, effect.ctr_block_threads = launch, launch
   -- atomics: the waits they add where the stall cycles are known, else their own ratio
@@ -357,6 +369,28 @@ local function shape_text(row)
   return #parts > 0 and (text .. " (" .. table.concat(parts, ", ") .. ")") or text
 end
 
+-- The telltales whose accesses make warps wait, with the stall reasons those waits are (in the
+-- order tried: the first that moved takes the warp cycles): more sectors per request wait on memory
+-- (long_scoreboard for loads, lg_throttle for the queue of requests), more wavefronts per shared
+-- request on the shared-memory pipe (mio_throttle, short_scoreboard).
+local WAITS_OF = {
+  {column = "ctr_load_sectors_per_request", stalls = {"long_scoreboard", "lg_throttle"}},
+  {column = "ctr_store_sectors_per_request", stalls = {"long_scoreboard", "lg_throttle"}},
+  {column = "ctr_shared_wavefronts_per_request", stalls = {"mio_throttle", "short_scoreboard"}},
+}
+
+-- How many points the stall reasons' shares (of the warp cycles) grew together, new against the
+-- baseline's median.
+local function stall_growth(base_rows, new_row, reasons)
+  local grown = 0
+  for _, reason in ipairs(reasons) do
+    local column = "ctr_stall_" .. reason .. "_pct"
+    local base, new = rule.median(numbers_of(base_rows, column)), new_row[column]
+    if base and finite(new) then grown = grown + new - base end
+  end
+  return grown
+end
+
 -- Changes that are one story become one finding: registers (or shared memory) that cost
 -- occupancy, a tensor path that left with the instructions that replaced it, a new launch shape
 -- with the occupancy and SMs it moved, local memory's stack frame with its requests, and the warp
@@ -379,10 +413,13 @@ local function join_causes(c, effect, base_rows, new_row)
       end
     end
   end
+  -- (after the telltales of the work or traffic per access, 2.5: occupancy moves the time only
+  -- through the latency it hides, and registers that rose with a change of the code are often the
+  -- other change's companion)
   for _, column in ipairs({"ctr_registers", "ctr_shared_bytes"}) do
     local resource = moved[column]
     if resource and occupancy and occupancy.rank and effect[column] > 0 then
-      resource.text, resource.rank = resource.text .. ": " .. occupancy.text, 2
+      resource.text, resource.rank = resource.text .. ": " .. occupancy.text, 2.6
       occupancy.rank = nil
     end
   end
@@ -400,18 +437,27 @@ local function join_causes(c, effect, base_rows, new_row)
     local shares = stall_shares(base_rows, new_row)
     if #shares > 0 then cycles.text = cycles.text .. " (stalls: " .. table.concat(shares, ", ") .. ")" end
     cycles.stalls = true
+    -- the waits that grew are a telltale's: it is their cause, and takes their effect
+    for _, cause in ipairs(WAITS_OF) do
+      local telltale = moved[cause.column]
+      if telltale and telltale.rank and cycles.rank and stall_growth(base_rows, new_row, cause.stalls) >= M.STALL_SHARE_FLOOR then
+        telltale.text, cycles.rank = telltale.text .. ": " .. cycles.text, nil
+        effect[cause.column] = math.max(effect[cause.column] or 0, effect.ctr_stall_cycles or 0)
+      end
+    end
   end
 end
 
 -- Marks each change whose effect accounts for change_pct, and puts them in the explanation's order:
 -- those that account (and the symptoms) first, then by rank, then as found. Returns whether any accounts.
-local function order_by_account(found, effect, change_pct)
+local function order_by_account(found, effect, change_pct, still)
   local needed = M.ACCOUNT_SHARE * math.max(change_pct or 0, 0)
   local accounting = false
   for n_found, f in ipairs(found) do
     f.n = n_found
     if not f.symptom and f.rank then
-      f.accounts = (effect[f.column] or 0) >= needed and (effect[f.column] or 0) > 0
+      -- (a time that did not rise, or rose inside its noise, has nothing a change could account for)
+      f.accounts = not still and (change_pct or 0) > 0 and (effect[f.column] or 0) >= needed and (effect[f.column] or 0) > 0
       accounting = accounting or f.accounts
     end
   end
@@ -421,6 +467,29 @@ local function order_by_account(found, effect, change_pct)
     return (x.rank or 99) < (y.rank or 99) or ((x.rank or 99) == (y.rank or 99) and x.n < y.n)
   end)
   return accounting
+end
+
+-- Whether the point's time is inside its own night-to-night noise, by the guard a counter's change
+-- passes (the time as a relative counter with no floor): inside the noise nights' range, or within
+-- NOISE_SPREADS spreads of their median; then its words (", the time inside its nights' noise
+-- (...)"), else nil. A time that fell is not a rise either. (Only with at least 3 noise nights
+-- whose times are known: fewer cannot bound the noise, and a young history's change is judged by
+-- the rule alone.)
+local TIME = {kind = "relative", floor = 0}
+time_inside_noise = function(noise_rows, base_rows, new_row, change_pct)
+  if change_pct and change_pct <= 0 then return string.format(": the time did not rise") end
+  local values = numbers_of(#noise_rows >= #base_rows and noise_rows or base_rows, "median_ms")
+  local new = new_row.median_ms
+  if #values < 3 or not finite(new) then return nil end
+  values = noise_values(TIME, values)
+  local low, high = stats.range(values)
+  local center = rule.median(values)
+  local spread = rule.spread(values, center)
+  local rise = center > 0 and (new / center - 1) * 100 or 0
+  if new <= high or rise <= M.NOISE_SPREADS * spread then
+    return string.format(": the time is inside its nights' noise (%.4g to %.4g ms, spread %.2f%%)", low, high, spread)
+  end
+  return nil
 end
 
 -- explain(base_rows, new_row, change_pct, noise_rows, time_ms) -> the findings (strings, most
@@ -450,10 +519,11 @@ function M.explain(base_rows, new_row, change_pct, noise_rows, time_ms)
   if not c.present then return nil end
   local effect = effects(c.b, c.n, c.moved, change_pct)
   join_causes(c, effect, base_rows, new_row)
-  local accounting = order_by_account(found, effect, change_pct)
+  local still = time_inside_noise(noise_rows, base_rows, new_row, change_pct)
+  local accounting = order_by_account(found, effect, change_pct, still)
   local findings = {}
   if #found > 0 and not accounting then
-    findings[1] = string.format("nothing the counters see accounts for %+.1f%%", change_pct or 0)
+    findings[1] = string.format("nothing the counters see accounts for %+.1f%%%s", change_pct or 0, still or "")
   end
   for _, f in ipairs(found) do
     if f.rank then findings[#findings + 1] = f.text .. ((f.symptom or f.accounts) and "" or M.INCIDENTAL) end

@@ -13,6 +13,32 @@ M.SPREAD_FACTOR = 3    -- times the baseline's night-to-night spread (see M.spre
 M.NOISE_FACTOR = 2     -- young history: times the larger within-run noise (relative standard deviation)
 M.ERROR_FACTOR = 3     -- times the standard error of the new median (a short or disturbed run)
 M.MIN_HISTORY = 3      -- baseline runs needed before the spread is trusted
+-- Short work: a kernel's median moves between processes by an amount of time that is not the
+-- kernel's (its launch, the clocks' ramp, the GPU's front end), which neither the within-run noise
+-- nor a few nights' spread shows: a time is never called changed by less than SHIFT_US of it, and
+-- by less than LAUNCH_US when the two were timed differently (per-run events include a launch's
+-- host time, back to back does not; auto mode picks by that share, so a kernel near its line
+-- flips between runs). SHIFT_US: a 4-5 us kernel's median moved by up to 0.84 us between ten
+-- processes on an H200 (bench/nightly_rule/h200/suite_v1_data.tgz); LAUNCH_US: a launch's host
+-- time, 416k-425k launches/s from a C loop on an H200 (bench/RESULTS.md).
+M.SHIFT_US = 1.0
+M.LAUNCH_US = 2.4
+
+-- The unit of a time column in ms (1 for *_ms, 1e-3 for *_us, ...), or nil for a column that is
+-- not a time (cycles, rates).
+function M.unit_ms(column)
+  local name = type(column) == "string" and column:lower() or ""
+  if name:match("_ms$") then return 1 end
+  if name:match("_us$") then return 1e-3 end
+  if name:match("_ns$") then return 1e-6 end
+  if name:match("_s$") then return 1e3 end
+  return nil
+end
+
+-- How a time was taken, as a family: per-run events ("hot"), cold runs, or back to back ("batch",
+-- "graph"); nil when not said.
+local METHOD = {hot = "per-run events", cold = "cold runs", batch = "back to back", graph = "back to back"}
+local function method_of(mode) return type(mode) == "string" and METHOD[mode] or nil end
 
 local median = stats.median -- (nil for no values)
 M.median = median
@@ -42,9 +68,11 @@ function M.direction(column)
   return nil
 end
 
--- M.judge{value, noise_pct, samples, baseline = {{value, noise_pct}...}, direction = "lower"|"higher",
--- rule = "gpuexp"|"nvbench", floor_pct} -> {verdict = "same"|"slower"|"faster", center, change_pct
--- (signed, new against the baseline's centre), worse_pct (positive = worse), threshold_pct, basis}
+-- M.judge{value, noise_pct, samples, baseline = {{value, noise_pct, mode}...}, direction =
+-- "lower"|"higher", rule = "gpuexp"|"nvbench", floor_pct, unit_ms (the values' unit when they are
+-- times: the short-work floor), mode (how the new value was timed)} -> {verdict =
+-- "same"|"slower"|"faster", center, change_pct (signed, new against the baseline's centre),
+-- worse_pct (positive = worse), threshold_pct, basis}
 function M.judge(p)
   local floor = p.floor_pct or M.FLOOR_PCT
   local values, noises = {}, {}
@@ -80,6 +108,22 @@ function M.judge(p)
     if M.ERROR_FACTOR * error_pct > threshold then
       threshold = M.ERROR_FACTOR * error_pct
       basis = basis .. string.format(", new median +-%.2f%%", error_pct)
+    end
+  end
+  if p.rule ~= "nvbench" and p.unit_ms and center > 0 then
+    -- short work: the time a run moves by that is not the kernel's
+    local method, other = method_of(p.mode), nil
+    for _, b in ipairs(p.baseline) do
+      local m = method_of(b.mode)
+      if method and m and m ~= method then other = m end
+    end
+    local shift_us = other and math.max(M.SHIFT_US, M.LAUNCH_US) or M.SHIFT_US
+    local shift_pct = 100 * shift_us / (center * p.unit_ms * 1000)
+    if shift_pct > threshold then
+      threshold = shift_pct
+      basis = basis .. (other and string.format(", timed by %s against %s: a launch's host time (%.2g us) is %.2f%%",
+        method, other, shift_us, shift_pct) or string.format(", short work: %.2g us between runs is %.2f%%", shift_us,
+        shift_pct))
     end
   end
   local verdict = "same"

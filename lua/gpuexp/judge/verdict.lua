@@ -118,7 +118,7 @@ local function check_creep(state, p, e, new, options)
   if #p.level_values == 0 or #p.series < 2 then return end
   local judged = rule.judge{value = e.new, noise_pct = tonumber(new:value(e.key, "noise_pct")),
     samples = tonumber(new:value(e.key, "samples")), baseline = p.level_values, direction = e.direction,
-    floor_pct = options.floor_pct}
+    floor_pct = options.floor_pct, unit_ms = rule.unit_ms(e.metric), mode = new:value(e.key, "mode")}
   if judged.verdict ~= "slower" then return end
   local level, id = judged.center, new.record.id
   local sign = e.direction == "higher" and -1 or 1 -- the fit reads lower as better
@@ -223,11 +223,15 @@ local function new_point()
   return {base = {}, series = {}, level_values = {}}
 end
 
-local function add_night(p, id, value, count, noise_pct)
+-- (run: the night's result, for the point's noise and timing mode)
+local function add_night(p, id, value, count, run, key)
   p.base[#p.base + 1] = id
   if usable(value) then
     p.series[#p.series + 1] = {id = id, value = value}
-    if #p.level_values < count then p.level_values[#p.level_values + 1] = {value = value, noise_pct = noise_pct, id = id} end
+    if #p.level_values < count then
+      p.level_values[#p.level_values + 1] = {value = value, noise_pct = tonumber(run:value(key, "noise_pct")),
+        mode = run:value(key, "mode"), id = id}
+    end
   end
 end
 
@@ -269,7 +273,7 @@ function M.settle(state, comparison, new, options, accepted)
         e.state = {name = "fixed", since = open.since, nights = open.nights - 1, level = open.level,
           change_pct = e.change_pct}
         p.open = nil
-        if complete then add_night(p, id, e.new, count, tonumber(new:value(e.key, "noise_pct"))) end
+        if complete then add_night(p, id, e.new, count, new, e.key) end
       end
     elseif e.verdict == "slower" then
       local since, nights, level = id, 1, e.base
@@ -293,7 +297,7 @@ function M.settle(state, comparison, new, options, accepted)
         base_ids = base_ids, noise_ids = e.noise_ids or noise_ids(p)}
       e.state = {name = "open", since = since, nights = nights, level = level, change_pct = e.change_pct, opened = true}
     elseif complete and e.verdict ~= "error" and e.verdict ~= "missing" then
-      add_night(p, id, e.new, count, tonumber(new:value(e.key, "noise_pct")))
+      add_night(p, id, e.new, count, new, e.key)
     end
   end
   -- the acceptances of this night: its level is intended from now on
@@ -306,7 +310,7 @@ function M.settle(state, comparison, new, options, accepted)
         p.base, p.series, p.level_values, p.open = {}, {}, {}, nil
         for _, night in ipairs(nights) do
           local run = load(state, night)
-          add_night(p, night, run:value(e.key, e.metric), count, tonumber(run:value(e.key, "noise_pct")))
+          add_night(p, night, run:value(e.key, e.metric), count, run, e.key)
         end
         if open then
           e.state = {name = "accepted", at = id, since = open.since, nights = open.nights, level = open.level,
