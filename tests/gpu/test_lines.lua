@@ -81,9 +81,12 @@ if sampled then
     for _, v in pairs(r.samples or {}) do s = s + v end
     return s
   end)
-  local best, most = nil, -1
-  for line, s in pairs(samples) do if s > most then best, most = line, s end end
-  T.eq(best, DIVISION_LINE, "the new build's most sampled line is the division")
+  -- (not necessarily the most sampled line of the new build: the loads beside it wait longer too;
+  -- on an H100 the division held 31.7k of 298k samples and the load line 61.6k)
+  local total = 0
+  for _, s in pairs(samples) do total = total + s end
+  T.ok((samples[DIVISION_LINE] or 0) > 0.05 * total, "the division holds a share of the new build's samples: " ..
+    tostring(samples[DIVISION_LINE]) .. " of " .. total)
   T.ok(diff.total_pct > 5, "the samples moved with the time: " .. diff.total_pct)
   T.ok(diff.accounted, "the division accounts for it: " .. diff.summary.accounting)
   -- the rule, live: this process samples PCs, so SASS metrics asked for here are refused and said

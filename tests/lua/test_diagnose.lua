@@ -212,6 +212,14 @@ occupancy_values.occupancy_limiter, occupancy_values.theoretical_occupancy_pct =
 f = case(occupancy_values, latency, nil, 32)
 T.eq(f.verdict, "occupancy limited by the block size", "32-thread blocks: " .. f.text)
 T.ok(has(f, "larger blocks"), f.text)
+-- a limit the grid never reaches does not bind: test_diagnose's pointer chase on an H100, one block of
+-- one thread, a 50% block-size limit and 2% achieved, is latency-bound (the grid keeps the warps
+-- away), with or without its launch shape
+local chase = {[SOL_C] = 0.1, [SOL_M] = 0.1, [DRAM] = 0.1, achieved_occupancy_pct = 2, theoretical_occupancy_pct = 50,
+  occupancy_limiter = "blocks", ["smsp__issue_active.avg.per_cycle_active"] = 0.01}
+T.eq(case(chase, {long_scoreboard = 99, wait = 1}, nil, 1, {grid = 1, sms = 132, blocks_per_sm = 32}).verdict,
+  "latency-bound", "one block of one thread: the limit does not bind")
+T.eq(case(chase, {long_scoreboard = 99, wait = 1}, nil, 1).verdict, "latency-bound", "nor without the launch shape")
 -- 75% by registers (the corpus' good kernels) withholds a quarter of the warps: latency-bound
 occupancy_values.occupancy_limiter, occupancy_values.theoretical_occupancy_pct = "registers", 75
 T.eq(case(occupancy_values, latency).verdict, "latency-bound", "75% by registers")

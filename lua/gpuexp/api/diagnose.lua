@@ -63,6 +63,7 @@ M.MEMORY_INSTRUCTIONS = {"smsp__sass_inst_executed_op_global_ld.sum", "smsp__sas
 -- doubles them).
 M.BOUND_PCT = 60
 M.WARPS_WITHHELD = 0.5
+M.LIMITER_BINDS = 0.25 -- the achieved share of the theoretical occupancy at which the limiter binds
 -- A tail wave is the verdict when its potential cost, 1 / (whole waves + 1) of the time, is at
 -- least this (ncu's LaunchConfiguration rule: 0.2, up to 4 whole waves).
 M.TAIL_EFFECT = 0.2
@@ -386,8 +387,12 @@ function M.judge(v, resources, ceilings, block, shape)
       blocks, waves, blocks_per_sm * sms, sms, blocks_per_sm, tail_blocks, sms - tail_blocks, findings.whole_waves,
       findings.whole_waves + 1)
   elseif v.theoretical_occupancy_pct and v.theoretical_occupancy_pct <= 100 * M.WARPS_WITHHELD and
-    limiter_words(v.occupancy_limiter) then
-    -- (latency-bound) the limiter withholds at least half the warps an SM could hold
+    limiter_words(v.occupancy_limiter) and (waves and waves >= 1 or
+    not waves and (v.achieved_occupancy_pct or 0) >= M.LIMITER_BINDS * v.theoretical_occupancy_pct) then
+    -- (latency-bound) the limiter withholds at least half the warps an SM could hold, and binds: the
+    -- grid fills at least one wave of the blocks the limit allows (without the launch shape: the SMs
+    -- reach a quarter of that occupancy). A grid of one thread reaches 2% of a 50% limit: the grid, not
+    -- the limiter, keeps the warps away (an H100 run of test_diagnose's pointer chase).
     local limited = limiter_words(v.occupancy_limiter)
     verdict = "occupancy limited by " .. limited
     evidence[#evidence + 1] = string.format("theoretical occupancy %.0f%% (limited by %s), achieved %.0f%%, neither unit " ..
