@@ -10,7 +10,10 @@
 
 static unsigned long long launches;
 
-static CUresult ok(void) { return CUDA_SUCCESS; }
+static CUresult ok(void)
+{
+    return CUDA_SUCCESS;
+}
 
 static CUresult fake_cuInit(unsigned flags)
 {
@@ -142,7 +145,9 @@ static CUresult fake_cuModuleGetFunction(CUfunction *function, CUmodule module, 
 static CUresult fake_cuFuncGetAttribute(int *value, CUfunction_attribute attribute, CUfunction function)
 {
     (void)function;
-    *value = attribute == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK ? 1024 : attribute == CU_FUNC_ATTRIBUTE_NUM_REGS ? 8 : 0;
+    *value = attribute == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK ? 1024
+             : attribute == CU_FUNC_ATTRIBUTE_NUM_REGS            ? 8
+                                                                  : 0;
     return CUDA_SUCCESS;
 }
 
@@ -152,8 +157,9 @@ static CUresult fake_cuFuncGetParamInfo(CUfunction function, size_t index, size_
     return CUDA_ERROR_INVALID_VALUE; /* kernels with no parameters */
 }
 
-static CUresult fake_cuLaunchKernel(CUfunction function, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                                    unsigned bz, unsigned shared, CUstream stream, void **params, void **extra)
+static CUresult fake_cuLaunchKernel(CUfunction function, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                                    unsigned by, unsigned bz, unsigned shared, CUstream stream, void **params,
+                                    void **extra)
 {
     (void)function, (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)shared, (void)stream;
     (void)params, (void)extra;
@@ -190,18 +196,40 @@ static CUresult fake_cuMemAlloc(CUdeviceptr *pointer, size_t bytes)
     return CUDA_SUCCESS;
 }
 
-#define FAKE(name) {#name, (void *)fake_##name}
+#define FAKE(name)                                                                                                     \
+    {                                                                                                                  \
+#name, (void *)fake_##name                                                                                     \
+    }
 static const struct {
     const char *name;
     void *function;
-} entries[] = {FAKE(cuInit), FAKE(cuDriverGetVersion), FAKE(cuGetErrorName), FAKE(cuGetErrorString),
-               FAKE(cuDeviceGetCount), FAKE(cuDeviceGet), FAKE(cuDeviceGetName), FAKE(cuDeviceGetUuid),
-               FAKE(cuDeviceTotalMem), FAKE(cuDeviceGetPCIBusId), FAKE(cuDeviceGetAttribute),
-               FAKE(cuDevicePrimaryCtxRetain), FAKE(cuModuleLoadDataEx), FAKE(cuModuleLoadData),
-               FAKE(cuModuleGetFunction), FAKE(cuFuncGetAttribute), FAKE(cuFuncGetParamInfo), FAKE(cuLaunchKernel),
-               FAKE(cuEventElapsedTime), FAKE(cuCtxGetStreamPriorityRange), FAKE(cuMemGetInfo), FAKE(cuMemAlloc)};
+} entries[] = {FAKE(cuInit),
+               FAKE(cuDriverGetVersion),
+               FAKE(cuGetErrorName),
+               FAKE(cuGetErrorString),
+               FAKE(cuDeviceGetCount),
+               FAKE(cuDeviceGet),
+               FAKE(cuDeviceGetName),
+               FAKE(cuDeviceGetUuid),
+               FAKE(cuDeviceTotalMem),
+               FAKE(cuDeviceGetPCIBusId),
+               FAKE(cuDeviceGetAttribute),
+               FAKE(cuDevicePrimaryCtxRetain),
+               FAKE(cuModuleLoadDataEx),
+               FAKE(cuModuleLoadData),
+               FAKE(cuModuleGetFunction),
+               FAKE(cuFuncGetAttribute),
+               FAKE(cuFuncGetParamInfo),
+               FAKE(cuLaunchKernel),
+               FAKE(cuEventElapsedTime),
+               FAKE(cuCtxGetStreamPriorityRange),
+               FAKE(cuMemGetInfo),
+               FAKE(cuMemAlloc)};
 
-CUresult cuInit(unsigned flags) { return fake_cuInit(flags); }
+CUresult cuInit(unsigned flags)
+{
+    return fake_cuInit(flags);
+}
 
 CUresult cuGetProcAddress_v2(const char *symbol, void **function, int version, cuuint64_t flags,
                              CUdriverProcAddressQueryResult *status)
@@ -217,4 +245,7 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **function, int version, c
 }
 
 /* The launches counted (for a check that a benchmark's loop reached the driver). */
-unsigned long long gx_fake_cuda_launches(void) { return launches; }
+unsigned long long gx_fake_cuda_launches(void)
+{
+    return launches;
+}

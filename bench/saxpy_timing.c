@@ -16,10 +16,11 @@ int main(int argc, char **argv)
     int reps = argc > 2 ? atoi(argv[2]) : 200;
     gx_device device;
     gx_module module;
-    CUfunction saxpy = bench_kernel(&device, &module,
-                                    "extern \"C\" __global__ void minimal(float *y, const float *x, float a, int n) {"
-                                    " int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = a * x[i] + y[i]; }",
-                                    "minimal");
+    CUfunction saxpy =
+        bench_kernel(&device, &module,
+                     "extern \"C\" __global__ void minimal(float *y, const float *x, float a, int n) {"
+                     " int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = a * x[i] + y[i]; }",
+                     "minimal");
     gx_error error;
     const gx_driver *d = gx_driver_get(&error);
     CUdeviceptr x, y;

@@ -37,15 +37,15 @@ static const char *errname(CUptiResult r)
     cuptiGetResultString(r, &s);
     return s;
 }
-#define CU(x)                                                                                      \
-    do {                                                                                           \
-        CUresult r_ = (x);                                                                         \
-        if (r_) {                                                                                  \
-            const char *s = "?";                                                                   \
-            cuGetErrorName(r_, &s);                                                                \
-            printf("result FAIL %s: %s\n", #x, s);                                                 \
-            exit(1);                                                                               \
-        }                                                                                          \
+#define CU(x)                                                                                                          \
+    do {                                                                                                               \
+        CUresult r_ = (x);                                                                                             \
+        if (r_) {                                                                                                      \
+            const char *s = "?";                                                                                       \
+            cuGetErrorName(r_, &s);                                                                                    \
+            printf("result FAIL %s: %s\n", #x, s);                                                                     \
+            exit(1);                                                                                                   \
+        }                                                                                                              \
     } while (0)
 /* a CUPTI call: 1 on success, else says which and 0 */
 #define CP(x) ((x) == CUPTI_SUCCESS ? 1 : (printf("cupti FAIL %s: %s\n", #x, errname(x)), 0))
@@ -98,8 +98,8 @@ static void supported(CUdevice dev, CUpti_Profiler_API api, const char *name)
     s.api = api;
     if (CP(cuptiProfilerDeviceSupported(&s)))
         printf("result supported %s: %d (architecture %d sli %d vgpu %d confidential %d cmp %d wsl %d)\n", name,
-               (int)s.isSupported, (int)s.architecture, (int)s.sli, (int)s.vGpu, (int)s.confidentialCompute,
-               (int)s.cmp, (int)s.wsl);
+               (int)s.isSupported, (int)s.architecture, (int)s.sli, (int)s.vGpu, (int)s.confidentialCompute, (int)s.cmp,
+               (int)s.wsl);
 }
 
 /* ---- SASS metrics: N metrics in one configuration; how the records come back ---- */
@@ -402,7 +402,8 @@ int main(int argc, char **argv)
         sass_times = argc > 5 ? atoi(argv[5]) : 1;
     } else {
         if (argc < 10) {
-            printf("usage: probe_pc CUBIN pc LOAD MODE BUFFER LAUNCHES ITERS STARTSTOP SASS_FIRST [once|each|keep [SASS_AFTER]]\n");
+            printf("usage: probe_pc CUBIN pc LOAD MODE BUFFER LAUNCHES ITERS STARTSTOP SASS_FIRST [once|each|keep "
+                   "[SASS_AFTER]]\n");
             return 2;
         }
         load_after = strcmp(argv[3], "after") == 0;
@@ -483,9 +484,10 @@ int main(int argc, char **argv)
         } else if (sass_after)
             sass_ok = sass_stage(2, 0, 1);
     }
-    printf("result pc load %s mode %s buffer %s launches %d iters %d startstop %d sass_first %d repeat %s sass_after %d: "
-           "samples %llu second %llu sass_after_ok %d stage %.3f s\n",
-           load_after ? "after" : "before", serialized ? "serialized" : "continuous", separate ? "separate" : "same",
-           launches, iters, startstop, sass_first, repeat, sass_after, first, second, sass_ok, now() - t0);
+    printf(
+        "result pc load %s mode %s buffer %s launches %d iters %d startstop %d sass_first %d repeat %s sass_after %d: "
+        "samples %llu second %llu sass_after_ok %d stage %.3f s\n",
+        load_after ? "after" : "before", serialized ? "serialized" : "continuous", separate ? "separate" : "same",
+        launches, iters, startstop, sass_first, repeat, sass_after, first, second, sass_ok, now() - t0);
     return 0;
 }

@@ -5,8 +5,8 @@
 #include <stddef.h>
 
 struct gx_embedded_module {
-    const char *name;  /* "gpuexp.api.sweep" */
-    const char *path;  /* "lua/gpuexp/api/sweep.lua", for messages and GPUEXP_LUA_DIR */
+    const char *name; /* "gpuexp.api.sweep" */
+    const char *path; /* "lua/gpuexp/api/sweep.lua", for messages and GPUEXP_LUA_DIR */
     const char *code;
     size_t size;
 };

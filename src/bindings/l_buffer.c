@@ -48,9 +48,13 @@ l_buffer *l_push_global_buffer(lua_State *L, int device_index, int owner_index, 
     lua_setiuservalue(L, -2, 1);
     lua_pushvalue(L, owner_index); /* the program: its module holds the memory */
     lua_setiuservalue(L, -2, 2);
-    buffer->buffer = (gx_buffer){.kind = GX_MEMORY_DEVICE, .type = (gx_type)type, .count = count,
-                                 .bytes = count * gx_type_size((gx_type)type), .device_pointer = address,
-                                 .device = &((l_device *)lua_touserdata(L, device_index))->device, .borrowed = 1};
+    buffer->buffer = (gx_buffer){.kind = GX_MEMORY_DEVICE,
+                                 .type = (gx_type)type,
+                                 .count = count,
+                                 .bytes = count * gx_type_size((gx_type)type),
+                                 .device_pointer = address,
+                                 .device = &((l_device *)lua_touserdata(L, device_index))->device,
+                                 .borrowed = 1};
     return buffer;
 }
 
@@ -103,10 +107,10 @@ static void check_element(lua_State *L, int index, gx_type type, void *out, cons
         memcpy(out, &value, 8);
         return;
     }
-    static const lua_Integer low[GX_TYPE_COUNT] = {[GX_I32] = INT32_MIN, [GX_U32] = 0, [GX_U8] = 0, [GX_I8] = INT8_MIN,
-                                                   [GX_I16] = INT16_MIN, [GX_U16] = 0};
+    static const lua_Integer low[GX_TYPE_COUNT] = {
+        [GX_I32] = INT32_MIN, [GX_U32] = 0, [GX_U8] = 0, [GX_I8] = INT8_MIN, [GX_I16] = INT16_MIN, [GX_U16] = 0};
     static const lua_Integer high[GX_TYPE_COUNT] = {[GX_I32] = INT32_MAX, [GX_U32] = UINT32_MAX, [GX_U8] = UINT8_MAX,
-                                                    [GX_I8] = INT8_MAX, [GX_I16] = INT16_MAX, [GX_U16] = UINT16_MAX};
+                                                    [GX_I8] = INT8_MAX,   [GX_I16] = INT16_MAX,  [GX_U16] = UINT16_MAX};
     if (value < low[type] || value > high[type])
         l_raisef(L, GX_ERR_USAGE, "%s %lld does not fit in %s", what, (long long)value, gx_type_name(type));
     gx_element_set(out, type, 0, (double)value);
@@ -176,8 +180,8 @@ static int buffer_random(lua_State *L)
         return l_raisef(L, GX_ERR_USAGE, "random: min (%g) must not exceed max (%g)", low, high);
     gx_error error;
     /* the device generator knows the first eight types; f16, bf16, fp8, i16 and u16 are made on the host */
-    if (b->buffer.kind == GX_MEMORY_DEVICE && b->buffer.count && b->buffer.type < GX_F16
-        && lua_getiuservalue(L, 1, 1) == LUA_TUSERDATA) {
+    if (b->buffer.kind == GX_MEMORY_DEVICE && b->buffer.count && b->buffer.type < GX_F16 &&
+        lua_getiuservalue(L, 1, 1) == LUA_TUSERDATA) {
         /* on the GPU: the same values as the host's generator, without the upload (768 MB took
            seconds through the host) */
         struct gx_helper_kernels *helper_kernels = l_device_helper_kernels(L, l_check_device(L, -1));
@@ -217,10 +221,13 @@ static int buffer_copy_from(lua_State *L)
             return l_raisef(L, GX_ERR_USAGE, "copy_from: cannot copy %s elements into a %s buffer",
                             source_type ? source_type : "?", gx_type_name(b->buffer.type));
         lua_pop(L, 2);
-        size_t n = count >= 0 ? (size_t)count : ((size_t)source_offset <= source_count ? source_count - (size_t)source_offset : 0);
-        if ((size_t)source_offset + n > source_count || (size_t)offset > b->buffer.count || n > b->buffer.count - (size_t)offset)
-            return l_raisef(L, GX_ERR_USAGE, "copy_from: %zu elements at %lld from a buffer of %zu do not fit in %zu at %lld",
-                            n, (long long)source_offset, source_count, b->buffer.count, (long long)offset);
+        size_t n = count >= 0 ? (size_t)count
+                              : ((size_t)source_offset <= source_count ? source_count - (size_t)source_offset : 0);
+        if ((size_t)source_offset + n > source_count || (size_t)offset > b->buffer.count ||
+            n > b->buffer.count - (size_t)offset)
+            return l_raisef(L, GX_ERR_USAGE,
+                            "copy_from: %zu elements at %lld from a buffer of %zu do not fit in %zu at %lld", n,
+                            (long long)source_offset, source_count, b->buffer.count, (long long)offset);
     } else if (lua_type(L, 2) == LUA_TTABLE) {
         size_t n = (size_t)lua_rawlen(L, 2);
         if (count >= 0 && (size_t)count < n)
@@ -242,8 +249,10 @@ static int buffer_copy_from(lua_State *L)
             return l_raise(L, &error);
     } else {
         l_buffer *source = check_buffer(L, 2);
-        size_t n = count >= 0 ? (size_t)count
-                              : ((size_t)source_offset <= source->buffer.count ? source->buffer.count - (size_t)source_offset : 0);
+        size_t n =
+            count >= 0
+                ? (size_t)count
+                : ((size_t)source_offset <= source->buffer.count ? source->buffer.count - (size_t)source_offset : 0);
         const gx_device *device = b->buffer.device ? b->buffer.device : source->buffer.device;
         if (stream && device && stream->device != device)
             return l_raisef(L, GX_ERR_USAGE, "copy_from: the stream belongs to another GPU than the buffers");
@@ -267,7 +276,8 @@ static int buffer_to_table(lua_State *L)
         return l_raisef(L, GX_ERR_USAGE, "to_table: %lld elements from %lld run past the end (%zu)", (long long)count,
                         (long long)first, b->buffer.count);
     if (count > (1 << 26))
-        return l_raisef(L, GX_ERR_USAGE, "to_table: %lld elements is too many for a Lua table; copy a range", (long long)count);
+        return l_raisef(L, GX_ERR_USAGE, "to_table: %lld elements is too many for a Lua table; copy a range",
+                        (long long)count);
     size_t size = gx_type_size(b->buffer.type);
     void *staging = lua_newuserdatauv(L, (size_t)count * size + 1, 0);
     gx_error error;
@@ -352,8 +362,8 @@ static int buffer_time_copy_from(lua_State *L)
     }
     if (warmup < 0 || reps < 1 || reps > 100000)
         return l_raisef(L, GX_ERR_USAGE, "time_copy_from: warmup >= 0 and reps from 1 to 100000");
-    const gx_device *device = destination->buffer.kind == GX_MEMORY_DEVICE ? destination->buffer.device
-                                                                            : source->buffer.device;
+    const gx_device *device =
+        destination->buffer.kind == GX_MEMORY_DEVICE ? destination->buffer.device : source->buffer.device;
     if (destination->buffer.kind != GX_MEMORY_DEVICE && source->buffer.kind != GX_MEMORY_DEVICE)
         return l_raisef(L, GX_ERR_USAGE, "time_copy_from: one of the buffers must be on the device");
     if (destination->buffer.type != source->buffer.type || destination->buffer.count != source->buffer.count)
@@ -370,7 +380,8 @@ static int buffer_time_copy_from(lua_State *L)
     lua_pop(L, 1);
     l_set_integer(L, "bytes", (lua_Integer)source->buffer.bytes);
     l_set_number(L, "gbps", median > 0 ? source->buffer.bytes / (median * 1e-3) / 1e9 : 0);
-    lua_pushfstring(L, "%s_to_%s", gx_memory_kind_name(source->buffer.kind), gx_memory_kind_name(destination->buffer.kind));
+    lua_pushfstring(L, "%s_to_%s", gx_memory_kind_name(source->buffer.kind),
+                    gx_memory_kind_name(destination->buffer.kind));
     lua_setfield(L, -2, "direction");
     return 1;
 }
@@ -491,16 +502,24 @@ static int device_alloc(lua_State *L)
 
 void l_open_buffer(lua_State *L)
 {
-    static const luaL_Reg methods[] = {{"get", buffer_get},         {"set", buffer_set},
-                                       {"fill", buffer_fill},       {"random", buffer_random},
-                                       {"copy_from", buffer_copy_from}, {"to_table", buffer_to_table},
-                                       {"compare", buffer_compare}, {"free", buffer_release},
+    static const luaL_Reg methods[] = {{"get", buffer_get},
+                                       {"set", buffer_set},
+                                       {"fill", buffer_fill},
+                                       {"random", buffer_random},
+                                       {"copy_from", buffer_copy_from},
+                                       {"to_table", buffer_to_table},
+                                       {"compare", buffer_compare},
+                                       {"free", buffer_release},
                                        {"time_copy_from", buffer_time_copy_from},
-                                       {"write", buffer_write},     {"read", buffer_read},
+                                       {"write", buffer_write},
+                                       {"read", buffer_read},
                                        {NULL, NULL}};
-    static const luaL_Reg metamethods[] = {{"__index", buffer_index}, {"__newindex", buffer_newindex},
-                                           {"__gc", buffer_release},  {"__close", buffer_release},
-                                           {"__len", buffer_len},     {"__tostring", buffer_tostring},
+    static const luaL_Reg metamethods[] = {{"__index", buffer_index},
+                                           {"__newindex", buffer_newindex},
+                                           {"__gc", buffer_release},
+                                           {"__close", buffer_release},
+                                           {"__len", buffer_len},
+                                           {"__tostring", buffer_tostring},
                                            {NULL, NULL}};
     l_new_class(L, GX_BUFFER_TYPE, methods, metamethods);
     lua_pushcfunction(L, gpuexp_host);

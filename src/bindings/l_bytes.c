@@ -39,7 +39,8 @@ static int gpuexp_bytes(lua_State *L)
         l_opt_integer_field(L, 2, "tensor_maps", 0, &tensor_maps);
     }
     if (align < 1 || align > 4096 || (align & (align - 1)))
-        return l_raisef(L, GX_ERR_USAGE, "bytes: align must be a power of two from 1 to 4096, got %lld", (long long)align);
+        return l_raisef(L, GX_ERR_USAGE, "bytes: align must be a power of two from 1 to 4096, got %lld",
+                        (long long)align);
     if (tensor_maps < 0 || tensor_maps > 256)
         return l_raisef(L, GX_ERR_USAGE, "bytes: tensor_maps must be 0 to 256, got %lld", (long long)tensor_maps);
     l_push_bytes(L, data, size, (size_t)align, (int)tensor_maps);
@@ -90,8 +91,8 @@ static int bytes_tostring(lua_State *L)
 
 void l_open_bytes(lua_State *L)
 {
-    static const luaL_Reg metamethods[] = {{"__index", bytes_index}, {"__len", bytes_len}, {"__tostring", bytes_tostring},
-                                           {NULL, NULL}};
+    static const luaL_Reg metamethods[] = {
+        {"__index", bytes_index}, {"__len", bytes_len}, {"__tostring", bytes_tostring}, {NULL, NULL}};
     static const luaL_Reg no_methods[] = {{NULL, NULL}};
     l_new_class(L, GX_BYTES_TYPE, no_methods, metamethods);
     lua_pushcfunction(L, gpuexp_bytes);

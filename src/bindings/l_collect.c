@@ -54,12 +54,15 @@ static const char **read_names(lua_State *L, int index, const char *what, int *c
    memory, so every replay pass can start from what the launch saw. */
 struct written {
     int count;
-    size_t bytes;                       /* the snapshots' scratch, each 256-byte aligned */
-    gx_buffer *buffers[GX_MAX_PARAMS];  /* kept alive by the caller's launch table */
+    size_t bytes;                      /* the snapshots' scratch, each 256-byte aligned */
+    gx_buffer *buffers[GX_MAX_PARAMS]; /* kept alive by the caller's launch table */
     gx_buffer snapshots[GX_MAX_PARAMS];
 };
 
-static size_t aligned(size_t bytes) { return (bytes + 255) / 256 * 256; }
+static size_t aligned(size_t bytes)
+{
+    return (bytes + 255) / 256 * 256;
+}
 
 /* The device buffers in the list at the top of the stack (kept alive by whoever holds the list). */
 static void read_buffers(lua_State *L, struct written *w)
@@ -202,7 +205,8 @@ int l_kernel_collect(lua_State *L)
     lua_createtable(L, 0, count);
     for (int i = 0; i < count; i++) {
         gx_metric_info info;
-        if (gx_metric_check(gx_profiler_host(device->profiler), names[i], &info, &error) == GX_OK && info.dimension_unit) {
+        if (gx_metric_check(gx_profiler_host(device->profiler), names[i], &info, &error) == GX_OK &&
+            info.dimension_unit) {
             lua_pushstring(L, info.dimension_unit);
             lua_setfield(L, -2, names[i]);
         }
@@ -212,7 +216,6 @@ int l_kernel_collect(lua_State *L)
     lua_setfield(L, -2, "timing");
     return 2;
 }
-
 
 /* ---- gpuexp._collect_batch(launches, metrics, restore, flush_l2) ---- */
 
@@ -264,12 +267,14 @@ static int collect_batch(lua_State *L)
     size_t snapshot_bytes = 0;
     for (int i = 0; i < launches; i++) {
         if (lua_rawgeti(L, 1, i + 1) != LUA_TTABLE)
-            return l_raisef(L, GX_ERR_USAGE, "metrics: launch %d must be a table {kernel=, grid=, block=, args=}", i + 1);
+            return l_raisef(L, GX_ERR_USAGE, "metrics: launch %d must be a table {kernel=, grid=, block=, args=}",
+                            i + 1);
         int table = lua_gettop(L);
         lua_getfield(L, table, "kernel");
         l_kernel *k = luaL_testudata(L, -1, GX_KERNEL_TYPE);
         if (!k)
-            return l_raisef(L, GX_ERR_USAGE, "metrics: launch %d has no 'kernel' (a kernel from program:kernel)", i + 1);
+            return l_raisef(L, GX_ERR_USAGE, "metrics: launch %d has no 'kernel' (a kernel from program:kernel)",
+                            i + 1);
         l_device *owner = l_kernel_device(L, lua_gettop(L));
         if (!owner) {
             lua_pushnil(L);
@@ -277,7 +282,8 @@ static int collect_batch(lua_State *L)
             return 2;
         }
         if (device && owner != device)
-            return l_raisef(L, GX_ERR_USAGE, "metrics: launch %d runs on another GPU than launch 1; one batch, one GPU", i + 1);
+            return l_raisef(L, GX_ERR_USAGE, "metrics: launch %d runs on another GPU than launch 1; one batch, one GPU",
+                            i + 1);
         device = owner;
         lua_pop(L, 1);
         l_read_launch(L, table, k, &list[i].launch, 0, "metrics", allowed);
@@ -366,7 +372,7 @@ static int collect_sequence(lua_State *L)
     if (flush)
         state->helper_kernels = l_device_helper_kernels(L, device);
     enum { MAX_KERNELS = 4096 };
-    char (*kernel_names)[128] = lua_newuserdatauv(L, sizeof(char[128]) * MAX_KERNELS, 0);
+    char(*kernel_names)[128] = lua_newuserdatauv(L, sizeof(char[128]) * MAX_KERNELS, 0);
     int kernels = 0;
     gx_error error;
     gx_record_launches(kernel_names, MAX_KERNELS, &kernels);

@@ -67,12 +67,14 @@ static void compile_hints(gx_error *error, const char *compiler)
     if (strstr(error->message, "could not open source file") || strstr(error->message, "cannot open source file")) {
         const gx_toolkit *toolkit = gx_toolkit_get();
         if (!toolkit->root[0])
-            gx_error_append(error, "\nhint: no CUDA toolkit headers were found (looked in %s); install them "
-                                   "(apt: cuda-cudart-dev-13-0 cuda-cccl-13-0) or set CUDA_HOME",
+            gx_error_append(error,
+                            "\nhint: no CUDA toolkit headers were found (looked in %s); install them "
+                            "(apt: cuda-cudart-dev-13-0 cuda-cccl-13-0) or set CUDA_HOME",
                             toolkit->searched);
         else
-            gx_error_append(error, "\nhint: the toolkit's headers in %s%s%s are searched after the include folders "
-                                   "(give others with include = {...} or -I); %s",
+            gx_error_append(error,
+                            "\nhint: the toolkit's headers in %s%s%s are searched after the include folders "
+                            "(give others with include = {...} or -I); %s",
                             toolkit->include, toolkit->cccl[0] ? " and " : "", toolkit->cccl, host_code);
     }
 }
@@ -225,8 +227,8 @@ static void keep_spec(lua_State *L, const char *arch)
    compiler=} */
 int l_compile(lua_State *L)
 {
-    static const char *const allowed[] = {"source", "file", "name", "arch", "options", "defines", "include",
-                                          "names", "device", "cache", "compiler", NULL};
+    static const char *const allowed[] = {"source",  "file",  "name",   "arch",  "options",  "defines",
+                                          "include", "names", "device", "cache", "compiler", NULL};
     l_check_options(L, 1, "compile", allowed);
     lua_settop(L, 1);
     lua_newtable(L); /* 2: anchors for strings made here */

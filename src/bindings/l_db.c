@@ -72,9 +72,7 @@ static int read_params(lua_State *L, gx_db_value *params)
         gx_db_value *v = &params[i];
         memset(v, 0, sizeof *v);
         switch (lua_type(L, index)) {
-        case LUA_TNIL:
-            v->type = GX_DB_NULL;
-            break;
+        case LUA_TNIL: v->type = GX_DB_NULL; break;
         case LUA_TBOOLEAN:
             v->type = GX_DB_INTEGER;
             v->integer = lua_toboolean(L, index);
@@ -92,8 +90,7 @@ static int read_params(lua_State *L, gx_db_value *params)
             v->type = GX_DB_TEXT;
             v->text = lua_tolstring(L, index, &v->length);
             break;
-        default:
-            luaL_argerror(L, index, "a statement parameter must be nil, a boolean, a number or a string");
+        default: luaL_argerror(L, index, "a statement parameter must be nil, a boolean, a number or a string");
         }
     }
     return count;
@@ -158,8 +155,8 @@ static int db_run(lua_State *L)
 
 void l_open_db(lua_State *L)
 {
-    static const luaL_Reg methods[] = {{"exec", db_exec}, {"rows", db_rows}, {"run", db_run}, {"close", db_close},
-                                       {NULL, NULL}};
+    static const luaL_Reg methods[] = {
+        {"exec", db_exec}, {"rows", db_rows}, {"run", db_run}, {"close", db_close}, {NULL, NULL}};
     static const luaL_Reg metamethods[] = {{"__gc", db_close}, {NULL, NULL}};
     l_new_class(L, GX_DB_TYPE, methods, metamethods);
     lua_newtable(L);

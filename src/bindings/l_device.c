@@ -284,7 +284,8 @@ static int gpuexp_device(lua_State *L)
         return 1;
     }
     if (l_offline_arch(L))
-        return l_raisef(L, GX_ERR_USAGE, "this run is an offline plan for %s: there is no GPU to use", l_offline_arch(L));
+        return l_raisef(L, GX_ERR_USAGE, "this run is an offline plan for %s: there is no GPU to use",
+                        l_offline_arch(L));
     push_device(L, ordinal);
     return 1;
 }
@@ -345,19 +346,21 @@ static int gpuexp_device_name(lua_State *L)
 
 void l_open_device(lua_State *L)
 {
-    static const luaL_Reg methods[] = {
-        {"attribute", device_attribute}, {"attributes", device_attributes},
-        {"synchronize", device_synchronize}, {"memory_info", device_memory_info}, {"sm_clock", device_sm_clock},
-        {"telemetry", device_telemetry},
-        {"flush_l2", device_flush_l2}, {NULL, NULL}};
+    static const luaL_Reg methods[] = {{"attribute", device_attribute},     {"attributes", device_attributes},
+                                       {"synchronize", device_synchronize}, {"memory_info", device_memory_info},
+                                       {"sm_clock", device_sm_clock},       {"telemetry", device_telemetry},
+                                       {"flush_l2", device_flush_l2},       {NULL, NULL}};
     static const luaL_Reg metamethods[] = {
         {"__index", device_index}, {"__gc", device_gc}, {"__tostring", device_tostring}, {NULL, NULL}};
     l_new_class(L, GX_DEVICE_TYPE, methods, metamethods);
     lua_newtable(L);
     lua_setfield(L, LUA_REGISTRYINDEX, DEVICE_CACHE);
     /* the gpuexp table is on the top of the stack */
-    static const luaL_Reg functions[] = {
-        {"device", gpuexp_device}, {"devices", gpuexp_devices}, {"device_count", gpuexp_device_count},
-        {"_synchronize_devices", gpuexp_synchronize_devices}, {"_device_name", gpuexp_device_name}, {NULL, NULL}};
+    static const luaL_Reg functions[] = {{"device", gpuexp_device},
+                                         {"devices", gpuexp_devices},
+                                         {"device_count", gpuexp_device_count},
+                                         {"_synchronize_devices", gpuexp_synchronize_devices},
+                                         {"_device_name", gpuexp_device_name},
+                                         {NULL, NULL}};
     luaL_setfuncs(L, functions, 0);
 }

@@ -82,8 +82,11 @@ static int files_open(lua_State *L)
 
 void l_open_files(lua_State *L)
 {
-    static const luaL_Reg functions[] = {{"_write_file", files_write}, {"_open_output", files_open},
-                                         {"_output_folder", files_folder}, {"_output_check", files_check},
-                                         {"_check_stdout_at_exit", files_check_stdout_at_exit}, {NULL, NULL}};
+    static const luaL_Reg functions[] = {{"_write_file", files_write},
+                                         {"_open_output", files_open},
+                                         {"_output_folder", files_folder},
+                                         {"_output_check", files_check},
+                                         {"_check_stdout_at_exit", files_check_stdout_at_exit},
+                                         {NULL, NULL}};
     luaL_setfuncs(L, functions, 0);
 }

@@ -90,8 +90,14 @@ static int profiler_call(lua_State *L, int start)
         return l_raise(L, &error);
     return 0;
 }
-static int gpuexp_profiler_start(lua_State *L) { return profiler_call(L, 1); }
-static int gpuexp_profiler_stop(lua_State *L) { return profiler_call(L, 0); }
+static int gpuexp_profiler_start(lua_State *L)
+{
+    return profiler_call(L, 1);
+}
+static int gpuexp_profiler_stop(lua_State *L)
+{
+    return profiler_call(L, 0);
+}
 
 /* gpuexp._range_push(name) / _range_pop(): an NVTX range (named in a profiler's timeline); NVTX's
    header-only API costs a test of a pointer when no tool is attached. */
@@ -130,9 +136,10 @@ static int gpuexp_versions(lua_State *L)
 /* gpuexp.error(kind, message): raises a gpuexp error value from Lua code (kind as in exit codes). */
 static int gpuexp_error(lua_State *L)
 {
-    static const char *const kinds[] = {"usage", "driver", "compile", "system", "write", "busy", "option", "interrupted", NULL};
+    static const char *const kinds[] = {"usage", "driver", "compile",     "system", "write",
+                                        "busy",  "option", "interrupted", NULL};
     static const enum gx_error_kind values[] = {GX_ERR_USAGE, GX_ERR_DRIVER, GX_ERR_COMPILE, GX_ERR_SYSTEM,
-                                                GX_ERR_WRITE, GX_ERR_BUSY, GX_ERR_OPTION, GX_ERR_INTERRUPTED};
+                                                GX_ERR_WRITE, GX_ERR_BUSY,   GX_ERR_OPTION,  GX_ERR_INTERRUPTED};
     int kind = luaL_checkoption(L, 1, NULL, kinds);
     int level = (int)luaL_optinteger(L, 3, 1);
     l_push_where(L, level);
@@ -298,18 +305,28 @@ static int gpuexp_hostname(lua_State *L)
 
 void l_open_gpuexp(lua_State *L)
 {
-    static const luaL_Reg functions[] = {{"stats", gpuexp_stats},       {"hash", gpuexp_hash},
-                                         {"clock", gpuexp_clock},       {"versions", gpuexp_versions}, {"sleep", gpuexp_sleep},
-                                         {"_profiler_start", gpuexp_profiler_start}, {"_profiler_stop", gpuexp_profiler_stop},
-                                         {"_range_push", gpuexp_range_push}, {"_range_pop", gpuexp_range_pop},
-                                         {"error", gpuexp_error},       {"mkdir", gpuexp_mkdir},
+    static const luaL_Reg functions[] = {{"stats", gpuexp_stats},
+                                         {"hash", gpuexp_hash},
+                                         {"clock", gpuexp_clock},
+                                         {"versions", gpuexp_versions},
+                                         {"sleep", gpuexp_sleep},
+                                         {"_profiler_start", gpuexp_profiler_start},
+                                         {"_profiler_stop", gpuexp_profiler_stop},
+                                         {"_range_push", gpuexp_range_push},
+                                         {"_range_pop", gpuexp_range_pop},
+                                         {"error", gpuexp_error},
+                                         {"mkdir", gpuexp_mkdir},
                                          {"cache_directory", gpuexp_cache_directory},
-                                         {"_is_directory", gpuexp_is_directory}, {"_truncate", gpuexp_truncate},
-                                         {"_realpath", gpuexp_realpath}, {"hostname", gpuexp_hostname},
-                                         {"_did_you_mean", gpuexp_did_you_mean}, {"_set_run", gpuexp_set_run},
+                                         {"_is_directory", gpuexp_is_directory},
+                                         {"_truncate", gpuexp_truncate},
+                                         {"_realpath", gpuexp_realpath},
+                                         {"hostname", gpuexp_hostname},
+                                         {"_did_you_mean", gpuexp_did_you_mean},
+                                         {"_set_run", gpuexp_set_run},
                                          {"_find_experiment", gpuexp_find_experiment},
                                          {"_experiment_names", gpuexp_experiment_names},
-                                         {"_directory_entries", gpuexp_directory_entries}, {"_isatty", gpuexp_isatty},
+                                         {"_directory_entries", gpuexp_directory_entries},
+                                         {"_isatty", gpuexp_isatty},
                                          {NULL, NULL}};
     luaL_setfuncs(L, functions, 0);
     l_open_files(L);

@@ -41,5 +41,4 @@ void l_open_gpuexp(lua_State *L);
    instruction; the process ended grace_s later if the run has not come back by then. */
 void l_process_catch_stops(lua_State *L, double grace_s);
 
-
 #endif

@@ -115,7 +115,8 @@ static int scalar_matches(int type, const gx_param *param)
         return 1;
     if (param->type_class == GX_PARAM_BYTES)
         return 0;
-    return param->type_class == GX_PARAM_SIZED || (param->type_class == GX_PARAM_FLOAT) == gx_type_is_float((gx_type)type);
+    return param->type_class == GX_PARAM_SIZED ||
+           (param->type_class == GX_PARAM_FLOAT) == gx_type_is_float((gx_type)type);
 }
 
 static int is_pointer_param(const gx_param *param)
@@ -147,7 +148,9 @@ static const char *expected_type(const gx_param *param, char *out, size_t size)
 static const char *suggestion(const gx_param *param)
 {
     if (param->type_class == GX_PARAM_FLOAT)
-        return param->size_bytes == 4 ? "gpuexp.f32(x)" : param->size_bytes == 8 ? "gpuexp.f64(x)" : "gpuexp.bytes(...)";
+        return param->size_bytes == 4   ? "gpuexp.f32(x)"
+               : param->size_bytes == 8 ? "gpuexp.f64(x)"
+                                        : "gpuexp.bytes(...)";
     if (param->type_class == GX_PARAM_BYTES)
         return "a struct of that size: gpuexp.struct{...} or gpuexp.bytes(...)";
     if (param->type_class == GX_PARAM_SIZED)
@@ -171,11 +174,12 @@ static void check_tensor_maps(lua_State *L, const l_kernel *k, const l_bytes *by
         return;
     const gx_param *param = &k->params[i];
     const char *what = bytes->size == 128 && bytes->tensor_maps == 1 ? "a TMA descriptor (gpuexp.tensor_map)"
-                                                                      : "a struct holding TMA descriptors";
+                                                                     : "a struct holding TMA descriptors";
     if (param->type_class == GX_PARAM_BYTES && param->align_bytes < 64)
-        l_raisef(L, GX_ERR_USAGE, "argument %d of '%s' is %s, but the kernel's parameter is aligned to %d bytes, not 64: "
-                 "declare it `const __grid_constant__ CUtensorMap` (or a struct with one) in the kernel", i + 1,
-                 k->kernel.name, what, param->align_bytes);
+        l_raisef(L, GX_ERR_USAGE,
+                 "argument %d of '%s' is %s, but the kernel's parameter is aligned to %d bytes, not 64: "
+                 "declare it `const __grid_constant__ CUtensorMap` (or a struct with one) in the kernel",
+                 i + 1, k->kernel.name, what, param->align_bytes);
     if (param->type_class != GX_PARAM_BYTES && param->type_class != GX_PARAM_SIZED)
         l_raisef(L, GX_ERR_USAGE, "argument %d of '%s' is %s, but the kernel's parameter is .%s", i + 1, k->kernel.name,
                  what, param->ptx_type);
@@ -196,28 +200,32 @@ static void read_argument(lua_State *L, l_kernel *k, l_launch *launch, int i, in
         if (!buffer->buffer.device_pointer)
             l_raisef(L, GX_ERR_USAGE, "argument %d of '%s' is a freed buffer", i + 1, k->kernel.name);
         if (!is_pointer_param(param))
-            l_raisef(L, GX_ERR_USAGE, "argument %d of '%s' is a buffer (a pointer), but the kernel expects %s (give %s)",
-                     i + 1, k->kernel.name, expected_type(param, expected, sizeof expected), suggestion(param));
+            l_raisef(L, GX_ERR_USAGE,
+                     "argument %d of '%s' is a buffer (a pointer), but the kernel expects %s (give %s)", i + 1,
+                     k->kernel.name, expected_type(param, expected, sizeof expected), suggestion(param));
         memcpy(launch->storage[i], &buffer->buffer.device_pointer, sizeof(CUdeviceptr));
         launch->pointers[i] = launch->storage[i];
     } else if (scalar) {
         if (!scalar_matches(scalar->type, param))
             l_raisef(L, GX_ERR_USAGE, "argument %d of '%s' is %s, but the kernel expects %s (give %s)", i + 1,
-                     k->kernel.name, gx_type_name((gx_type)scalar->type), expected_type(param, expected, sizeof expected),
-                     suggestion(param));
+                     k->kernel.name, gx_type_name((gx_type)scalar->type),
+                     expected_type(param, expected, sizeof expected), suggestion(param));
         memcpy(launch->storage[i], &scalar->value, gx_type_size((gx_type)scalar->type));
         launch->pointers[i] = launch->storage[i];
     } else if (bytes) {
         check_tensor_maps(L, k, bytes, i);
         if ((int)bytes->size != param->size_bytes)
-            l_raisef(L, GX_ERR_USAGE, "argument %d of '%s' is %zu bytes, but the kernel's parameter is %d bytes (%s%s)%s",
-                     i + 1, k->kernel.name, bytes->size, param->size_bytes, param->type_class == GX_PARAM_SIZED ? "" : ".",
-                     param->ptx_type, param->type_class == GX_PARAM_BYTES ? ": check the struct's fields against the C declaration" : "");
+            l_raisef(
+                L, GX_ERR_USAGE, "argument %d of '%s' is %zu bytes, but the kernel's parameter is %d bytes (%s%s)%s",
+                i + 1, k->kernel.name, bytes->size, param->size_bytes, param->type_class == GX_PARAM_SIZED ? "" : ".",
+                param->ptx_type,
+                param->type_class == GX_PARAM_BYTES ? ": check the struct's fields against the C declaration" : "");
         if (param->align_bytes && (int)bytes->align > param->align_bytes)
-            l_raisef(L, GX_ERR_USAGE, "argument %d of '%s' is a struct aligned to %zu bytes, but the kernel's parameter is "
-                     "aligned to %d: check the struct's fields against the C declaration", i + 1, k->kernel.name,
-                     bytes->align, param->align_bytes);
-        launch->pointers[i] = bytes->data; /* alive while the argument table (or the bound launch) is */
+            l_raisef(L, GX_ERR_USAGE,
+                     "argument %d of '%s' is a struct aligned to %zu bytes, but the kernel's parameter is "
+                     "aligned to %d: check the struct's fields against the C declaration",
+                     i + 1, k->kernel.name, bytes->align, param->align_bytes);
+        launch->pointers[i] = bytes->data;   /* alive while the argument table (or the bound launch) is */
     } else if (l_is_planned_buffer(L, -1)) { /* offline: checked like a pointer, never passed */
         if (!is_pointer_param(param))
             l_raisef(L, GX_ERR_USAGE, "argument %d of '%s' is a buffer (a pointer), but the kernel expects %s", i + 1,
@@ -268,16 +276,23 @@ static void check_planned_attributes(lua_State *L, l_kernel *k, const gx_launch_
         return;
     char where[64];
     snprintf(where, sizeof where, "%s (offline plan)", arch->arch);
-    gx_launch_target target = {.where = where, .cc_major = arch->cc_major, .cc_minor = arch->cc_minor,
-                               .cluster_launch = arch->cc_major >= 9, .cooperative_launch = 1,
-                               .sm_count = gx_arch_largest_sm_count(arch->arch), .sm_count_is_model = 1,
-                               .blocks_per_sm = -1, .max_active_clusters = -1};
+    gx_launch_target target = {.where = where,
+                               .cc_major = arch->cc_major,
+                               .cc_minor = arch->cc_minor,
+                               .cluster_launch = arch->cc_major >= 9,
+                               .cooperative_launch = 1,
+                               .sm_count = gx_arch_largest_sm_count(arch->arch),
+                               .sm_count_is_model = 1,
+                               .blocks_per_sm = -1,
+                               .max_active_clusters = -1};
     memcpy(target.required_cluster, k->required_cluster, sizeof target.required_cluster);
     gx_error error;
     if (config->cooperative) {
         gx_occupancy_input in = {.block_size = (int)(config->block[0] * config->block[1] * config->block[2]),
-                                 .registers = k->ptxas.registers, .static_shared_bytes = k->ptxas.static_shared_bytes,
-                                 .dynamic_shared_bytes = (int)config->shared_bytes, .barriers = k->ptxas.barriers,
+                                 .registers = k->ptxas.registers,
+                                 .static_shared_bytes = k->ptxas.static_shared_bytes,
+                                 .dynamic_shared_bytes = (int)config->shared_bytes,
+                                 .barriers = k->ptxas.barriers,
                                  .carveout_kib = -1};
         gx_occupancy_result model;
         if (k->has_ptxas && gx_occupancy_compute(arch, &in, &model, &error) == GX_OK)
@@ -344,7 +359,7 @@ void l_read_launch(lua_State *L, int table, l_kernel *k, l_launch *launch, int k
 int l_launch_work(void *user, gx_error *error)
 {
     l_launch *launch = user;
-    if (!launch->kernel->kernel.function) { /* offline plan: launches are checked, not run, */
+    if (!launch->kernel->kernel.function) {          /* offline plan: launches are checked, not run, */
         gx_note_launch(launch->kernel->kernel.name); /* and counted, as a sequence records them */
         return GX_OK;
     }
@@ -352,7 +367,8 @@ int l_launch_work(void *user, gx_error *error)
 }
 
 static const char *const launch_options[] = {L_LAUNCH_KEYS, "stream", NULL};
-static const char *const time_options[] = {L_LAUNCH_KEYS, "warmup", "reps", "cold", "graph", "batch", "hold", "clock", NULL};
+static const char *const time_options[] = {L_LAUNCH_KEYS, "warmup", "reps",  "cold", "graph",
+                                           "batch",       "hold",   "clock", NULL};
 
 l_device *l_kernel_device(lua_State *L, int kernel_index)
 {
@@ -387,7 +403,9 @@ static int kernel_launch(lua_State *L)
 /* Times `launch` (see l_time_work). */
 static int time_launch(lua_State *L, l_launch *launch, int options, int kernel_index)
 {
-    l_timed_work work = {.work = l_launch_work, .enqueue = launch_on_stream, .user = launch,
+    l_timed_work work = {.work = l_launch_work,
+                         .enqueue = launch_on_stream,
+                         .user = launch,
                          .device = launch->kernel->kernel.function ? l_kernel_device(L, kernel_index) : NULL};
     return l_time_work(L, &work, options);
 }
@@ -470,10 +488,16 @@ static int launch_time(lua_State *L)
 static void push_planned_clusters(lua_State *L, l_kernel *k, const gx_arch_limits *arch, const unsigned cluster[3],
                                   const unsigned block[3], unsigned shared, int blocks_per_sm)
 {
-    gx_launch_config config = {.grid = {1, 1, 1}, .block = {block[0], block[1], block[2]}, .shared_bytes = shared,
+    gx_launch_config config = {.grid = {1, 1, 1},
+                               .block = {block[0], block[1], block[2]},
+                               .shared_bytes = shared,
                                .cluster = {cluster[0], cluster[1], cluster[2]}};
-    gx_launch_target target = {.where = arch->arch, .cc_major = arch->cc_major, .cc_minor = arch->cc_minor,
-                               .cluster_launch = arch->cc_major >= 9, .blocks_per_sm = -1, .max_active_clusters = -1};
+    gx_launch_target target = {.where = arch->arch,
+                               .cc_major = arch->cc_major,
+                               .cc_minor = arch->cc_minor,
+                               .cluster_launch = arch->cc_major >= 9,
+                               .blocks_per_sm = -1,
+                               .max_active_clusters = -1};
     memcpy(target.required_cluster, k->required_cluster, sizeof target.required_cluster);
     unsigned shape[3];
     if (!gx_launch_cluster(&config, &target, shape))
@@ -487,7 +511,8 @@ static void push_planned_clusters(lua_State *L, l_kernel *k, const gx_arch_limit
     l_set_integer(L, "cluster_size", size);
     if (sms > 0)
         l_set_integer(L, "active_clusters_bound", (lua_Integer)blocks_per_sm * sms / size);
-    l_set_string(L, "cluster_note", "active_clusters needs the GPU (cuOccupancyMaxActiveClusters: clusters fill the SMs "
+    l_set_string(L, "cluster_note",
+                 "active_clusters needs the GPU (cuOccupancyMaxActiveClusters: clusters fill the SMs "
                  "of one GPC); active_clusters_bound is the model's blocks per SM on the largest GPU of the "
                  "architecture, in whole clusters");
 }
@@ -544,17 +569,21 @@ static int kernel_occupancy(lua_State *L)
         push_planned_clusters(L, k, arch, cluster, block, (unsigned)shared, model.blocks_per_sm);
         return 1;
     }
-    gx_launch_config config = {.grid = {1, 1, 1}, .block = {block[0], block[1], block[2]}, .shared_bytes = (unsigned)shared,
+    gx_launch_config config = {.grid = {1, 1, 1},
+                               .block = {block[0], block[1], block[2]},
+                               .shared_bytes = (unsigned)shared,
                                .cluster = {cluster[0], cluster[1], cluster[2]}};
     int clustered = cluster[0] || k->kernel.info.required_cluster[0];
     for (int i = 0; i < 3 && clustered; i++) /* one cluster's worth of grid: the checks ask a whole number */
-        config.grid[i] = cluster[0] ? cluster[i] : (unsigned)(k->kernel.info.required_cluster[i] > 0 ? k->kernel.info.required_cluster[i] : 1);
+        config.grid[i] =
+            cluster[0] ? cluster[i]
+                       : (unsigned)(k->kernel.info.required_cluster[i] > 0 ? k->kernel.info.required_cluster[i] : 1);
     int blocks_per_sm, active_clusters = -1;
     gx_device_facts facts;
-    if (gx_kernel_prepare(&k->kernel, &config, &error)
-        || (clustered && gx_kernel_active_clusters(&k->kernel, &config, &active_clusters, &error))
-        || gx_kernel_occupancy(&k->kernel, (int)threads, (size_t)shared, &blocks_per_sm, &error)
-        || gx_device_facts_get(k->kernel.module->device, &facts, &error))
+    if (gx_kernel_prepare(&k->kernel, &config, &error) ||
+        (clustered && gx_kernel_active_clusters(&k->kernel, &config, &active_clusters, &error)) ||
+        gx_kernel_occupancy(&k->kernel, (int)threads, (size_t)shared, &blocks_per_sm, &error) ||
+        gx_device_facts_get(k->kernel.module->device, &facts, &error))
         return l_raise(L, &error);
     int warps_per_block = ((int)threads + facts.warp_size - 1) / facts.warp_size;
     if (have_model)
@@ -604,9 +633,12 @@ static int kernel_tostring(lua_State *L)
 
 void l_open_kernel(lua_State *L)
 {
-    static const luaL_Reg methods[] = {{"launch", kernel_launch},     {"bind", kernel_bind},
-                                       {"time", kernel_time},         {"occupancy", kernel_occupancy},
-                                       {"resources", kernel_resources}, {"collect", l_kernel_collect},
+    static const luaL_Reg methods[] = {{"launch", kernel_launch},
+                                       {"bind", kernel_bind},
+                                       {"time", kernel_time},
+                                       {"occupancy", kernel_occupancy},
+                                       {"resources", kernel_resources},
+                                       {"collect", l_kernel_collect},
                                        {NULL, NULL}};
     static const luaL_Reg metamethods[] = {{"__index", kernel_index}, {"__tostring", kernel_tostring}, {NULL, NULL}};
     l_new_class(L, GX_KERNEL_TYPE, methods, metamethods);
@@ -631,5 +663,4 @@ void l_open_kernel(lua_State *L)
     lua_setfield(L, -2, "time");
     lua_setfield(L, -2, "__index");
     lua_pop(L, 1);
-
 }

@@ -28,7 +28,7 @@ static void describe_symbols(const char *const *symbols, int count, char *out, s
 /* A miss: the nearest names first, a hint where the name gives enumerators and the program only
    records enum values, then the kernels it has. */
 int l_raise_kernel_not_found(lua_State *L, const l_program *program, const char *const *symbols, int count,
-                           const char *name)
+                             const char *name)
 {
     luaL_Buffer message;
     luaL_buffinit(L, &message);
@@ -121,4 +121,3 @@ void l_push_kernel_details(lua_State *L, const char *symbol)
     lua_setfield(L, -2, "params"); /* extern "C" kernels: no types in the symbol, an empty list */
     free(signature);
 }
-

@@ -134,8 +134,10 @@ static int metric_chips(lua_State *L)
 
 void l_open_metrics(lua_State *L)
 {
-    static const luaL_Reg functions[] = {{"metric_info", metric_info}, {"metric_passes", metric_passes},
-                                         {"metric_names", metric_names}, {"metric_chips", metric_chips},
+    static const luaL_Reg functions[] = {{"metric_info", metric_info},
+                                         {"metric_passes", metric_passes},
+                                         {"metric_names", metric_names},
+                                         {"metric_chips", metric_chips},
                                          {NULL, NULL}};
     luaL_setfuncs(L, functions, 0);
 }

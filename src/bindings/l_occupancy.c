@@ -138,7 +138,7 @@ static int gpuexp_arch_limits(lua_State *L)
 
 void l_open_occupancy(lua_State *L)
 {
-    static const luaL_Reg functions[] = {{"occupancy", gpuexp_occupancy}, {"arch_limits", gpuexp_arch_limits},
-                                         {NULL, NULL}};
+    static const luaL_Reg functions[] = {
+        {"occupancy", gpuexp_occupancy}, {"arch_limits", gpuexp_arch_limits}, {NULL, NULL}};
     luaL_setfuncs(L, functions, 0);
 }

@@ -15,7 +15,10 @@
 
 #define GX_PROCESS_TYPE "gpuexp.Process"
 
-static gx_process *check_process(lua_State *L, int index) { return luaL_checkudata(L, index, GX_PROCESS_TYPE); }
+static gx_process *check_process(lua_State *L, int index)
+{
+    return luaL_checkudata(L, index, GX_PROCESS_TYPE);
+}
 
 /* Pushes a received message (a value), or nil, why and whether the other side is gone. */
 static int push_received(lua_State *L, int fd)
@@ -79,8 +82,14 @@ static int process_spawn(lua_State *L)
     return 1;
 }
 
-static int process_send(lua_State *L) { return send_frame(L, check_process(L, 1)->fd, 2); }
-static int process_receive(lua_State *L) { return push_received(L, check_process(L, 1)->fd); }
+static int process_send(lua_State *L)
+{
+    return send_frame(L, check_process(L, 1)->fd, 2);
+}
+static int process_receive(lua_State *L)
+{
+    return push_received(L, check_process(L, 1)->fd);
+}
 
 /* process:kill([signal name, default "KILL"]) */
 static int process_kill(lua_State *L)
@@ -338,8 +347,14 @@ static int release_held_locks(lua_State *L)
 
 /* ---- the worker's side ---- */
 
-static int worker_send(lua_State *L) { return send_frame(L, gx_worker_channel(), 1); }
-static int worker_receive(lua_State *L) { return push_received(L, gx_worker_channel()); }
+static int worker_send(lua_State *L)
+{
+    return send_frame(L, gx_worker_channel(), 1);
+}
+static int worker_receive(lua_State *L)
+{
+    return push_received(L, gx_worker_channel());
+}
 
 /* gpuexp._context_error() -> the CUDA error that made this process's context unusable, or nil */
 static int worker_context_error(lua_State *L)
@@ -357,14 +372,19 @@ static int worker_context_error(lua_State *L)
 void l_open_process(lua_State *L)
 {
     static const luaL_Reg methods[] = {{"send", process_send}, {"receive", process_receive}, {"kill", process_kill},
-                                       {"reap", process_reap}, {"status", process_status}, {NULL, NULL}};
+                                       {"reap", process_reap}, {"status", process_status},   {NULL, NULL}};
     static const luaL_Reg metamethods[] = {{"__gc", process_gc}, {"__index", process_index}, {NULL, NULL}};
     l_new_class(L, GX_PROCESS_TYPE, methods, metamethods);
 
-    static const luaL_Reg functions[] = {{"init", process_init}, {"spawn", process_spawn}, {"wait", process_wait},
-                                         {"stop_signal", process_stop_signal}, {"lock", process_lock},
-                                         {"unlock", process_unlock}, {"run", process_run},
-                                         {"stop_handled", process_stop_handled}, {"end_recorded", process_end_recorded},
+    static const luaL_Reg functions[] = {{"init", process_init},
+                                         {"spawn", process_spawn},
+                                         {"wait", process_wait},
+                                         {"stop_signal", process_stop_signal},
+                                         {"lock", process_lock},
+                                         {"unlock", process_unlock},
+                                         {"run", process_run},
+                                         {"stop_handled", process_stop_handled},
+                                         {"end_recorded", process_end_recorded},
                                          {NULL, NULL}};
     lua_newtable(L);
     luaL_setfuncs(L, functions, 0);

@@ -133,7 +133,8 @@ static int gpuexp_load(lua_State *L)
     lua_settop(L, 1);
     const char *file = l_opt_string_field(L, 1, "file", NULL);
     if (!file)
-        return l_raisef(L, GX_ERR_USAGE, "load: 'file' (a cubin, fat binary, PTX, or an object or executable from nvcc) is required");
+        return l_raisef(L, GX_ERR_USAGE,
+                        "load: 'file' (a cubin, fat binary, PTX, or an object or executable from nvcc) is required");
     const char *path = l_push_script_path(L, file, "binary"); /* 2 */
     const char *name = l_opt_string_field(L, 1, "name", file);
     int device_index = l_device_option(L, 1, 1);
@@ -148,8 +149,10 @@ static int gpuexp_load(lua_State *L)
     program->image_kind = gx_image_detect(data, size);
     l_device_arch(L, device_index, program->arch, sizeof program->arch);
     if (program->image_kind == GX_IMAGE_UNKNOWN)
-        return l_raisef(L, GX_ERR_USAGE, "load: %s is not a cubin, a fat binary, PTX, or an object, library or "
-                        "executable with GPU code", path);
+        return l_raisef(L, GX_ERR_USAGE,
+                        "load: %s is not a cubin, a fat binary, PTX, or an object, library or "
+                        "executable with GPU code",
+                        path);
     if (program->image_kind == GX_IMAGE_HOST_ELF) {
         size_t offsets[GX_MAX_IMAGES], sizes[GX_MAX_IMAGES];
         int count;
@@ -165,8 +168,8 @@ static int gpuexp_load(lua_State *L)
             return l_raisef(L, GX_ERR_SYSTEM, "out of memory");
     } else if (!device_index) { /* an offline plan: the kernels and their parameter sizes from the ELF */
         if (gx_image_list_kernels(data, size, &program->offline_kernels, &error))
-            return l_raisef(L, error.kind, "load: %s: %s (an offline plan for %s reads its kernels from the file)", path,
-                            error.message, l_offline_arch(L));
+            return l_raisef(L, error.kind, "load: %s: %s (an offline plan for %s reads its kernels from the file)",
+                            path, error.message, l_offline_arch(L));
     }
     XXH128_hash_t hash = XXH3_128bits(data, size);
     char key[33];
@@ -232,14 +235,14 @@ int l_program_modules(lua_State *L, int program_index)
             for (int j = 0; j < i; j++)
                 gx_module_unload(&program->modules[j]);
             if (error.kind == GX_ERR_DRIVER)
-                gx_error_append(&error, " (loading %s, %s %s, on %s sm_%d%d)%s", program->source_name,
-                                strcmp(program->compiler, "binary") == 0 ? "a" : "compiled for",
-                                strcmp(program->compiler, "binary") == 0 ? gx_image_kind_name(program->image_kind)
-                                                                         : program->arch,
-                                device->device.name, device->device.cc_major, device->device.cc_minor,
-                                strstr(error.message, "NO_BINARY_FOR_GPU")
-                                    ? "; it has no code this GPU can run (cuobjdump --list-elf --list-ptx FILE lists what it has)"
-                                    : "");
+                gx_error_append(
+                    &error, " (loading %s, %s %s, on %s sm_%d%d)%s", program->source_name,
+                    strcmp(program->compiler, "binary") == 0 ? "a" : "compiled for",
+                    strcmp(program->compiler, "binary") == 0 ? gx_image_kind_name(program->image_kind) : program->arch,
+                    device->device.name, device->device.cc_major, device->device.cc_minor,
+                    strstr(error.message, "NO_BINARY_FOR_GPU")
+                        ? "; it has no code this GPU can run (cuobjdump --list-elf --list-ptx FILE lists what it has)"
+                        : "");
             return l_raise(L, &error);
         }
     }
@@ -268,15 +271,15 @@ static const char **kernel_symbols(lua_State *L, int program_index, int *count)
     lua_newtable(L); /* the order found */
     int order = lua_gettop(L);
     int found = 0;
-#define ADD_SYMBOL(symbol, module)                                                                 \
-    do {                                                                                           \
-        if (lua_getfield(L, table, symbol) == LUA_TNIL) {                                          \
-            lua_pushinteger(L, module);                                                            \
-            lua_setfield(L, table, symbol);                                                        \
-            lua_pushstring(L, symbol);                                                             \
-            lua_rawseti(L, order, ++found);                                                        \
-        }                                                                                          \
-        lua_pop(L, 1);                                                                             \
+#define ADD_SYMBOL(symbol, module)                                                                                     \
+    do {                                                                                                               \
+        if (lua_getfield(L, table, symbol) == LUA_TNIL) {                                                              \
+            lua_pushinteger(L, module);                                                                                \
+            lua_setfield(L, table, symbol);                                                                            \
+            lua_pushstring(L, symbol);                                                                                 \
+            lua_rawseti(L, order, ++found);                                                                            \
+        }                                                                                                              \
+        lua_pop(L, 1);                                                                                                 \
     } while (0)
     if (program->compiled.ptx && program->compiled.ptx[0]) {
         size_t size = strlen(program->compiled.ptx) + 1;
@@ -284,7 +287,8 @@ static const char **kernel_symbols(lua_State *L, int program_index, int *count)
         if (!entries)
             return l_raisef(L, GX_ERR_SYSTEM, "out of memory"), NULL;
         gx_ptx_entries(program->compiled.ptx, entries, size);
-        for (char *saveptr = NULL, *token = strtok_r(entries, ", ", &saveptr); token; token = strtok_r(NULL, ", ", &saveptr))
+        for (char *saveptr = NULL, *token = strtok_r(entries, ", ", &saveptr); token;
+             token = strtok_r(NULL, ", ", &saveptr))
             ADD_SYMBOL(token, 0);
         free(entries);
     } else if (program->offline_kernels.count) {
@@ -379,9 +383,10 @@ static int program_kernel(lua_State *L)
             char a[GX_NAME_BYTES], b[GX_NAME_BYTES];
             gx_symbol_name(symbols[first], a, sizeof a);
             gx_symbol_name(symbols[second], b, sizeof b);
-            return l_raisef(L, GX_ERR_USAGE, "'%s' names several kernels in %s, %s and %s among them: give the template "
-                            "arguments or the parameter list (\"%s(...)\"), or the mangled name (%s)", name,
-                            program->source_name, a, b, name, symbols[first]);
+            return l_raisef(L, GX_ERR_USAGE,
+                            "'%s' names several kernels in %s, %s and %s among them: give the template "
+                            "arguments or the parameter list (\"%s(...)\"), or the mangled name (%s)",
+                            name, program->source_name, a, b, name, symbols[first]);
         }
         int lowered_in = found < 0 ? lower_from_source(L, 1, 3, name, lowered, sizeof lowered) : 0;
         if (lowered_in == 2) { /* the kernel of the compile that instantiated it */
@@ -407,8 +412,10 @@ static int program_kernel(lua_State *L)
     if (program->compiled.ptx && program->compiled.ptx[0]) {
         kernel->param_count = gx_ptx_params(program->compiled.ptx, symbol, kernel->params, GX_MAX_PARAMS);
         if (kernel->param_count == -2) /* never some of them: a launch would be checked against the wrong list */
-            return l_raisef(L, GX_ERR_USAGE, "kernel '%s' has more than %d parameters, more than gpuexp takes: pass "
-                            "them in a struct (by value or behind a pointer)", name, GX_MAX_PARAMS);
+            return l_raisef(L, GX_ERR_USAGE,
+                            "kernel '%s' has more than %d parameters, more than gpuexp takes: pass "
+                            "them in a struct (by value or behind a pointer)",
+                            name, GX_MAX_PARAMS);
         if (kernel->param_count < 0)
             kernel->param_count = 0;
         gx_ptx_required_cluster(program->compiled.ptx, symbol, kernel->required_cluster);
@@ -430,8 +437,8 @@ static int program_kernel(lua_State *L)
         gx_symbol_name(symbol, plain, sizeof plain);
         char *unqualified = strrchr(plain, ':') ? strrchr(plain, ':') + 1 : plain;
         /* a template's source says T, not the instance's type: PTX's types then */
-        if (!strchr(plain, '<') && gx_signature_types(program->source, unqualified, &types[0][0], sizeof types[0], GX_MAX_PARAMS)
-            == kernel->param_count)
+        if (!strchr(plain, '<') && gx_signature_types(program->source, unqualified, &types[0][0], sizeof types[0],
+                                                      GX_MAX_PARAMS) == kernel->param_count)
             for (int i = 0; i < kernel->param_count; i++)
                 snprintf(kernel->params[i].c_type, sizeof kernel->params[i].c_type, "%.47s", types[i]);
     }
@@ -442,11 +449,10 @@ static int program_kernel(lua_State *L)
         if (gx_kernel_get(&kernel->kernel, &program->modules[module_index], symbol, &error)) {
             char plain[512];
             gx_symbol_name(symbol, plain, sizeof plain);
-            gx_error_append(&error, " looking up kernel '%s' (symbol %s) in the module loaded from %s (%s%s)", plain,
-                            symbol, program->source_name,
-                            strcmp(program->compiler, "binary") == 0 ? "a " : "compiled by ",
-                            strcmp(program->compiler, "binary") == 0 ? gx_image_kind_name(program->image_kind)
-                                                                     : program->compiler);
+            gx_error_append(
+                &error, " looking up kernel '%s' (symbol %s) in the module loaded from %s (%s%s)", plain, symbol,
+                program->source_name, strcmp(program->compiler, "binary") == 0 ? "a " : "compiled by ",
+                strcmp(program->compiler, "binary") == 0 ? gx_image_kind_name(program->image_kind) : program->compiler);
             return l_raise(L, &error);
         }
         if (!(program->compiled.ptx && program->compiled.ptx[0])) { /* a binary: sizes from the driver */
@@ -535,8 +541,9 @@ static int program_resources(lua_State *L)
             push_resources(L, &all[i]);
             return 1;
         }
-    return l_raisef(L, GX_ERR_USAGE, "no kernel '%s' in the ptxas report of %s%s", name, program->source_name,
-                    strcmp(program->compiler, "binary") == 0 ? " (a cubin or fat binary has none: use kernel:resources())" : "");
+    return l_raisef(
+        L, GX_ERR_USAGE, "no kernel '%s' in the ptxas report of %s%s", name, program->source_name,
+        strcmp(program->compiler, "binary") == 0 ? " (a cubin or fat binary has none: use kernel:resources())" : "");
 }
 
 static int program_index(lua_State *L)
@@ -557,7 +564,8 @@ static int program_index(lua_State *L)
     else if (strcmp(key, "compiler") == 0)
         lua_pushstring(L, program->compiler);
     else if (strcmp(key, "kind") == 0)
-        lua_pushstring(L, strcmp(program->compiler, "binary") == 0 ? gx_image_kind_name(program->image_kind) : "source");
+        lua_pushstring(L,
+                       strcmp(program->compiler, "binary") == 0 ? gx_image_kind_name(program->image_kind) : "source");
     else if (strcmp(key, "notes") == 0)
         lua_pushstring(L, program->notes);
     else if (strcmp(key, "cache_key") == 0)
@@ -579,10 +587,8 @@ static int program_index(lua_State *L)
 
 void l_open_program(lua_State *L)
 {
-    static const luaL_Reg methods[] = {{"kernel", program_kernel},
-                                       {"kernels", program_kernels},
-                                       {"resources", program_resources},
-                                       {NULL, NULL}};
+    static const luaL_Reg methods[] = {
+        {"kernel", program_kernel}, {"kernels", program_kernels}, {"resources", program_resources}, {NULL, NULL}};
     static const luaL_Reg metamethods[] = {{"__index", program_index}, {"__gc", program_gc}, {NULL, NULL}};
     l_new_class(L, GX_PROGRAM_TYPE, methods, metamethods);
     static const luaL_Reg functions[] = {{"load", gpuexp_load},

@@ -25,24 +25,49 @@ static int make_scalar(lua_State *L, int type)
                             lua_tostring(L, 1));
         int ok = 1;
         switch (type) {
-        case GX_I32: ok = v >= INT32_MIN && v <= INT32_MAX; scalar->value.i32 = (int32_t)v; break;
-        case GX_U32: ok = v >= 0 && v <= UINT32_MAX; scalar->value.u32 = (uint32_t)v; break;
+        case GX_I32:
+            ok = v >= INT32_MIN && v <= INT32_MAX;
+            scalar->value.i32 = (int32_t)v;
+            break;
+        case GX_U32:
+            ok = v >= 0 && v <= UINT32_MAX;
+            scalar->value.u32 = (uint32_t)v;
+            break;
         case GX_I64: scalar->value.i64 = v; break;
-        case GX_U64: ok = v >= 0; scalar->value.u64 = (uint64_t)v; break;
-        case GX_U8: ok = v >= 0 && v <= 255; scalar->value.u8 = (uint8_t)v; break;
-        case GX_I8: ok = v >= -128 && v <= 127; scalar->value.i8 = (int8_t)v; break;
-        case GX_I16: ok = v >= INT16_MIN && v <= INT16_MAX; scalar->value.i16 = (int16_t)v; break;
-        case GX_U16: ok = v >= 0 && v <= UINT16_MAX; scalar->value.u16 = (uint16_t)v; break;
+        case GX_U64:
+            ok = v >= 0;
+            scalar->value.u64 = (uint64_t)v;
+            break;
+        case GX_U8:
+            ok = v >= 0 && v <= 255;
+            scalar->value.u8 = (uint8_t)v;
+            break;
+        case GX_I8:
+            ok = v >= -128 && v <= 127;
+            scalar->value.i8 = (int8_t)v;
+            break;
+        case GX_I16:
+            ok = v >= INT16_MIN && v <= INT16_MAX;
+            scalar->value.i16 = (int16_t)v;
+            break;
+        case GX_U16:
+            ok = v >= 0 && v <= UINT16_MAX;
+            scalar->value.u16 = (uint16_t)v;
+            break;
         }
         if (!ok)
-            return l_raisef(L, GX_ERR_USAGE, "gpuexp.%s: %lld is out of range", gx_type_name((gx_type)type), (long long)v);
+            return l_raisef(L, GX_ERR_USAGE, "gpuexp.%s: %lld is out of range", gx_type_name((gx_type)type),
+                            (long long)v);
     }
     luaL_setmetatable(L, GX_SCALAR_TYPE);
     return 1;
 }
 
-#define SCALAR_CONSTRUCTOR(name, type)                                                             \
-    static int scalar_##name(lua_State *L) { return make_scalar(L, type); }
+#define SCALAR_CONSTRUCTOR(name, type)                                                                                 \
+    static int scalar_##name(lua_State *L)                                                                             \
+    {                                                                                                                  \
+        return make_scalar(L, type);                                                                                   \
+    }
 SCALAR_CONSTRUCTOR(f32, GX_F32)
 SCALAR_CONSTRUCTOR(f64, GX_F64)
 SCALAR_CONSTRUCTOR(i32, GX_I32)
@@ -84,7 +109,8 @@ static int scalar_tostring(lua_State *L)
 {
     l_scalar *s = luaL_checkudata(L, 1, GX_SCALAR_TYPE);
     if (gx_type_is_float((gx_type)s->type))
-        lua_pushfstring(L, "gpuexp.%s(%f)", gx_type_name((gx_type)s->type), gx_element_get(&s->value, (gx_type)s->type, 0));
+        lua_pushfstring(L, "gpuexp.%s(%f)", gx_type_name((gx_type)s->type),
+                        gx_element_get(&s->value, (gx_type)s->type, 0));
     else if (s->type == GX_U64 || s->type == GX_I64)
         lua_pushfstring(L, "gpuexp.%s(%I)", gx_type_name((gx_type)s->type), (lua_Integer)s->value.i64);
     else
@@ -120,11 +146,21 @@ void l_open_scalar(lua_State *L)
     static const luaL_Reg no_methods[] = {{NULL, NULL}};
     static const luaL_Reg metamethods[] = {{"__tostring", scalar_tostring}, {"__index", scalar_index}, {NULL, NULL}};
     l_new_class(L, GX_SCALAR_TYPE, no_methods, metamethods);
-    static const luaL_Reg scalars[] = {{"f32", scalar_f32}, {"f64", scalar_f64}, {"i32", scalar_i32},
-                                       {"u32", scalar_u32}, {"i64", scalar_i64}, {"u64", scalar_u64},
-                                       {"u8", scalar_u8},   {"i8", scalar_i8},   {"i16", scalar_i16},
-                                       {"u16", scalar_u16}, {"f16", scalar_f16}, {"bf16", scalar_bf16},
-                                       {"fp8_e4m3", scalar_fp8_e4m3}, {"fp8_e5m2", scalar_fp8_e5m2},
-                                       {"from_bits", scalar_from_bits}, {NULL, NULL}};
+    static const luaL_Reg scalars[] = {{"f32", scalar_f32},
+                                       {"f64", scalar_f64},
+                                       {"i32", scalar_i32},
+                                       {"u32", scalar_u32},
+                                       {"i64", scalar_i64},
+                                       {"u64", scalar_u64},
+                                       {"u8", scalar_u8},
+                                       {"i8", scalar_i8},
+                                       {"i16", scalar_i16},
+                                       {"u16", scalar_u16},
+                                       {"f16", scalar_f16},
+                                       {"bf16", scalar_bf16},
+                                       {"fp8_e4m3", scalar_fp8_e4m3},
+                                       {"fp8_e5m2", scalar_fp8_e5m2},
+                                       {"from_bits", scalar_from_bits},
+                                       {NULL, NULL}};
     luaL_setfuncs(L, scalars, 0);
 }

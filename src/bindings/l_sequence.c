@@ -123,7 +123,7 @@ int l_sequence_run(lua_State *L, int sequence_index, gx_error *error)
 {
     lua_getiuservalue(L, sequence_index, 3);
     l_stream *stream = lua_touserdata(L, -1); /* NULL in an offline plan */
-    lua_pop(L, 1); /* alive through the sequence */
+    lua_pop(L, 1);                            /* alive through the sequence */
     return call_function(L, sequence_index, stream, error);
 }
 
@@ -201,7 +201,8 @@ static int sequence_time(lua_State *L)
         lua_getiuservalue(L, 1, 1);
         lua_setiuservalue(L, -2, 1);
     }
-    l_timed_work work = {.work = run_work, .enqueue = run_on_stream, .user = &run, .device = device, .raise = raise_run};
+    l_timed_work work = {
+        .work = run_work, .enqueue = run_on_stream, .user = &run, .device = device, .raise = raise_run};
     int results = l_time_work(L, &work, options);
     if (run.capture)
         run.capture->stream.handle = NULL; /* the capture stream is gone */
@@ -257,8 +258,8 @@ static int sequence_tostring(lua_State *L)
 void l_open_sequence(lua_State *L)
 {
     static const luaL_Reg methods[] = {{"time", sequence_time}, {"run", sequence_run}, {NULL, NULL}};
-    static const luaL_Reg metamethods[] = {{"__index", sequence_index}, {"__gc", sequence_gc},
-                                           {"__tostring", sequence_tostring}, {NULL, NULL}};
+    static const luaL_Reg metamethods[] = {
+        {"__index", sequence_index}, {"__gc", sequence_gc}, {"__tostring", sequence_tostring}, {NULL, NULL}};
     l_new_class(L, GX_SEQUENCE_TYPE, methods, metamethods);
     luaL_getmetatable(L, GX_SEQUENCE_TYPE);
     lua_getfield(L, -1, "methods");

@@ -89,8 +89,8 @@ const gx_stream *l_opt_stream(lua_State *L, int index, const char *what, const g
     if (!stream->stream.handle)
         l_raisef(L, GX_ERR_USAGE, "%s: the stream was destroyed", what);
     if (device && stream->stream.device != device)
-        l_raisef(L, GX_ERR_USAGE, "%s: the stream belongs to %s (GPU %d), not to GPU %d", what, stream->stream.device->name,
-                 stream->stream.device->ordinal, device->ordinal);
+        l_raisef(L, GX_ERR_USAGE, "%s: the stream belongs to %s (GPU %d), not to GPU %d", what,
+                 stream->stream.device->name, stream->stream.device->ordinal, device->ordinal);
     lua_pop(L, 1); /* the caller's table keeps it alive */
     return &stream->stream;
 }
@@ -252,19 +252,23 @@ static int event_index(lua_State *L)
 
 void l_open_stream(lua_State *L)
 {
-    static const luaL_Reg stream_methods[] = {{"synchronize", stream_synchronize}, {"query", stream_query},
-                                              {"wait", stream_wait},               {"destroy", stream_release},
+    static const luaL_Reg stream_methods[] = {{"synchronize", stream_synchronize},
+                                              {"query", stream_query},
+                                              {"wait", stream_wait},
+                                              {"destroy", stream_release},
                                               {NULL, NULL}};
-    static const luaL_Reg event_methods[] = {{"record", event_record},       {"synchronize", event_synchronize},
-                                             {"query", event_query},         {"elapsed_ms", event_elapsed_ms},
-                                             {"destroy", event_release},     {NULL, NULL}};
-    static const luaL_Reg stream_meta[] = {{"__index", stream_index}, {"__gc", stream_release},
-                                           {"__close", stream_release}, {NULL, NULL}};
-    static const luaL_Reg event_meta[] = {{"__index", event_index}, {"__gc", event_release},
-                                          {"__close", event_release}, {NULL, NULL}};
+    static const luaL_Reg event_methods[] = {{"record", event_record},   {"synchronize", event_synchronize},
+                                             {"query", event_query},     {"elapsed_ms", event_elapsed_ms},
+                                             {"destroy", event_release}, {NULL, NULL}};
+    static const luaL_Reg stream_meta[] = {
+        {"__index", stream_index}, {"__gc", stream_release}, {"__close", stream_release}, {NULL, NULL}};
+    static const luaL_Reg event_meta[] = {
+        {"__index", event_index}, {"__gc", event_release}, {"__close", event_release}, {NULL, NULL}};
     l_new_class(L, GX_STREAM_TYPE, stream_methods, stream_meta);
     l_new_class(L, GX_EVENT_TYPE, event_methods, event_meta);
-    static const luaL_Reg functions[] = {{"stream", gpuexp_stream}, {"event", gpuexp_event},
-                                         {"stream_priorities", gpuexp_stream_priorities}, {NULL, NULL}};
+    static const luaL_Reg functions[] = {{"stream", gpuexp_stream},
+                                         {"event", gpuexp_event},
+                                         {"stream_priorities", gpuexp_stream_priorities},
+                                         {NULL, NULL}};
     luaL_setfuncs(L, functions, 0);
 }

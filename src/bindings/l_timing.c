@@ -57,9 +57,11 @@ int l_time_work(lua_State *L, const l_timed_work *work, int options)
         lua_pop(L, 3);
     }
     if (warmup < 0 || reps < 1 || reps > 10000000 || graph < 0 || graph > 100000 || batch < 0 || batch > 100000)
-        return l_raisef(L, GX_ERR_USAGE,
-                        "time: warmup must be >= 0, reps from 1 to 10^7, graph and batch from 0 to 10^5 (got %lld, %lld, "
-                        "%lld, %lld)", (long long)warmup, (long long)reps, (long long)graph, (long long)batch);
+        return l_raisef(
+            L, GX_ERR_USAGE,
+            "time: warmup must be >= 0, reps from 1 to 10^7, graph and batch from 0 to 10^5 (got %lld, %lld, "
+            "%lld, %lld)",
+            (long long)warmup, (long long)reps, (long long)graph, (long long)batch);
     if (graph > 0 && batch > 0)
         return l_raisef(L, GX_ERR_USAGE, "time: graph and batch are two ways to time back-to-back runs: give one");
     if (!work->device) { /* offline plan: no timings, never invented ones */
@@ -73,8 +75,12 @@ int l_time_work(lua_State *L, const l_timed_work *work, int options)
     const gx_device *device = &work->device->device;
     int blocked = batch > 0 && block;
     gx_helper_kernels *helper_kernels = cold || clock || blocked ? l_device_helper_kernels(L, work->device) : NULL;
-    gx_timing_request request = {.work = work->work, .user = work->user, .warmup = (int)warmup, .samples = (size_t)reps,
-                                 .before_each = cold ? flush_before : NULL, .before_user = helper_kernels};
+    gx_timing_request request = {.work = work->work,
+                                 .user = work->user,
+                                 .warmup = (int)warmup,
+                                 .samples = (size_t)reps,
+                                 .before_each = cold ? flush_before : NULL,
+                                 .before_user = helper_kernels};
     gx_error error;
     gx_graph captured;
     memset(&captured, 0, sizeof captured);
@@ -128,7 +134,8 @@ int l_time_work(lua_State *L, const l_timed_work *work, int options)
         lua_pushboolean(L, blocked && timeouts == 0), lua_setfield(L, -2, "blocked");
     if (timeouts > 0) {
         l_set_integer(L, "block_timeouts", timeouts);
-        lua_pushfstring(L, "the blocking kernel timed out (%d ms) in %d of %d samples before the host had enqueued "
+        lua_pushfstring(L,
+                        "the blocking kernel timed out (%d ms) in %d of %d samples before the host had enqueued "
                         "them: re-timed unblocked (the host's enqueue speed may show)",
                         GX_BLOCK_TIMEOUT_MS, (int)timeouts, (int)reps);
         lua_setfield(L, -2, "timing_note");

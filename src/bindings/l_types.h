@@ -36,7 +36,7 @@ struct gx_helper_kernels;
 typedef struct l_device {
     gx_device device;
     int open;
-    struct gx_profiler *profiler; /* CUPTI state, opened on the first metrics call */
+    struct gx_profiler *profiler;             /* CUPTI state, opened on the first metrics call */
     struct gx_helper_kernels *helper_kernels; /* flush and clock-probe kernels, compiled on first need */
 } l_device;
 
@@ -61,11 +61,11 @@ typedef struct l_program {
     gx_compile_result compiled; /* cubin, PTX, log; a loaded PTX file: its text and the JIT's report */
     char arch[24];              /* what it was compiled for; a binary: the device's */
     char source_name[512];
-    char compiler[8];           /* "nvrtc", "nvcc", or "binary" */
-    gx_image_kind image_kind;   /* a binary's kind */
-    char notes[2048];           /* what became of a project's nvcc options */
-    unsigned char *image;       /* a binary: the file's bytes */
-    char *source;               /* compiled from source: its text, for the kernels' C parameter types */
+    char compiler[8];         /* "nvrtc", "nvcc", or "binary" */
+    gx_image_kind image_kind; /* a binary's kind */
+    char notes[2048];         /* what became of a project's nvcc options */
+    unsigned char *image;     /* a binary: the file's bytes */
+    char *source;             /* compiled from source: its text, for the kernels' C parameter types */
     size_t image_size;
     gx_module modules[GX_MAX_IMAGES]; /* loaded on first use of a kernel: one per fat binary */
     int module_count;
@@ -86,9 +86,9 @@ int l_raise_kernel_not_found(lua_State *L, const l_program *program, const char 
 void l_push_kernel_details(lua_State *L, const char *symbol);
 
 typedef struct l_kernel {
-    gx_kernel kernel; /* function NULL in offline mode; kernel.name is the name as C++ writes it */
+    gx_kernel kernel;           /* function NULL in offline mode; kernel.name is the name as C++ writes it */
     char symbol[GX_NAME_BYTES]; /* the mangled name the module has */
-    char arch[24];    /* the program's architecture */
+    char arch[24];              /* the program's architecture */
     gx_resources ptxas;
     int has_ptxas;
     int param_count;

@@ -66,8 +66,8 @@ static int is_library_source(const char *source)
         return 1;
     const char *dir = getenv("GPUEXP_LUA_DIR");
     size_t length = dir ? strlen(dir) : 0;
-    return length && source[0] == '@' && strncmp(source + 1, dir, length) == 0
-           && strncmp(source + 1 + length, "/gpuexp/", 8) == 0;
+    return length && source[0] == '@' && strncmp(source + 1, dir, length) == 0 &&
+           strncmp(source + 1 + length, "/gpuexp/", 8) == 0;
 }
 
 void l_push_where(lua_State *L, int level)
@@ -218,8 +218,8 @@ void l_push_stats(lua_State *L, double *samples, size_t count, const char *unit)
     gx_stats_compute(samples, count, &stats);
     char key[64];
     lua_createtable(L, 0, 10);
-#define STAT(name, value)                                                                          \
-    snprintf(key, sizeof key, "%s%s", name, unit);                                                 \
+#define STAT(name, value)                                                                                              \
+    snprintf(key, sizeof key, "%s%s", name, unit);                                                                     \
     l_set_number(L, key, value);
     STAT("min", stats.min)
     STAT("max", stats.max)

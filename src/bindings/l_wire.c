@@ -36,7 +36,10 @@ static void put(lua_State *L, wire_buffer *b, const void *bytes, size_t size)
     b->size += size;
 }
 
-static void put_tag(lua_State *L, wire_buffer *b, unsigned char tag) { put(L, b, &tag, 1); }
+static void put_tag(lua_State *L, wire_buffer *b, unsigned char tag)
+{
+    put(L, b, &tag, 1);
+}
 
 static void encode(lua_State *L, wire_buffer *b, int index, int depth)
 {

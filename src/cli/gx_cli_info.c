@@ -26,7 +26,8 @@ static void print_device(const gx_device *device, const gx_device_facts *f)
     printf("  %-28s %.1f MiB\n", "L2 cache", f->l2_bytes / 1048576.0);
     printf("  %-28s %d KiB\n", "shared memory per SM", f->shared_per_sm_bytes / 1024);
     printf("  %-28s %d KiB (opt-in %d KiB, %d bytes reserved per block)\n", "shared memory per block",
-           f->shared_per_block_bytes / 1024, f->shared_per_block_optin_bytes / 1024, f->reserved_shared_per_block_bytes);
+           f->shared_per_block_bytes / 1024, f->shared_per_block_optin_bytes / 1024,
+           f->reserved_shared_per_block_bytes);
     printf("  %-28s %d (per block %d)\n", "registers per SM", f->registers_per_sm, f->registers_per_block);
     printf("  %-28s %d (%d warps of %d)\n", "max threads per SM", f->max_threads_per_sm, f->max_warps_per_sm,
            f->warp_size);

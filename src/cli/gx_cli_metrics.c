@@ -63,8 +63,8 @@ static int available_names(gx_metric_host *host, const struct metrics_request *r
     gx_error error;
     for (int i = 0; i < r->name_count; i++) {
         if (r->presets[i] && gx_metric_check(host, r->names[i], NULL, &error) != GX_OK) {
-            fprintf(stderr, "gpuexp metrics: preset %s: %s is not on %s (left out, as the preset does)\n", r->presets[i],
-                    r->names[i], gx_metric_host_chip(host));
+            fprintf(stderr, "gpuexp metrics: preset %s: %s is not on %s (left out, as the preset does)\n",
+                    r->presets[i], r->names[i], gx_metric_host_chip(host));
             continue;
         }
         checked[count++] = r->names[i];

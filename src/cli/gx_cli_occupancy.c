@@ -105,8 +105,8 @@ static int each_row(const struct occupancy_request *r, int print, gx_error *erro
             for (int g = 0; g < r->counts[1]; g++)
                 for (int s = 0; s < r->counts[2]; s++)
                     for (int n = 0; n < r->counts[3]; n++) {
-                        gx_occupancy_input in = {r->values[0][b], r->values[1][g], r->values[2][s],
-                                                 0,               r->values[3][n], r->carveout};
+                        gx_occupancy_input in = {r->values[0][b], r->values[1][g], r->values[2][s], 0,
+                                                 r->values[3][n], r->carveout};
                         if (print_row(r->archs[a], &in, print, error))
                             return error->kind;
                     }

@@ -57,8 +57,8 @@ static int find_section(const unsigned char *data, size_t size, const char *name
 {
     Elf64_Ehdr header;
     memcpy(&header, data, sizeof header);
-    if (header.e_shoff == 0 || header.e_shentsize != sizeof(Elf64_Shdr) || header.e_shoff > size
-        || (size - header.e_shoff) / sizeof(Elf64_Shdr) < header.e_shnum || header.e_shstrndx >= header.e_shnum)
+    if (header.e_shoff == 0 || header.e_shentsize != sizeof(Elf64_Shdr) || header.e_shoff > size ||
+        (size - header.e_shoff) / sizeof(Elf64_Shdr) < header.e_shnum || header.e_shstrndx >= header.e_shnum)
         return 0;
     const unsigned char *sections = data + header.e_shoff;
     Elf64_Shdr names, section;
@@ -90,9 +90,10 @@ int gx_host_fatbins(const void *data, size_t size, size_t offsets[GX_MAX_IMAGES]
     const Elf64_Shdr *section = find_section(bytes, size, ".nv_fatbin", &found) ? &found : NULL;
     if (!section || section->sh_type == SHT_NOBITS) {
         if (find_section(bytes, size, "__nv_relfatbin", &found))
-            return gx_fail(error, GX_ERR_USAGE,
-                           "its device code was compiled with -rdc=true and is not linked yet (section __nv_relfatbin): "
-                           "load the output of nvcc -dlink, or build with -rdc=false");
+            return gx_fail(
+                error, GX_ERR_USAGE,
+                "its device code was compiled with -rdc=true and is not linked yet (section __nv_relfatbin): "
+                "load the output of nvcc -dlink, or build with -rdc=false");
         return gx_fail(error, GX_ERR_USAGE,
                        "it holds no GPU code (no .nv_fatbin section; was it compiled with nvcc, and not stripped?)");
     }
@@ -286,7 +287,8 @@ int gx_image_list_kernels(const void *data, size_t size, gx_image_kernels *list,
     int compressed = 0;
     int status = each_cubin(data, size, read_kernels, list, &compressed, error);
     if (status == GX_OK && list->count == 0 && compressed)
-        status = gx_fail(error, GX_ERR_USAGE, "its device code is compressed (nvcc's default for large builds), which "
+        status = gx_fail(error, GX_ERR_USAGE,
+                         "its device code is compressed (nvcc's default for large builds), which "
                          "only the driver can read: build with -Xfatbin=-compress-all=false, or run on a GPU");
     if (status)
         gx_image_kernels_free(list);
@@ -312,19 +314,19 @@ static int cubin_globals(const unsigned char *data, size_t size, void *user, gx_
     Elf64_Ehdr header;
     memcpy(&header, data, sizeof header);
     Elf64_Shdr symtab, strings, names;
-    if (!find_section(data, size, ".symtab", &symtab) || symtab.sh_link >= header.e_shnum || symtab.sh_offset > size
-        || symtab.sh_size > size - symtab.sh_offset)
+    if (!find_section(data, size, ".symtab", &symtab) || symtab.sh_link >= header.e_shnum || symtab.sh_offset > size ||
+        symtab.sh_size > size - symtab.sh_offset)
         return gx_fail(error, GX_ERR_USAGE, "a cubin in it has no readable symbol table");
     memcpy(&strings, data + header.e_shoff + (size_t)symtab.sh_link * sizeof strings, sizeof strings);
     memcpy(&names, data + header.e_shoff + (size_t)header.e_shstrndx * sizeof names, sizeof names);
-    if (strings.sh_offset > size || strings.sh_size > size - strings.sh_offset || names.sh_offset > size
-        || names.sh_size > size - names.sh_offset)
+    if (strings.sh_offset > size || strings.sh_size > size - strings.sh_offset || names.sh_offset > size ||
+        names.sh_size > size - names.sh_offset)
         return gx_fail(error, GX_ERR_USAGE, "a cubin in it has a damaged string table");
     for (size_t i = 0; i < symtab.sh_size / sizeof(Elf64_Sym); i++) {
         Elf64_Sym symbol;
         memcpy(&symbol, data + symtab.sh_offset + i * sizeof symbol, sizeof symbol);
-        if (ELF64_ST_TYPE(symbol.st_info) != STT_OBJECT || symbol.st_shndx == SHN_UNDEF || symbol.st_shndx >= header.e_shnum
-            || symbol.st_name >= strings.sh_size)
+        if (ELF64_ST_TYPE(symbol.st_info) != STT_OBJECT || symbol.st_shndx == SHN_UNDEF ||
+            symbol.st_shndx >= header.e_shnum || symbol.st_name >= strings.sh_size)
             continue;
         Elf64_Shdr section;
         memcpy(&section, data + header.e_shoff + (size_t)symbol.st_shndx * sizeof section, sizeof section);
@@ -334,7 +336,8 @@ static int cubin_globals(const unsigned char *data, size_t size, void *user, gx_
         size_t room = names.sh_size - section.sh_name;
         if (strnlen(section_name, room) == room)
             continue;
-        int constant = strncmp(section_name, ".nv.constant", 12) == 0 && strncmp(section_name, ".nv.constant0", 13) != 0;
+        int constant =
+            strncmp(section_name, ".nv.constant", 12) == 0 && strncmp(section_name, ".nv.constant0", 13) != 0;
         if (!constant && strncmp(section_name, ".nv.global", 10) != 0)
             continue;
         const char *name = (const char *)data + strings.sh_offset + symbol.st_name;

@@ -41,8 +41,8 @@ int gx_blob_load(const char *path, uint8_t **data, size_t *size, char *why, size
 int gx_blob_store(const char *path, const void *data, size_t size, gx_error *error)
 {
     char header[96];
-    int header_size = snprintf(header, sizeof header, "gpuexp-blob %zu %016llx\n", size,
-                               (unsigned long long)XXH3_64bits(data, size));
+    int header_size =
+        snprintf(header, sizeof header, "gpuexp-blob %zu %016llx\n", size, (unsigned long long)XXH3_64bits(data, size));
     char *whole = malloc((size_t)header_size + size);
     if (!whole)
         return gx_fail(error, GX_ERR_SYSTEM, "out of memory");

@@ -15,7 +15,6 @@
 #include "gx_cache.h"
 #include "gx_files.h"
 
-
 struct include_walk {
     XXH3_state_t *state;
     const gx_compile_request *request;
@@ -89,8 +88,9 @@ void gx_compile_keys(const gx_compile_request *request, const char *compiler, ch
     int line_table = 0;
     for (int i = 0; i < request->option_count; i++) {
         hash_string(state, request->options[i]);
-        line_table |= strcmp(request->options[i], "--generate-line-info") == 0 || strcmp(request->options[i], "-lineinfo") == 0
-                   || strcmp(request->options[i], "-G") == 0 || strcmp(request->options[i], "--device-debug") == 0;
+        line_table |= strcmp(request->options[i], "--generate-line-info") == 0 ||
+                      strcmp(request->options[i], "-lineinfo") == 0 || strcmp(request->options[i], "-G") == 0 ||
+                      strcmp(request->options[i], "--device-debug") == 0;
     }
     /* a line table names the source file: a cubin compiled as a.cu is not b.cu's (line profiles) */
     if (line_table)
@@ -162,8 +162,8 @@ int gx_compile_cache_load(const gx_compile_request *request, gx_compile_result *
             const char *line = strstr(manifest, "cubin ");
             if (line)
                 sscanf(line, "cubin %llu", &want_size);
-            snprintf(found, sizeof found, "cubin %zu bytes, the manifest says %llu, or a part's hash differs",
-                     sizes[0], want_size);
+            snprintf(found, sizeof found, "cubin %zu bytes, the manifest says %llu, or a part's hash differs", sizes[0],
+                     want_size);
         }
         snprintf(result->cache_warning, sizeof result->cache_warning,
                  "the cached build %.2s/%s in %s was damaged (%s); compiled again", result->key, result->key,
@@ -208,10 +208,11 @@ void gx_compile_cache_store(const gx_compile_request *request, gx_compile_result
         failed = gx_write_file_atomic(path, manifest, strlen(manifest), &problem);
     }
     if (failed)
-        snprintf(result->cache_store_warning, sizeof result->cache_store_warning,
-                 "the compile cache %.160s cannot be written (%.200s): every run compiles again (GPUEXP_CACHE_DIR names "
-                 "another folder)",
-                 request->cache_directory, problem.message);
+        snprintf(
+            result->cache_store_warning, sizeof result->cache_store_warning,
+            "the compile cache %.160s cannot be written (%.200s): every run compiles again (GPUEXP_CACHE_DIR names "
+            "another folder)",
+            request->cache_directory, problem.message);
 }
 
 void gx_compile_result_free(gx_compile_result *result)
@@ -223,8 +224,7 @@ void gx_compile_result_free(gx_compile_result *result)
     result->cubin = result->ptx = result->log = result->lowered_names = NULL;
 }
 
-const char *gx_compile_lowered_name(const gx_compile_result *result, const char *expression, char *buffer,
-                                    size_t size)
+const char *gx_compile_lowered_name(const gx_compile_result *result, const char *expression, char *buffer, size_t size)
 {
     /* the expression as given, else as written another way (canonical forms equal) */
     char wanted[2048], given[2048], canonical[2048];
@@ -261,14 +261,18 @@ int gx_compile_choose_arch(const gx_options *options, const char *given, const c
     if (given) {
         snprintf(arch, arch_size, "%s", given);
         if (options->target_count)
-            snprintf(notes + strlen(notes), notes_size - strlen(notes), "%sarch = %s given: the options' "
-                     "architectures are not used", notes[0] ? "; " : "", given);
+            snprintf(notes + strlen(notes), notes_size - strlen(notes),
+                     "%sarch = %s given: the options' "
+                     "architectures are not used",
+                     notes[0] ? "; " : "", given);
     } else {
         if (gx_options_pick_arch(options, device_arch, arch, arch_size, error))
             return error->kind;
         if (strcmp(arch, device_arch) != 0)
-            snprintf(notes + strlen(notes), notes_size - strlen(notes), "%scompiled for %s, the build of the "
-                     "options that %s would run%s", notes[0] ? "; " : "", arch, device_arch,
+            snprintf(notes + strlen(notes), notes_size - strlen(notes),
+                     "%scompiled for %s, the build of the "
+                     "options that %s would run%s",
+                     notes[0] ? "; " : "", arch, device_arch,
                      strncmp(arch, "compute_", 8) == 0 ? " (its PTX, compiled by the driver at load)" : "");
     }
     if (strncmp(arch, "sm_", 3) != 0 && strncmp(arch, "compute_", 8) != 0)
@@ -323,7 +327,8 @@ int gx_compile_check_names(const gx_compile_request *request, const gx_compile_r
             found = strstr(result->ptx, entry) != NULL;
         }
         if (!found)
-            status = gx_fail(error, GX_ERR_COMPILE, "kernel '%s' (symbol %s) is not in the %s compiled from %s: the name "
+            status = gx_fail(error, GX_ERR_COMPILE,
+                             "kernel '%s' (symbol %s) is not in the %s compiled from %s: the name "
                              "was lowered but its instantiation did not reach the binary that is loaded",
                              request->name_expressions[i], symbol, result->cubin_size ? "cubin" : "PTX",
                              request->source_name);

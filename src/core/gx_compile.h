@@ -10,11 +10,11 @@
 
 typedef struct gx_compile_request {
     const char *source;
-    const char *source_name; /* shown in compiler messages, e.g. "kernels/saxpy.cu" */
+    const char *source_name;      /* shown in compiler messages, e.g. "kernels/saxpy.cu" */
     const char *source_directory; /* where the source's own #include "x.h" is found; may be NULL */
     const char *source_path;      /* the file the source was read from, NULL for a string (nvcc compiles it in place) */
-    const char *arch;        /* "sm_90", or "compute_90" for PTX alone (cubin_size 0) */
-    const char *const *options; /* extra NVRTC options, "-D..." included */
+    const char *arch;             /* "sm_90", or "compute_90" for PTX alone (cubin_size 0) */
+    const char *const *options;   /* extra NVRTC options, "-D..." included */
     int option_count;
     const char *const *include_directories;
     int include_directory_count;
@@ -32,12 +32,12 @@ typedef struct gx_compile_result {
     char *cubin;
     size_t cubin_size;
     char *ptx;
-    char *log;   /* the full NVRTC log, ptxas -v report included */
+    char *log;           /* the full NVRTC log, ptxas -v report included */
     char *lowered_names; /* "expression\tlowered\n" per name expression */
     char key[33];        /* cache key: hex of a 128-bit hash */
     char source_key[33]; /* the same without architecture and NVRTC version: "did the kernel change" */
     int from_cache;
-    char cache_warning[512]; /* a damaged cache entry that was compiled again, "" when none */
+    char cache_warning[512];       /* a damaged cache entry that was compiled again, "" when none */
     char cache_store_warning[512]; /* the cache could not be written (every run compiles again), "" when it was */
     double compile_seconds;
 } gx_compile_result;
@@ -69,7 +69,6 @@ void gx_compile_cache_directory(int wanted, char *out, size_t size);
    symbol and the file otherwise. */
 int gx_compile_check_names(const gx_compile_request *request, const gx_compile_result *result, gx_error *error);
 /* The lowered (mangled) name of a name expression, or NULL. */
-const char *gx_compile_lowered_name(const gx_compile_result *result, const char *expression, char *buffer,
-                                    size_t size);
+const char *gx_compile_lowered_name(const gx_compile_result *result, const char *expression, char *buffer, size_t size);
 
 #endif

@@ -43,22 +43,26 @@ static void load_cupti(void)
     for (int i = 0; i < n && !handle; i++)
         handle = dlopen(candidates[i], RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
-        load_status = gx_fail(&load_error, GX_ERR_PROFILER,
-                              "CUPTI not found (tried %s and /usr/local/cuda/lib64): install the CUDA toolkit's CUPTI or set GX_LIBCUPTI",
-                              candidates[0]);
+        load_status = gx_fail(
+            &load_error, GX_ERR_PROFILER,
+            "CUPTI not found (tried %s and /usr/local/cuda/lib64): install the CUDA toolkit's CUPTI or set GX_LIBCUPTI",
+            candidates[0]);
         return;
     }
-#define GX_CUPTI_LOAD(name)                                                                        \
-    if (!(gx_cupti.name = (__typeof__(name) *)dlsym(handle, #name))) {                                \
-        load_status = gx_fail(&load_error, GX_ERR_PROFILER, "CUPTI has no %s: CUPTI 13 is needed", #name); \
-        return;                                                                                    \
+#define GX_CUPTI_LOAD(name)                                                                                            \
+    if (!(gx_cupti.name = (__typeof__(name) *)dlsym(handle, #name))) {                                                 \
+        load_status = gx_fail(&load_error, GX_ERR_PROFILER, "CUPTI has no %s: CUPTI 13 is needed", #name);             \
+        return;                                                                                                        \
     }
     GX_CUPTI_FUNCTIONS(GX_CUPTI_LOAD)
 #undef GX_CUPTI_LOAD
     load_status = GX_OK;
 }
 
-int gx_cupti_loaded(void) { return load_status == GX_OK; }
+int gx_cupti_loaded(void)
+{
+    return load_status == GX_OK;
+}
 
 int gx_cupti_get(gx_error *error)
 {
@@ -78,31 +82,33 @@ int gx_cupti_fail(gx_error *error, const char *call, CUptiResult result)
     gx_fail(error, kind, "%s failed: %s (%s)", call, name, text);
     switch (result) {
     case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
-        gx_error_append(error, ": the driver lets only administrators read GPU performance counters (ERR_NVGPUCTRPERM). "
-                               "Run as root or with CAP_SYS_ADMIN (CAP_PERFMON from driver R565), or have an admin set "
-                               "'options nvidia NVreg_RestrictProfilingToAdminUsers=0' in /etc/modprobe.d, rebuild the "
-                               "initramfs and reboot; in a container the host's setting applies");
+        gx_error_append(error,
+                        ": the driver lets only administrators read GPU performance counters (ERR_NVGPUCTRPERM). "
+                        "Run as root or with CAP_SYS_ADMIN (CAP_PERFMON from driver R565), or have an admin set "
+                        "'options nvidia NVreg_RestrictProfilingToAdminUsers=0' in /etc/modprobe.d, rebuild the "
+                        "initramfs and reboot; in a container the host's setting applies");
         break;
     case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED:
         gx_error_append(error, ": another profiler owns this process (ncu, nsys, cuda-gdb, or a framework's tracer); "
                                "run gpuexp without it to collect metrics");
         break;
     case CUPTI_ERROR_HARDWARE_BUSY:
-        gx_error_append(error, ": another process is using the GPU's counters (a profiler, or DCGM: 'dcgmi profile --pause'); "
-                               "try again when it is done");
+        gx_error_append(error,
+                        ": another process is using the GPU's counters (a profiler, or DCGM: 'dcgmi profile --pause'); "
+                        "try again when it is done");
         break;
     case CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED:
         gx_error_append(error, ": on a MIG instance counters need a compute instance that owns its whole GPU instance");
         break;
     case CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED:
     case CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES:
-        gx_error_append(error, ": this is a virtual GPU; the hypervisor's administrator must enable profiling for the VM");
+        gx_error_append(error,
+                        ": this is a virtual GPU; the hypervisor's administrator must enable profiling for the VM");
         break;
     case CUPTI_ERROR_NOT_INITIALIZED:
         gx_error_append(error, ": CUPTI could not load libnvperf_host.so, which must sit beside libcupti.so");
         break;
-    default:
-        break;
+    default: break;
     }
     return kind;
 }
@@ -132,16 +138,18 @@ int gx_cupti_device_supported(const gx_device *device, CUpti_Profiler_API api, g
     CUPTI_CHECK(error, cuptiProfilerDeviceSupported, &supported);
     if (supported.isSupported == CUPTI_PROFILER_CONFIGURATION_SUPPORTED)
         return GX_OK;
-    const char *why = supported.architecture != CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "its architecture is older than 7.5"
-                    : supported.vGpu != CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "it is a virtual GPU without profiling enabled by the hypervisor"
-                    : supported.confidentialCompute != CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "confidential computing is on"
-                    : supported.cmp != CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "it is a crypto-mining processor (CMP)"
-                    : supported.sli != CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "SLI is enabled"
-                    : supported.wsl != CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "WSL does not support it here"
-                                                                               : "CUPTI gives no reason";
+    const char *why =
+        supported.architecture != CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "its architecture is older than 7.5"
+        : supported.vGpu != CUPTI_PROFILER_CONFIGURATION_SUPPORTED
+            ? "it is a virtual GPU without profiling enabled by the hypervisor"
+        : supported.confidentialCompute != CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "confidential computing is on"
+        : supported.cmp != CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "it is a crypto-mining processor (CMP)"
+        : supported.sli != CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "SLI is enabled"
+        : supported.wsl != CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "WSL does not support it here"
+                                                                  : "CUPTI gives no reason";
     static const char *const apis[] = {"profile", "sample the PCs of", "count the SASS instructions of", "sample"};
-    return gx_fail(error, GX_ERR_PROFILER, "CUPTI cannot %s %s: %s", (int)api >= 0 && (int)api < 4 ? apis[api] : "profile",
-                   device->name, why);
+    return gx_fail(error, GX_ERR_PROFILER, "CUPTI cannot %s %s: %s",
+                   (int)api >= 0 && (int)api < 4 ? apis[api] : "profile", device->name, why);
 }
 
 int gx_cupti_version(unsigned *version, gx_error *error)

@@ -19,25 +19,60 @@
 #include "gx_device.h"
 #include "gx_error.h"
 
-#define GX_CUPTI_FUNCTIONS(X)                                                                      \
-    X(cuptiGetVersion) X(cuptiGetResultString) X(cuptiGetErrorMessage) X(cuptiProfilerInitialize) \
-    X(cuptiProfilerDeviceSupported) X(cuptiDeviceGetChipName) X(cuptiProfilerGetCounterAvailability) \
-    X(cuptiProfilerHostInitialize) X(cuptiProfilerHostDeinitialize) X(cuptiProfilerHostGetSupportedChips) \
-    X(cuptiProfilerHostGetBaseMetrics) X(cuptiProfilerHostGetSubMetrics)                           \
-    X(cuptiProfilerHostGetMetricProperties) X(cuptiProfilerHostConfigAddMetrics)                  \
-    X(cuptiProfilerHostGetConfigImageSize) X(cuptiProfilerHostGetConfigImage)                     \
-    X(cuptiProfilerHostGetNumOfPasses) X(cuptiProfilerHostEvaluateToGpuValues)                    \
-    X(cuptiRangeProfilerEnable) X(cuptiRangeProfilerDisable) X(cuptiRangeProfilerGetCounterDataSize) \
-    X(cuptiRangeProfilerCounterDataImageInitialize) X(cuptiRangeProfilerSetConfig)                \
-    X(cuptiRangeProfilerStart) X(cuptiRangeProfilerStop) X(cuptiRangeProfilerDecodeData)          \
-    X(cuptiRangeProfilerGetCounterDataInfo) X(cuptiActivityEnable) X(cuptiActivityDisable)            \
-    X(cuptiActivityRegisterCallbacks) X(cuptiActivityFlushAll) X(cuptiActivityGetNextRecord)      \
-    X(cuptiGetTimestamp) X(cuptiGetCallbackName) X(cuptiSassMetricsGetProperties) X(cuptiSassMetricsSetConfig)    \
-    X(cuptiSassMetricsUnsetConfig) X(cuptiSassMetricsEnable) X(cuptiSassMetricsDisable)              \
-    X(cuptiSassMetricsGetDataProperties) X(cuptiSassMetricsFlushData) X(cuptiPCSamplingEnable)       \
-    X(cuptiPCSamplingDisable) X(cuptiPCSamplingGetNumStallReasons) X(cuptiPCSamplingGetStallReasons)  \
-    X(cuptiPCSamplingSetConfigurationAttribute) X(cuptiPCSamplingStart) X(cuptiPCSamplingStop)       \
-    X(cuptiPCSamplingGetData) X(cuptiGetSassToSourceCorrelation)
+// an X-macro list, one entry a line (clang-format 14 does not settle on such a list)
+// clang-format off
+#define GX_CUPTI_FUNCTIONS(X) \
+    X(cuptiGetVersion) \
+    X(cuptiGetResultString) \
+    X(cuptiGetErrorMessage) \
+    X(cuptiProfilerInitialize) \
+    X(cuptiProfilerDeviceSupported) \
+    X(cuptiDeviceGetChipName) \
+    X(cuptiProfilerGetCounterAvailability) \
+    X(cuptiProfilerHostInitialize) \
+    X(cuptiProfilerHostDeinitialize) \
+    X(cuptiProfilerHostGetSupportedChips) \
+    X(cuptiProfilerHostGetBaseMetrics) \
+    X(cuptiProfilerHostGetSubMetrics) \
+    X(cuptiProfilerHostGetMetricProperties) \
+    X(cuptiProfilerHostConfigAddMetrics) \
+    X(cuptiProfilerHostGetConfigImageSize) \
+    X(cuptiProfilerHostGetConfigImage) \
+    X(cuptiProfilerHostGetNumOfPasses) \
+    X(cuptiProfilerHostEvaluateToGpuValues) \
+    X(cuptiRangeProfilerEnable) \
+    X(cuptiRangeProfilerDisable) \
+    X(cuptiRangeProfilerGetCounterDataSize) \
+    X(cuptiRangeProfilerCounterDataImageInitialize) \
+    X(cuptiRangeProfilerSetConfig) \
+    X(cuptiRangeProfilerStart) \
+    X(cuptiRangeProfilerStop) \
+    X(cuptiRangeProfilerDecodeData) \
+    X(cuptiRangeProfilerGetCounterDataInfo) \
+    X(cuptiActivityEnable) \
+    X(cuptiActivityDisable) \
+    X(cuptiActivityRegisterCallbacks) \
+    X(cuptiActivityFlushAll) \
+    X(cuptiActivityGetNextRecord) \
+    X(cuptiGetTimestamp) \
+    X(cuptiGetCallbackName) \
+    X(cuptiSassMetricsGetProperties) \
+    X(cuptiSassMetricsSetConfig) \
+    X(cuptiSassMetricsUnsetConfig) \
+    X(cuptiSassMetricsEnable) \
+    X(cuptiSassMetricsDisable) \
+    X(cuptiSassMetricsGetDataProperties) \
+    X(cuptiSassMetricsFlushData) \
+    X(cuptiPCSamplingEnable) \
+    X(cuptiPCSamplingDisable) \
+    X(cuptiPCSamplingGetNumStallReasons) \
+    X(cuptiPCSamplingGetStallReasons) \
+    X(cuptiPCSamplingSetConfigurationAttribute) \
+    X(cuptiPCSamplingStart) \
+    X(cuptiPCSamplingStop) \
+    X(cuptiPCSamplingGetData) \
+    X(cuptiGetSassToSourceCorrelation)
+// clang-format on
 
 struct gx_cupti_functions {
 #define GX_CUPTI_POINTER(name) __typeof__(name) *name;
@@ -72,11 +107,11 @@ int gx_metric_host_config_image(struct gx_metric_host *host, const char *const *
                                 size_t *size, gx_error *error);
 
 /* Calls a CUPTI function once and returns its failure as a gx error. */
-#define CUPTI_CHECK(error, call, params)                                                           \
-    do {                                                                                           \
-        CUptiResult result_ = gx_cupti.call(params);                                                  \
-        if (result_ != CUPTI_SUCCESS)                                                              \
-            return gx_cupti_fail(error, #call, result_);                                              \
+#define CUPTI_CHECK(error, call, params)                                                                               \
+    do {                                                                                                               \
+        CUptiResult result_ = gx_cupti.call(params);                                                                   \
+        if (result_ != CUPTI_SUCCESS)                                                                                  \
+            return gx_cupti_fail(error, #call, result_);                                                               \
     } while (0)
 
 #endif

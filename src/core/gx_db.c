@@ -56,8 +56,9 @@ static int check_is_history(gx_db *db, gx_error *error)
     if (rc != SQLITE_ROW) {
         int primary = sqlite3_errcode(db->handle) & 0xff;
         if (primary == SQLITE_NOTADB || primary == SQLITE_CORRUPT || primary == SQLITE_FORMAT)
-            gx_fail(error, GX_ERR_SYSTEM, "%s is not a gpuexp history: SQLite cannot read it (%s); it was left as it was",
-                    db->path, sqlite3_errstr(rc));
+            gx_fail(error, GX_ERR_SYSTEM,
+                    "%s is not a gpuexp history: SQLite cannot read it (%s); it was left as it was", db->path,
+                    sqlite3_errstr(rc));
         else /* the file may well be a history: what failed is the disk (full, an I/O error) or the system */
             gx_fail(error, GX_ERR_SYSTEM, "cannot open the history %s: %s%s; it was left as it was", db->path,
                     sqlite3_errmsg(db->handle), full_disk(db->path) ? " (the disk is full)" : "");
@@ -104,8 +105,9 @@ int gx_db_open(const char *path, int readonly, gx_db **out, gx_error *error)
     }
     /* SQLite opens a file it cannot write read-only without a word: say so before a write fails */
     if (!readonly && sqlite3_db_readonly(db->handle, "main") == 1) {
-        gx_fail(error, GX_ERR_SYSTEM, "the history %s cannot be written by this user (a read-only file, folder or disk); "
-                                      "give another --history",
+        gx_fail(error, GX_ERR_SYSTEM,
+                "the history %s cannot be written by this user (a read-only file, folder or disk); "
+                "give another --history",
                 path);
         gx_db_close(db);
         return GX_ERR_SYSTEM;
@@ -116,7 +118,8 @@ int gx_db_open(const char *path, int readonly, gx_db **out, gx_error *error)
     }
     /* WAL: readers never block the nightly's writer; a killed writer's transaction is rolled back
      * on the next open. */
-    if (!readonly && gx_db_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", error)) {
+    if (!readonly &&
+        gx_db_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", error)) {
         gx_db_close(db);
         return GX_ERR_SYSTEM;
     }
@@ -153,17 +156,12 @@ static int bind(gx_db *db, sqlite3_stmt *statement, int index, const gx_db_value
 {
     int rc;
     switch (value->type) {
-    case GX_DB_INTEGER:
-        rc = sqlite3_bind_int64(statement, index, value->integer);
-        break;
-    case GX_DB_REAL:
-        rc = sqlite3_bind_double(statement, index, value->real);
-        break;
+    case GX_DB_INTEGER: rc = sqlite3_bind_int64(statement, index, value->integer); break;
+    case GX_DB_REAL: rc = sqlite3_bind_double(statement, index, value->real); break;
     case GX_DB_TEXT:
         rc = sqlite3_bind_text64(statement, index, value->text, value->length, SQLITE_TRANSIENT, SQLITE_UTF8);
         break;
-    default:
-        rc = sqlite3_bind_null(statement, index);
+    default: rc = sqlite3_bind_null(statement, index);
     }
     return rc == SQLITE_OK ? GX_OK : db_fail(db, error, "sqlite3_bind", rc, sql);
 }
@@ -207,9 +205,7 @@ int gx_db_run(gx_db *db, const char *sql, const gx_db_value *params, int count, 
                 v->type = GX_DB_REAL;
                 v->real = sqlite3_column_double(statement, c);
                 break;
-            case SQLITE_NULL:
-                v->type = GX_DB_NULL;
-                break;
+            case SQLITE_NULL: v->type = GX_DB_NULL; break;
             default: /* text, and blobs read as text */
                 v->type = GX_DB_TEXT;
                 v->text = (const char *)sqlite3_column_text(statement, c);
@@ -229,8 +225,17 @@ int gx_db_run(gx_db *db, const char *sql, const gx_db_value *params, int count, 
     return result;
 }
 
-long long gx_db_last_insert_id(gx_db *db) { return sqlite3_last_insert_rowid(db->handle); }
+long long gx_db_last_insert_id(gx_db *db)
+{
+    return sqlite3_last_insert_rowid(db->handle);
+}
 
-int gx_db_changes(gx_db *db) { return sqlite3_changes(db->handle); }
+int gx_db_changes(gx_db *db)
+{
+    return sqlite3_changes(db->handle);
+}
 
-const char *gx_db_sqlite_version(void) { return sqlite3_libversion(); }
+const char *gx_db_sqlite_version(void)
+{
+    return sqlite3_libversion();
+}

@@ -13,7 +13,10 @@ struct gx_attribute_name {
 
 #define ATTRIBUTE_COUNT (sizeof gx_attribute_names / sizeof gx_attribute_names[0])
 
-size_t gx_device_attribute_count(void) { return ATTRIBUTE_COUNT; }
+size_t gx_device_attribute_count(void)
+{
+    return ATTRIBUTE_COUNT;
+}
 
 const char *gx_device_attribute_name(size_t index)
 {
@@ -62,12 +65,14 @@ int gx_device_open(gx_device *device, int ordinal, gx_error *error)
     if (ordinal < 0 || ordinal >= count)
         return gx_fail(error, GX_ERR_USAGE, "no GPU %d: this machine has %d (0 to %d)", ordinal, count, count - 1);
     device->ordinal = ordinal;
-    if (GX_CU(error, d->cuDeviceGet(&device->handle, ordinal))
-        || GX_CU(error, d->cuDeviceGetName(device->name, sizeof device->name, device->handle))
-        || GX_CU(error, d->cuDeviceTotalMem(&device->total_memory_bytes, device->handle))
-        || GX_CU(error, d->cuDeviceGetAttribute(&device->cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device->handle))
-        || GX_CU(error, d->cuDeviceGetAttribute(&device->cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device->handle))
-        || GX_CU(error, d->cuDeviceGetPCIBusId(device->pci_bus_id, sizeof device->pci_bus_id, device->handle)))
+    if (GX_CU(error, d->cuDeviceGet(&device->handle, ordinal)) ||
+        GX_CU(error, d->cuDeviceGetName(device->name, sizeof device->name, device->handle)) ||
+        GX_CU(error, d->cuDeviceTotalMem(&device->total_memory_bytes, device->handle)) ||
+        GX_CU(error, d->cuDeviceGetAttribute(&device->cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                                             device->handle)) ||
+        GX_CU(error, d->cuDeviceGetAttribute(&device->cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                                             device->handle)) ||
+        GX_CU(error, d->cuDeviceGetPCIBusId(device->pci_bus_id, sizeof device->pci_bus_id, device->handle)))
         return error->kind;
     if (uuid_text(d, device->handle, device->uuid, sizeof device->uuid, error))
         return error->kind;
@@ -107,7 +112,8 @@ int gx_device_attribute(const gx_device *device, const char *name, int *value, g
     int attribute = gx_device_attribute_lookup(name);
     if (attribute < 0)
         return gx_fail(error, GX_ERR_USAGE,
-                       "unknown device attribute '%s' (names are CU_DEVICE_ATTRIBUTE_* in lower case without the prefix, e.g. 'max_threads_per_block')",
+                       "unknown device attribute '%s' (names are CU_DEVICE_ATTRIBUTE_* in lower case without the "
+                       "prefix, e.g. 'max_threads_per_block')",
                        name);
     const gx_driver *d = gx_driver_get(error);
     if (!d)
@@ -121,7 +127,10 @@ int gx_fp32_lanes_per_sm(int cc_major, int cc_minor)
     case 6: return cc_minor == 0 ? 64 : 128;
     case 7: return 64;
     case 8: return cc_minor == 0 ? 64 : 128;
-    case 9: case 10: case 11: case 12: return 128;
+    case 9:
+    case 10:
+    case 11:
+    case 12: return 128;
     }
     return 0;
 }

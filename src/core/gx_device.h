@@ -12,7 +12,7 @@ typedef struct gx_device {
     CUdevice handle;
     CUcontext context; /* primary context, retained while the device is open */
     char name[256];
-    char uuid[48];  /* GPU-xxxxxxxx-xxxx-... as nvidia-smi prints it */
+    char uuid[48]; /* GPU-xxxxxxxx-xxxx-... as nvidia-smi prints it */
     char pci_bus_id[32];
     int cc_major, cc_minor;
     size_t total_memory_bytes;

@@ -11,7 +11,10 @@ static int load_status = -1; /* -1 not tried, else a gx_error_kind */
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static void (*context_lost_hook)(const char *message);
 
-void gx_driver_on_context_lost(void (*hook)(const char *message)) { context_lost_hook = hook; }
+void gx_driver_on_context_lost(void (*hook)(const char *message))
+{
+    context_lost_hook = hook;
+}
 
 static void load_driver(void)
 {
@@ -25,8 +28,8 @@ static void load_driver(void)
     void *handle = dlopen(library, RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
         load_status = gx_fail(&load_error, GX_ERR_DRIVER,
-                              "no CUDA driver found: dlopen(%s) failed: %s (is the NVIDIA driver installed?)",
-                              library, dlerror());
+                              "no CUDA driver found: dlopen(%s) failed: %s (is the NVIDIA driver installed?)", library,
+                              dlerror());
         return;
     }
     /* cuInit first, through its one stable ABI, so a stub library or a missing GPU says so */
@@ -34,25 +37,25 @@ static void load_driver(void)
     CUresult init_result = init ? init(0) : CUDA_ERROR_NOT_FOUND;
     if (init_result == CUDA_ERROR_STUB_LIBRARY) {
         load_status = gx_fail(&load_error, GX_ERR_DRIVER,
-                              "no CUDA driver found: %s is the CUDA toolkit's stub library, not a driver (cuInit: CUDA_ERROR_STUB_LIBRARY)",
+                              "no CUDA driver found: %s is the CUDA toolkit's stub library, not a driver (cuInit: "
+                              "CUDA_ERROR_STUB_LIBRARY)",
                               library);
         return;
     }
     PFN_cuGetProcAddress_v12000 get_proc = (PFN_cuGetProcAddress_v12000)dlsym(handle, "cuGetProcAddress_v2");
     if (!get_proc) {
-        load_status = gx_fail(&load_error, GX_ERR_DRIVER,
-                              "the CUDA driver in %s is too old: it has no cuGetProcAddress_v2 (CUDA 12.0 or newer is needed)",
-                              library);
+        load_status = gx_fail(
+            &load_error, GX_ERR_DRIVER,
+            "the CUDA driver in %s is too old: it has no cuGetProcAddress_v2 (CUDA 12.0 or newer is needed)", library);
         return;
     }
     CUdriverProcAddressQueryResult found;
-#define GX_DRIVER_LOAD(name, version)                                                                  \
-    if (get_proc(#name, (void **)&driver.name, version, CU_GET_PROC_ADDRESS_DEFAULT, &found) != CUDA_SUCCESS \
-        || found != CU_GET_PROC_ADDRESS_SUCCESS || !driver.name) {                                    \
-        load_status = gx_fail(&load_error, GX_ERR_DRIVER,                                              \
-                              "the CUDA driver has no %s (ABI version %d); update the NVIDIA driver",  \
-                              #name, version);                                                         \
-        return;                                                                                        \
+#define GX_DRIVER_LOAD(name, version)                                                                                  \
+    if (get_proc(#name, (void **)&driver.name, version, CU_GET_PROC_ADDRESS_DEFAULT, &found) != CUDA_SUCCESS ||        \
+        found != CU_GET_PROC_ADDRESS_SUCCESS || !driver.name) {                                                        \
+        load_status = gx_fail(&load_error, GX_ERR_DRIVER,                                                              \
+                              "the CUDA driver has no %s (ABI version %d); update the NVIDIA driver", #name, version); \
+        return;                                                                                                        \
     }
     GX_DRIVER_FUNCTIONS(GX_DRIVER_LOAD)
 #undef GX_DRIVER_LOAD
@@ -60,7 +63,8 @@ static void load_driver(void)
     if (result != CUDA_SUCCESS) {
         gx_cuda_fail(&load_error, "cuInit", result);
         if (result == CUDA_ERROR_STUB_LIBRARY)
-            gx_error_append(&load_error, "; %s is the toolkit's stub, not a driver: no NVIDIA driver is installed", library);
+            gx_error_append(&load_error, "; %s is the toolkit's stub, not a driver: no NVIDIA driver is installed",
+                            library);
         else if (result == CUDA_ERROR_NO_DEVICE)
             gx_error_append(&load_error, "; no CUDA GPU found");
         load_status = GX_ERR_DRIVER;
@@ -95,10 +99,8 @@ static int is_sticky(int result)
     case CUDA_ERROR_LAUNCH_FAILED:
     case CUDA_ERROR_ECC_UNCORRECTABLE:
     case CUDA_ERROR_CONTEXT_IS_DESTROYED:
-    case CUDA_ERROR_UNKNOWN:
-        return 1;
-    default:
-        return 0;
+    case CUDA_ERROR_UNKNOWN: return 1;
+    default: return 0;
     }
 }
 

@@ -9,8 +9,7 @@
 
 /* Fills count elements with values uniform in [low, high) (integers: [low, high]),
    element i depending only on (seed, i), so any subrange is reproducible. */
-void gx_fill_random(void *base, gx_type type, size_t first_index, size_t count, uint64_t seed, double low,
-                    double high);
+void gx_fill_random(void *base, gx_type type, size_t first_index, size_t count, uint64_t seed, double low, double high);
 /* Fills with one value. */
 void gx_fill_value(void *base, gx_type type, size_t count, double value);
 

@@ -102,31 +102,31 @@ int gx_helper_kernels_open(gx_helper_kernels **out, const gx_device *device, gx_
     gx_cache_directory(cache, sizeof cache - 8);
     if (cache[0])
         strcat(cache, "/cubin");
-    gx_compile_request request = {.source = helper_kernels_source, .source_name = "gx_helper_kernels.cu", .arch = arch,
-                                  .cache_directory = cache};
+    gx_compile_request request = {
+        .source = helper_kernels_source, .source_name = "gx_helper_kernels.cu", .arch = arch, .cache_directory = cache};
     gx_compile_result compiled;
     int status = gx_nvrtc_compile(&request, &compiled, error);
     if (status == GX_OK) {
         status = gx_module_load(&t->module, device, compiled.cubin, NULL, 0, error);
         gx_compile_result_free(&compiled);
     }
-    if (status || GX_CU(error, d->cuModuleGetFunction(&t->flush, t->module.handle, "gx_flush_l2"))
-        || GX_CU(error, d->cuModuleGetFunction(&t->clock_probe, t->module.handle, "gx_clock_probe"))
-        || GX_CU(error, d->cuModuleGetFunction(&t->random, t->module.handle, "gx_random"))
-        || GX_CU(error, d->cuModuleGetFunction(&t->block, t->module.handle, "gx_block"))
-        || GX_CU(error, d->cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, device->handle))
-        || GX_CU(error, d->cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device->handle))) {
+    if (status || GX_CU(error, d->cuModuleGetFunction(&t->flush, t->module.handle, "gx_flush_l2")) ||
+        GX_CU(error, d->cuModuleGetFunction(&t->clock_probe, t->module.handle, "gx_clock_probe")) ||
+        GX_CU(error, d->cuModuleGetFunction(&t->random, t->module.handle, "gx_random")) ||
+        GX_CU(error, d->cuModuleGetFunction(&t->block, t->module.handle, "gx_block")) ||
+        GX_CU(error, d->cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, device->handle)) ||
+        GX_CU(error, d->cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device->handle))) {
         gx_helper_kernels_close(t);
         return error->kind;
     }
     t->flush_bytes = 2 * (size_t)(l2 > 0 ? l2 : 1 << 20);
     t->flush_blocks = 4 * (sms > 0 ? sms : 1);
-    if (GX_CU(error, d->cuMemAlloc(&t->flush_buffer, t->flush_bytes + 64))
-        || GX_CU(error, d->cuMemsetD32(t->flush_buffer, 0, (t->flush_bytes + 64) / 4))
-        || GX_CU(error, d->cuMemAlloc(&t->probe_result, 16))
-        || GX_CU(error, d->cuMemHostAlloc((void **)&t->block_words, 2 * sizeof(unsigned),
-                                          CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE))
-        || GX_CU(error, d->cuMemHostGetDevicePointer(&t->block_words_device, (void *)t->block_words, 0))) {
+    if (GX_CU(error, d->cuMemAlloc(&t->flush_buffer, t->flush_bytes + 64)) ||
+        GX_CU(error, d->cuMemsetD32(t->flush_buffer, 0, (t->flush_bytes + 64) / 4)) ||
+        GX_CU(error, d->cuMemAlloc(&t->probe_result, 16)) ||
+        GX_CU(error, d->cuMemHostAlloc((void **)&t->block_words, 2 * sizeof(unsigned),
+                                       CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE)) ||
+        GX_CU(error, d->cuMemHostGetDevicePointer(&t->block_words_device, (void *)t->block_words, 0))) {
         gx_helper_kernels_close(t);
         return error->kind;
     }
@@ -164,7 +164,8 @@ int gx_helper_kernels_flush_l2(gx_helper_kernels *t, gx_error *error)
     CUdeviceptr sink = t->flush_buffer + t->flush_bytes;
     void *params[] = {&t->flush_buffer, &count, &sink};
     gx_note_launch("gx_flush_l2");
-    return GX_CU(error, d->cuLaunchKernel(t->flush, (unsigned)t->flush_blocks, 1, 1, 256, 1, 1, 0, gx_current_stream, params, NULL));
+    return GX_CU(error, d->cuLaunchKernel(t->flush, (unsigned)t->flush_blocks, 1, 1, 256, 1, 1, 0, gx_current_stream,
+                                          params, NULL));
 }
 
 int gx_helper_kernels_sm_clock(gx_helper_kernels *t, double *mhz, gx_error *error)
@@ -175,8 +176,8 @@ int gx_helper_kernels_sm_clock(gx_helper_kernels *t, double *mhz, gx_error *erro
     void *params[] = {&t->probe_result};
     unsigned long long result[2];
     gx_note_launch("gx_clock_probe");
-    if (GX_CU(error, d->cuLaunchKernel(t->clock_probe, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL))
-        || GX_CU(error, d->cuMemcpyDtoH(result, t->probe_result, sizeof result)))
+    if (GX_CU(error, d->cuLaunchKernel(t->clock_probe, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL)) ||
+        GX_CU(error, d->cuMemcpyDtoH(result, t->probe_result, sizeof result)))
         return error->kind;
     *mhz = result[1] ? (double)result[0] / (double)result[1] * 1e3 : 0;
     return GX_OK;
@@ -201,7 +202,8 @@ int gx_helper_kernels_random(gx_helper_kernels *t, gx_buffer *buffer, uint64_t s
     unsigned long long count = buffer->count, s = seed;
     void *params[] = {&buffer->device_pointer, &count, &s, &type, &lo, &span, &lo_f, &span_f};
     gx_note_launch("gx_random");
-    return GX_CU(error, d->cuLaunchKernel(t->random, (unsigned)t->flush_blocks * 4, 1, 1, 256, 1, 1, 0, gx_current_stream, params, NULL));
+    return GX_CU(error, d->cuLaunchKernel(t->random, (unsigned)t->flush_blocks * 4, 1, 1, 256, 1, 1, 0,
+                                          gx_current_stream, params, NULL));
 }
 
 int gx_helper_kernels_block(gx_helper_kernels *t, gx_error *error)

@@ -30,7 +30,10 @@ const int gx_lines_default_metric_count = (int)(sizeof gx_lines_default_metrics 
 
 static int process_owner; /* GX_LINES_PC or GX_LINES_SASS once one was enabled here */
 
-int gx_lines_owner(void) { return process_owner; }
+int gx_lines_owner(void)
+{
+    return process_owner;
+}
 
 void gx_lines_plan_for(int owner, int want_pc, int want_sass, gx_lines_plan *plan)
 {

@@ -71,8 +71,8 @@ void gx_buffer_free(gx_buffer *buffer)
 
 /* Synchronous unless given a stream (or, when `deferrable`, a sequence set gx_current_stream):
    then enqueued on it, truly asynchronous from pinned memory (pageable memory is staged first). */
-static int bytes_copy(gx_buffer *destination, size_t destination_offset, const gx_buffer *source,
-                      size_t source_offset, size_t bytes, CUstream stream, int deferrable, gx_error *error)
+static int bytes_copy(gx_buffer *destination, size_t destination_offset, const gx_buffer *source, size_t source_offset,
+                      size_t bytes, CUstream stream, int deferrable, gx_error *error)
 {
     if (bytes == 0)
         return GX_OK;
@@ -112,20 +112,22 @@ int gx_buffer_copy_async(gx_buffer *destination, size_t destination_offset, cons
     if (destination->type != source->type)
         return gx_fail(error, GX_ERR_USAGE, "cannot copy %s elements into a %s buffer (the element types differ)",
                        gx_type_name(source->type), gx_type_name(destination->type));
-    if (source_offset > source->count || count > source->count - source_offset || destination_offset > destination->count
-        || count > destination->count - destination_offset)
-        return gx_fail(error, GX_ERR_USAGE,
-                       "copy of %zu elements out of range (source has %zu from offset %zu, destination %zu from offset %zu)",
-                       count, source->count, source_offset, destination->count, destination_offset);
-    return bytes_copy(destination, destination_offset * size, source, source_offset * size, count * size, stream, 1, error);
+    if (source_offset > source->count || count > source->count - source_offset ||
+        destination_offset > destination->count || count > destination->count - destination_offset)
+        return gx_fail(
+            error, GX_ERR_USAGE,
+            "copy of %zu elements out of range (source has %zu from offset %zu, destination %zu from offset %zu)",
+            count, source->count, source_offset, destination->count, destination_offset);
+    return bytes_copy(destination, destination_offset * size, source, source_offset * size, count * size, stream, 1,
+                      error);
 }
 
 int gx_buffer_write(gx_buffer *destination, size_t offset, const void *data, size_t bytes, gx_error *error)
 {
     gx_buffer host = {.kind = GX_MEMORY_PAGEABLE, .host_pointer = (void *)data, .bytes = bytes};
     if (offset > destination->bytes || bytes > destination->bytes - offset)
-        return gx_fail(error, GX_ERR_USAGE, "write of %zu bytes at %zu is outside the buffer (%zu bytes)", bytes, offset,
-                       destination->bytes);
+        return gx_fail(error, GX_ERR_USAGE, "write of %zu bytes at %zu is outside the buffer (%zu bytes)", bytes,
+                       offset, destination->bytes);
     return bytes_copy(destination, offset, &host, 0, bytes, NULL, 0, error); /* from staging memory: now */
 }
 
@@ -209,8 +211,7 @@ int gx_buffer_random(gx_buffer *buffer, uint64_t seed, double low, double high, 
 }
 
 /* Gives a host view of [first, first + n) elements: the buffer itself, or a staging copy. */
-static int host_view(const gx_buffer *buffer, size_t first, size_t n, void *staging, const void **view,
-                     gx_error *error)
+static int host_view(const gx_buffer *buffer, size_t first, size_t n, void *staging, const void **view, gx_error *error)
 {
     size_t size = gx_type_size(buffer->type);
     if (buffer->kind != GX_MEMORY_DEVICE) {
@@ -248,8 +249,8 @@ int gx_buffer_compare(const gx_buffer *actual, const gx_buffer *expected, double
     for (size_t first = 0; status == GX_OK && first < actual->count; first += per_chunk) {
         size_t n = actual->count - first < per_chunk ? actual->count - first : per_chunk;
         const void *a, *b;
-        if ((status = host_view(actual, first, n, staging_a, &a, error))
-            || (status = host_view(expected, first, n, staging_b, &b, error)))
+        if ((status = host_view(actual, first, n, staging_a, &a, error)) ||
+            (status = host_view(expected, first, n, staging_b, &b, error)))
             break;
         for (size_t i = 0; i < n; i++) {
             double x = gx_element_get(a, actual->type, i), y = gx_element_get(b, expected->type, i);

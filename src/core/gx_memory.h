@@ -21,9 +21,9 @@ typedef struct gx_buffer {
 } gx_buffer;
 
 typedef struct gx_compare_result {
-    size_t mismatches;      /* elements outside |a - b| <= atol + rtol |b| (and, with ulps >= 0, more
-                               than ulps apart), NaNs included */
-    size_t first_mismatch;  /* 0-based; valid when mismatches > 0 */
+    size_t mismatches;     /* elements outside |a - b| <= atol + rtol |b| (and, with ulps >= 0, more
+                              than ulps apart), NaNs included */
+    size_t first_mismatch; /* 0-based; valid when mismatches > 0 */
     double first_value, first_expected;
     double max_abs_error, max_rel_error;
     /* for a float `actual`: units in the last place of its type between a and b rounded to that

@@ -13,9 +13,17 @@
 /* Names ncu computes itself (launch__*, sm__maximum_warps_*, ...): not CUPTI metrics. */
 static int is_ncu_only(const char *name)
 {
-    static const char *const prefixes[] = {"launch__", "sm__maximum_warps", "smsp__maximum_warps", "device__attribute",
-                                           "profiler__", "smsp__pcsamp", "sass__inst_executed_per_opcode", "numa__",
-                                           "nvlink__count", "breakdown:", NULL};
+    static const char *const prefixes[] = {"launch__",
+                                           "sm__maximum_warps",
+                                           "smsp__maximum_warps",
+                                           "device__attribute",
+                                           "profiler__",
+                                           "smsp__pcsamp",
+                                           "sass__inst_executed_per_opcode",
+                                           "numa__",
+                                           "nvlink__count",
+                                           "breakdown:",
+                                           NULL};
     for (int i = 0; prefixes[i]; i++)
         if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
             return 1;
@@ -26,7 +34,8 @@ static int is_ncu_only(const char *name)
    --chip is the user's, exit 2), with the likely names and every chip CUPTI knows. */
 static int unknown_chip(const char *chip, gx_error *error)
 {
-    CUpti_Profiler_Host_GetSupportedChips_Params p = {.structSize = CUpti_Profiler_Host_GetSupportedChips_Params_STRUCT_SIZE};
+    CUpti_Profiler_Host_GetSupportedChips_Params p = {.structSize =
+                                                          CUpti_Profiler_Host_GetSupportedChips_Params_STRUCT_SIZE};
     if (gx_cupti.cuptiProfilerHostGetSupportedChips(&p) != CUPTI_SUCCESS || p.numChips == 0)
         return 0;
     for (size_t i = 0; i < p.numChips; i++)
@@ -42,8 +51,7 @@ static int unknown_chip(const char *chip, gx_error *error)
 
 /* A host object for chip, with a device's counter availability image or NULL: opened here and closed by
    gx_metric_host_close, so its whole life is in this file. */
-int gx_metric_host_open_for_device(gx_metric_host **out, const char *chip, const uint8_t *availability,
-                                   gx_error *error)
+int gx_metric_host_open_for_device(gx_metric_host **out, const char *chip, const uint8_t *availability, gx_error *error)
 {
     *out = NULL;
     if (gx_cupti_get(error))
@@ -59,7 +67,8 @@ int gx_metric_host_open_for_device(gx_metric_host **out, const char *chip, const
     CUptiResult result = gx_cupti.cuptiProfilerHostInitialize(&p);
     if (result != CUPTI_SUCCESS) {
         free(host);
-        if ((result == CUPTI_ERROR_INVALID_CHIP_NAME || result == CUPTI_ERROR_INVALID_PARAMETER) && unknown_chip(chip, error))
+        if ((result == CUPTI_ERROR_INVALID_CHIP_NAME || result == CUPTI_ERROR_INVALID_PARAMETER) &&
+            unknown_chip(chip, error))
             return error->kind;
         return gx_cupti_fail(error, "cuptiProfilerHostInitialize", result);
     }
@@ -93,12 +102,14 @@ void gx_metric_host_close(gx_metric_host *host)
 int gx_metric_host_config_image(gx_metric_host *host, const char *const *names, int count, uint8_t **image,
                                 size_t *size, gx_error *error)
 {
-    CUpti_Profiler_Host_ConfigAddMetrics_Params add = {.structSize = CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
+    CUpti_Profiler_Host_ConfigAddMetrics_Params add = {.structSize =
+                                                           CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
     add.pHostObject = host->object;
     add.ppMetricNames = (const char **)names;
     add.numMetrics = (size_t)count;
     CUPTI_CHECK(error, cuptiProfilerHostConfigAddMetrics, &add);
-    CUpti_Profiler_Host_GetConfigImageSize_Params s = {.structSize = CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
+    CUpti_Profiler_Host_GetConfigImageSize_Params s = {.structSize =
+                                                           CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
     s.pHostObject = host->object;
     CUPTI_CHECK(error, cuptiProfilerHostGetConfigImageSize, &s);
     *image = malloc(s.configImageSize);
@@ -118,13 +129,17 @@ int gx_metric_host_config_image(gx_metric_host *host, const char *const *names, 
     return GX_OK;
 }
 
-const char *gx_metric_host_chip(const gx_metric_host *host) { return host->chip; }
+const char *gx_metric_host_chip(const gx_metric_host *host)
+{
+    return host->chip;
+}
 
 int gx_metric_chips(char *buffer, size_t size, gx_error *error)
 {
     if (gx_cupti_get(error))
         return error->kind;
-    CUpti_Profiler_Host_GetSupportedChips_Params p = {.structSize = CUpti_Profiler_Host_GetSupportedChips_Params_STRUCT_SIZE};
+    CUpti_Profiler_Host_GetSupportedChips_Params p = {.structSize =
+                                                          CUpti_Profiler_Host_GetSupportedChips_Params_STRUCT_SIZE};
     CUPTI_CHECK(error, cuptiProfilerHostGetSupportedChips, &p);
     buffer[0] = 0;
     for (size_t i = 0; i < p.numChips; i++)
@@ -138,7 +153,8 @@ static int load_base_names(gx_metric_host *host, gx_error *error)
         return GX_OK;
     size_t capacity = 0;
     for (int type = 0; type < CUPTI_METRIC_TYPE__COUNT; type++) {
-        CUpti_Profiler_Host_GetBaseMetrics_Params p = {.structSize = CUpti_Profiler_Host_GetBaseMetrics_Params_STRUCT_SIZE};
+        CUpti_Profiler_Host_GetBaseMetrics_Params p = {.structSize =
+                                                           CUpti_Profiler_Host_GetBaseMetrics_Params_STRUCT_SIZE};
         p.pHostObject = host->object;
         p.metricType = (CUpti_MetricType)type;
         CUPTI_CHECK(error, cuptiProfilerHostGetBaseMetrics, &p);
@@ -189,7 +205,8 @@ int gx_metric_check(gx_metric_host *host, const char *name, gx_metric_info *info
                        strncmp(name, "launch__occupancy", 17) == 0 || strncmp(name, "sm__maximum_warps", 17) == 0
                            ? ": kernel:occupancy{} gives the same limits"
                            : "");
-    CUpti_Profiler_Host_GetMetricProperties_Params p = {.structSize = CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE};
+    CUpti_Profiler_Host_GetMetricProperties_Params p = {.structSize =
+                                                            CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE};
     p.pHostObject = host->object;
     p.pMetricName = name;
     const char *dot = strchr(name, '.');
@@ -203,14 +220,16 @@ int gx_metric_check(gx_metric_host *host, const char *name, gx_metric_info *info
         /* a throughput needs .avg.pct_of_peak_sustained_*, a counter a rollup: ask CUPTI which suffixes exist */
         char base[256];
         snprintf(base, sizeof base, "%.*s", (int)(dot - name), name);
-        CUpti_Profiler_Host_GetSubMetrics_Params s = {.structSize = CUpti_Profiler_Host_GetSubMetrics_Params_STRUCT_SIZE};
+        CUpti_Profiler_Host_GetSubMetrics_Params s = {.structSize =
+                                                          CUpti_Profiler_Host_GetSubMetrics_Params_STRUCT_SIZE};
         s.pHostObject = host->object;
         s.metricType = p.metricType;
         s.pMetricName = base;
         if (gx_cupti.cuptiProfilerHostGetSubMetrics(&s) != CUPTI_SUCCESS)
             return GX_OK;
         for (size_t i = 0; i < s.numOfSubmetrics; i++)
-            if (strcmp(s.ppSubMetrics[i], dot + 1) == 0 || (s.ppSubMetrics[i][0] == '.' && strcmp(s.ppSubMetrics[i], dot) == 0))
+            if (strcmp(s.ppSubMetrics[i], dot + 1) == 0 ||
+                (s.ppSubMetrics[i][0] == '.' && strcmp(s.ppSubMetrics[i], dot) == 0))
                 return GX_OK;
         gx_fail(error, GX_ERR_USAGE, "metric '%s' has no suffix '%s'; closest valid: ", name, dot);
         append_closest(error, dot, s.ppSubMetrics, s.numOfSubmetrics, base, 4);
@@ -218,15 +237,18 @@ int gx_metric_check(gx_metric_host *host, const char *name, gx_metric_info *info
     }
     char base[256];
     snprintf(base, sizeof base, "%.*s", dot ? (int)(dot - name) : (int)strlen(name), name);
-    CUpti_Profiler_Host_GetMetricProperties_Params b = {.structSize = CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE};
+    CUpti_Profiler_Host_GetMetricProperties_Params b = {.structSize =
+                                                            CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE};
     b.pHostObject = host->object;
     b.pMetricName = base;
     if (gx_cupti.cuptiProfilerHostGetMetricProperties(&b) == CUPTI_SUCCESS) {
-        CUpti_Profiler_Host_GetSubMetrics_Params s = {.structSize = CUpti_Profiler_Host_GetSubMetrics_Params_STRUCT_SIZE};
+        CUpti_Profiler_Host_GetSubMetrics_Params s = {.structSize =
+                                                          CUpti_Profiler_Host_GetSubMetrics_Params_STRUCT_SIZE};
         s.pHostObject = host->object;
         s.metricType = b.metricType;
         s.pMetricName = base;
-        gx_fail(error, GX_ERR_USAGE, "metric '%s' needs a valid rollup or submetric on %s; closest valid: ", name, host->chip);
+        gx_fail(error, GX_ERR_USAGE, "metric '%s' needs a valid rollup or submetric on %s; closest valid: ", name,
+                host->chip);
         if (gx_cupti.cuptiProfilerHostGetSubMetrics(&s) == CUPTI_SUCCESS) {
             /* submetrics are listed with their leading dot: ".sum", ".avg.pct_of_peak_sustained_active" */
             const char *wanted = dot ? dot : (b.metricType == CUPTI_METRIC_TYPE_RATIO ? ".ratio" : ".sum");
@@ -253,7 +275,8 @@ int gx_metric_passes(gx_metric_host *host, const char *const *names, int count, 
     size_t size;
     int status = gx_metric_host_config_image(scratch, names, count, &image, &size, error);
     if (status == GX_OK) {
-        CUpti_Profiler_Host_GetNumOfPasses_Params p = {.structSize = CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE};
+        CUpti_Profiler_Host_GetNumOfPasses_Params p = {.structSize =
+                                                           CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE};
         p.configImageSize = size;
         p.pConfigImage = image;
         CUptiResult result = gx_cupti.cuptiProfilerHostGetNumOfPasses(&p);

@@ -10,7 +10,7 @@
 typedef struct gx_metric_host gx_metric_host; /* a CUPTI host object for one chip */
 
 typedef struct gx_metric_info {
-    int type; /* 0 counter, 1 ratio, 2 throughput */
+    int type;                                                 /* 0 counter, 1 ratio, 2 throughput */
     const char *description, *hardware_unit, *dimension_unit; /* owned by CUPTI */
 } gx_metric_info;
 

@@ -15,7 +15,10 @@ static void (*launch_hook)(const gx_kernel *kernel, const gx_launch_config *conf
 static char (*recorded)[128];
 static int recorded_max, *recorded_count;
 
-void gx_module_on_launch(void (*hook)(const gx_kernel *kernel, const gx_launch_config *config)) { launch_hook = hook; }
+void gx_module_on_launch(void (*hook)(const gx_kernel *kernel, const gx_launch_config *config))
+{
+    launch_hook = hook;
+}
 
 void gx_record_launches(char (*names)[128], int max, int *count)
 {
@@ -83,7 +86,8 @@ int gx_module_functions(const gx_module *module, char ***symbols, int *count, gx
     int status = n ? GX_CU(error, d->cuModuleEnumerateFunctions(functions, n, module->handle)) : GX_OK;
     for (unsigned i = 0; status == GX_OK && i < n; i++) {
         const char *name = NULL;
-        if ((status = GX_CU(error, d->cuFuncGetName(&name, functions[i]))) == GX_OK && !(names[i] = strdup(name ? name : "")))
+        if ((status = GX_CU(error, d->cuFuncGetName(&name, functions[i]))) == GX_OK &&
+            !(names[i] = strdup(name ? name : "")))
             status = gx_fail(error, GX_ERR_SYSTEM, "out of memory");
     }
     free(functions);
@@ -161,8 +165,10 @@ int gx_kernel_get(gx_kernel *kernel, const gx_module *module, const char *name, 
     size_t offset, size;
     if (kernel->param_count == GX_MAX_PARAMS &&
         d->cuFuncGetParamInfo(kernel->function, GX_MAX_PARAMS, &offset, &size) == CUDA_SUCCESS)
-        return gx_fail(error, GX_ERR_USAGE, "kernel '%s' has more than %d parameters, more than gpuexp takes: pass "
-                       "them in a struct (by value or behind a pointer)", kernel->name, GX_MAX_PARAMS);
+        return gx_fail(error, GX_ERR_USAGE,
+                       "kernel '%s' has more than %d parameters, more than gpuexp takes: pass "
+                       "them in a struct (by value or behind a pointer)",
+                       kernel->name, GX_MAX_PARAMS);
     return GX_OK;
 }
 
@@ -172,12 +178,15 @@ static int prepare_shared(gx_kernel *kernel, const gx_launch_config *config, gx_
     unsigned long long threads = (unsigned long long)config->block[0] * config->block[1] * config->block[2];
     for (int i = 0; i < 3; i++)
         if (config->grid[i] == 0 || config->block[i] == 0)
-            return gx_fail(error, GX_ERR_USAGE, "launch of '%s': grid and block dimensions must be at least 1 (grid %ux%ux%u, block %ux%ux%u)",
-                           kernel->name, config->grid[0], config->grid[1], config->grid[2], config->block[0],
-                           config->block[1], config->block[2]);
+            return gx_fail(
+                error, GX_ERR_USAGE,
+                "launch of '%s': grid and block dimensions must be at least 1 (grid %ux%ux%u, block %ux%ux%u)",
+                kernel->name, config->grid[0], config->grid[1], config->grid[2], config->block[0], config->block[1],
+                config->block[2]);
     if (threads > (unsigned long long)kernel->info.max_threads_per_block)
         return gx_fail(error, GX_ERR_USAGE,
-                       "launch of '%s' with a block of %llu threads: this kernel allows at most %d per block on %s (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)",
+                       "launch of '%s' with a block of %llu threads: this kernel allows at most %d per block on %s "
+                       "(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)",
                        kernel->name, threads, kernel->info.max_threads_per_block, device->name);
     if ((int)config->shared_bytes <= kernel->info.max_dynamic_shared_bytes)
         return GX_OK;
@@ -185,16 +194,19 @@ static int prepare_shared(gx_kernel *kernel, const gx_launch_config *config, gx_
     if (!d)
         return error->kind;
     int optin = 0;
-    if (GX_CU(error, d->cuDeviceGetAttribute(&optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, device->handle)))
+    if (GX_CU(error,
+              d->cuDeviceGetAttribute(&optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, device->handle)))
         return error->kind;
     long available = (long)optin - kernel->info.static_shared_bytes;
     if ((long)config->shared_bytes > available)
         return gx_fail(error, GX_ERR_USAGE,
-                       "launch of '%s' with %u bytes of dynamic shared memory: %s allows %d bytes per block, %d of them taken by the kernel's static shared memory, so at most %ld dynamic",
-                       kernel->name, config->shared_bytes, device->name, optin, kernel->info.static_shared_bytes, available);
-    if (gx_device_activate(device, error)
-        || GX_CU(error, d->cuFuncSetAttribute(kernel->function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                              (int)config->shared_bytes)))
+                       "launch of '%s' with %u bytes of dynamic shared memory: %s allows %d bytes per block, %d of "
+                       "them taken by the kernel's static shared memory, so at most %ld dynamic",
+                       kernel->name, config->shared_bytes, device->name, optin, kernel->info.static_shared_bytes,
+                       available);
+    if (gx_device_activate(device, error) ||
+        GX_CU(error, d->cuFuncSetAttribute(kernel->function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                           (int)config->shared_bytes)))
         return error->kind;
     kernel->info.max_dynamic_shared_bytes = (int)config->shared_bytes;
     return GX_OK;
@@ -214,14 +226,17 @@ static int prepare_attributes(gx_kernel *kernel, const gx_launch_config *config,
         return GX_OK;
     const gx_device *device = kernel->module->device;
     const gx_driver *d = kernel->driver;
-    gx_launch_target target = {.where = device->name, .cc_major = device->cc_major, .cc_minor = device->cc_minor,
-                               .blocks_per_sm = -1, .max_active_clusters = -1};
+    gx_launch_target target = {.where = device->name,
+                               .cc_major = device->cc_major,
+                               .cc_minor = device->cc_minor,
+                               .blocks_per_sm = -1,
+                               .max_active_clusters = -1};
     memcpy(target.required_cluster, kernel->info.required_cluster, sizeof target.required_cluster);
     unsigned cluster[3];
     int clustered = gx_launch_cluster(config, &target, cluster);
-    if (device_attribute(d, device, CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH, &target.cluster_launch, error)
-        || device_attribute(d, device, CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, &target.cooperative_launch, error)
-        || device_attribute(d, device, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &target.sm_count, error))
+    if (device_attribute(d, device, CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH, &target.cluster_launch, error) ||
+        device_attribute(d, device, CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, &target.cooperative_launch, error) ||
+        device_attribute(d, device, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &target.sm_count, error))
         return error->kind;
     gx_launch_config checked = *config;
     memset(checked.cluster, 0, sizeof checked.cluster); /* the first checks need no occupancy */
@@ -229,14 +244,16 @@ static int prepare_attributes(gx_kernel *kernel, const gx_launch_config *config,
         return error->kind;
     if (clustered && target.cluster_launch) {
         unsigned long long size = (unsigned long long)cluster[0] * cluster[1] * cluster[2];
-        if (size > (unsigned long long)gx_cluster_max_blocks(device->cc_major, device->cc_minor, 0)
-            && GX_CU(error, d->cuFuncSetAttribute(kernel->function, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)))
+        if (size > (unsigned long long)gx_cluster_max_blocks(device->cc_major, device->cc_minor, 0) &&
+            GX_CU(error,
+                  d->cuFuncSetAttribute(kernel->function, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)))
             return error->kind;
         if (gx_kernel_active_clusters(kernel, config, &target.max_active_clusters, error))
             return error->kind;
     }
-    if (config->cooperative && gx_kernel_occupancy(kernel, (int)(config->block[0] * config->block[1] * config->block[2]),
-                                                   config->shared_bytes, &target.blocks_per_sm, error))
+    if (config->cooperative &&
+        gx_kernel_occupancy(kernel, (int)(config->block[0] * config->block[1] * config->block[2]), config->shared_bytes,
+                            &target.blocks_per_sm, error))
         return error->kind;
     return gx_launch_check_attributes(kernel->name, config, &target, error);
 }
@@ -283,9 +300,15 @@ int gx_kernel_launch(const gx_kernel *kernel, const gx_launch_config *c, void **
             attributes[count].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
             attributes[count++].value.programmaticStreamSerializationAllowed = 1;
         }
-        CUlaunchConfig config = {.gridDimX = c->grid[0], .gridDimY = c->grid[1], .gridDimZ = c->grid[2],
-                                 .blockDimX = c->block[0], .blockDimY = c->block[1], .blockDimZ = c->block[2],
-                                 .sharedMemBytes = c->shared_bytes, .hStream = stream, .attrs = attributes,
+        CUlaunchConfig config = {.gridDimX = c->grid[0],
+                                 .gridDimY = c->grid[1],
+                                 .gridDimZ = c->grid[2],
+                                 .blockDimX = c->block[0],
+                                 .blockDimY = c->block[1],
+                                 .blockDimZ = c->block[2],
+                                 .sharedMemBytes = c->shared_bytes,
+                                 .hStream = stream,
+                                 .attrs = attributes,
                                  .numAttrs = count};
         result = d->cuLaunchKernelEx(&config, kernel->function, params, NULL);
     }
@@ -313,7 +336,7 @@ int gx_kernel_occupancy(const gx_kernel *kernel, int block_threads, size_t dynam
     if (!d || gx_device_activate(kernel->module->device, error))
         return error->kind;
     return GX_CU(error, d->cuOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, kernel->function, block_threads,
-                                                                      dynamic_shared_bytes));
+                                                                       dynamic_shared_bytes));
 }
 
 int gx_kernel_active_clusters(gx_kernel *kernel, const gx_launch_config *c, int *clusters, gx_error *error)
@@ -328,15 +351,19 @@ int gx_kernel_active_clusters(gx_kernel *kernel, const gx_launch_config *c, int 
     attribute.value.clusterDim.y = c->cluster[1] ? c->cluster[1] : 1;
     attribute.value.clusterDim.z = c->cluster[2] ? c->cluster[2] : 1;
     /* the kernel's own __cluster_dims__ count when the configuration names none */
-    CUlaunchConfig config = {.gridDimX = c->grid[0], .gridDimY = c->grid[1], .gridDimZ = c->grid[2],
-                             .blockDimX = c->block[0], .blockDimY = c->block[1], .blockDimZ = c->block[2],
-                             .sharedMemBytes = c->shared_bytes, .attrs = &attribute,
+    CUlaunchConfig config = {.gridDimX = c->grid[0],
+                             .gridDimY = c->grid[1],
+                             .gridDimZ = c->grid[2],
+                             .blockDimX = c->block[0],
+                             .blockDimY = c->block[1],
+                             .blockDimZ = c->block[2],
+                             .sharedMemBytes = c->shared_bytes,
+                             .attrs = &attribute,
                              .numAttrs = c->cluster[0] && !kernel->info.required_cluster[0] ? 1 : 0};
     return GX_CU(error, d->cuOccupancyMaxActiveClusters(clusters, kernel->function, &config));
 }
 
-int gx_module_global(const gx_module *module, const char *symbol, CUdeviceptr *address, size_t *bytes,
-                     gx_error *error)
+int gx_module_global(const gx_module *module, const char *symbol, CUdeviceptr *address, size_t *bytes, gx_error *error)
 {
     const gx_driver *d = gx_driver_get(error);
     if (!d || gx_device_activate(module->device, error))

@@ -91,8 +91,7 @@ int gx_kernel_occupancy(const gx_kernel *kernel, int block_threads, size_t dynam
 int gx_kernel_active_clusters(gx_kernel *kernel, const gx_launch_config *config, int *clusters, gx_error *error);
 
 /* A module global (__constant__ or __device__ variable) by its symbol: address and size. */
-int gx_module_global(const gx_module *module, const char *symbol, CUdeviceptr *address, size_t *bytes,
-                     gx_error *error);
+int gx_module_global(const gx_module *module, const char *symbol, CUdeviceptr *address, size_t *bytes, gx_error *error);
 
 int gx_synchronize(const gx_device *device, gx_error *error);
 

@@ -42,8 +42,8 @@ static char *read_first_with_suffix(const char *folder, const char *suffix, size
             continue;
         char path[4096];
         gx_error ignored;
-        if (snprintf(path, sizeof path, "%s/%s", folder, entry->d_name) >= (int)sizeof path
-            || gx_read_file(path, &data, size, &ignored))
+        if (snprintf(path, sizeof path, "%s/%s", folder, entry->d_name) >= (int)sizeof path ||
+            gx_read_file(path, &data, size, &ignored))
             data = NULL;
     }
     closedir(dir);
@@ -106,12 +106,40 @@ static int run_nvcc(char **argv, const char *log_file, int *exit_code, gx_error 
    run what it built): a compile with them would fail with "cannot open out.cubin". NULL if fine. */
 static const char *refused_option(const char *option)
 {
-    static const char *const refused[] = {"--version", "-V", "--dryrun", "-dryrun", "--help", "-h", "-help",
-                                          "--list-gpu-arch", "-arch-ls", "--list-gpu-code", "-code-ls",
-                                          "--preprocess", "-E", "--generate-dependencies", "-M", "-MM",
-                                          "--generate-nonsystem-dependencies", "--run", "-run", "--lib", "-lib",
-                                          "--link", "-link", "--compile", "-c", "--fatbin", "-fatbin",
-                                          "--ptx", "-ptx", "--cubin", "-cubin", "--output-file", "-o", NULL};
+    static const char *const refused[] = {"--version",
+                                          "-V",
+                                          "--dryrun",
+                                          "-dryrun",
+                                          "--help",
+                                          "-h",
+                                          "-help",
+                                          "--list-gpu-arch",
+                                          "-arch-ls",
+                                          "--list-gpu-code",
+                                          "-code-ls",
+                                          "--preprocess",
+                                          "-E",
+                                          "--generate-dependencies",
+                                          "-M",
+                                          "-MM",
+                                          "--generate-nonsystem-dependencies",
+                                          "--run",
+                                          "-run",
+                                          "--lib",
+                                          "-lib",
+                                          "--link",
+                                          "-link",
+                                          "--compile",
+                                          "-c",
+                                          "--fatbin",
+                                          "-fatbin",
+                                          "--ptx",
+                                          "-ptx",
+                                          "--cubin",
+                                          "-cubin",
+                                          "--output-file",
+                                          "-o",
+                                          NULL};
     for (int i = 0; refused[i]; i++)
         if (strcmp(option, refused[i]) == 0)
             return refused[i];
@@ -165,7 +193,8 @@ static int read_lowered_names(const gx_compile_request *request, gx_compile_resu
     for (int i = 0; i < request->name_expression_count; i++) {
         char variable[64];
         snprintf(variable, sizeof variable, "gpuexp_name_%d = ", i);
-        const char *at = result->ptx ? strstr(result->ptx, variable) : NULL, *symbol = at ? at + strlen(variable) : NULL;
+        const char *at = result->ptx ? strstr(result->ptx, variable) : NULL,
+                   *symbol = at ? at + strlen(variable) : NULL;
         size_t length = symbol ? strcspn(symbol, ";, \n}") : 0;
         if (symbol && *symbol == '{') /* "= {symbol}" in some PTX versions */
             symbol++, length = strcspn(symbol, ";, \n}");
@@ -203,7 +232,8 @@ static void compiler_identity(const char *nvcc, char *out, size_t size)
     struct stat nvcc_stat;
     /* "names in the cubin": entries of builds before name expressions were instantiated in the cubin
        itself are not taken */
-    snprintf(out, size, "nvcc %s %lld %lld names in the cubin", nvcc, stat(nvcc, &nvcc_stat) == 0 ? (long long)nvcc_stat.st_size : 0LL,
+    snprintf(out, size, "nvcc %s %lld %lld names in the cubin", nvcc,
+             stat(nvcc, &nvcc_stat) == 0 ? (long long)nvcc_stat.st_size : 0LL,
              stat(nvcc, &nvcc_stat) == 0 ? (long long)nvcc_stat.st_mtime : 0LL);
 }
 
@@ -330,8 +360,10 @@ int gx_nvcc_compile(const gx_compile_request *request, gx_compile_result *result
         result->log = strdup("");
     if (exit_code != 0) {
         if (request->name_expression_count && result->log && strstr(result->log, "gpuexp_names.cu("))
-            status = gx_fail(error, GX_ERR_COMPILE, "nvcc could not resolve the names given to compile{names=...} in %s "
-                             "(each must name a kernel, e.g. \"k<float, 128>\"):\n%s", request->source_name, result->log);
+            status = gx_fail(error, GX_ERR_COMPILE,
+                             "nvcc could not resolve the names given to compile{names=...} in %s "
+                             "(each must name a kernel, e.g. \"k<float, 128>\"):\n%s",
+                             request->source_name, result->log);
         else
             status = nvcc_failed(request, result, argv, argc, exit_code, error);
         goto done;

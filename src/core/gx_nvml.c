@@ -30,7 +30,8 @@ static void load(void)
 {
     void *library = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!library) {
-        snprintf(load_problem, sizeof load_problem, "NVML is not here: dlopen(libnvidia-ml.so.1) failed: %s", dlerror());
+        snprintf(load_problem, sizeof load_problem, "NVML is not here: dlopen(libnvidia-ml.so.1) failed: %s",
+                 dlerror());
         return;
     }
     *(void **)&nvml.init = dlsym(library, "nvmlInit_v2");
@@ -66,12 +67,14 @@ int gx_nvml_read(const char *uuid, gx_telemetry *t, gx_error *error)
     nvml_device device;
     nvml_return status = nvml.by_uuid(uuid, &device);
     if (status != NVML_SUCCESS)
-        return gx_fail(error, GX_ERR_SYSTEM, "nvmlDeviceGetHandleByUUID(%s) failed: %s", uuid, nvml.error_string(status));
+        return gx_fail(error, GX_ERR_SYSTEM, "nvmlDeviceGetHandleByUUID(%s) failed: %s", uuid,
+                       nvml.error_string(status));
     unsigned value;
     t->has_energy = nvml.energy && nvml.energy(device, &t->energy_mj) == NVML_SUCCESS;
     if ((t->has_power = nvml.power && nvml.power(device, &value) == NVML_SUCCESS))
         t->power_w = value / 1000.0;
-    t->has_temperature = nvml.temperature && nvml.temperature(device, NVML_TEMPERATURE_GPU, &t->temperature_c) == NVML_SUCCESS;
+    t->has_temperature =
+        nvml.temperature && nvml.temperature(device, NVML_TEMPERATURE_GPU, &t->temperature_c) == NVML_SUCCESS;
     t->has_reasons = nvml.reasons && nvml.reasons(device, &t->reasons) == NVML_SUCCESS;
     t->has_sm_clock = nvml.clock && nvml.clock(device, NVML_CLOCK_SM, &t->sm_clock_mhz) == NVML_SUCCESS;
     t->has_app_clock = nvml.app_clock && nvml.app_clock(device, NVML_CLOCK_SM, &t->app_clock_mhz) == NVML_SUCCESS;
@@ -86,9 +89,10 @@ void gx_nvml_reason_names(unsigned long long reasons, char *out, size_t size)
     static const struct {
         unsigned long long bit;
         const char *name;
-    } names[] = {{0x1, "gpu_idle"},          {0x2, "applications_clocks"}, {0x4, "sw_power_cap"},
-                 {0x8, "hw_slowdown"},       {0x10, "sync_boost"},         {0x20, "sw_thermal_slowdown"},
-                 {0x40, "hw_thermal_slowdown"}, {0x80, "hw_power_brake"},  {0x100, "display_clock"}};
+    } names[] = {
+        {0x1, "gpu_idle"},       {0x2, "applications_clocks"},  {0x4, "sw_power_cap"},         {0x8, "hw_slowdown"},
+        {0x10, "sync_boost"},    {0x20, "sw_thermal_slowdown"}, {0x40, "hw_thermal_slowdown"}, {0x80, "hw_power_brake"},
+        {0x100, "display_clock"}};
     out[0] = 0;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (reasons & names[i].bit)

@@ -13,9 +13,9 @@ typedef struct gx_telemetry {
     unsigned long long energy_mj; /* total energy since the driver loaded (Volta and newer) */
     double power_w;               /* the board's power draw now (NVML averages it over about 1 s) */
     unsigned temperature_c;
-    unsigned long long reasons;   /* NVML's clocks event reasons (bit mask) */
+    unsigned long long reasons; /* NVML's clocks event reasons (bit mask) */
     unsigned sm_clock_mhz, app_clock_mhz;
-    double power_limit_w;         /* the enforced power limit */
+    double power_limit_w; /* the enforced power limit */
 } gx_telemetry;
 
 /* Reads the GPU of this UUID ("GPU-..."): what NVML has; a value it cannot give is left out

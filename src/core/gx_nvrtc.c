@@ -8,12 +8,23 @@
 #include <string.h>
 #include <time.h>
 
-
-#define GX_NVRTC_FUNCTIONS(X)                                                                      \
-    X(nvrtcVersion) X(nvrtcGetErrorString) X(nvrtcCreateProgram) X(nvrtcDestroyProgram)            \
-    X(nvrtcCompileProgram) X(nvrtcGetProgramLogSize) X(nvrtcGetProgramLog) X(nvrtcGetPTXSize)      \
-    X(nvrtcGetPTX) X(nvrtcGetCUBINSize) X(nvrtcGetCUBIN) X(nvrtcAddNameExpression)                 \
+// an X-macro list, one entry a line (clang-format 14 does not settle on such a list)
+// clang-format off
+#define GX_NVRTC_FUNCTIONS(X) \
+    X(nvrtcVersion) \
+    X(nvrtcGetErrorString) \
+    X(nvrtcCreateProgram) \
+    X(nvrtcDestroyProgram) \
+    X(nvrtcCompileProgram) \
+    X(nvrtcGetProgramLogSize) \
+    X(nvrtcGetProgramLog) \
+    X(nvrtcGetPTXSize) \
+    X(nvrtcGetPTX) \
+    X(nvrtcGetCUBINSize) \
+    X(nvrtcGetCUBIN) \
+    X(nvrtcAddNameExpression) \
     X(nvrtcGetLoweredName)
+// clang-format on
 
 static struct {
 #define GX_NVRTC_POINTER(name) __typeof__(name) *name;
@@ -58,11 +69,11 @@ static void load_nvrtc(void)
                               "NVRTC not found (tried %s); install the CUDA toolkit or set GX_LIBNVRTC", tried);
         return;
     }
-#define GX_NVRTC_LOAD(name)                                                                        \
-    nvrtc.name = (__typeof__(name) *)dlsym(handle, #name);                                         \
-    if (!nvrtc.name) {                                                                             \
-        load_status = gx_fail(&load_error, GX_ERR_DRIVER, "NVRTC has no %s (too old)", #name);    \
-        return;                                                                                    \
+#define GX_NVRTC_LOAD(name)                                                                                            \
+    nvrtc.name = (__typeof__(name) *)dlsym(handle, #name);                                                             \
+    if (!nvrtc.name) {                                                                                                 \
+        load_status = gx_fail(&load_error, GX_ERR_DRIVER, "NVRTC has no %s (too old)", #name);                         \
+        return;                                                                                                        \
     }
     GX_NVRTC_FUNCTIONS(GX_NVRTC_LOAD)
 #undef GX_NVRTC_LOAD
@@ -89,7 +100,10 @@ int gx_nvrtc_library_path(char *out, size_t size)
     return GX_OK;
 }
 
-int gx_nvrtc_loaded(void) { return load_status == GX_OK; }
+int gx_nvrtc_loaded(void)
+{
+    return load_status == GX_OK;
+}
 
 int gx_nvrtc_version(int *major, int *minor, gx_error *error)
 {
@@ -102,8 +116,8 @@ int gx_nvrtc_version(int *major, int *minor, gx_error *error)
 
 static int nvrtc_fail(gx_error *error, const char *call, nvrtcResult result)
 {
-    return gx_fail(error, result == NVRTC_ERROR_COMPILATION ? GX_ERR_COMPILE : GX_ERR_SYSTEM, "%s failed: %s",
-                   call, nvrtc.nvrtcGetErrorString(result));
+    return gx_fail(error, result == NVRTC_ERROR_COMPILATION ? GX_ERR_COMPILE : GX_ERR_SYSTEM, "%s failed: %s", call,
+                   nvrtc.nvrtcGetErrorString(result));
 }
 
 static double now_seconds(void)

@@ -8,24 +8,28 @@
 /* Published compute-capability limits (CUDA C++ Programming Guide, "Technical Specifications per
    Compute Capability"; shared-memory carve-outs as the driver configures them). */
 static const gx_arch_limits table[] = {
-    {"sm_70", 7, 0, 64, 2048, 32, 1024, 65536, 65536, 256, 255, 4, 96 * KIB, 48 * KIB, 96 * KIB, 0, 256, 2,
-     6, {0, 8, 16, 32, 64, 96}},
-    {"sm_75", 7, 5, 32, 1024, 16, 1024, 65536, 65536, 256, 255, 4, 64 * KIB, 48 * KIB, 64 * KIB, 0, 256, 2,
-     2, {32, 64}},
-    {"sm_80", 8, 0, 64, 2048, 32, 1024, 65536, 65536, 256, 255, 4, 164 * KIB, 48 * KIB, 163 * KIB, 1 * KIB, 128, 2,
-     8, {0, 8, 16, 32, 64, 100, 132, 164}},
-    {"sm_86", 8, 6, 48, 1536, 16, 1024, 65536, 65536, 256, 255, 4, 100 * KIB, 48 * KIB, 99 * KIB, 1 * KIB, 128, 1,
-     6, {0, 8, 16, 32, 64, 100}},
-    {"sm_87", 8, 7, 48, 1536, 16, 1024, 65536, 65536, 256, 255, 4, 164 * KIB, 48 * KIB, 163 * KIB, 1 * KIB, 128, 1,
-     8, {0, 8, 16, 32, 64, 100, 132, 164}},
-    {"sm_89", 8, 9, 48, 1536, 24, 1024, 65536, 65536, 256, 255, 4, 100 * KIB, 48 * KIB, 99 * KIB, 1 * KIB, 128, 1,
-     6, {0, 8, 16, 32, 64, 100}},
-    {"sm_90", 9, 0, 64, 2048, 32, 1024, 65536, 65536, 256, 255, 4, 228 * KIB, 48 * KIB, 227 * KIB, 1 * KIB, 128, 2,
-     10, {0, 8, 16, 32, 64, 100, 132, 164, 196, 228}},
-    {"sm_100", 10, 0, 64, 2048, 32, 1024, 65536, 65536, 256, 255, 4, 228 * KIB, 48 * KIB, 227 * KIB, 1 * KIB, 128, 2,
-     10, {0, 8, 16, 32, 64, 100, 132, 164, 196, 228}},
-    {"sm_120", 12, 0, 48, 1536, 24, 1024, 65536, 65536, 256, 255, 4, 100 * KIB, 48 * KIB, 99 * KIB, 1 * KIB, 128, 1,
-     6, {0, 8, 16, 32, 64, 100}},
+    {"sm_70", 7, 0,        64,       2048,     32, 1024, 65536, 65536, 256,
+     255,     4, 96 * KIB, 48 * KIB, 96 * KIB, 0,  256,  2,     6,     {0, 8, 16, 32, 64, 96}},
+    {"sm_75", 7, 5,        32,       1024,     16, 1024, 65536, 65536, 256,
+     255,     4, 64 * KIB, 48 * KIB, 64 * KIB, 0,  256,  2,     2,     {32, 64}},
+    {"sm_80", 8, 0,         64,       2048,      32,      1024, 65536, 65536, 256,
+     255,     4, 164 * KIB, 48 * KIB, 163 * KIB, 1 * KIB, 128,  2,     8,     {0, 8, 16, 32, 64, 100, 132, 164}},
+    {"sm_86", 8, 6,         48,       1536,     16,      1024, 65536, 65536, 256,
+     255,     4, 100 * KIB, 48 * KIB, 99 * KIB, 1 * KIB, 128,  1,     6,     {0, 8, 16, 32, 64, 100}},
+    {"sm_87", 8, 7,         48,       1536,      16,      1024, 65536, 65536, 256,
+     255,     4, 164 * KIB, 48 * KIB, 163 * KIB, 1 * KIB, 128,  1,     8,     {0, 8, 16, 32, 64, 100, 132, 164}},
+    {"sm_89", 8, 9,         48,       1536,     24,      1024, 65536, 65536, 256,
+     255,     4, 100 * KIB, 48 * KIB, 99 * KIB, 1 * KIB, 128,  1,     6,     {0, 8, 16, 32, 64, 100}},
+    {"sm_90", 9,    0,         64,       2048,
+     32,      1024, 65536,     65536,    256,
+     255,     4,    228 * KIB, 48 * KIB, 227 * KIB,
+     1 * KIB, 128,  2,         10,       {0, 8, 16, 32, 64, 100, 132, 164, 196, 228}},
+    {"sm_100", 10,   0,         64,       2048,
+     32,       1024, 65536,     65536,    256,
+     255,      4,    228 * KIB, 48 * KIB, 227 * KIB,
+     1 * KIB,  128,  2,         10,       {0, 8, 16, 32, 64, 100, 132, 164, 196, 228}},
+    {"sm_120", 12, 0,         48,       1536,     24,      1024, 65536, 65536, 256,
+     255,      4,  100 * KIB, 48 * KIB, 99 * KIB, 1 * KIB, 128,  1,     6,     {0, 8, 16, 32, 64, 100}},
 };
 #define TABLE_SIZE (sizeof table / sizeof table[0])
 
@@ -58,9 +62,18 @@ const gx_arch_limits *gx_arch_find(const char *arch)
     return NULL;
 }
 
-static int round_up(int value, int unit) { return (value + unit - 1) / unit * unit; }
-static int divide_up(int value, int unit) { return (value + unit - 1) / unit; }
-static int minimum(int a, int b) { return a < b ? a : b; }
+static int round_up(int value, int unit)
+{
+    return (value + unit - 1) / unit * unit;
+}
+static int divide_up(int value, int unit)
+{
+    return (value + unit - 1) / unit;
+}
+static int minimum(int a, int b)
+{
+    return a < b ? a : b;
+}
 
 /* The smallest configurable carve-out of at least `bytes`; -1 when none is that large. */
 static int carveout_at_least(const gx_arch_limits *arch, long bytes)
@@ -93,10 +106,11 @@ int gx_occupancy_compute(const gx_arch_limits *arch, const gx_occupancy_input *i
     if (in->static_shared_bytes < 0 || in->dynamic_shared_bytes < 0 || in->barriers < 0)
         return gx_fail(error, GX_ERR_USAGE, "shared memory and barriers must be >= 0");
     long shared = (long)in->static_shared_bytes + in->dynamic_shared_bytes;
-    long block_limit = shared > arch->shared_per_block_bytes ? arch->shared_per_block_optin_bytes : arch->shared_per_block_bytes;
+    long block_limit =
+        shared > arch->shared_per_block_bytes ? arch->shared_per_block_optin_bytes : arch->shared_per_block_bytes;
     if (shared > block_limit)
-        return gx_fail(error, GX_ERR_USAGE, "%ld bytes of shared memory per block exceed %s's limit of %ld (opt-in)", shared,
-                       arch->arch, block_limit);
+        return gx_fail(error, GX_ERR_USAGE, "%ld bytes of shared memory per block exceed %s's limit of %ld (opt-in)",
+                       shared, arch->arch, block_limit);
 
     const int warp_size = 32;
     r->warps_per_block = divide_up(in->block_size, warp_size);
@@ -162,11 +176,16 @@ int gx_occupancy_compute(const gx_arch_limits *arch, const gx_occupancy_input *i
 
     r->blocks_per_sm = minimum(others, r->limit_shared);
     unsigned limiters = 0;
-    if (r->blocks_per_sm == r->limit_warps) limiters |= GX_LIMIT_WARPS;
-    if (r->blocks_per_sm == r->limit_registers) limiters |= GX_LIMIT_REGISTERS;
-    if (r->blocks_per_sm == r->limit_shared) limiters |= GX_LIMIT_SHARED;
-    if (r->blocks_per_sm == r->limit_blocks) limiters |= GX_LIMIT_BLOCKS;
-    if (r->blocks_per_sm == r->limit_barriers) limiters |= GX_LIMIT_BARRIERS;
+    if (r->blocks_per_sm == r->limit_warps)
+        limiters |= GX_LIMIT_WARPS;
+    if (r->blocks_per_sm == r->limit_registers)
+        limiters |= GX_LIMIT_REGISTERS;
+    if (r->blocks_per_sm == r->limit_shared)
+        limiters |= GX_LIMIT_SHARED;
+    if (r->blocks_per_sm == r->limit_blocks)
+        limiters |= GX_LIMIT_BLOCKS;
+    if (r->blocks_per_sm == r->limit_barriers)
+        limiters |= GX_LIMIT_BARRIERS;
     r->limiters = limiters;
     r->active_warps = r->blocks_per_sm * r->warps_per_block;
     r->occupancy_pct = 100.0 * r->active_warps / arch->max_warps_per_sm;
@@ -182,10 +201,11 @@ int gx_launch_check_limits(const gx_arch_limits *arch, const char *kernel, const
                        kernel, threads, arch->max_threads_per_block, arch->arch);
     long available = (long)arch->shared_per_block_optin_bytes - static_shared_bytes;
     if ((long)dynamic_shared_bytes > available)
-        return gx_fail(error, GX_ERR_USAGE,
-                       "launch of '%s' with %u bytes of dynamic shared memory: %s allows %d bytes per block, %d of them "
-                       "taken by the kernel's static shared memory, so at most %ld dynamic",
-                       kernel, dynamic_shared_bytes, arch->arch, arch->shared_per_block_optin_bytes, static_shared_bytes,
-                       available);
+        return gx_fail(
+            error, GX_ERR_USAGE,
+            "launch of '%s' with %u bytes of dynamic shared memory: %s allows %d bytes per block, %d of them "
+            "taken by the kernel's static shared memory, so at most %ld dynamic",
+            kernel, dynamic_shared_bytes, arch->arch, arch->shared_per_block_optin_bytes, static_shared_bytes,
+            available);
     return GX_OK;
 }

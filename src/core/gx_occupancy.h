@@ -20,26 +20,26 @@ typedef struct gx_arch_limits {
     int registers_per_block;
     int register_allocation_unit; /* registers, allocated per warp in these units */
     int max_registers_per_thread;
-    int sub_partitions;           /* register file split per scheduler */
-    int shared_per_sm_bytes;      /* at the largest carve-out */
-    int shared_per_block_bytes;   /* without opt-in */
+    int sub_partitions;         /* register file split per scheduler */
+    int shared_per_sm_bytes;    /* at the largest carve-out */
+    int shared_per_block_bytes; /* without opt-in */
     int shared_per_block_optin_bytes;
     int reserved_shared_per_block_bytes; /* taken by the driver from each block's allocation */
     int shared_allocation_unit_bytes;
-    int barriers_per_block_slot;  /* named-barrier budget: this many x the block limit (9.0+) */
+    int barriers_per_block_slot; /* named-barrier budget: this many x the block limit (9.0+) */
     int carveout_count;
     int carveouts_kib[GX_MAX_CARVEOUTS]; /* the shared-memory sizes the driver can configure */
 } gx_arch_limits;
 
 typedef struct gx_occupancy_input {
-    int block_size;             /* threads per block */
-    int registers;              /* per thread, as ptxas reports them */
+    int block_size; /* threads per block */
+    int registers;  /* per thread, as ptxas reports them */
     int static_shared_bytes;
     int dynamic_shared_bytes;
-    int barriers;               /* named barriers per block (ptxas "used N barriers"); 9.0+ counts them */
-    int carveout_kib;           /* -1: the largest (the calculator's default policy);
-                                   -2: the smallest that keeps the other limits (the driver's pick);
-                                   else a requested size, rounded up to a configurable one */
+    int barriers;     /* named barriers per block (ptxas "used N barriers"); 9.0+ counts them */
+    int carveout_kib; /* -1: the largest (the calculator's default policy);
+                         -2: the smallest that keeps the other limits (the driver's pick);
+                         else a requested size, rounded up to a configurable one */
 } gx_occupancy_input;
 
 enum gx_limiter {

@@ -19,12 +19,12 @@ typedef enum {
 } option_kind;
 
 typedef struct option_rule {
-    const char *names;  /* the spellings without leading dashes, '|' separated */
+    const char *names; /* the spellings without leading dashes, '|' separated */
     option_kind kind;
-    int takes_value;    /* 1: a value, as =V or as the next argument */
-    const char *nvrtc;  /* OPTION_PASS: NVRTC's spelling */
-    const char *note;   /* why it was dropped, mapped or refused */
-    int nvcc_keeps;     /* kept when nvcc compiles (gpuexp sets the outputs and architecture itself) */
+    int takes_value;   /* 1: a value, as =V or as the next argument */
+    const char *nvrtc; /* OPTION_PASS: NVRTC's spelling */
+    const char *note;  /* why it was dropped, mapped or refused */
+    int nvcc_keeps;    /* kept when nvcc compiles (gpuexp sets the outputs and architecture itself) */
 } option_rule;
 
 static const option_rule rules[] = {
@@ -51,7 +51,9 @@ static const option_rule rules[] = {
     {"Xnvvm", OPTION_PASS, 1, "-Xnvvm", NULL, 1},
     {"split-compile", OPTION_PASS, 1, "--split-compile", NULL, 1},
     {"expt-relaxed-constexpr", OPTION_PASS, 0, "-default-device",
-     "mapped to -default-device (NVRTC has no host functions, so unannotated constexpr functions are compiled for the device)", 1},
+     "mapped to -default-device (NVRTC has no host functions, so unannotated constexpr functions are compiled for the "
+     "device)",
+     1},
     {"expt-extended-lambda|extended-lambda", OPTION_DROP, 0, NULL,
      "dropped: extended lambdas are written in host code, which NVRTC does not compile", 1},
     {"O|O0|O1|O2|O3|optimize", OPTION_DROP, 0, NULL,
@@ -82,9 +84,12 @@ static const option_rule rules[] = {
     {"rdc|relocatable-device-code", OPTION_RDC, 1, NULL, NULL, 1},
     {"dc|device-c|dw|device-w|dlink|device-link", OPTION_REFUSE, 0, NULL,
      "separate compilation needs a device link step, which NVRTC does not do: build with nvcc and load the linked "
-     "cubin with gpuexp.load{file = ...}", 0},
+     "cubin with gpuexp.load{file = ...}",
+     0},
     {"dlto|dlink-time-opt|lto", OPTION_REFUSE, 0, NULL,
-     "link-time optimisation makes LTO IR, not a cubin: build with nvcc and load the result with gpuexp.load{file = ...}", 0},
+     "link-time optimisation makes LTO IR, not a cubin: build with nvcc and load the result with gpuexp.load{file = "
+     "...}",
+     0},
 };
 
 /* Does `name` (up to `length` characters) match one of the '|' separated spellings? */
@@ -149,8 +154,8 @@ static void add_target(gx_options *out, const char *target, size_t length)
 {
     while (length && (*target == ' ' || *target == '"' || *target == '[' || *target == '\''))
         target++, length--;
-    while (length && (target[length - 1] == ' ' || target[length - 1] == '"' || target[length - 1] == ']'
-                      || target[length - 1] == '\''))
+    while (length && (target[length - 1] == ' ' || target[length - 1] == '"' || target[length - 1] == ']' ||
+                      target[length - 1] == '\''))
         length--;
     if (!length || length >= sizeof out->targets[0] || out->target_count >= GX_OPTIONS_TARGETS)
         return;

@@ -30,7 +30,7 @@ typedef struct gx_options {
 } gx_options;
 
 /* Translates count options. On a refused option returns GX_ERR_USAGE with the equivalent named;
-   *out is freed then. for_nvcc: nothing is refused (nvcc compiles, with out->nvcc). */
+ *out is freed then. for_nvcc: nothing is refused (nvcc compiles, with out->nvcc). */
 int gx_options_translate(const char *const *options, int count, int for_nvcc, gx_options *out, gx_error *error);
 void gx_options_free(gx_options *options);
 
@@ -39,7 +39,6 @@ void gx_options_free(gx_options *options);
    version at most the device's (the highest such), else PTX of the highest compute_XY at most the
    device's (compiled by the driver at load). Writes "sm_XY" or "compute_XY" to out. No targets:
    device_arch. GX_ERR_USAGE when no build the options make could run there. */
-int gx_options_pick_arch(const gx_options *options, const char *device_arch, char *out, size_t size,
-                         gx_error *error);
+int gx_options_pick_arch(const gx_options *options, const char *device_arch, char *out, size_t size, gx_error *error);
 
 #endif

@@ -37,7 +37,10 @@ static void place_close(struct place *place)
 
 /* A link is followed only when it belongs to the user running gpuexp or to root: as the kernel's
    protected_symlinks does in sticky folders, and in any folder. */
-static int trusted_owner(uid_t owner) { return owner == geteuid() || owner == 0; }
+static int trusted_owner(uid_t owner)
+{
+    return owner == geteuid() || owner == 0;
+}
 
 static int on_file_system(int fd, long magic)
 {
@@ -113,8 +116,8 @@ static int walk(const char *path, const char *verb, int folder_wanted, int make_
         size_t shown_before = strlen(shown);
         shown_add(shown, sizeof shown, component);
         int fd = openat(folder, component, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0 && errno == ENOENT && make_parents && !last
-            && (mkdirat(folder, component, 0777) == 0 || errno == EEXIST))
+        if (fd < 0 && errno == ENOENT && make_parents && !last &&
+            (mkdirat(folder, component, 0777) == 0 || errno == EEXIST))
             fd = openat(folder, component, O_PATH | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0) {
             int saved = errno;
@@ -122,8 +125,8 @@ static int walk(const char *path, const char *verb, int folder_wanted, int make_
             folder_of(path, parent, sizeof parent);
             if (saved == ENOENT && last && last_from_link) {
                 close(folder);
-                return gx_fail(error, GX_ERR_WRITE, "%s: it is a symbolic link to a file that does not exist; not followed",
-                               verb);
+                return gx_fail(error, GX_ERR_WRITE,
+                               "%s: it is a symbolic link to a file that does not exist; not followed", verb);
             }
             if (saved == ENOENT && last) { /* a new name */
                 place->folder = folder;
@@ -212,8 +215,8 @@ static int walk(const char *path, const char *verb, int folder_wanted, int make_
         }
         if (S_ISDIR(info.st_mode) != folder_wanted) {
             close(fd), close(folder);
-            return gx_fail(error, GX_ERR_WRITE, folder_wanted ? "%s: a file of that name is there"
-                                                              : "%s: it is a folder; name a file",
+            return gx_fail(error, GX_ERR_WRITE,
+                           folder_wanted ? "%s: a file of that name is there" : "%s: it is a folder; name a file",
                            verb);
         }
         place->folder = folder;
@@ -228,8 +231,11 @@ static int walk(const char *path, const char *verb, int folder_wanted, int make_
 
 static const char *kind_of(mode_t mode)
 {
-    return S_ISFIFO(mode) ? "a FIFO" : S_ISSOCK(mode) ? "a socket" : S_ISCHR(mode) ? "a character device"
-           : S_ISBLK(mode) ? "a block device" : "not a regular file";
+    return S_ISFIFO(mode)   ? "a FIFO"
+           : S_ISSOCK(mode) ? "a socket"
+           : S_ISCHR(mode)  ? "a character device"
+           : S_ISBLK(mode)  ? "a block device"
+                            : "not a regular file";
 }
 
 /* Where path's bytes go and how: replaced (a regular file or a new name in place->folder) or
@@ -309,8 +315,7 @@ static int open_in_place(const char *path, const struct place *place, gx_error *
 }
 
 /* Creates a unique temporary in place's folder: its fd, with its name in temporary, or -1. */
-static int create_temporary(const char *path, const struct place *place, char *temporary, size_t size,
-                            gx_error *error)
+static int create_temporary(const char *path, const struct place *place, char *temporary, size_t size, gx_error *error)
 {
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
@@ -396,8 +401,8 @@ static int open_to_append(const char *path, const struct place *place, gx_error 
     struct stat opened;
     if (fd < 0)
         return gx_fail(error, GX_ERR_WRITE, "cannot append to %s: %s", path, strerror(errno)), -1;
-    if (fstat(fd, &opened) != 0 || !S_ISREG(opened.st_mode) || opened.st_ino != place->info.st_ino
-        || opened.st_dev != place->info.st_dev) {
+    if (fstat(fd, &opened) != 0 || !S_ISREG(opened.st_mode) || opened.st_ino != place->info.st_ino ||
+        opened.st_dev != place->info.st_dev) {
         close(fd);
         return gx_fail(error, GX_ERR_WRITE, "cannot append to %s: it was replaced while it was opened", path), -1;
     }

@@ -58,8 +58,8 @@ int gx_find_experiment(const char *name, char *out, size_t size)
 }
 
 /* Adds folder's *.lua files (as PREFIX NAME, without .lua) to names; one level of subfolders. */
-static int add_experiments(const char *folder, const char *prefix, int depth, char *names, size_t names_size,
-                           int have, int max)
+static int add_experiments(const char *folder, const char *prefix, int depth, char *names, size_t names_size, int have,
+                           int max)
 {
     DIR *directory = opendir(folder);
     if (!directory)

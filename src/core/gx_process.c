@@ -21,7 +21,10 @@
 static volatile sig_atomic_t stop_signal;
 static sigset_t stop_signals;
 
-static void on_stop_signal(int signal_number) { stop_signal = signal_number; }
+static void on_stop_signal(int signal_number)
+{
+    stop_signal = signal_number;
+}
 
 void gx_process_init(void)
 {
@@ -39,7 +42,10 @@ void gx_process_init(void)
     sigprocmask(SIG_BLOCK, &stop_signals, NULL);
 }
 
-int gx_process_stop_signal(void) { return stop_signal; }
+int gx_process_stop_signal(void)
+{
+    return stop_signal;
+}
 
 /* In a forked child: every signal's default action and an empty mask, whatever this process
    inherited (a shell's `cmd &` ignores SIGINT; the supervisor blocks the stop signals), so the
@@ -56,8 +62,7 @@ static void reset_signals(void)
     sigprocmask(SIG_SETMASK, &empty, NULL);
 }
 
-int gx_process_spawn(gx_process *process, char *const argv[], int device, int slot, int discard_stdout,
-                     gx_error *error)
+int gx_process_spawn(gx_process *process, char *const argv[], int device, int slot, int discard_stdout, gx_error *error)
 {
     memset(process, 0, sizeof *process);
     process->fd = -1;
@@ -319,7 +324,10 @@ int gx_process_start(char *const argv[], const gx_run_options *options, int inpu
     if (sink < 0 && options->output &&
         (sink = open(options->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644)) < 0)
         return gx_fail(error, GX_ERR_SYSTEM, "cannot write %s: %s", options->output, strerror(errno));
-    gx_guard_io io = {.input = input, .output = sink, .error = options->error_sink, .directory = options->directory,
+    gx_guard_io io = {.input = input,
+                      .output = sink,
+                      .error = options->error_sink,
+                      .directory = options->directory,
                       .environment = options->environment};
     if (io.error < 0 && sink >= 0 && output < 0)
         io.error = sink; /* a command's log: its output and errors together */
@@ -363,8 +371,7 @@ int gx_process_finish(gx_guarded *started, const gx_run_options *options, gx_run
             result->stop = stop_signal;
             kill(-group, stop_signal); /* the group: a shell and what it started */
             kill_at = now + grace;
-        } else if (!result->stop && !result->timed_out && options->timeout_s > 0 &&
-                   now - begun > options->timeout_s) {
+        } else if (!result->stop && !result->timed_out && options->timeout_s > 0 && now - begun > options->timeout_s) {
             result->timed_out = 1;
             kill(-group, SIGTERM);
             kill_at = now + grace;
@@ -489,4 +496,3 @@ void gx_process_stop_handled(void)
     struct itimerval off = {0};
     setitimer(ITIMER_REAL, &off, NULL);
 }
-

@@ -12,10 +12,10 @@
 #include "gx_worker.h"
 
 typedef struct gx_process {
-    pid_t pid;     /* 0 once reaped */
-    int fd;        /* the supervisor's end of the channel */
+    pid_t pid; /* 0 once reaped */
+    int fd;    /* the supervisor's end of the channel */
     gx_worker_page *page;
-    int exit_code; /* after gx_process_reap: the code, or 128 + signal */
+    int exit_code;   /* after gx_process_reap: the code, or 128 + signal */
     char ended[160]; /* after gx_process_reap: "exited with code 3", "killed by signal SIGSEGV (...)" */
 } gx_process;
 
@@ -38,25 +38,25 @@ void gx_process_release(gx_process *process); /* closes the channel, unmaps the 
 
 /* How gx_process_run runs a command. Zero is the default for each field but error_sink (-1). */
 typedef struct gx_run_options {
-    const char *output;    /* file for its standard output and error (created, O_NOFOLLOW), or NULL: ours */
-    int capture;           /* its standard output into result->captured (a memory file, nothing on disk) */
-    int error_sink;        /* with capture: where its standard error goes (-1: /dev/null) */
-    double timeout_s;      /* > 0: then SIGTERM to its group, grace_s, SIGKILL; result->timed_out */
-    double grace_s;        /* between SIGTERM (or the stop signal passed on) and SIGKILL; 0: 5 s */
-    const char *directory; /* its working folder, or NULL: ours */
+    const char *output;       /* file for its standard output and error (created, O_NOFOLLOW), or NULL: ours */
+    int capture;              /* its standard output into result->captured (a memory file, nothing on disk) */
+    int error_sink;           /* with capture: where its standard error goes (-1: /dev/null) */
+    double timeout_s;         /* > 0: then SIGTERM to its group, grace_s, SIGKILL; result->timed_out */
+    double grace_s;           /* between SIGTERM (or the stop signal passed on) and SIGKILL; 0: 5 s */
+    const char *directory;    /* its working folder, or NULL: ours */
     char *const *environment; /* its environment, or NULL: ours */
-    const char *record;    /* a file that names its process group while it runs ("PGID STARTTIME COMMAND
-                              STARTTIME": the guard and the command), so a later gpuexp can end it
-                              if this one and its guard are killed (gx_process_end_recorded) */
+    const char *record;       /* a file that names its process group while it runs ("PGID STARTTIME COMMAND
+                                 STARTTIME": the guard and the command), so a later gpuexp can end it
+                                 if this one and its guard are killed (gx_process_end_recorded) */
 } gx_run_options;
 
 typedef struct gx_run_result {
-    int exit_code;   /* its code, 128 + N when signal N ended it */
-    int signal;      /* N when signal N ended it, else 0 */
-    int stop;        /* the stop signal received while it ran (passed on to its group), or 0 */
-    int timed_out;   /* it ran past timeout_s and was ended */
+    int exit_code; /* its code, 128 + N when signal N ended it */
+    int signal;    /* N when signal N ended it, else 0 */
+    int stop;      /* the stop signal received while it ran (passed on to its group), or 0 */
+    int timed_out; /* it ran past timeout_s and was ended */
     double seconds;
-    char *captured;  /* with capture: its standard output, NUL-terminated (free it) */
+    char *captured; /* with capture: its standard output, NUL-terminated (free it) */
     size_t captured_size;
 } gx_run_result;
 
@@ -64,8 +64,8 @@ typedef struct gx_run_result {
    mask, every signal at its default action, in a process group of its own that ends with gpuexp
    whatever kills it; a stop signal received meanwhile (SIGINT, SIGTERM, SIGHUP) is passed on to
    that whole group and, grace_s later, SIGKILL ends what is left. What the command leaves running
-   when it ends (a `monitor &`) may run on, but never past gpuexp's end. Returns GX_OK with *result filled, or an error when it could
-   not be started (*error names the call). Every child of gpuexp but the workers starts here. */
+   when it ends (a `monitor &`) may run on, but never past gpuexp's end. Returns GX_OK with *result filled, or an error
+   when it could not be started (*error names the call). Every child of gpuexp but the workers starts here. */
 int gx_process_run(char *const argv[], const gx_run_options *options, gx_run_result *result, gx_error *error);
 
 /* gx_process_run in two steps, for a command that talks through a pipe while it runs (a script's

@@ -28,7 +28,7 @@ struct gx_profiler {
     gx_metric_host *config_host;
     uint8_t *config, *counter_data;
     size_t config_size, counter_data_size;
-    int ranges;                        /* ranges per pass the counter-data image holds */
+    int ranges;          /* ranges per pass the counter-data image holds */
     CUdeviceptr scratch; /* snapshots of the buffers a replayed launch may write */
     size_t scratch_bytes;
     gx_profile_timing timing; /* where the last collect's time went */
@@ -41,7 +41,10 @@ static double now_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-const gx_profile_timing *gx_profiler_timing(const gx_profiler *p) { return &p->timing; }
+const gx_profile_timing *gx_profiler_timing(const gx_profiler *p)
+{
+    return &p->timing;
+}
 
 /* Where the device's counter availability image is cached: one entry per chip, GPU, kernel driver
    and CUPTI version (an entry of another driver or CUPTI is never read). "" when there is no cache. */
@@ -66,7 +69,8 @@ static void availability_path(const gx_profiler *p, char *path, size_t size)
         d->cuDriverGetVersion(&cuda_driver);
     gx_cupti_version(&cupti, &ignored);
     char key[1024];
-    int length = snprintf(key, sizeof key, "%s\n%s\n%s\n%d\n%u\n", p->chip, p->device->uuid, driver, cuda_driver, cupti);
+    int length =
+        snprintf(key, sizeof key, "%s\n%s\n%s\n%d\n%u\n", p->chip, p->device->uuid, driver, cuda_driver, cupti);
     snprintf(path, size, "%s/cupti/availability-%s-%016llx", directory, p->chip,
              (unsigned long long)XXH3_64bits(key, (size_t)length));
 }
@@ -83,10 +87,13 @@ static int counter_availability(gx_profiler *p, gx_error *error)
         if (found == GX_OK)
             return GX_OK;
         if (found == -2)
-            snprintf(p->cache_note, sizeof p->cache_note, "the cached counter availability %s was damaged (%s); "
-                     "fetched again from the GPU", path, why);
+            snprintf(p->cache_note, sizeof p->cache_note,
+                     "the cached counter availability %s was damaged (%s); "
+                     "fetched again from the GPU",
+                     path, why);
     }
-    CUpti_Profiler_GetCounterAvailability_Params available = {.structSize = CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE};
+    CUpti_Profiler_GetCounterAvailability_Params available = {
+        .structSize = CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE};
     available.ctx = p->device->context;
     CUPTI_CHECK(error, cuptiProfilerGetCounterAvailability, &available);
     if (!(p->availability = malloc(available.counterAvailabilityImageSize)))
@@ -105,7 +112,10 @@ static int counter_availability(gx_profiler *p, gx_error *error)
     return GX_OK;
 }
 
-const char *gx_profiler_cache_note(const gx_profiler *p) { return p->cache_note; }
+const char *gx_profiler_cache_note(const gx_profiler *p)
+{
+    return p->cache_note;
+}
 
 int gx_profiler_open(gx_profiler **out, const gx_device *device, gx_error *error)
 {
@@ -119,7 +129,8 @@ int gx_profiler_open(gx_profiler **out, const gx_device *device, gx_error *error
         return error->kind;
     if (strstr(device->name, "MIG"))
         return gx_fail(error, GX_ERR_PROFILER,
-                       "%s is a MIG instance: counters need a compute instance that owns its whole GPU instance", device->name);
+                       "%s is a MIG instance: counters need a compute instance that owns its whole GPU instance",
+                       device->name);
     gx_profiler *p = calloc(1, sizeof *p);
     if (!p)
         return gx_fail(error, GX_ERR_SYSTEM, "out of memory");
@@ -168,8 +179,14 @@ void gx_profiler_close(gx_profiler *p)
     free(p);
 }
 
-const char *gx_profiler_chip(const gx_profiler *p) { return p->chip; }
-gx_metric_host *gx_profiler_host(gx_profiler *p) { return p->validator; }
+const char *gx_profiler_chip(const gx_profiler *p)
+{
+    return p->chip;
+}
+gx_metric_host *gx_profiler_host(gx_profiler *p)
+{
+    return p->validator;
+}
 
 int gx_profiler_scratch(gx_profiler *p, size_t bytes, CUdeviceptr *scratch, gx_error *error)
 {
@@ -237,12 +254,13 @@ static int prepare_images(gx_profiler *p, const char *const *names, int count, i
     p->key = NULL;
     p->config = p->counter_data = NULL;
     p->config_host = NULL;
-    if (gx_metric_host_open_for_device(&p->config_host, p->chip, p->availability, error)
-        || gx_metric_host_config_image(p->config_host, names, count, &p->config, &p->config_size, error)) {
+    if (gx_metric_host_open_for_device(&p->config_host, p->chip, p->availability, error) ||
+        gx_metric_host_config_image(p->config_host, names, count, &p->config, &p->config_size, error)) {
         free(key);
         return error->kind;
     }
-    CUpti_RangeProfiler_GetCounterDataSize_Params size = {.structSize = CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
+    CUpti_RangeProfiler_GetCounterDataSize_Params size = {
+        .structSize = CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
     size.pRangeProfilerObject = p->range;
     size.pMetricNames = (const char **)names;
     size.numMetrics = (size_t)count;
@@ -278,7 +296,8 @@ static int replay(gx_profiler *p, const char *const *names, int count, int range
         return error->kind;
     if (GX_CU(error, d->cuCtxSynchronize()) || prepare_images(p, names, count, ranges, error))
         return error->kind;
-    CUpti_RangeProfiler_CounterDataImage_Initialize_Params init = {.structSize = CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
+    CUpti_RangeProfiler_CounterDataImage_Initialize_Params init = {
+        .structSize = CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
     init.pRangeProfilerObject = p->range;
     init.counterDataSize = p->counter_data_size;
     init.pCounterData = p->counter_data;
@@ -289,7 +308,7 @@ static int replay(gx_profiler *p, const char *const *names, int count, int range
     config.pConfig = p->config;
     config.counterDataImageSize = p->counter_data_size;
     config.pCounterDataImage = p->counter_data;
-    config.range = CUPTI_AutoRange;    /* kernel boundary to kernel boundary: ncu's numbers */
+    config.range = CUPTI_AutoRange;       /* kernel boundary to kernel boundary: ncu's numbers */
     config.replayMode = CUPTI_UserReplay; /* we restore the buffers and flush L2 before each pass */
     config.maxRangesPerPass = (size_t)ranges;
     config.numNestingLevels = 1;
@@ -336,15 +355,18 @@ static int replay(gx_profiler *p, const char *const *names, int count, int range
     decode.pRangeProfilerObject = p->range;
     CUPTI_CHECK(error, cuptiRangeProfilerDecodeData, &decode);
     if (decode.numOfRangeDropped)
-        return gx_fail(error, GX_ERR_PROFILER, "CUPTI dropped %zu range(s): the profiled work ran more kernels than the %d "
-                       "expected", decode.numOfRangeDropped, ranges);
-    CUpti_RangeProfiler_GetCounterDataInfo_Params info = {.structSize = CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE};
+        return gx_fail(error, GX_ERR_PROFILER,
+                       "CUPTI dropped %zu range(s): the profiled work ran more kernels than the %d "
+                       "expected",
+                       decode.numOfRangeDropped, ranges);
+    CUpti_RangeProfiler_GetCounterDataInfo_Params info = {
+        .structSize = CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE};
     info.pCounterDataImage = p->counter_data;
     info.counterDataImageSize = p->counter_data_size;
     CUPTI_CHECK(error, cuptiRangeProfilerGetCounterDataInfo, &info);
     if (info.numTotalRanges != (size_t)ranges)
-        return gx_fail(error, GX_ERR_PROFILER, "CUPTI recorded %zu range(s) where %d kernel(s) ran", info.numTotalRanges,
-                       ranges);
+        return gx_fail(error, GX_ERR_PROFILER, "CUPTI recorded %zu range(s) where %d kernel(s) ran",
+                       info.numTotalRanges, ranges);
     now = now_s();
     t->decode_s = now - mark;
     return GX_OK;
@@ -353,7 +375,8 @@ static int replay(gx_profiler *p, const char *const *names, int count, int range
 /* The values of one range. */
 static int evaluate(gx_profiler *p, const char *const *names, int count, int range, double *values, gx_error *error)
 {
-    CUpti_Profiler_Host_EvaluateToGpuValues_Params evaluate = {.structSize = CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
+    CUpti_Profiler_Host_EvaluateToGpuValues_Params evaluate = {
+        .structSize = CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
     evaluate.pHostObject = p->config_host->object;
     evaluate.pCounterDataImage = p->counter_data;
     evaluate.counterDataImageSize = p->counter_data_size;
@@ -419,9 +442,9 @@ static int batch_inside(void *user, int pass, gx_error *error)
     return GX_OK;
 }
 
-int gx_profiler_collect_batch(gx_profiler *p, const char *const *names, int count, int launches, int kernels_per_prepare,
-                              gx_batch_fn prepare, gx_batch_fn launch, void *user, double *values, int *passes,
-                              gx_error *error)
+int gx_profiler_collect_batch(gx_profiler *p, const char *const *names, int count, int launches,
+                              int kernels_per_prepare, gx_batch_fn prepare, gx_batch_fn launch, void *user,
+                              double *values, int *passes, gx_error *error)
 {
     if (launches <= 0)
         return gx_fail(error, GX_ERR_USAGE, "a batch needs at least one launch");

@@ -237,7 +237,8 @@ int gx_ptx_required_cluster(const char *ptx, const char *name, int cluster[3])
 int gx_ptx_globals(const char *ptx, gx_ptx_global *out, int max)
 {
     int count = 0;
-    for (const char *line = ptx; line && *line && count < max; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+    for (const char *line = ptx; line && *line && count < max;
+         line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
         const char *t = line;
         while (*t == ' ' || *t == '\t')
             t++;
@@ -271,11 +272,12 @@ int gx_ptx_globals(const char *ptx, gx_ptx_global *out, int max)
         static const struct {
             const char *type;
             int bytes;
-        } sizes[] = {{".b8", 1}, {".u8", 1}, {".s8", 1}, {".b16", 2}, {".u16", 2}, {".s16", 2}, {".f16", 2},
-                     {".b32", 4}, {".u32", 4}, {".s32", 4}, {".f32", 4}, {".b64", 8}, {".u64", 8}, {".s64", 8},
-                     {".f64", 8}};
+        } sizes[] = {{".b8", 1},  {".u8", 1},  {".s8", 1},  {".b16", 2}, {".u16", 2},
+                     {".s16", 2}, {".f16", 2}, {".b32", 4}, {".u32", 4}, {".s32", 4},
+                     {".f32", 4}, {".b64", 8}, {".u64", 8}, {".s64", 8}, {".f64", 8}};
         for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
-            if ((size_t)(type_end - type) == strlen(sizes[i].type) && strncmp(type, sizes[i].type, (size_t)(type_end - type)) == 0)
+            if ((size_t)(type_end - type) == strlen(sizes[i].type) &&
+                strncmp(type, sizes[i].type, (size_t)(type_end - type)) == 0)
                 size = sizes[i].bytes;
         if (!size)
             continue;

@@ -55,7 +55,7 @@ typedef struct gx_ptx_global {
     char name[256];   /* the symbol, mangled when C++ mangles it */
     char ptx_type[8]; /* "f32", "b8", ... */
     size_t bytes;
-    int constant;     /* .const (__constant__), else .global (__device__) */
+    int constant; /* .const (__constant__), else .global (__device__) */
 } gx_ptx_global;
 /* The module-scope .const and .global variables of PTX text; returns how many (at most max). */
 int gx_ptx_globals(const char *ptx, gx_ptx_global *out, int max);

@@ -5,7 +5,10 @@
 
 #include "gx_signature.h"
 
-static int is_identifier_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
+static int is_identifier_char(char c)
+{
+    return isalnum((unsigned char)c) || c == '_';
+}
 
 /* One parameter's text (start .. end) without its name, default value and qualifiers the type does
    not need (__restrict__), spaces normalized: "const float * __restrict__ x" -> "const float*". */
@@ -29,7 +32,8 @@ static void parameter_type(const char *start, const char *end, char *out, size_t
             while (is_identifier_char(*p) && k < 63)
                 words[count][k++] = *p++;
             words[count][k] = 0;
-            if (strcmp(words[count], "__restrict__") && strcmp(words[count], "__restrict") && strcmp(words[count], "restrict"))
+            if (strcmp(words[count], "__restrict__") && strcmp(words[count], "__restrict") &&
+                strcmp(words[count], "restrict"))
                 count++;
         } else {
             words[count][0] = *p++;
@@ -38,17 +42,17 @@ static void parameter_type(const char *start, const char *end, char *out, size_t
         }
     }
     /* the last identifier is the parameter's name when something comes before it that is a type */
-    if (count >= 2 && is_identifier_char(words[count - 1][0]) && strcmp(words[count - 1], "int")
-        && strcmp(words[count - 1], "char") && strcmp(words[count - 1], "long") && strcmp(words[count - 1], "short")
-        && strcmp(words[count - 1], "unsigned") && strcmp(words[count - 1], "signed"))
+    if (count >= 2 && is_identifier_char(words[count - 1][0]) && strcmp(words[count - 1], "int") &&
+        strcmp(words[count - 1], "char") && strcmp(words[count - 1], "long") && strcmp(words[count - 1], "short") &&
+        strcmp(words[count - 1], "unsigned") && strcmp(words[count - 1], "signed"))
         count--;
     out[0] = 0;
     size_t used = 0;
     for (int i = 0; i < count && used < size; i++) {
         int symbol = !is_identifier_char(words[i][0]);
         int space = i > 0 && !symbol && is_identifier_char(words[i - 1][0]);
-        int space_after_symbol = i > 0 && !symbol && !is_identifier_char(words[i - 1][0]) && words[i - 1][0] != ':'
-                                 && words[i - 1][0] != '<';
+        int space_after_symbol = i > 0 && !symbol && !is_identifier_char(words[i - 1][0]) && words[i - 1][0] != ':' &&
+                                 words[i - 1][0] != '<';
         used += (size_t)snprintf(out + used, size - used, "%s%s", space || space_after_symbol ? " " : "", words[i]);
     }
 }

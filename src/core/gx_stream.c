@@ -28,8 +28,8 @@ int gx_stream_create(gx_stream *stream, const gx_device *device, int priority, i
     if (priority > least || priority < greatest)
         return gx_fail(error, GX_ERR_USAGE, "stream priority %d is outside %s's range, %d (least) to %d (greatest)",
                        priority, device->name, least, greatest);
-    if (GX_CU(error, d->cuStreamCreateWithPriority(&stream->handle, blocking ? CU_STREAM_DEFAULT : CU_STREAM_NON_BLOCKING,
-                                                   priority)))
+    if (GX_CU(error, d->cuStreamCreateWithPriority(&stream->handle,
+                                                   blocking ? CU_STREAM_DEFAULT : CU_STREAM_NON_BLOCKING, priority)))
         return error->kind;
     stream->device = device;
     stream->priority = priority;

@@ -5,8 +5,7 @@
 #include "gx_cxxname.h" /* gx_edit_distance, the one edit distance */
 #include "gx_suggest.h"
 
-int gx_suggest(const char *target, const char *const *candidates, size_t count, int want, int close_only,
-               int *chosen)
+int gx_suggest(const char *target, const char *const *candidates, size_t count, int want, int close_only, int *chosen)
 {
     size_t scores[16];
     int have = 0;
@@ -15,8 +14,8 @@ int gx_suggest(const char *target, const char *const *candidates, size_t count, 
     size_t target_length = strlen(target);
     for (size_t i = 0; i < count; i++) {
         size_t score = (size_t)gx_edit_distance(target, candidates[i]);
-        int contains = target_length >= 3 && strlen(candidates[i]) >= 3
-                       && (strstr(candidates[i], target) || strstr(target, candidates[i]));
+        int contains = target_length >= 3 && strlen(candidates[i]) >= 3 &&
+                       (strstr(candidates[i], target) || strstr(target, candidates[i]));
         if (close_only) {
             size_t longer = strlen(candidates[i]) > target_length ? strlen(candidates[i]) : target_length;
             size_t limit = longer / 3 > 1 ? longer / 3 : 1;
@@ -51,7 +50,10 @@ void gx_did_you_mean(const char *target, const char *const *candidates, size_t c
         out[0] = 0;
     for (int k = 0; k < have && used < size; k++)
         used += (size_t)snprintf(out + used, size - used, "%s%s",
-                                 k == 0 ? " (did you mean '" : k == have - 1 ? "' or '" : "', '", candidates[chosen[k]]);
+                                 k == 0          ? " (did you mean '"
+                                 : k == have - 1 ? "' or '"
+                                                 : "', '",
+                                 candidates[chosen[k]]);
     if (have && used < size)
         snprintf(out + used, size - used, "'?)");
 }

@@ -24,7 +24,6 @@ int gx_symbol_matches(const char *symbol, const char *wanted);
    do (first and second set to the first two). */
 int gx_symbol_find(const char *const *symbols, int count, const char *wanted, int *first, int *second);
 
-
 /* The indices of the (at most max) symbols whose canonical names are nearest to wanted's (edit
    distance, also against the name without its namespaces), nearest first; returns how many. */
 int gx_symbol_nearest(const char *const *symbols, int count, const char *wanted, int *nearest, int max);

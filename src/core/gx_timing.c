@@ -33,9 +33,9 @@ int gx_time_events(const gx_device *device, const gx_timing_request *request, do
                 break;
             if (request->block && !(status = request->block(request->block_user, error)))
                 blocked = 1;
-            if (status || (status = GX_CU(error, d->cuEventRecord(events[2 * i], NULL)))
-                || (status = request->work(request->user, error))
-                || (status = GX_CU(error, d->cuEventRecord(events[2 * i + 1], NULL))))
+            if (status || (status = GX_CU(error, d->cuEventRecord(events[2 * i], NULL))) ||
+                (status = request->work(request->user, error)) ||
+                (status = GX_CU(error, d->cuEventRecord(events[2 * i + 1], NULL))))
                 break;
         }
         if (blocked) { /* always released, also after a failure */
@@ -62,8 +62,8 @@ int gx_graph_capture(gx_graph *g, const gx_device *device, gx_enqueue_fn enqueue
     memset(g, 0, sizeof *g);
     g->device = device;
     const gx_driver *d = gx_driver_get(error);
-    if (!d || gx_device_activate(device, error) || GX_CU(error, d->cuStreamCreate(&g->stream, CU_STREAM_DEFAULT))
-        || GX_CU(error, d->cuStreamBeginCapture(g->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)))
+    if (!d || gx_device_activate(device, error) || GX_CU(error, d->cuStreamCreate(&g->stream, CU_STREAM_DEFAULT)) ||
+        GX_CU(error, d->cuStreamBeginCapture(g->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)))
         return error->kind;
     int status = GX_OK;
     for (int i = 0; i < count && status == GX_OK; i++)

@@ -14,11 +14,11 @@ typedef struct gx_timing_request {
     gx_work_fn work;        /* enqueued between the events of each sample */
     gx_work_fn before_each; /* optional, enqueued before each sample's start event (e.g. an L2 flush) */
     void *user;
-    void *before_user;      /* passed to before_each */
-    gx_work_fn block;       /* optional: enqueued before each sample's start event, holds the stream */
-    gx_work_fn release;     /* with block: releases it once the sample is enqueued */
-    void *block_user;       /* passed to block and release */
-    int warmup;             /* runs of work before the first sample, then a synchronize */
+    void *before_user;  /* passed to before_each */
+    gx_work_fn block;   /* optional: enqueued before each sample's start event, holds the stream */
+    gx_work_fn release; /* with block: releases it once the sample is enqueued */
+    void *block_user;   /* passed to block and release */
+    int warmup;         /* runs of work before the first sample, then a synchronize */
     size_t samples;
 } gx_timing_request;
 

@@ -70,8 +70,8 @@ static long header_define(const char *path, const char *name)
 static void note_searched(const char *where)
 {
     size_t used = strlen(toolkit.searched);
-    if (snprintf(toolkit.searched + used, sizeof toolkit.searched - used, "%s%s", used ? ", " : "", where)
-        >= (int)(sizeof toolkit.searched - used))
+    if (snprintf(toolkit.searched + used, sizeof toolkit.searched - used, "%s%s", used ? ", " : "", where) >=
+        (int)(sizeof toolkit.searched - used))
         toolkit.searched[used] = 0; /* no room for this one */
 }
 
@@ -87,9 +87,9 @@ static int try_root(const char *root, const char *found_by)
     if (strlen(resolved) + 16 >= GX_TOOLKIT_PATH || !has_headers(resolved))
         return 0;
     snprintf(toolkit.root, sizeof toolkit.root, "%s", resolved);
-    if (snprintf(toolkit.include, sizeof toolkit.include, "%s/include", resolved) >= (int)sizeof toolkit.include
-        || snprintf(toolkit.cccl, sizeof toolkit.cccl, "%s/include/cccl", resolved) >= (int)sizeof toolkit.cccl
-        || snprintf(toolkit.nvcc, sizeof toolkit.nvcc, "%s/bin/nvcc", resolved) >= (int)sizeof toolkit.nvcc)
+    if (snprintf(toolkit.include, sizeof toolkit.include, "%s/include", resolved) >= (int)sizeof toolkit.include ||
+        snprintf(toolkit.cccl, sizeof toolkit.cccl, "%s/include/cccl", resolved) >= (int)sizeof toolkit.cccl ||
+        snprintf(toolkit.nvcc, sizeof toolkit.nvcc, "%s/bin/nvcc", resolved) >= (int)sizeof toolkit.nvcc)
         return 0;
     if (!gx_is_directory(toolkit.cccl))
         toolkit.cccl[0] = 0;
@@ -134,7 +134,8 @@ static void find_toolkit(void)
             snprintf(toolkit.cccl_version, sizeof toolkit.cccl_version, "%ld.%ld.%ld", cccl / 1000000,
                      cccl / 1000 % 1000, cccl % 1000);
     }
-    const char *parts[] = {"gpuexp-toolkit-v1", toolkit.include, toolkit.cccl, toolkit.cuda_version, toolkit.cccl_version};
+    const char *parts[] = {"gpuexp-toolkit-v1", toolkit.include, toolkit.cccl, toolkit.cuda_version,
+                           toolkit.cccl_version};
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
         XXH3_128bits_update(state, parts[i], strlen(parts[i]) + 1);
     XXH128_hash_t hash = XXH3_128bits_digest(state);

@@ -38,8 +38,7 @@ extern const int gx_toolkit_header_count;
 
 /* Writes the names of the common headers this toolkit lacks, comma separated ("" when none), and
    the packages that provide them. Returns how many are missing. */
-int gx_toolkit_missing(const gx_toolkit *toolkit, char *names, size_t names_size, char *packages,
-                       size_t packages_size);
+int gx_toolkit_missing(const gx_toolkit *toolkit, char *names, size_t names_size, char *packages, size_t packages_size);
 
 /* Where nvcc is: the toolkit's bin/nvcc, else nvcc on PATH. Returns GX_OK with the path, or a
    system error saying where it looked. */

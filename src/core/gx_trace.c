@@ -23,7 +23,7 @@ static struct {
     FILE *file;
     pthread_mutex_t lock;
     int active;
-    uint64_t origin; /* CUPTI timestamp at the start, ns */
+    uint64_t origin;                     /* CUPTI timestamp at the start, ns */
     long long labelled[GX_TRACE_LABELS]; /* pid * 2^32 + tid (tid -1: the process) already named */
     int labels;
     char path[4096], temporary[4100];
@@ -62,7 +62,10 @@ static void label(long long pid, long long tid, const char *name)
     fputs("}},\n", trace.file);
 }
 
-static double micros(uint64_t t) { return t >= trace.origin ? (double)(t - trace.origin) / 1000.0 : 0.0; }
+static double micros(uint64_t t)
+{
+    return t >= trace.origin ? (double)(t - trace.origin) / 1000.0 : 0.0;
+}
 
 /* One complete ("X") event; args is a JSON object's body. */
 static void complete(const char *name, const char *category, long long pid, long long tid, uint64_t start, uint64_t end,
@@ -70,8 +73,8 @@ static void complete(const char *name, const char *category, long long pid, long
 {
     fputs("{\"ph\":\"X\",\"name\":", trace.file);
     write_string(name);
-    fprintf(trace.file, ",\"cat\":\"%s\",\"pid\":%lld,\"tid\":%lld,\"ts\":%.3f,\"dur\":%.3f,\"args\":{%s}},\n", category, pid,
-            tid, micros(start), end > start ? (double)(end - start) / 1000.0 : 0.0, args);
+    fprintf(trace.file, ",\"cat\":\"%s\",\"pid\":%lld,\"tid\":%lld,\"ts\":%.3f,\"dur\":%.3f,\"args\":{%s}},\n",
+            category, pid, tid, micros(start), end > start ? (double)(end - start) / 1000.0 : 0.0, args);
 }
 
 static const char *memory_kind(uint8_t kind)
@@ -103,14 +106,15 @@ static void write_record(const CUpti_Activity *record)
         gpu_labels(k->deviceId, k->streamId);
         snprintf(args, sizeof args,
                  "\"grid\":[%d,%d,%d],\"block\":[%d,%d,%d],\"shared_bytes\":%d,\"registers\":%u,\"correlation\":%u",
-                 k->gridX, k->gridY, k->gridZ, k->blockX, k->blockY, k->blockZ, k->staticSharedMemory + k->dynamicSharedMemory,
-                 k->registersPerThread, k->correlationId);
+                 k->gridX, k->gridY, k->gridZ, k->blockX, k->blockY, k->blockZ,
+                 k->staticSharedMemory + k->dynamicSharedMemory, k->registersPerThread, k->correlationId);
         complete(k->name, "kernel", k->deviceId + 1, k->streamId, k->start, k->end, args);
         break;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
         const CUpti_ActivityMemcpy6 *m = (const CUpti_ActivityMemcpy6 *)record;
-        static const char *const directions[] = {"?", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};
+        static const char *const directions[] = {"?",    "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
+                                                 "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};
         const char *direction = m->copyKind < sizeof directions / sizeof directions[0] ? directions[m->copyKind] : "?";
         gpu_labels(m->deviceId, m->streamId);
         snprintf(name, sizeof name, "memcpy %s %s to %s", direction, memory_kind(m->srcKind), memory_kind(m->dstKind));
@@ -123,14 +127,15 @@ static void write_record(const CUpti_Activity *record)
     case CUPTI_ACTIVITY_KIND_MEMSET: {
         const CUpti_ActivityMemset4 *m = (const CUpti_ActivityMemset4 *)record;
         gpu_labels(m->deviceId, m->streamId);
-        snprintf(args, sizeof args, "\"bytes\":%llu,\"correlation\":%u", (unsigned long long)m->bytes, m->correlationId);
+        snprintf(args, sizeof args, "\"bytes\":%llu,\"correlation\":%u", (unsigned long long)m->bytes,
+                 m->correlationId);
         complete("memset", "memset", m->deviceId + 1, m->streamId, m->start, m->end, args);
         break;
     }
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
         const CUpti_ActivitySynchronization2 *s = (const CUpti_ActivitySynchronization2 *)record;
-        static const char *const types[] = {"synchronize", "event synchronize", "stream wait event", "stream synchronize",
-                                            "context synchronize"};
+        static const char *const types[] = {"synchronize", "event synchronize", "stream wait event",
+                                            "stream synchronize", "context synchronize"};
         const char *type = (unsigned)s->type < 5 ? types[s->type] : "synchronize";
         label(0, -1, "host");
         label(0, 1, "synchronization");
@@ -150,8 +155,7 @@ static void write_record(const CUpti_Activity *record)
         complete(call, "driver", 0, (long long)a->threadId + 2, a->start, a->end, args);
         break;
     }
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -183,15 +187,16 @@ int gx_trace_start(const char *path, int exclusive, gx_error *error)
        replaced (gx_output.h's rules), so the trace names a regular file or a new name */
     struct stat named;
     if (lstat(path, &named) == 0 && !S_ISREG(named.st_mode))
-        return gx_fail(error, GX_ERR_USAGE, "--trace %s: it is not a regular file (a device, a FIFO, a folder or a "
-                                            "link); name a file",
+        return gx_fail(error, GX_ERR_USAGE,
+                       "--trace %s: it is not a regular file (a device, a FIFO, a folder or a "
+                       "link); name a file",
                        path);
     if (gx_cupti_get(error))
         return error->kind;
     /* written to PATH.tmp and renamed at the end: PATH is never cut, emptied or removed by a trace
        that could not be written */
-    if (snprintf(trace.path, sizeof trace.path, "%s", path) >= (int)sizeof trace.path
-        || snprintf(trace.temporary, sizeof trace.temporary, "%s.tmp", path) >= (int)sizeof trace.temporary)
+    if (snprintf(trace.path, sizeof trace.path, "%s", path) >= (int)sizeof trace.path ||
+        snprintf(trace.temporary, sizeof trace.temporary, "%s.tmp", path) >= (int)sizeof trace.temporary)
         return gx_fail(error, GX_ERR_USAGE, "the trace's path is too long");
     int fd = open(trace.temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | (exclusive ? O_EXCL : 0),
                   0644); /* never through a link planted at PATH.tmp */
@@ -235,7 +240,9 @@ int gx_trace_stop(gx_error *error)
         gx_cupti.cuptiActivityDisable(kinds[i]);
     pthread_mutex_lock(&trace.lock);
     /* the last element carries no comma: the array is complete JSON */
-    fprintf(trace.file, "{\"ph\":\"M\",\"pid\":0,\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":\"host (gpuexp pid %d)\"}}\n]\n",
+    fprintf(trace.file,
+            "{\"ph\":\"M\",\"pid\":0,\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":\"host (gpuexp pid "
+            "%d)\"}}\n]\n",
             (int)getpid());
     int failed = ferror(trace.file);
     failed |= fflush(trace.file) != 0;

@@ -5,8 +5,8 @@
 #include <stdint.h>
 #include <string.h>
 
-static const char *const type_names[GX_TYPE_COUNT] = {"f32", "f64", "i32", "u32", "i64", "u64", "u8", "i8",
-                                                     "f16", "bf16", "fp8_e4m3", "fp8_e5m2", "i16", "u16"};
+static const char *const type_names[GX_TYPE_COUNT] = {"f32", "f64", "i32",  "u32",      "i64",      "u64", "u8",
+                                                      "i8",  "f16", "bf16", "fp8_e4m3", "fp8_e5m2", "i16", "u16"};
 static const size_t type_sizes[GX_TYPE_COUNT] = {4, 8, 4, 4, 8, 8, 1, 1, 2, 2, 1, 1, 2, 2};
 
 int gx_type_parse(const char *name)
@@ -23,15 +23,33 @@ int gx_type_parse_c(const char *c_name)
         const char *c_name;
         gx_type type;
     } spellings[] = {
-        {"float", GX_F32},          {"double", GX_F64},        {"int", GX_I32},
-        {"int32_t", GX_I32},        {"unsigned", GX_U32},      {"unsigned int", GX_U32},
-        {"uint32_t", GX_U32},       {"long long", GX_I64},     {"int64_t", GX_I64},
-        {"unsigned long long", GX_U64}, {"uint64_t", GX_U64},  {"size_t", GX_U64},
-        {"char", GX_I8},            {"signed char", GX_I8},    {"int8_t", GX_I8},
-        {"unsigned char", GX_U8},   {"uint8_t", GX_U8},        {"short", GX_I16},
-        {"int16_t", GX_I16},        {"unsigned short", GX_U16}, {"uint16_t", GX_U16},
-        {"half", GX_F16},           {"__half", GX_F16},        {"bfloat16", GX_BF16},
-        {"__nv_bfloat16", GX_BF16}, {"__nv_fp8_e4m3", GX_FP8_E4M3}, {"__nv_fp8_e5m2", GX_FP8_E5M2},
+        {"float", GX_F32},
+        {"double", GX_F64},
+        {"int", GX_I32},
+        {"int32_t", GX_I32},
+        {"unsigned", GX_U32},
+        {"unsigned int", GX_U32},
+        {"uint32_t", GX_U32},
+        {"long long", GX_I64},
+        {"int64_t", GX_I64},
+        {"unsigned long long", GX_U64},
+        {"uint64_t", GX_U64},
+        {"size_t", GX_U64},
+        {"char", GX_I8},
+        {"signed char", GX_I8},
+        {"int8_t", GX_I8},
+        {"unsigned char", GX_U8},
+        {"uint8_t", GX_U8},
+        {"short", GX_I16},
+        {"int16_t", GX_I16},
+        {"unsigned short", GX_U16},
+        {"uint16_t", GX_U16},
+        {"half", GX_F16},
+        {"__half", GX_F16},
+        {"bfloat16", GX_BF16},
+        {"__nv_bfloat16", GX_BF16},
+        {"__nv_fp8_e4m3", GX_FP8_E4M3},
+        {"__nv_fp8_e5m2", GX_FP8_E5M2},
     };
     for (size_t i = 0; i < sizeof spellings / sizeof spellings[0]; i++)
         if (strcmp(c_name, spellings[i].c_name) == 0)
@@ -39,9 +57,18 @@ int gx_type_parse_c(const char *c_name)
     return -1;
 }
 
-const char *gx_type_name(gx_type type) { return type_names[type]; }
-size_t gx_type_size(gx_type type) { return type_sizes[type]; }
-int gx_type_is_float(gx_type type) { return type == GX_F32 || type == GX_F64 || gx_type_is_narrow_float(type); }
+const char *gx_type_name(gx_type type)
+{
+    return type_names[type];
+}
+size_t gx_type_size(gx_type type)
+{
+    return type_sizes[type];
+}
+int gx_type_is_float(gx_type type)
+{
+    return type == GX_F32 || type == GX_F64 || gx_type_is_narrow_float(type);
+}
 
 double gx_element_get(const void *base, gx_type type, size_t i)
 {

@@ -6,8 +6,20 @@
 
 /* New types go at the end: the device random kernel (gx_helper_kernels.c) knows the first eight by number. */
 typedef enum gx_type {
-    GX_F32, GX_F64, GX_I32, GX_U32, GX_I64, GX_U64, GX_U8, GX_I8,
-    GX_F16, GX_BF16, GX_FP8_E4M3, GX_FP8_E5M2, GX_I16, GX_U16,
+    GX_F32,
+    GX_F64,
+    GX_I32,
+    GX_U32,
+    GX_I64,
+    GX_U64,
+    GX_U8,
+    GX_I8,
+    GX_F16,
+    GX_BF16,
+    GX_FP8_E4M3,
+    GX_FP8_E5M2,
+    GX_I16,
+    GX_U16,
     GX_TYPE_COUNT
 } gx_type;
 

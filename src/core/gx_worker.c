@@ -42,9 +42,18 @@ int gx_worker_attach(int *device, int *slot, gx_error *error)
     return 1;
 }
 
-int gx_worker_channel(void) { return channel_fd; }
-int gx_worker_slot(void) { return worker_slot; }
-const gx_worker_page *gx_worker_own_page(void) { return page; }
+int gx_worker_channel(void)
+{
+    return channel_fd;
+}
+int gx_worker_slot(void)
+{
+    return worker_slot;
+}
+const gx_worker_page *gx_worker_own_page(void)
+{
+    return page;
+}
 
 /* Every kernel launch's hook: cheap (the name is copied only when the kernel changes). */
 static void note_launch(const struct gx_kernel *kernel, const struct gx_launch_config *config)
@@ -82,4 +91,7 @@ void gx_worker_install_hooks(void)
     gx_driver_on_context_lost(context_lost);
 }
 
-const char *gx_worker_context_error(void) { return page->context_error[0] ? page->context_error : NULL; }
+const char *gx_worker_context_error(void)
+{
+    return page->context_error[0] ? page->context_error : NULL;
+}

@@ -49,8 +49,8 @@ static void choose_arch(void)
     CHECK(strcmp(arch, "sm_90") == 0);
     CHECK(strcmp(notes, "arch = sm_90 given: the options' architectures are not used") == 0);
     /* no build runs on the device */
-    CHECK(gx_compile_choose_arch(&builds, NULL, "sm_75", arch, sizeof arch, notes, sizeof notes, &error)
-          == GX_ERR_USAGE);
+    CHECK(gx_compile_choose_arch(&builds, NULL, "sm_75", arch, sizeof arch, notes, sizeof notes, &error) ==
+          GX_ERR_USAGE);
     CHECK(strstr(error.message, "none of it runs on sm_75") != NULL);
     /* an architecture that is not one */
     CHECK(gx_compile_choose_arch(&none, "gfx90a", "", arch, sizeof arch, notes, sizeof notes, &error) == GX_ERR_USAGE);
@@ -71,8 +71,8 @@ static void sort_options(void)
 {
     const char *options[] = {"-DZ=1", "-DA", "-DM=x", "-DA=2"};
     gx_compile_sort_options(options, 4);
-    CHECK(strcmp(options[0], "-DA") == 0 && strcmp(options[1], "-DA=2") == 0 && strcmp(options[2], "-DM=x") == 0
-          && strcmp(options[3], "-DZ=1") == 0);
+    CHECK(strcmp(options[0], "-DA") == 0 && strcmp(options[1], "-DA=2") == 0 && strcmp(options[2], "-DM=x") == 0 &&
+          strcmp(options[3], "-DZ=1") == 0);
     gx_compile_sort_options(options, 0); /* nothing to sort */
 }
 

@@ -110,7 +110,8 @@ static void test_ptx_params(void)
     CHECK(gx_ptx_params(".entry k(\n.param .align 99999999999 .b8 k_p[4]\n)\n{\n}\n", "k", p, 8) == -1);
     /* a damaged ptxas report: "Function properties for" with no space after it, no "for " later */
     gx_resources damaged[2];
-    CHECK(gx_ptxas_parse("ptxas info    : Function properties for\xd8\xd8 k\n    8 bytes stack frame\n", damaged, 2) == 1);
+    CHECK(gx_ptxas_parse("ptxas info    : Function properties for\xd8\xd8 k\n    8 bytes stack frame\n", damaged, 2) ==
+          1);
     char names[64];
     gx_ptx_entries(ptx, names, sizeof names);
     CHECK(strcmp(names, "k, empty") == 0);
@@ -228,8 +229,11 @@ static void test_attributes(void)
 
 static gx_occupancy_result occupancy(const char *arch, int block, int registers, int shared, int carveout)
 {
-    gx_occupancy_input in = {.block_size = block, .registers = registers, .static_shared_bytes = shared,
-                             .barriers = 1, .carveout_kib = carveout};
+    gx_occupancy_input in = {.block_size = block,
+                             .registers = registers,
+                             .static_shared_bytes = shared,
+                             .barriers = 1,
+                             .carveout_kib = carveout};
     gx_occupancy_result r;
     gx_error error;
     const gx_arch_limits *limits = gx_arch_find(arch);
@@ -246,11 +250,12 @@ static void test_occupancy(void)
     for (int i = 0; i < 3; i++) {
         gx_occupancy_result r = occupancy("sm_86", 1024, registers[i], shared[i], -1);
         CHECK(r.blocks_per_sm == 1 && r.limit_warps == 1 && (r.limiters & GX_LIMIT_WARPS));
-        CHECK(i < 2 ? r.limiters == GX_LIMIT_WARPS : r.limiters == (GX_LIMIT_WARPS | GX_LIMIT_REGISTERS)); /* 40 registers tie */
+        CHECK(i < 2 ? r.limiters == GX_LIMIT_WARPS
+                    : r.limiters == (GX_LIMIT_WARPS | GX_LIMIT_REGISTERS)); /* 40 registers tie */
         CHECK_NEAR(r.occupancy_pct, 66.6666666, 1e-5);
     }
-    CHECK(occupancy("sm_86", 1024, 19, 0, -1).limit_registers == 2);  /* 3.36 by the seed's formula, 2 allocated */
-    CHECK(occupancy("sm_86", 1024, 19, 0, -1).limit_shared == 100);   /* 1 KB reservation: 100 KB / 1 KB */
+    CHECK(occupancy("sm_86", 1024, 19, 0, -1).limit_registers == 2); /* 3.36 by the seed's formula, 2 allocated */
+    CHECK(occupancy("sm_86", 1024, 19, 0, -1).limit_shared == 100);  /* 1 KB reservation: 100 KB / 1 KB */
     /* seed 003, the register cliff on sm_80 at 256 threads: 32 registers 100%, 33 registers 75% */
     gx_occupancy_result at32 = occupancy("sm_80", 256, 32, 0, -1), at33 = occupancy("sm_80", 256, 33, 0, -1);
     CHECK(at32.blocks_per_sm == 8 && at32.occupancy_pct == 100.0);

@@ -57,7 +57,10 @@ static float header_to_float(gx_type type, unsigned bits)
     }
 }
 
-static bool same_value(double a, double b) { return (std::isnan(a) && std::isnan(b)) || (a == b && std::signbit(a) == std::signbit(b)); }
+static bool same_value(double a, double b)
+{
+    return (std::isnan(a) && std::isnan(b)) || (a == b && std::signbit(a) == std::signbit(b));
+}
 
 /* A float through both: the float conversion, and (non-NaN) the double conversion of the same value. */
 static void check_float(gx_type type, float x)
@@ -119,7 +122,8 @@ int main()
                     checked++;
                 }
             }
-        for (double special : {(double)INFINITY, -(double)INFINITY, (double)NAN, -(double)NAN, 0.0, -0.0, 1e300, -1e300, 1e-300})
+        for (double special :
+             {(double)INFINITY, -(double)INFINITY, (double)NAN, -(double)NAN, 0.0, -0.0, 1e300, -1e300, 1e-300})
             check_float(type, (float)special);
     }
     std::printf("%ld conversions checked, %ld differ from the CUDA headers\n", checked, failures);

@@ -75,9 +75,8 @@ int main()
                 device_state.carveoutConfig = percent;
             cudaOccResult expected;
             std::memset(&expected, 0, sizeof expected);
-            cudaOccError status = cudaOccMaxActiveBlocksPerMultiprocessor(&expected, &properties, &attributes,
-                                                                          &device_state, in.block_size,
-                                                                          (size_t)in.dynamic_shared_bytes);
+            cudaOccError status = cudaOccMaxActiveBlocksPerMultiprocessor(
+                &expected, &properties, &attributes, &device_state, in.block_size, (size_t)in.dynamic_shared_bytes);
             gx_occupancy_result got;
             gx_error error;
             int ours = gx_occupancy_compute(arch, &in, &got, &error);
@@ -93,16 +92,15 @@ int main()
                         (size_t)got.allocated_shared_per_block_bytes == expected.allocatedSharedMemPerBlock;
             if (!same) {
                 if (++mismatches <= 20)
-                    std::printf("MISMATCH %s block %d regs %d static %d dynamic %d barriers %d carveout %d%%: "
-                                "ours %s blocks %d (w %d r %d s %d b %d bar %d) header status %d blocks %d "
-                                "(w %d r %d s %d b %d bar %d)\n",
-                                arch->arch, in.block_size, in.registers, in.static_shared_bytes,
-                                in.dynamic_shared_bytes, in.barriers, percent, ours ? error.message : "ok",
-                                got.blocks_per_sm, got.limit_warps, got.limit_registers, got.limit_shared,
-                                got.limit_blocks, got.limit_barriers, (int)status,
-                                expected.activeBlocksPerMultiprocessor, expected.blockLimitWarps,
-                                expected.blockLimitRegs, expected.blockLimitSharedMem, expected.blockLimitBlocks,
-                                expected.blockLimitBarriers);
+                    std::printf(
+                        "MISMATCH %s block %d regs %d static %d dynamic %d barriers %d carveout %d%%: "
+                        "ours %s blocks %d (w %d r %d s %d b %d bar %d) header status %d blocks %d "
+                        "(w %d r %d s %d b %d bar %d)\n",
+                        arch->arch, in.block_size, in.registers, in.static_shared_bytes, in.dynamic_shared_bytes,
+                        in.barriers, percent, ours ? error.message : "ok", got.blocks_per_sm, got.limit_warps,
+                        got.limit_registers, got.limit_shared, got.limit_blocks, got.limit_barriers, (int)status,
+                        expected.activeBlocksPerMultiprocessor, expected.blockLimitWarps, expected.blockLimitRegs,
+                        expected.blockLimitSharedMem, expected.blockLimitBlocks, expected.blockLimitBarriers);
             }
         }
         std::printf("%s: %d cases compared with cuda_occupancy.h\n", arch->arch, arch_cases);

@@ -51,8 +51,8 @@ int openat(int dirfd, const char *name, int flags, ...)
         mode = va_arg(arguments, mode_t);
         va_end(arguments);
     }
-    if (race && strncmp(name, race_prefix, strlen(race_prefix)) == 0 && (flags & race_flags) == race_flags
-        && !(flags & O_PATH)) {
+    if (race && strncmp(name, race_prefix, strlen(race_prefix)) == 0 && (flags & race_flags) == race_flags &&
+        !(flags & O_PATH)) {
         void (*run)(int, const char *) = race;
         race = NULL;
         run(dirfd, name);
@@ -85,8 +85,8 @@ int renameat(int from_dir, const char *from, int to_dir, const char *to)
 static const struct call *temporary_open(void)
 {
     for (int i = 0; i < call_count; i++)
-        if (calls[i].what == CALL_OPEN && (calls[i].flags & O_CREAT) && strncmp(calls[i].name, ".gpuexp-", 8) == 0
-            && calls[i].result >= 0)
+        if (calls[i].what == CALL_OPEN && (calls[i].flags & O_CREAT) && strncmp(calls[i].name, ".gpuexp-", 8) == 0 &&
+            calls[i].result >= 0)
             return &calls[i];
     return NULL;
 }
@@ -113,7 +113,10 @@ static int holds(const char *path, const char *text)
 }
 
 /* another user who guessed the temporary's name: a hard link to the victim planted there */
-static void plant_hard_link(int dirfd, const char *name) { CHECK(linkat(AT_FDCWD, victim, dirfd, name, 0) == 0); }
+static void plant_hard_link(int dirfd, const char *name)
+{
+    CHECK(linkat(AT_FDCWD, victim, dirfd, name, 0) == 0);
+}
 /* another user who swaps the name for a link to the victim between the check and the open */
 static void swap_for_link(int dirfd, const char *name)
 {

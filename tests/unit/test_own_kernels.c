@@ -27,11 +27,33 @@ static const char *joined(char *const *list, int count)
 static void test_options(void)
 {
     /* a project's nvcc line */
-    const char *line[] = {"-O3", "--use_fast_math", "-Xptxas", "-v,-O3", "-lineinfo", "--expt-relaxed-constexpr",
-                          "-Wno-deprecated-gpu-targets", "-std=c++17", "-I", "include", "-Isrc", "-DN=4", "-D", "M",
-                          "-Xcompiler", "-fopenmp", "-gencode", "arch=compute_80,code=sm_80",
-                          "-gencode=arch=compute_90,code=[sm_90,compute_90]", "-maxrregcount=64", "-o", "x.o", "-c",
-                          "--extended-lambda", "-Xcudafe", "--diag_suppress=177", "--some-new-option"};
+    const char *line[] = {"-O3",
+                          "--use_fast_math",
+                          "-Xptxas",
+                          "-v,-O3",
+                          "-lineinfo",
+                          "--expt-relaxed-constexpr",
+                          "-Wno-deprecated-gpu-targets",
+                          "-std=c++17",
+                          "-I",
+                          "include",
+                          "-Isrc",
+                          "-DN=4",
+                          "-D",
+                          "M",
+                          "-Xcompiler",
+                          "-fopenmp",
+                          "-gencode",
+                          "arch=compute_80,code=sm_80",
+                          "-gencode=arch=compute_90,code=[sm_90,compute_90]",
+                          "-maxrregcount=64",
+                          "-o",
+                          "x.o",
+                          "-c",
+                          "--extended-lambda",
+                          "-Xcudafe",
+                          "--diag_suppress=177",
+                          "--some-new-option"};
     gx_options out;
     gx_error error;
     CHECK(gx_options_translate(line, (int)(sizeof line / sizeof line[0]), 0, &out, &error) == GX_OK);
@@ -39,8 +61,8 @@ static void test_options(void)
                  "--use_fast_math --ptxas-options=-v --ptxas-options=-O3 --generate-line-info -default-device "
                  "--std=c++17 -DN=4 -DM --maxrregcount=64 --diag-suppress=177 --some-new-option") == 0);
     CHECK(out.include_count == 2 && strcmp(out.includes[0], "include") == 0 && strcmp(out.includes[1], "src") == 0);
-    CHECK(out.target_count == 3 && strcmp(out.targets[0], "sm_80") == 0 && strcmp(out.targets[1], "sm_90") == 0
-          && strcmp(out.targets[2], "compute_90") == 0);
+    CHECK(out.target_count == 3 && strcmp(out.targets[0], "sm_80") == 0 && strcmp(out.targets[1], "sm_90") == 0 &&
+          strcmp(out.targets[2], "compute_90") == 0);
     CHECK(strstr(out.notes, "-O3: dropped: it sets host code optimisation") != NULL);
     CHECK(strstr(out.notes, "--expt-relaxed-constexpr: mapped to -default-device") != NULL);
     CHECK(strstr(out.notes, "-Xcompiler -fopenmp: dropped") != NULL);
@@ -118,7 +140,8 @@ static void test_options(void)
 
 static void test_symbols(void)
 {
-    const char *templated = "_ZN3own15sum_squares_cubILi256EEEvPfPKfm"; /* own::sum_squares_cub<256>(float*, float const*, unsigned long) */
+    const char *templated =
+        "_ZN3own15sum_squares_cubILi256EEEvPfPKfm"; /* own::sum_squares_cub<256>(float*, float const*, unsigned long) */
     char *signature = gx_demangle(templated);
     if (!signature) { /* no C++ runtime to demangle with: only mangled names can match */
         fprintf(stderr, "note: no __cxa_demangle here; demangling checks skipped\n");
@@ -160,10 +183,13 @@ static unsigned char *host_elf(size_t *size, int with_fatbin)
     uint32_t magic = 0xBA55ED50u;
     uint16_t version = 1, header = 16;
     uint64_t payload = 24; /* first: 16 + 24 = 40 bytes, padded to 40; second at 40 */
-    memcpy(fatbins, &magic, 4), memcpy(fatbins + 4, &version, 2), memcpy(fatbins + 6, &header, 2), memcpy(fatbins + 8, &payload, 8);
+    memcpy(fatbins, &magic, 4), memcpy(fatbins + 4, &version, 2), memcpy(fatbins + 6, &header, 2),
+        memcpy(fatbins + 8, &payload, 8);
     uint64_t payload2 = 36; /* second: 16 + 36 = 52 bytes */
-    memcpy(fatbins + 40, &magic, 4), memcpy(fatbins + 44, &version, 2), memcpy(fatbins + 46, &header, 2), memcpy(fatbins + 48, &payload2, 8);
-    size_t names_at = sizeof(Elf64_Ehdr), data_at = names_at + sizeof names, headers_at = (data_at + sizeof fatbins + 7) / 8 * 8;
+    memcpy(fatbins + 40, &magic, 4), memcpy(fatbins + 44, &version, 2), memcpy(fatbins + 46, &header, 2),
+        memcpy(fatbins + 48, &payload2, 8);
+    size_t names_at = sizeof(Elf64_Ehdr), data_at = names_at + sizeof names,
+           headers_at = (data_at + sizeof fatbins + 7) / 8 * 8;
     *size = headers_at + 3 * sizeof(Elf64_Shdr);
     unsigned char *file = calloc(1, *size);
     Elf64_Ehdr *e = (Elf64_Ehdr *)file;
@@ -178,7 +204,8 @@ static unsigned char *host_elf(size_t *size, int with_fatbin)
     memcpy(file + data_at, fatbins, sizeof fatbins);
     Elf64_Shdr *s = (Elf64_Shdr *)(file + headers_at);
     s[1] = (Elf64_Shdr){.sh_name = 1, .sh_type = SHT_STRTAB, .sh_offset = names_at, .sh_size = sizeof names};
-    s[2] = (Elf64_Shdr){.sh_name = with_fatbin ? 11 : 22, .sh_type = SHT_PROGBITS, .sh_offset = data_at, .sh_size = sizeof fatbins};
+    s[2] = (Elf64_Shdr){
+        .sh_name = with_fatbin ? 11 : 22, .sh_type = SHT_PROGBITS, .sh_offset = data_at, .sh_size = sizeof fatbins};
     return file;
 }
 
@@ -216,7 +243,8 @@ static void test_binaries(void)
     free(file);
     /* found by tests/fuzz: the fat binary magic and 11 bytes more was read past its end (the
        sanitizer job sees the read; here the answer) */
-    static const unsigned char short_fatbin[15] = {0x50, 0xed, 0x55, 0xba, 'e', 'r', 's', 'i', 'o', 'n', 0xc1, 0, 0x7f, 'E', 'L'};
+    static const unsigned char short_fatbin[15] = {0x50, 0xed, 0x55, 0xba, 'e',  'r', 's', 'i',
+                                                   'o',  'n',  0xc1, 0,    0x7f, 'E', 'L'};
     unsigned char *exact = malloc(sizeof short_fatbin);
     memcpy(exact, short_fatbin, sizeof short_fatbin);
     gx_image_kernels listed;
