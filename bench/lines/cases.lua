@@ -19,28 +19,8 @@ M.SEED = 38
 M.N = 1 << 22 -- floats of in and out (16 MiB each)
 M.BLOCK = 256
 
-function M.generator(seed)
-  local state = (math.tointeger(seed) or 1) * 2654435761 + 0x5851F42D4C957F2D
-  if state == 0 then state = 1 end
-  local function step()
-    state = state ~ (state << 13); state = state ~ (state >> 7); state = state ~ (state << 17)
-    return state
-  end
-  for _ = 1, 8 do step() end
-  local rng = {}
-  function rng.float() return ((step() >> 11) & ((1 << 53) - 1)) / 2 ^ 53 end
-  function rng.int(low, high) return low + math.floor(rng.float() * (high - low + 1)) end
-  function rng.choice(list) return list[rng.int(1, #list)] end
-  function rng.uniform(low, high) return low + (high - low) * rng.float() end
-  function rng.shuffle(list)
-    for i = #list, 2, -1 do
-      local j = rng.int(1, i)
-      list[i], list[j] = list[j], list[i]
-    end
-    return list
-  end
-  return rng
-end
+-- the corpus generator's seeded stream (bench/corpus/generate.lua), shuffle included
+M.generator = dofile((debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or ".") .. "/../corpus/generate.lua").generator
 
 -- a coefficient, as CUDA text
 local function c(rng, low, high) return string.format("%.4ff", rng.uniform(low or 0.2, high or 0.5)) end
