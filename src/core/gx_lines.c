@@ -801,60 +801,54 @@ size_t gx_line_profile_map(gx_line_profile *p, const void *cubin, size_t cubin_s
     return p->mapped;
 }
 
-/* The section header table of an ELF64 cubin, checked to lie inside it; NULL when it does not. */
-static const Elf64_Shdr *sections_of(const unsigned char *data, size_t size, const Elf64_Ehdr **header)
+/* The header of the section called `name` in an ELF64 cubin, copied out (a cubin's bytes need not
+   be aligned: a header is never read in place), with every offset checked to lie inside it; 0 when
+   there is no such section. */
+static int section_named(const unsigned char *data, size_t size, const char *name, Elf64_Shdr *found)
 {
-    if (size < sizeof(Elf64_Ehdr) || memcmp(data, ELFMAG, SELFMAG) != 0 || data[EI_CLASS] != ELFCLASS64)
-        return NULL;
-    const Elf64_Ehdr *h = (const Elf64_Ehdr *)data;
-    if (h->e_shentsize != sizeof(Elf64_Shdr) || h->e_shoff > size || h->e_shnum == 0 ||
-        (size - h->e_shoff) / sizeof(Elf64_Shdr) < h->e_shnum || h->e_shstrndx >= h->e_shnum)
-        return NULL;
-    *header = h;
-    return (const Elf64_Shdr *)(data + h->e_shoff);
+    Elf64_Ehdr h;
+    if (!data || size < sizeof h || memcmp(data, ELFMAG, SELFMAG) != 0 || data[EI_CLASS] != ELFCLASS64)
+        return 0;
+    memcpy(&h, data, sizeof h);
+    if (h.e_shentsize != sizeof(Elf64_Shdr) || h.e_shoff > size || h.e_shnum == 0 ||
+        (size - h.e_shoff) / sizeof(Elf64_Shdr) < h.e_shnum || h.e_shstrndx >= h.e_shnum)
+        return 0;
+    Elf64_Shdr names, section;
+    memcpy(&names, data + h.e_shoff + (size_t)h.e_shstrndx * sizeof names, sizeof names);
+    if (names.sh_offset > size || names.sh_size > size - names.sh_offset)
+        return 0;
+    const char *strings = (const char *)data + names.sh_offset;
+    size_t wanted = strlen(name) + 1;
+    for (size_t s = 0; s < h.e_shnum; s++) {
+        memcpy(&section, data + h.e_shoff + s * sizeof section, sizeof section);
+        size_t at = section.sh_name;
+        if (at < names.sh_size && names.sh_size - at >= wanted && memcmp(strings + at, name, wanted) == 0) {
+            *found = section;
+            return 1;
+        }
+    }
+    return 0;
 }
 
 size_t gx_cubin_function_bytes(const void *cubin, size_t size, const char *symbol)
 {
-    const unsigned char *data = cubin;
-    const Elf64_Ehdr *h;
-    const Elf64_Shdr *sections = cubin ? sections_of(data, size, &h) : NULL;
-    if (!sections || !symbol)
+    if (!symbol)
         return 0;
-    const Elf64_Shdr *names = &sections[h->e_shstrndx];
-    if (names->sh_offset > size || names->sh_size > size - names->sh_offset)
+    size_t length = strlen(symbol) + sizeof ".text.";
+    char *name = malloc(length);
+    if (!name)
         return 0;
-    const char *strings = (const char *)data + names->sh_offset;
-    size_t wanted = strlen(symbol) + 6;
-    for (size_t s = 0; s < h->e_shnum; s++) {
-        size_t at = sections[s].sh_name;
-        if (at >= names->sh_size || names->sh_size - at < wanted + 1)
-            continue;
-        if (strncmp(strings + at, ".text.", 6) == 0 && strcmp(strings + at + 6, symbol) == 0)
-            return sections[s].sh_type == SHT_NOBITS ? 0 : (size_t)sections[s].sh_size;
-    }
-    return 0;
+    snprintf(name, length, ".text.%s", symbol);
+    Elf64_Shdr section;
+    int found = section_named(cubin, size, name, &section);
+    free(name);
+    return found && section.sh_type != SHT_NOBITS ? (size_t)section.sh_size : 0;
 }
 
 int gx_cubin_has_line_table(const void *cubin, size_t size)
 {
-    const unsigned char *data = cubin;
-    const Elf64_Ehdr *h;
-    const Elf64_Shdr *sections = cubin ? sections_of(data, size, &h) : NULL;
-    if (!sections)
-        return 0;
-    const Elf64_Shdr *names = &sections[h->e_shstrndx];
-    if (names->sh_offset > size || names->sh_size > size - names->sh_offset)
-        return 0;
-    const char *strings = (const char *)data + names->sh_offset;
-    static const char wanted[] = ".debug_line";
-    for (size_t s = 0; s < h->e_shnum; s++) {
-        size_t at = sections[s].sh_name;
-        if (at < names->sh_size && names->sh_size - at >= sizeof wanted &&
-            memcmp(strings + at, wanted, sizeof wanted) == 0)
-            return sections[s].sh_type != SHT_NOBITS && sections[s].sh_size > 0;
-    }
-    return 0;
+    Elf64_Shdr section;
+    return section_named(cubin, size, ".debug_line", &section) && section.sh_type != SHT_NOBITS && section.sh_size > 0;
 }
 
 int gx_line_profile_static(gx_line_profile *p, const void *cubin, size_t cubin_size, const char *symbol,

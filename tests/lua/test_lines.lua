@@ -291,6 +291,7 @@ local p, why = with:line_profile{grid = 1, block = 32, args = {gpuexp.device():a
 print("profile", p, why)
 local t = gpuexp.line_table(with)
 print("table", t.line_info, #t.instructions > 0, t.static, t.sources["k.cu"] == source, t.line_table)
+print("table map", t.map_error)
 local u = gpuexp.line_table(without)
 print("no lines", u.line_info, u.map_error)
 print("no table", u.line_table)
@@ -300,10 +301,17 @@ print("bogus", problem.message)
 code, out, err = ws.run("--arch sm_90 plan.lua")
 T.eq(code, 0, "the plan: " .. err)
 T.ok(out:find("profile\tnil\tno line profiles in an offline plan", 1, true), "kernel:line_profile in a plan: " .. out)
-T.ok(out:find("table\ttrue\ttrue\ttrue\ttrue\ttrue", 1, true), "the line table offline (and the cubin has one): " .. out)
+if out:find("table map\tCUPTI not found", 1, true) then
+  -- (the sanitizer job leaves CUPTI out: its SASS-to-source correlation maps the lines)
+  T.ok(out:find("table\tfalse\ttrue\ttrue\tfalse\ttrue", 1, true), "no CUPTI: instructions and the cubin's table, no lines: " .. out)
+  io.stderr:write("note: CUPTI not found: the offline line mapping is not checked here\n")
+else
+  T.ok(out:find("table\ttrue\ttrue\ttrue\ttrue\ttrue", 1, true), "the line table offline (and the cubin has one): " .. out)
+end
 T.ok(out:find("no table\tfalse", 1, true), "a cubin without -lineinfo has no line table: " .. out)
-T.ok(out:find("no lines\tfalse\tthe cubin has no line table (compile with -lineinfo", 1, true), "no -lineinfo: " .. out)
-T.ok(out:find("bogus\tplan.lua:11: line_profile: unknown option 'bogus'", 1, true), "an unknown key, at the script's line: " .. out)
+T.ok(out:find("no lines\tfalse\tthe cubin has no line table (compile with -lineinfo", 1, true) or
+  out:find("no lines\tfalse\tCUPTI not found", 1, true) and out:find("table map\tCUPTI not found", 1, true), "no -lineinfo: " .. out)
+T.ok(out:find("bogus\tplan.lua:12: line_profile: unknown option 'bogus'", 1, true), "an unknown key, at the script's line: " .. out)
 code, out, err = ws.run("--arch sm_90 --lines L plan.lua")
 T.ok(err:find("--lines", 1, true), "--lines in a plan is said to do nothing: " .. err)
 T.done()

@@ -29,8 +29,15 @@ for _, cause in ipairs(cases.CAUSE_ORDER) do T.eq(seen[cause], 3, cause .. ": th
 
 local ws = T.workspace(binary)
 local code, out, err = ws.run(string.format("--quiet --arch sm_90 %s/measure.lua out 4 --check", bench))
-T.eq(code, 0, "four cases build with code on their line: " .. out .. err)
-T.ok(out:find("every case builds", 1, true), out)
+-- the sanitizer job leaves CUPTI out (GX_LIBCUPTI names no file): its SASS-to-source correlation
+-- maps the lines, so there the cases build but none has code mapped to its line
+local no_cupti = os.getenv("GX_LIBCUPTI") and not T.read(os.getenv("GX_LIBCUPTI"))
+if no_cupti then
+  io.stderr:write("note: CUPTI left out (GX_LIBCUPTI): the cases' line mapping is not checked here\n")
+else
+  T.eq(code, 0, "four cases build with code on their line: " .. out .. err)
+  T.ok(out:find("every case builds", 1, true), out)
+end
 -- a child (one build's profile by one collector, in a process of its own) reads its case and says,
 -- in a plan, that it profiles on a GPU
 code, out, err = ws.run(string.format("--quiet --inline --arch sm_90 %s/measure.lua dry 4 %d child 2 new pc 100 0 1 p.json",

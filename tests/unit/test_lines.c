@@ -207,11 +207,17 @@ static void function_bytes(void)
     CHECK(gx_cubin_function_bytes(cubin, size, "my_kernel") == 0);
     free(cubin);
     cubin = tiny_cubin("my_kernel", 320, &size);
-    Elf64_Shdr *sections = (Elf64_Shdr *)(cubin + ((Elf64_Ehdr *)cubin)->e_shoff);
+    /* the section headers edited through copies: a cubin's bytes need not be aligned */
+    Elf64_Ehdr header;
+    memcpy(&header, cubin, sizeof header);
+    Elf64_Shdr sections[3];
+    memcpy(sections, cubin + header.e_shoff, sizeof sections);
     sections[1].sh_size = size * 4; /* the names past the end */
+    memcpy(cubin + header.e_shoff, sections, sizeof sections);
     CHECK(gx_cubin_function_bytes(cubin, size, "my_kernel") == 0);
     sections[1].sh_size = 10;
     sections[2].sh_name = 9; /* a name that is cut by its table's end */
+    memcpy(cubin + header.e_shoff, sections, sizeof sections);
     CHECK(gx_cubin_function_bytes(cubin, size, "my_kernel") == 0);
     cubin[EI_CLASS] = ELFCLASS32;
     CHECK(gx_cubin_function_bytes(cubin, size, "my_kernel") == 0);
