@@ -57,13 +57,6 @@ function M.generator(seed)
     end
     return list
   end
-  function rng.shuffle(list)
-    for i = #list, 2, -1 do
-      local j = rng.int(1, i)
-      list[i], list[j] = list[j], list[i]
-    end
-    return list
-  end
   return rng
 end
 
