@@ -265,6 +265,42 @@ int gx_kernel_prepare(gx_kernel *kernel, const gx_launch_config *config, gx_erro
     return prepare_attributes(kernel, config, error);
 }
 
+/* The driver's configuration of launch c: its grid, block, shared memory and stream, with the
+   attributes it asks for in attributes (room for 3): a cluster (unless the kernel declares its own
+   __cluster_dims__, which cuLaunchKernel takes from the function; the launch's own, checked equal,
+   is left out), and, unless cluster_only (the occupancy of clusters), cooperative and programmatic. */
+static CUlaunchConfig launch_config_of(const gx_kernel *kernel, const gx_launch_config *c, CUstream stream,
+                                       CUlaunchAttribute *attributes, int cluster_only)
+{
+    unsigned count = 0;
+    memset(attributes, 0, 3 * sizeof *attributes);
+    if (c->cluster[0] && !kernel->info.required_cluster[0]) {
+        attributes[count].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        attributes[count].value.clusterDim.x = c->cluster[0];
+        attributes[count].value.clusterDim.y = c->cluster[1] ? c->cluster[1] : 1;
+        attributes[count++].value.clusterDim.z = c->cluster[2] ? c->cluster[2] : 1;
+    }
+    if (!cluster_only && c->cooperative) {
+        attributes[count].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+        attributes[count++].value.cooperative = 1;
+    }
+    if (!cluster_only && c->programmatic) {
+        attributes[count].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attributes[count++].value.programmaticStreamSerializationAllowed = 1;
+    }
+    CUlaunchConfig config = {.gridDimX = c->grid[0],
+                             .gridDimY = c->grid[1],
+                             .gridDimZ = c->grid[2],
+                             .blockDimX = c->block[0],
+                             .blockDimY = c->block[1],
+                             .blockDimZ = c->block[2],
+                             .sharedMemBytes = c->shared_bytes,
+                             .hStream = stream,
+                             .attrs = attributes,
+                             .numAttrs = count};
+    return config;
+}
+
 int gx_kernel_launch(const gx_kernel *kernel, const gx_launch_config *c, void **params, gx_error *error)
 {
     const gx_driver *d = kernel->driver; /* set by gx_kernel_get: no lookup on the hot path */
@@ -274,42 +310,15 @@ int gx_kernel_launch(const gx_kernel *kernel, const gx_launch_config *c, void **
         launch_hook(kernel, c); /* what a supervisor names if this launch never returns */
     gx_note_launch(kernel->name);
     CUstream stream = c->stream ? c->stream : gx_current_stream;
-    /* a kernel's own __cluster_dims__ need no attribute (cuLaunchKernel takes them from the function; the
-       launch's own, checked equal, is left out) */
-    int cluster = c->cluster[0] && !kernel->info.required_cluster[0];
-    int attributed = cluster || c->cooperative || c->programmatic;
+    /* (the plain launch builds no configuration: the hot path stays cuLaunchKernel's) */
+    int attributed = (c->cluster[0] && !kernel->info.required_cluster[0]) || c->cooperative || c->programmatic;
     CUresult result;
     if (!attributed) {
         result = d->cuLaunchKernel(kernel->function, c->grid[0], c->grid[1], c->grid[2], c->block[0], c->block[1],
                                    c->block[2], c->shared_bytes, stream, params, NULL);
     } else {
         CUlaunchAttribute attributes[3];
-        unsigned count = 0;
-        memset(attributes, 0, sizeof attributes);
-        if (cluster) {
-            attributes[count].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-            attributes[count].value.clusterDim.x = c->cluster[0];
-            attributes[count].value.clusterDim.y = c->cluster[1] ? c->cluster[1] : 1;
-            attributes[count++].value.clusterDim.z = c->cluster[2] ? c->cluster[2] : 1;
-        }
-        if (c->cooperative) {
-            attributes[count].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
-            attributes[count++].value.cooperative = 1;
-        }
-        if (c->programmatic) {
-            attributes[count].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-            attributes[count++].value.programmaticStreamSerializationAllowed = 1;
-        }
-        CUlaunchConfig config = {.gridDimX = c->grid[0],
-                                 .gridDimY = c->grid[1],
-                                 .gridDimZ = c->grid[2],
-                                 .blockDimX = c->block[0],
-                                 .blockDimY = c->block[1],
-                                 .blockDimZ = c->block[2],
-                                 .sharedMemBytes = c->shared_bytes,
-                                 .hStream = stream,
-                                 .attrs = attributes,
-                                 .numAttrs = count};
+        CUlaunchConfig config = launch_config_of(kernel, c, stream, attributes, 0);
         result = d->cuLaunchKernelEx(&config, kernel->function, params, NULL);
     }
     if (result != CUDA_SUCCESS) {
@@ -344,22 +353,8 @@ int gx_kernel_active_clusters(gx_kernel *kernel, const gx_launch_config *c, int 
     const gx_driver *d = gx_driver_get(error);
     if (!d || gx_device_activate(kernel->module->device, error))
         return error->kind;
-    CUlaunchAttribute attribute;
-    memset(&attribute, 0, sizeof attribute);
-    attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attribute.value.clusterDim.x = c->cluster[0];
-    attribute.value.clusterDim.y = c->cluster[1] ? c->cluster[1] : 1;
-    attribute.value.clusterDim.z = c->cluster[2] ? c->cluster[2] : 1;
-    /* the kernel's own __cluster_dims__ count when the configuration names none */
-    CUlaunchConfig config = {.gridDimX = c->grid[0],
-                             .gridDimY = c->grid[1],
-                             .gridDimZ = c->grid[2],
-                             .blockDimX = c->block[0],
-                             .blockDimY = c->block[1],
-                             .blockDimZ = c->block[2],
-                             .sharedMemBytes = c->shared_bytes,
-                             .attrs = &attribute,
-                             .numAttrs = c->cluster[0] && !kernel->info.required_cluster[0] ? 1 : 0};
+    CUlaunchAttribute attributes[3];
+    CUlaunchConfig config = launch_config_of(kernel, c, NULL, attributes, 1);
     return GX_CU(error, d->cuOccupancyMaxActiveClusters(clusters, kernel->function, &config));
 }
 
