@@ -348,15 +348,9 @@ cost_lines[#cost_lines + 1] = string.format("a night with the counter set (%d me
   (with_s / without_s - 1) * 100, counted_s, counted_s / with_s * 100)
 print(table.concat(cost_lines, "\n"))
 if keep then
-  local file = assert(io.open(keep .. "/explain_table.md", "w"))
-  file:write(table.concat(table_rows, "\n"), "\n")
-  file:close()
-  file = assert(io.open(keep .. "/counters_by_night.csv", "w"))
-  file:write(table.concat(by_night, "\n"), "\n")
-  file:close()
-  file = assert(io.open(keep .. "/counters_cost.txt", "w"))
-  file:write(table.concat(cost_lines, "\n"), "\n")
-  file:close()
+  T.write(keep .. "/explain_table.md", table.concat(table_rows, "\n") .. "\n")
+  T.write(keep .. "/counters_by_night.csv", table.concat(by_night, "\n") .. "\n")
+  T.write(keep .. "/counters_cost.txt", table.concat(cost_lines, "\n") .. "\n")
 end
 T.eq(#by_night, 1 + 7 * #nights, "every night's counters")
 T.ok(collecting[1] and collecting[2], "the nights say what the counters cost")

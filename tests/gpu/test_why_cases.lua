@@ -186,12 +186,8 @@ if keep then
     for c = 3, #columns do cells[c] = csv.format_value(r.row[columns[c]]) end
     text[#text + 1] = csv.line(cells)
   end
-  local file = assert(io.open(keep .. "/why_counters.csv", "w"))
-  file:write(table.concat(text, "\n"), "\n")
-  file:close()
-  file = assert(io.open(keep .. "/why_cases.md", "w"))
-  file:write(table.concat(lines, "\n"), "\n")
-  file:close()
+  T.write(keep .. "/why_counters.csv", table.concat(text, "\n") .. "\n")
+  T.write(keep .. "/why_cases.md", table.concat(lines, "\n") .. "\n")
 end
 T.eq(#wrong, 0, "cases judged wrongly:\n" .. table.concat(wrong, "\n"))
 T.done()
