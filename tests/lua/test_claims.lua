@@ -102,6 +102,22 @@ code, text = check(copy, "restart.*")
 T.eq(code, 0, "and then checks")
 T.ok(text:find("4 claims: 4 checked against their records, 0 pending", 1, true), "checked:\n" .. text)
 
+-- an anchor that is the figure alone (a whole table row): update writes the new row and nothing else
+-- (an empty side once became a position capture: "8455| row |8555")
+local readme = T.read(copy .. "/README.md")
+T.write(copy .. "/README.md", readme .. "\n| zz row | 1.00 ms |\n")
+gpuexp.mkdir(copy .. "/bench/zz")
+T.write(copy .. "/bench/zz/row.txt", "| zz row | 1.00 ms |\n")
+T.write(copy .. "/bench/claims/zz_test.tsv", "zz.row\tkept\tREADME.md\t{}\t| zz row | 1.00 ms |\tbench/zz/row.txt\tcat bench/zz/row.txt\t-\n")
+T.eq((check(copy, "zz.row")), 0, "a whole-line claim checks")
+T.write(copy .. "/bench/zz/row.txt", "| zz row | 2.50 ms |\n")
+T.eq((check(copy, "zz.row")), 1, "the record moved, the doc not: exit 1")
+code, text = check(copy, "update", "zz.row")
+T.eq(code, 0, "update rewrites a whole-line figure:\n" .. text)
+T.eq(T.read(copy .. "/README.md"), readme .. "\n| zz row | 2.50 ms |\n", "the row replaced, nothing around it")
+T.eq((check(copy, "zz.row")), 0, "and then checks")
+os.remove(copy .. "/bench/claims/zz_test.tsv")
+
 -- a GPU record names its commit: from $GPUEXP_COMMIT, .gpuexp-commit or git, else nothing runs
 gpuexp.mkdir(copy .. "/tests/gpu")
 assert(os.execute("cp " .. T.quote(root .. "/tests/gpu/header.sh") .. " " .. T.quote(root .. "/tests/gpu/run_all.sh") .. " " ..
