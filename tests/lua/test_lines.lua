@@ -335,6 +335,16 @@ T.ok(err:find("holds no line profile", 1, true), err)
 code, _, err = ws.run("lines --top 0 b n")
 T.eq(code, 2, "--top 0")
 
+-- ---- --lines: the SASS counts' second run ----
+local api = require("gpuexp.api.lines")
+local argv = api.count_argv({"gx", "--out", "r.csv", "--only", "n=1", "--history", "h.db", "--point-timeout=30", "-d", "1",
+  "--lines", "L", "--trace", "t.json", "--", "exp.lua", "--only", "x"}, "L", "/tmp/w/counts.csv")
+T.eq(table.concat(argv, " "), "gx --quiet --inline --lines L --lines-only sass --out /tmp/w/counts.csv --only n=1 " ..
+  "--point-timeout=30 -d 1 -- exp.lua --only x", "the second run: what picks the points, nothing that writes again")
+T.eq(api.count_pass({options = {lines = "L", lines_only = "pc"}}, 0), 0, "--lines-only: no second run")
+T.eq(api.count_pass({options = {lines = "L"}, plan = "sm_90"}, 0), 0, "a plan: no second run")
+T.eq(api.count_pass({options = {lines = "L"}}, 3), 3, "a run that failed on the GPU: no second run")
+
 -- ---- an offline plan ----
 ws.write("plan.lua", [[
 local source = 'extern "C" __global__ void k(float *y, int n) { int i = threadIdx.x; if (i < n) y[i] = y[i] * 2.0f; }'
