@@ -2,10 +2,13 @@
 -- line injected or changed with a known cause. A case is {id, cause, family, base (CUDA source),
 -- new (CUDA source), line (the new source's line that carries the cause), kind ("added" or
 -- "changed"), iters, ...}. Every kernel has the same signature:
---   case_kernel(float *out, const float *in, int n, int iters, int inj_mask, int inj_reps)
--- and the injected line runs on the iterations k with (k & inj_mask) == 0, inj_reps times: the
--- measurement (measure.lua) sizes the regression to 1-10% with these two launch arguments alone
--- (no compile per size). The base kernel ignores them.
+--   case_kernel(float *out, const float *in, int n, int iters, int inj_mask, int inj_wmask, int inj_reps)
+-- and the injected line runs on the iterations k with (k & inj_mask) == 0 in the warps w (of the
+-- block) with (w & inj_wmask) == 0, inj_reps times: the measurement (measure.lua) sizes the
+-- regression to 1-10% with these three launch arguments alone (no compile per size), from 1/512 of
+-- the iterations' warps up (STRENGTHS). A barrier is never masked by warp (the whole block must
+-- reach it). The base kernel ignores them. The loop is not unrolled (#pragma unroll 1), in both
+-- builds, so the injected line does not change how the compiler unrolls the body around it.
 --
 -- The kernel: a prologue (a lookup table of 8 floats indexed by constants, eight register values,
 -- a shared table of 1024 floats filled once), then a loop of `iters` iterations whose body is
@@ -15,7 +18,8 @@
 -- The random stream is the corpus generator's (bench/corpus/generate.lua: xorshift64).
 local M = {}
 
-M.SEED = 38
+M.SEED = 38  -- the development seed: the run in bench/lines/records/h100 (a held-out run names its own)
+M.COUNT = 44 -- cases a run (11 causes x 4)
 M.N = 1 << 22 -- floats of in and out (16 MiB each)
 M.BLOCK = 256
 
@@ -78,8 +82,11 @@ local function draw_kind(rng, mix)
 end
 M.STATEMENT_ORDER = {"fma", "fmaf", "product", "minmax", "helper", "shared", "global", "lut", "integer", "select"}
 
--- The guard every injected line starts with: the iterations it runs on, and how often.
-local GUARD = "if ((k & inj_mask) == 0) for (int r = 0; r < inj_reps; ++r) "
+-- Where the injected line runs: the iterations and warps it picks (PICKED), and how often (GUARD);
+-- a barrier's guard picks iterations alone (UNIFORM_GUARD).
+local PICKED = "((k & inj_mask) == 0 && (warp & inj_wmask) == 0)"
+local GUARD = "if " .. PICKED .. " for (int r = 0; r < inj_reps; ++r) "
+local UNIFORM_GUARD = "if ((k & inj_mask) == 0) for (int r = 0; r < inj_reps; ++r) "
 
 -- The causes: insert(rng, body) -> a new line for the loop body (added), or change(rng, body,
 -- kinds) -> the index of a body line and its new text (changed). A change keeps the old text on
@@ -88,34 +95,34 @@ M.CAUSES = {
   extra_load = {insert = function(rng) local x = reg(rng)
     return GUARD .. string.format("%s = %s * %s + in[(i * 33 + k * 977 + r * 4099) & mask_n] * %s;", x, x, c(rng, 0.6, 0.9),
       c(rng, 0.05, 0.1)) end},
-  barrier = {insert = function() return GUARD .. "__syncthreads();" end},
+  barrier = {uniform = true, insert = function() return UNIFORM_GUARD .. "__syncthreads();" end},
   division = {insert = function(rng) local x, z = reg(rng), reg(rng)
     return GUARD .. string.format("%s = %s / (%s * %s + 1.5f);", x, x, z, z) end},
   extra_instructions = {insert = function(rng) local x = reg(rng)
     return GUARD .. string.format("{ %s = %s * %s + %s * %s; %s = %s * %s + %s * %s; }", x, x, c(rng), reg(rng), c(rng, 0.1, 0.4),
       x, x, c(rng), reg(rng), c(rng, 0.1, 0.4)) end},
   divergent_branch = {insert = function(rng) local x = reg(rng)
-    return string.format("if (((k & inj_mask) == 0) && ((tid & 3) == %d)) for (int r = 0; r < inj_reps; ++r) %s = %s * %s + %s * %s;",
-      rng.int(0, 3), x, x, c(rng), reg(rng), c(rng, 0.1, 0.4)) end},
+    return string.format("if (%s && ((tid & 3) == %d)) for (int r = 0; r < inj_reps; ++r) %s = %s * %s + %s * %s;",
+      PICKED, rng.int(0, 3), x, x, c(rng), reg(rng), c(rng, 0.1, 0.4)) end},
   transcendental = {insert = function(rng) local x = reg(rng)
     return GUARD .. string.format("%s = __sinf(%s) * %s + %s * %s;", x, reg(rng), c(rng), x, c(rng)) end},
   atomic = {insert = function(rng)
     return GUARD .. string.format("atomicAdd(&out[(blockIdx.x + r) & 15], %s * 1e-9f);", reg(rng)) end},
   fp64 = {kinds = {"fma"}, change = function(rng, line)
     local x, y, cy, z, cz = line:match("^(a%d) = (a%d) %* ([%d%.]+)f %+ (a%d) %* ([%d%.]+)f;$")
-    return string.format("%s = ((k & inj_mask) == 0) ? (float)((double)%s * %s + (double)%s * %s) : %s * %sf + %s * %sf;",
-      x, y, cy, z, cz, y, cy, z, cz) end},
+    return string.format("%s = %s ? (float)((double)%s * %s + (double)%s * %s) : %s * %sf + %s * %sf;",
+      x, PICKED, y, cy, z, cz, y, cy, z, cz) end},
   local_array = {kinds = {"tab"}, change = function(rng, line)
     local x, y, cy, index, cl = line:match("^(a%d) = (a%d) %* ([%d%.]+f) %+ tab%[(%d)%] %* ([%d%.]+f);$")
-    return string.format("%s = %s * %s + tab[((k & inj_mask) == 0) ? ((k + tid) & 7) : %s] * %s;", x, y, cy, index, cl) end},
+    return string.format("%s = %s * %s + tab[%s ? ((k + tid) & 7) : %s] * %s;", x, y, cy, PICKED, index, cl) end},
   bank_conflict = {kinds = {"shared"}, change = function(rng, line)
     local x, y, cy, stride, cs = line:match("^(a%d) = (a%d) %* ([%d%.]+f) %+ sh%[%(tid %+ k %* (%d+)%) & 1023%] %* ([%d%.]+f);$")
-    return string.format("%s = %s * %s + sh[(((k & inj_mask) == 0) ? (tid * 32) : tid) + k * %s & 1023] * %s;",
-      x, y, cy, stride, cs) end},
+    return string.format("%s = %s * %s + sh[((%s) ? (tid * 32) : tid) + k * %s & 1023] * %s;",
+      x, y, cy, PICKED, stride, cs) end},
   uncoalesced = {kinds = {"global"}, change = function(rng, line)
     local x, y, cy, step, offset, cg = line:match("^(a%d) = (a%d) %* ([%d%.]+f) %+ in%[%(i %+ k %* (%d+) %+ (%d+)%) & mask_n%] %* ([%d%.]+f);$")
-    return string.format("%s = %s * %s + in[((((k & inj_mask) == 0) ? (i * 32) : i) + k * %s + %s) & mask_n] * %s;",
-      x, y, cy, step, offset, cg) end},
+    return string.format("%s = %s * %s + in[(((%s) ? (i * 32) : i) + k * %s + %s) & mask_n] * %s;",
+      x, y, cy, PICKED, step, offset, cg) end},
 }
 M.CAUSE_ORDER = {"extra_load", "barrier", "division", "fp64", "local_array", "divergent_branch", "bank_conflict",
   "uncoalesced", "extra_instructions", "transcendental", "atomic"}
@@ -149,10 +156,12 @@ local function kernel_source(id, family, body)
   local head = {
     string.format("// generated by bench/lines/cases.lua: case %s, family %s (%d statements a loop)", id, family, #body),
     HELPERS,
-    "extern \"C\" __global__ void case_kernel(float *out, const float *in, int n, int iters, int inj_mask, int inj_reps)",
+    "extern \"C\" __global__ void case_kernel(float *out, const float *in, int n, int iters, int inj_mask, int inj_wmask,",
+    "                                         int inj_reps)",
     "{",
     "    __shared__ float sh[1024];",
     "    const int tid = threadIdx.x;",
+    "    const int warp = tid >> 5;",
     "    const int i = blockIdx.x * blockDim.x + tid;",
     "    const int mask_n = n - 1;",
     "    float lut[8];",
@@ -163,6 +172,7 @@ local function kernel_source(id, family, body)
   for j = 0, 7 do head[#head + 1] = string.format("    float a%d = in[(i * 8 + %d) & mask_n];", j, j) end
   for j = 0, 3 do head[#head + 1] = string.format("    sh[tid + %d] = in[(blockIdx.x * 1024 + tid + %d) & mask_n];", j * 256, j * 256) end
   head[#head + 1] = "    __syncthreads();"
+  head[#head + 1] = "#pragma unroll 1"
   head[#head + 1] = "    for (int k = 0; k < iters; ++k) {"
   local text = table.concat(head, "\n") .. "\n"
   local _, newlines = text:gsub("\n", "\n")
@@ -227,8 +237,38 @@ function M.cases(seed, count)
   return list
 end
 
--- The strengths the measurement tries, weakest first: {inj_mask, inj_reps}; a changed line's
--- reps do nothing (it runs once an iteration).
-M.STRENGTHS = {{63, 1}, {31, 1}, {15, 1}, {7, 1}, {3, 1}, {1, 1}, {0, 1}, {0, 2}, {0, 4}, {0, 8}, {0, 16}}
+-- The strengths the measurement tries, weakest first: {inj_mask, inj_wmask, inj_reps, fraction}
+-- (fraction: the injected line's executions against once an iteration in every warp), one a
+-- fraction, from 1/512 (one iteration in 64, one warp in 8) to 16; steps of at most 1.5x below 1.
+M.STRENGTHS = {}
+do
+  local seen = {}
+  local function add(mask, wmask, reps)
+    local fraction = reps / ((mask + 1) * (wmask + 1))
+    if not seen[fraction] then
+      seen[fraction] = true
+      M.STRENGTHS[#M.STRENGTHS + 1] = {mask, wmask, reps, fraction}
+    end
+  end
+  for _, reps in ipairs({1, 2, 3}) do
+    for _, wmask in ipairs({0, 1, 3, 7}) do
+      for _, mask in ipairs({0, 1, 3, 7, 15, 31, 63}) do add(mask, wmask, reps) end
+    end
+  end
+  for _, reps in ipairs({4, 6, 8, 12, 16}) do add(0, 0, reps) end
+  table.sort(M.STRENGTHS, function(a, b) return a[4] < b[4] end)
+end
+
+-- The strengths a case can take: a changed line runs once where picked (no reps), a barrier is
+-- never masked by warp.
+function M.strengths(case)
+  local list = {}
+  for _, s in ipairs(M.STRENGTHS) do
+    if not (case.kind == "changed" and s[3] > 1) and not (M.CAUSES[case.cause].uniform and s[2] > 0) then
+      list[#list + 1] = s
+    end
+  end
+  return list
+end
 
 return M

@@ -1,6 +1,8 @@
 #!/bin/sh
-# bench/lines/run.sh OUTDIR [BUILD]: issue 38 on the GPU machine, from the repository root, with the
-# built gpuexp in BUILD (default build) and nvcc and gcc on the machine; about 3 minutes, at most 4.
+# bench/lines/run.sh OUTDIR [BUILD] [SEED]: issue 38 on the GPU machine, from the repository root,
+# with the built gpuexp in BUILD (default build) and nvcc and gcc on the machine; about 4 minutes on
+# an H100, at most 6. SEED picks the cases (default 38, the development seed of records/h100: a
+# held-out run names another, never developed on); the table names it.
 # PC sampling and SASS metrics never share a process (the H100's first try, bench/h100/lines_try1:
 # PC sampling after SASS metrics gave no samples, SASS metrics after PC sampling failed).
 #   1. the probe (probe_pc.c, no gpuexp): two PC sampling sessions in one process, each on a fresh
@@ -8,14 +10,17 @@
 #      OUTDIR/probe.txt                                                             (~5 s)
 #   2. tests/gpu/test_lines.lua: PC profiles in its process, SASS counts and the range profiler in
 #      children of their own. OUTDIR/tests/test_lines.log                           (~15 s)
-#   3. the measurement: 33 line-level regressions (bench/lines/measure.lua), one sweep point a case,
-#      supervised, every profile in a child process; cases that would start after 190 s are
-#      skipped. OUTDIR/lines.csv, its samples and metadata, OUTDIR/profiles.tar.gz (the profiles and
-#      the children's logs), OUTDIR/measure.log                                   (<= 3.5 min)
+#   3. the measurement: 44 line-level regressions of the seed (bench/lines/measure.lua), each sized
+#      to 1-10%, one sweep point a case, supervised, every profile in a child process (PC samples
+#      and SASS counts of both builds); cases that would start after 290 s are skipped, the
+#      measurement ends at 330 s. OUTDIR/lines.csv, its samples and metadata, OUTDIR/profiles.tar.gz
+#      (the profiles and the children's logs), OUTDIR/measure.log       (~3.5 min, at most 5.3)
 #   4. the table, recomputed from the files (bench/lines/recompute.lua): OUTDIR/table.md
 set -u
 out=$1
 build=$(cd "${2:-build}" && pwd)
+seed=${3:-38}
+case $seed in ''|*[!0-9]*) echo "bench/lines/run.sh: SEED must be a whole number, not '$seed'" >&2; exit 2;; esac
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 mkdir -p "$out"
@@ -24,7 +29,7 @@ start=$(date +%s)
 cuda=${CUDA_HOME:-/usr/local/cuda}
 exec 3>&1
 say() { echo "$*" >&3; echo "$*" >>"$out/run.log"; }
-say "bench/lines/run.sh: $(date -u) on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
+say "bench/lines/run.sh: seed $seed, $(date -u) on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
 
 # ---- 1. the probe ----
 probe="$out/probe.txt"
@@ -54,13 +59,13 @@ say "test_lines: $(( $(date +%s) - t )) s"
 
 # ---- 3. the measurement ----
 t=$(date +%s)
-deadline=$(( start + 190 ))
+deadline=$(( start + 290 ))
 cd "$root/bench/lines" &&
 LINES_DEADLINE=$deadline GPUEXP_CACHE_DIR="$out/cache" \
-  timeout $(( start + 228 - t )) "$build/gpuexp" --quiet --out "$out/lines.csv" --point-timeout 90 \
-  measure.lua "$out" 33 >"$out/measure.log" 2>&1
+  timeout $(( start + 330 - t )) "$build/gpuexp" --quiet --out "$out/lines.csv" --point-timeout 90 \
+  measure.lua "$out" 44 "$seed" >"$out/measure.log" 2>&1
 say "measure.lua: exit $? in $(( $(date +%s) - t )) s"
-tail -n 40 "$out/measure.log" >&3
+tail -n 50 "$out/measure.log" >&3
 rm -rf "$out/cache"
 
 # ---- 4. the table, from the files ----

@@ -114,9 +114,12 @@ M.commands = {
         type = "path"},
       {"--inline", "no worker process: the script runs in this process (debuggers)", field = "inline"},
       {"--diagnose", "diagnose every timed launch with counters (gpuexp diagnose --help)", field = "diagnose"},
-      {"--lines DIR", "a line profile of every timed launch (PC samples by source line;\n" ..
-        "sources compiled with -lineinfo) written into DIR: gpuexp lines BASE_DIR NEW_DIR compares two\n" ..
-        "runs (docs/howto/lines.md)", field = "lines", what = "a folder"},
+      {"--lines DIR", "a line profile of every timed launch (PC samples and SASS counts by source line,\n" ..
+        "the counts in a second run of the script in a process of its own; sources compiled with\n" ..
+        "-lineinfo) written into DIR: gpuexp lines BASE_DIR NEW_DIR compares two runs (docs/howto/lines.md)",
+        field = "lines", what = "a folder"},
+      {"--lines-only KIND", "with --lines, one collector in this run: pc (PC samples) or sass (SASS counts)",
+        field = "lines_only", type = "choice", choices = {"pc", "sass"}, what = "pc or sass"},
       {"--counters", "a row's counters: instructions and active lanes per instruction, DRAM and L2 bytes,\n" ..
         "L2 and L1 hit rates, sectors per global load and store, shared wavefronts per request, tensor\n" ..
         "pipe activity, achieved occupancy, the dominant stall, registers, spills, shared memory of the\n" ..
@@ -335,10 +338,11 @@ M.commands = {
       "base build's run and a new one's: gpuexp --lines base/ --only 'A=V' SCRIPT.lua). Each pair of\n" ..
       "profiles of one kernel and launch is aligned line by line (by the source texts, as a diff aligns\n" ..
       "them: a line that moved keeps its partner, a line edited in place is paired with its old text)\n" ..
-      "and its lines are ranked by their share of the time that moved: the PC samples they gained (the\n" ..
-      "SASS counts when there are none), with the stall reason that grew and the warp instructions\n" ..
-      "before and after. A line within its sampling noise is marked, and so is a result whose lines do\n" ..
-      "not account for the change. docs/howto/lines.md says how to read it.",
+      "and its lines are ranked by their share of the time that moved: the SASS counts they gained\n" ..
+      "(X.sass.lines.json beside X.lines.json; the PC samples when there are none), with the stall reason\n" ..
+      "that grew (PC samples) and the warp instructions before and after. A line within its sampling\n" ..
+      "noise is marked, and so is a result whose lines do not account for the change.\n" ..
+      "docs/howto/lines.md says how to read it.",
     options = {
       {"--top N", "lines shown", type = "integer", min = 1, what = "a number of lines >= 1", default = 10},
       {"--measured PCT", "the measured change of the time, to check the samples against", type = "number",

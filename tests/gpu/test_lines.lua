@@ -3,7 +3,7 @@
 -- bench/h100/lines_try1/probe.txt), so each is taken here in a process of its own:
 --   this process: PC sampling of a base and a new build (the added division ranks first, by its
 --     samples), then the rule seen live (SASS metrics asked for here are refused, and said);
---   two runs with --lines DIR compared by gpuexp lines (each run samples PCs in its worker);
+--   two runs with --lines DIR compared by gpuexp lines (each run samples PCs in its worker, then counts SASS in a second run of its own);
 --   a child a build (gpuexp --inline): SASS counts alone, ranked (the division first again);
 --   another child: the range profiler's count of the launch's warp and thread instructions, which
 --     the SASS records must sum to.
@@ -126,6 +126,12 @@ T.eq(code, 0, "gpuexp lines: " .. err)
 if sampled then T.ok(out:find("lines_kernel.cu:" .. DIVISION_LINE .. " ", 1, true), "the division's line in the printed table") end
 code, out = ws.run("lines --json base new")
 T.ok(out:find('"accounting"', 1, true), "JSON: the summaries")
+-- --lines took both: the SASS counts by the script's second run, beside the PC samples, ranking
+local listing = io.popen("ls " .. ws.dir .. "/base"):read("a")
+T.ok(listing:find(".sass.lines.json", 1, true), "--lines: the SASS counts' run wrote beside the PC samples: " .. listing)
+local counted = assert(gpuexp.read_line_profile(ws.dir .. "/base/" .. listing:match("([^\n]+%.sass%.lines%.json)")))
+print("--lines SASS counts: " .. tostring(counted.sass.done) .. " " .. tostring(counted.sass.error))
+if counted.sass.done then T.ok(out:find('"basis":"counts"', 1, true), "ranked by the counts: " .. out) end
 
 -- ---- SASS counts, a build a process; the range profiler in another ----
 local LAUNCH_TEXT = [[

@@ -138,7 +138,7 @@ print(table.concat(keys, " "))
 ]])
 local values = {["--devices"] = "0", ["--shard"] = "0/1", ["--only"] = "a=1", ["--point-timeout"] = "5",
   ["--night"] = "n1", ["--night-kind"] = "nightly", ["--night-suite"] = "s", ["--night-experiment"] = "e",
-  ["--trace"] = "t.json", ["--history"] = "h.sqlite", ["-a"] = "sm_90", ["--arch"] = "sm_90"}
+  ["--trace"] = "t.json", ["--history"] = "h.sqlite", ["-a"] = "sm_90", ["--arch"] = "sm_90", ["--lines-only"] = "sass"}
 -- every option reaches the script but --help and --version, which print and end
 local printing = {help = true, version = true}
 local run_options = 0

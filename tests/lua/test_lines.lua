@@ -51,7 +51,8 @@ T.ok(judge.similarity("a = b;", "for (int k = 0; k < n; ++k) {") < judge.SIMILAR
 local function profile(source, spec, options)
   options = options or {}
   local p = {format = line_profile.FORMAT, version = line_profile.VERSION, kernel = "k", metrics = {"inst_executed"},
-    reasons = {"selected", "long_scoreboard", "barrier"}, sass = {done = true}, pc = {done = options.samples ~= false,
+    reasons = {"selected", "long_scoreboard", "barrier"}, sass = {done = options.counts or options.samples == false},
+    pc = {done = options.samples ~= false,
     launches = options.launches or 1, period = 9}, line_info = options.line_info ~= false,
     sources = options.no_text and {} or {[options.file or "k.cu"] = source}, instructions = {}}
   local pc = 0
@@ -61,7 +62,8 @@ local function profile(source, spec, options)
   for _, line in ipairs(lines) do
     local s = spec[line]
     p.instructions[#p.instructions + 1] = {["function"] = "k", pc = pc, file = options.line_info ~= false and
-      (options.path or "k.cu") or nil, line = options.line_info ~= false and line or nil, counts = {s.inst or 0},
+      (options.path or "k.cu") or nil, line = options.line_info ~= false and line or nil,
+      counts = (options.counts or options.samples == false) and {s.inst or 0} or nil,
       samples = options.samples ~= false and s.samples or nil}
     pc = pc + 16
   end
@@ -91,7 +93,7 @@ T.ok(moved.noise, "its -5 samples are noise")
 local cells = judge.row_cells(diff.rows[1], diff.basis)
 T.eq(cells.where, "k.cu:3", "where")
 T.eq(cells.text, "X;", "its text")
-T.eq(cells.instructions, "- -> 50", "instructions before and after")
+T.eq(cells.instructions, "- -> -", "no counts: no instructions before and after")
 
 -- the measured change far above what the samples moved: said, not accounted
 diff = judge.diff(base, new, {measured_pct = 40})
@@ -153,6 +155,57 @@ diff = judge.diff(counts_base, counts_new)
 T.eq(diff.basis, "counts", "no samples: counts")
 T.eq(diff.rows[1].new.line, 2, "the conflicting line first")
 T.ok(diff.notes[1]:find("SASS counts", 1, true), "the estimate said: " .. diff.notes[1])
+
+-- ---- the basis: SASS counts whenever both profiles have them ----
+-- the samples favour line 4 (its stalls grew: latency the counts do not see), the counts the
+-- added line 3 (its instructions are new): the counts rank, the samples give the reason and the
+-- check against the measured time
+local both_base = profile(BASE, {[1] = {inst = 1000, samples = {selected = 1000}}, [2] = {inst = 1000, samples = {selected = 1000}},
+  [3] = {inst = 1000, samples = {selected = 1000}}, [4] = {inst = 1000, samples = {long_scoreboard = 1000}}}, {counts = true})
+local both_new = profile(NEW, {[1] = {inst = 1000, samples = {selected = 1000}}, [2] = {inst = 1000, samples = {selected = 1000}},
+  [3] = {inst = 80, samples = {barrier = 40}}, [4] = {inst = 1000, samples = {selected = 1000}},
+  [5] = {inst = 1000, samples = {long_scoreboard = 1200}}}, {counts = true})
+diff = judge.diff(both_base, both_new, {measured_pct = 6})
+T.eq(diff.basis, "counts", "both collectors: ranked by the counts")
+T.eq(diff.rows[1].new.line, 3, "the added line first by its instructions (the samples would put line 5 first)")
+T.eq(diff.rows[1].reason, "barrier", "its reason that grew, from the samples")
+T.near(diff.total_pct, 2, 1e-9, "80 instructions of 4000: +2% estimated")
+T.near(diff.samples_pct, 6, 1e-9, "the samples moved +6%")
+T.ok(diff.accounted and #diff.notes == 0, "no note when both are there: " .. table.concat(diff.notes, "; "))
+T.ok(not diff.rows[1].noise, "exact counts are not noise")
+T.eq(judge.row_cells(diff.rows[1], diff.basis).instructions, "- -> 80", "instructions before and after")
+summary = judge.summary(diff)
+T.eq(summary.samples_pct, diff.samples_pct, "the summary holds the samples' change")
+T.eq(judge.where(judge.diff(judge.only(both_base, "samples"), judge.only(both_new, "samples")).rows[1]), "k.cu:5",
+  "the samples alone rank line 5 first")
+T.eq(judge.where(judge.diff(judge.only(both_base, "counts"), judge.only(both_new, "counts")).rows[1]), "k.cu:3",
+  "the counts alone line 3")
+-- the samples' check holds with counts as the basis: samples +6% against a measured +20%
+diff = judge.diff(both_base, both_new, {measured_pct = 20})
+T.eq(diff.basis, "counts", "still the counts")
+T.ok(not diff.accounted and diff.accounting:find("the samples moved +6.0% where the time moved +20.0%", 1, true),
+  "the samples' check said: " .. diff.accounting)
+-- samples rank only without counts, and that is said
+diff = judge.diff(judge.only(both_base, "samples"), both_new)
+T.eq(diff.basis, "samples", "no counts in the base: the samples rank")
+T.ok(diff.notes[1]:find("no SASS counts in the base profile: ranked by PC samples", 1, true), "said: " .. diff.notes[1])
+diff = judge.diff(both_base, judge.only(both_new, "counts"))
+T.eq(diff.basis, "counts", "no samples in the new: the counts rank")
+T.ok(diff.notes[1]:find("no PC samples in the new profile: no stall reasons", 1, true), "said: " .. diff.notes[1])
+-- a launch's two profiles (two processes) merged: the samples of one, the counts of the other
+local merged = assert(line_profile.merge(judge.only(both_new, "samples"), judge.only(both_new, "counts")))
+T.ok(merged.sass.done and merged.pc.done, "merged: both stages")
+diff = judge.diff(assert(line_profile.merge(judge.only(both_base, "samples"), judge.only(both_base, "counts"))), merged)
+T.eq(diff.basis, "counts", "merged profiles: the counts rank")
+T.eq(diff.rows[1].new.line, 3, "merged: the added line first")
+T.eq(diff.rows[1].reason, "barrier", "merged: its reason")
+local other = judge.only(both_base, "counts")
+other.kernel = "other"
+T.eq(line_profile.merge(both_new, other), nil, "two kernels are not merged")
+local moved_line = judge.only(both_new, "counts")
+moved_line.instructions[2].line = 9
+T.ok(select(2, line_profile.merge(judge.only(both_new, "samples"), moved_line)):find("two builds", 1, true),
+  "one instruction on two lines: two builds, not merged")
 
 -- no line information: instructions matched by function and offset, and said
 diff = judge.diff(profile(BASE, {[1] = {samples = {selected = 100}}, [2] = {samples = {selected = 100}}}, {line_info = false}),
@@ -281,6 +334,16 @@ T.eq(code, 2, "an empty folder")
 T.ok(err:find("holds no line profile", 1, true), err)
 code, _, err = ws.run("lines --top 0 b n")
 T.eq(code, 2, "--top 0")
+
+-- ---- --lines: the SASS counts' second run ----
+local api = require("gpuexp.api.lines")
+local argv = api.count_argv({"gx", "--out", "r.csv", "--only", "n=1", "--history", "h.db", "--point-timeout=30", "-d", "1",
+  "--lines", "L", "--trace", "t.json", "--", "exp.lua", "--only", "x"}, "L", "/tmp/w/counts.csv")
+T.eq(table.concat(argv, " "), "gx --quiet --inline --lines L --lines-only sass --out /tmp/w/counts.csv --only n=1 " ..
+  "--point-timeout=30 -d 1 -- exp.lua --only x", "the second run: what picks the points, nothing that writes again")
+T.eq(api.count_pass({options = {lines = "L", lines_only = "pc"}}, 0), 0, "--lines-only: no second run")
+T.eq(api.count_pass({options = {lines = "L"}, plan = "sm_90"}, 0), 0, "a plan: no second run")
+T.eq(api.count_pass({options = {lines = "L"}}, 3), 3, "a run that failed on the GPU: no second run")
 
 -- ---- an offline plan ----
 ws.write("plan.lua", [[

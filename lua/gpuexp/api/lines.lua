@@ -141,13 +141,15 @@ local busy = false
 function M.after_timed(kernel, spec, result)
   local folder = gpuexp.run_options and gpuexp.run_options.lines
   if not folder or busy or not spec or gpuexp.plan then return end
+  local counts = gpuexp.run_options.lines_only == "sass"
   local name = line_profile.file_name(kernel.name, shape_of(kernel, spec))
   local path = folder .. "/" .. name
+  if counts then path = line_profile.sass_path(path) end
   if written[path] then return end
   written[path] = true
   busy = true
   local ok, profile, why = pcall(function()
-    local launch = {time = false, label = gpuexp.run_options.lines_label}
+    local launch = {time = false, label = gpuexp.run_options.lines_label, sass = counts, pc_sampling = not counts}
     for _, key in ipairs(LAUNCH_KEYS) do launch[key] = spec[key] end
     return M.kernel_line_profile(kernel, launch)
   end)
@@ -164,6 +166,50 @@ function M.after_timed(kernel, spec, result)
     io.stderr:write(string.format("gpuexp --lines: no line profile of %s: %s\n", kernel.name,
       tostring(ok and why or (type(profile) == "table" and profile.message or profile))))
   end
+end
+
+-- The command line of a --lines run's second pass (M.count_pass): the script again, in this
+-- process's child, --inline, its SASS counts into the same folder (--lines-only sass) and its rows
+-- into `out`; of the options as typed (worker_argv: binary, options, --, script, arguments) only
+-- those that pick what runs are kept (--only, --shard, --device, --point-timeout): nothing else
+-- of the run (its CSV, history, trace, counters) is written again.
+local PASSED = {["--only"] = true, ["--shard"] = true, ["-d"] = true, ["--device"] = true, ["--point-timeout"] = true}
+function M.count_argv(worker_argv, folder, out)
+  local argv = {worker_argv[1], "--quiet", "--inline", "--lines", folder, "--lines-only", "sass", "--out", out}
+  local i = 2
+  while i <= #worker_argv and worker_argv[i] ~= "--" do
+    local word = worker_argv[i]
+    local name = word:match("^(%-%-?[%w%-]+)=")
+    if name and PASSED[name] then argv[#argv + 1] = word
+    elseif PASSED[word] then
+      argv[#argv + 1], argv[#argv + 2] = word, worker_argv[i + 1]
+      i = i + 1
+    end
+    i = i + 1
+  end
+  for j = i, #worker_argv do argv[#argv + 1] = worker_argv[j] end
+  return argv
+end
+
+-- After a run with --lines DIR (its launches' PC samples written): the SASS counts of the same
+-- launches, by the script run again in a process of its own (CUPTI's two collectors share none,
+-- gx_lines.h), beside them (X.sass.lines.json; gpuexp lines merges the two). A failure is said;
+-- the run's exit code stays, unless the second run was interrupted. run: engine/run.lua's.
+function M.count_pass(run, code)
+  local o = run.options
+  if not o.lines or o.lines_only or run.plan or run.worker or not (code == 0 or code == 1 or code == 5) then return code end
+  local work = os.tmpname()
+  os.remove(work)
+  gpuexp.mkdir(work)
+  local log = work .. "/counts.log"
+  local result, stop = gpuexp._process.run(M.count_argv(run.worker_argv, o.lines, work .. "/counts.csv"), {output = log})
+  if stop ~= 0 then code = 128 + stop
+  elseif result ~= 0 and result ~= 5 then
+    local said = ((require("gpuexp.store.meta").read_all(log) or ""):match("([^\n]+)\n?$")) or ""
+    io.stderr:write(string.format("gpuexp --lines: the SASS counts' run exited %d (%s); the PC samples are kept\n", result, said))
+  end
+  gpuexp._process.run({"rm", "-rf", "--", work})
+  return code
 end
 
 -- gpuexp.compile under --lines: sources compiled with line information (-lineinfo), which does

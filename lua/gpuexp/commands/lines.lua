@@ -20,13 +20,19 @@ local function fail(code, message)
   return code
 end
 
--- The profile files of a --lines folder (sorted), or nil and why.
+-- The profile files of a --lines folder (sorted), or nil and why: X.lines.json (its SASS counts,
+-- X.sass.lines.json, are read with it), or X.sass.lines.json alone where X has no PC samples.
 local function folder_profiles(folder)
   local code, _, _, listing = gpuexp._process.run({"ls", "-1", "--", folder}, {capture = true})
   if code ~= 0 then return nil, "cannot list " .. folder end
-  local files = {}
-  for name in listing:gmatch("[^\n]+") do
-    if name:sub(-#line_profile.SUFFIX) == line_profile.SUFFIX then files[#files + 1] = name end
+  local files, names = {}, {}
+  for name in listing:gmatch("[^\n]+") do names[name] = true end
+  for name in pairs(names) do
+    local counts = name:sub(-#line_profile.SASS_SUFFIX) == line_profile.SASS_SUFFIX
+    if counts and not names[name:sub(1, #name - #line_profile.SASS_SUFFIX) .. line_profile.SUFFIX]
+      or not counts and name:sub(-#line_profile.SUFFIX) == line_profile.SUFFIX then
+      files[#files + 1] = name
+    end
   end
   table.sort(files)
   if #files == 0 then return nil, folder .. " holds no line profile (*" .. line_profile.SUFFIX .. ")" end
@@ -43,9 +49,9 @@ function M.pairs_of(base, new)
     if file then file:close() elseif not gpuexp._is_directory(path) then return nil, path .. " does not exist or cannot be read" end
   end
   if not gpuexp._is_directory(base) and not gpuexp._is_directory(new) then
-    local b, why = line_profile.read(base)
+    local b, why = line_profile.read_with_counts(base)
     if not b then return nil, why end
-    local n, why_new = line_profile.read(new)
+    local n, why_new = line_profile.read_with_counts(new)
     if not n then return nil, why_new end
     return {{name = n.kernel, base = b, new = n}}
   end
@@ -56,22 +62,28 @@ function M.pairs_of(base, new)
   if not base_files then return nil, why end
   local new_files, why_new = folder_profiles(new)
   if not new_files then return nil, why_new end
+  -- a launch's files by its name (its SASS counts alone under the name of its PC samples)
+  local function launch_of(name)
+    return name:sub(-#line_profile.SASS_SUFFIX) == line_profile.SASS_SUFFIX
+      and name:sub(1, #name - #line_profile.SASS_SUFFIX) .. line_profile.SUFFIX or name
+  end
   local in_base, left_base, left_new = {}, {}, {}
-  for _, name in ipairs(base_files) do in_base[name] = true end
+  for _, name in ipairs(base_files) do in_base[launch_of(name)] = name end
   for _, name in ipairs(new_files) do
-    if in_base[name] then
-      found[#found + 1] = {name = name, base_path = base .. "/" .. name, new_path = new .. "/" .. name}
-      in_base[name] = nil
+    local partner = in_base[launch_of(name)]
+    if partner then
+      found[#found + 1] = {name = name, base_path = base .. "/" .. partner, new_path = new .. "/" .. name}
+      in_base[launch_of(name)] = nil
     else
       left_new[#left_new + 1] = name
     end
   end
-  for _, name in ipairs(base_files) do if in_base[name] then left_base[#left_base + 1] = name end end
+  for _, name in ipairs(base_files) do if in_base[launch_of(name)] then left_base[#left_base + 1] = name end end
   local pairs_list = {}
   for _, f in ipairs(found) do
-    local b, why_b = line_profile.read(f.base_path)
+    local b, why_b = line_profile.read_with_counts(f.base_path)
     if not b then return nil, why_b end
-    local n, why_n = line_profile.read(f.new_path)
+    local n, why_n = line_profile.read_with_counts(f.new_path)
     if not n then return nil, why_n end
     pairs_list[#pairs_list + 1] = {name = n.kernel, base = b, new = n}
   end
@@ -79,7 +91,7 @@ function M.pairs_of(base, new)
   local by_kernel = {}
   for _, side in ipairs({{"base", base, left_base}, {"new", new, left_new}}) do
     for _, name in ipairs(side[3]) do
-      local p, why_p = line_profile.read(side[2] .. "/" .. name)
+      local p, why_p = line_profile.read_with_counts(side[2] .. "/" .. name)
       if not p then return nil, why_p end
       by_kernel[p.kernel] = by_kernel[p.kernel] or {base = {}, new = {}}
       table.insert(by_kernel[p.kernel][side[1]], p)

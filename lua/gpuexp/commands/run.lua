@@ -131,6 +131,7 @@ function M.run(o, _, context)
   run_engine.prepare(run)
   require("gpuexp.init")
   local code = run_engine.start(run)
+  code = require("gpuexp.api.lines").count_pass(run, code) -- --lines: the SASS counts, in a process of their own
   if arch and not process.worker then
     io.stderr:write(string.format("gpuexp: this was an offline PLAN for %s: nothing ran on a GPU%s\n", arch,
       automatic and " (no GPU was found)" or ""))

@@ -19,6 +19,9 @@ local M = {}
 M.FORMAT = "gpuexp-line-profile"
 M.VERSION = 1
 M.SUFFIX = ".lines.json"
+-- the SASS counts of the same launch, taken in a process of their own (CUPTI's two collectors share
+-- none), beside its PC samples: X.sass.lines.json beside X.lines.json
+M.SASS_SUFFIX = ".sass" .. M.SUFFIX
 M.MAX_SOURCE_BYTES = 4 * 1024 * 1024 -- a source file larger than this is left out (its lines shown without text)
 
 local SASS_PREFIX = "^smsp__sass_"
@@ -121,6 +124,64 @@ function M.read(path)
   if not text then return nil, path .. " does not exist or cannot be read" end
   if text == "" then return nil, path .. " is empty" end
   return M.decode(text, path)
+end
+
+-- The path of the SASS counts beside a profile's path (X.lines.json -> X.sass.lines.json).
+function M.sass_path(path) return path:sub(1, #path - #M.SUFFIX) .. M.SASS_SUFFIX end
+
+-- One profile of a launch from two of it, each by one collector (in two processes): the PC samples
+-- of `sampled` and the SASS counts of `counted`, instruction by instruction (matched by function
+-- and offset: the same cubin), each stage as its profile says. Nil and why when they are not of one
+-- kernel and one build (another kernel, an instruction on another line).
+function M.merge(sampled, counted)
+  if sampled.kernel ~= counted.kernel or (sampled.symbol and counted.symbol and sampled.symbol ~= counted.symbol) then
+    return nil, string.format("the PC samples are of %s, the SASS counts of %s", tostring(sampled.kernel), tostring(counted.kernel))
+  end
+  local merged = {}
+  for k, v in pairs(sampled) do merged[k] = v end
+  merged.metrics, merged.sass = counted.metrics, counted.sass
+  merged.line_info = sampled.line_info or counted.line_info
+  merged.map_error = merged.line_info and nil or (sampled.map_error or counted.map_error)
+  merged.time_ms = sampled.time_ms or counted.time_ms
+  merged.sources = {}
+  for _, p in ipairs({counted, sampled}) do for file, text in pairs(p.sources or {}) do merged.sources[file] = text end end
+  merged.instructions = {}
+  local index = {}
+  for i, r in ipairs(sampled.instructions) do
+    local copy = {["function"] = r["function"], pc = r.pc, file = r.file, line = r.line, samples = r.samples}
+    merged.instructions[i] = copy
+    index[tostring(r["function"]) .. "+" .. r.pc] = copy
+  end
+  for _, r in ipairs(counted.instructions) do
+    local at = index[tostring(r["function"]) .. "+" .. r.pc]
+    if at then
+      if at.line and r.line and at.line ~= r.line then
+        return nil, string.format("%s+0x%x is on line %d in the PC samples, %d in the SASS counts: two builds",
+          tostring(r["function"]), r.pc, at.line, r.line)
+      end
+      at.counts, at.file, at.line = r.counts, at.file or r.file, at.line or r.line
+    else
+      merged.instructions[#merged.instructions + 1] = {["function"] = r["function"], pc = r.pc, file = r.file,
+        line = r.line, counts = r.counts}
+    end
+  end
+  return merged
+end
+
+-- The profile at path with the SASS counts beside it (sass_path) merged in when they are there;
+-- a path to the counts alone reads them alone. Nil and why, as read.
+function M.read_with_counts(path)
+  local profile, why = M.read(path)
+  if not profile or path:sub(-#M.SASS_SUFFIX) == M.SASS_SUFFIX then return profile, why end
+  local counts_path = M.sass_path(path)
+  local file = io.open(counts_path, "rb")
+  if not file then return profile end
+  file:close()
+  local counted, problem = M.read(counts_path)
+  if not counted then return nil, problem end
+  local merged, mismatch = M.merge(profile, counted)
+  if not merged then return nil, path .. " and " .. counts_path .. ": " .. mismatch end
+  return merged
 end
 
 -- The file name a run's profile of a launch gets in a --lines folder: the kernel and a hash of the
