@@ -24,7 +24,13 @@ local EXPERIMENT = [[
 -- writes the recorded %s profile where --lines asks (an offline plan profiles nothing itself)
 gpuexp.sweep{name = "exp", axes = {{"x", {1, 2}}}, run = function(p)
   local folder = gpuexp.run_options.lines
-  if folder then
+  local refused = io.open("%s/refuse", "rb")
+  if refused then refused:close() end
+  if folder and refused then
+    -- as a run whose CUPTI cannot be loaded says it (api/lines.lua), and no profile written
+    io.stderr:write("gpuexp --lines: no line profile of fixture: CUPTI not found (tried /nowhere/libcupti.so and " ..
+      "/usr/local/cuda/lib64): install the CUDA toolkit's CUPTI or set GX_LIBCUPTI\n")
+  elseif folder then
     gpuexp.mkdir(folder)
     local from = assert(io.open("%s/added.%s.lines.json", "rb"))
     local to = assert(io.open(folder .. "/fixture-1.lines.json", "wb"))
@@ -36,11 +42,11 @@ gpuexp.sweep{name = "exp", axes = {{"x", {1, 2}}}, run = function(p)
 end}
 ]]
 git("init", "-q")
-T.write(repo .. "/exp.lua", EXPERIMENT:format("base", fixtures, "base"))
+T.write(repo .. "/exp.lua", EXPERIMENT:format("base", ws.dir, fixtures, "base"))
 git("add", "exp.lua")
 git("commit", "-q", "-m", "good")
 local good = io.popen("git -C " .. repo .. " rev-parse HEAD"):read("l")
-T.write(repo .. "/exp.lua", EXPERIMENT:format("new", fixtures, "new"))
+T.write(repo .. "/exp.lua", EXPERIMENT:format("new", ws.dir, fixtures, "new"))
 git("commit", "-q", "-a", "-m", "bad")
 local bad = io.popen("git -C " .. repo .. " rev-parse HEAD"):read("l")
 
@@ -51,7 +57,7 @@ local function night_of(commit_of_good, options)
     lines_timeout = options.timeout}, db = {rows = function() return {{git_commit = commit_of_good}} end}}
   gpuexp.mkdir(night.out_dir .. "/confirm")
   local e = {verdict = "slower", key = "x=1", point = "x=1", change_pct = 24, explanation = "instructions +20%",
-    state = {since = 2}}
+    state = {since = 2}, metric = "median_ms", base = 1, new = 1.24, baseline = {1}, threshold_pct = 2}
   local result = {name = "exp", run_id = 2, state = {nights = {1}}, regressions = {e}, run = {}}
   return night, e, result
 end
@@ -72,9 +78,36 @@ local written = json.decode(T.read(judge.night_path(night.out_dir, "exp")))
 T.eq(written[1].key, "x=1", "the night's file: the point")
 T.eq(judge.recorded(e, {info = {sweep = {output = night.out_dir .. "/exp.csv"}}, record = {experiment = "exp"}}, {}).lines[1].where,
   "fixture.cu:8", "the site reads it back")
+-- the night's reports (judge/report.lua's printers over its model), checked as
+-- tests/gpu/test_nightly_lines.lua checks a GPU's night: its checks, run here on these
+local report = require("gpuexp.judge.report")
+local checks = assert(loadfile(gpuexp.script_dir .. "/../gpu/test_nightly_lines.lua"))({})
+local function write_reports(night_dir, regression, result_of)
+  local model = report.model{id = "night", suite = "suite", history = "h.sqlite", gpu = "GPU", driver = "1", exit_code = 1,
+    elapsed_s = 2, results = {{name = "exp", comparison = {points = {regression}}, regressions = result_of.regressions}}}
+  for _, file in ipairs(report.files) do
+    require("gpuexp.store.csv").write_printed(night_dir .. "/" .. file[1], function(out) file[2](model, out) end)
+  end
+end
+write_reports(night.out_dir, e, result)
+local added_line = json.decode(T.fixture("lines/added.new.lines.json")).sources["fixture.cu"]:match("^" ..
+  ("[^\n]*\n"):rep(7) .. "([^\n]*)")
+checks.lines_night(night.out_dir, {point = "x=1", experiment = "exp", where = "fixture.cu:8", text = added_line,
+  kind = "added", base_commit = good, new_commit = bad, timeout = lines.NIGHT_TIMEOUT_S})
 T.eq(#T.processes_in(ws.dir, "gpuexp", 2), 0, "no process left")
 local leftovers = io.popen("git -C " .. repo .. " worktree list | wc -l"):read("l")
 T.eq(tonumber(leftovers), 1, "no worktree left")
+
+-- CUPTI refused in the point's run: not taken, why said in the reports
+T.write(ws.dir .. "/refuse", "")
+os.remove(judge.night_path(ws.dir .. "/night", "exp")) -- (the night above's)
+night, e, result = night_of(good)
+lines.night_stage(night, experiment, result, tools)
+os.remove(ws.dir .. "/refuse")
+write_reports(night.out_dir, e, result)
+checks.no_lines_night(night.out_dir, {point = "x=1", why = {"instructions +20%; line profiles: not taken: the base " ..
+  "commit's point: its run wrote no line profile (no line profile of fixture: CUPTI not found (tried /nowhere/libcupti.so"}})
+T.eq(T.read(judge.night_path(night.out_dir, "exp")), nil, "no night's lines file for the site to read")
 
 -- not taken, and said
 night, e, result = night_of(bad)
