@@ -2,8 +2,10 @@
 -- two commits of an experiment whose run, given --lines DIR, writes a recorded profile into DIR (the
 -- base build's at the first commit, the new one's at the second: tests/fixtures/lines), the point
 -- profiled at the good commit in a worktree and at this one in place, its lines ranked into the
--- regression's explanation and summary, the night's file the site reads; and why it is not taken
--- (the same commit, no commit recorded, the time spent, no git). Nothing changes a verdict.
+-- regression's explanation and summary, the night's file the site reads; the night's Markdown, HTML
+-- and JSON reports and the history site showing them (checked by tests/gpu/test_nightly_lines.lua's
+-- own checks); and why it is not taken (CUPTI refused in the point's run, said in the reports; the
+-- same commit, no commit recorded, the time spent, no git). Nothing changes a verdict.
 local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
 local lines = require("gpuexp.commands.lines")
 local judge = require("gpuexp.judge.lines")
@@ -94,6 +96,15 @@ local added_line = json.decode(T.fixture("lines/added.new.lines.json")).sources[
   ("[^\n]*\n"):rep(7) .. "([^\n]*)")
 checks.lines_night(night.out_dir, {point = "x=1", experiment = "exp", where = "fixture.cu:8", text = added_line,
   kind = "added", base_commit = good, new_commit = bad, timeout = lines.NIGHT_TIMEOUT_S})
+-- the history site shows them: a regressed night of the fake suite, its night's file holding the
+-- summary above for the regressed point
+local site_ws, fake_night = T.fake_nights(binary)
+for n = 1, 2 do T.eq(fake_night("h.sqlite", n), 0, "a fake night " .. n) end
+T.eq(fake_night("h.sqlite", 3, "FAKE_SLOW=a=20"), 1, "the fake night that regressed")
+T.write(judge.night_path(site_ws.dir .. "/night3", "fake"), json.encode({{point = "case=a",
+  key = require("gpuexp.store.result").key({"a"}), summary = e.lines}}))
+T.eq(site_ws.run("history --history h.sqlite site site"), 0, "history site")
+checks.site_names(site_ws.dir .. "/site", {where = "fixture.cu:8", text = added_line})
 T.eq(#T.processes_in(ws.dir, "gpuexp", 2), 0, "no process left")
 local leftovers = io.popen("git -C " .. repo .. " worktree list | wc -l"):read("l")
 T.eq(tonumber(leftovers), 1, "no worktree left")
