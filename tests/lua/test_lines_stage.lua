@@ -24,6 +24,8 @@ local function git(...)
 end
 local EXPERIMENT = [[
 -- writes the recorded %s profile where --lines asks (an offline plan profiles nothing itself)
+local broken = io.open("%s/broken", "rb")
+if broken then broken:close() error("this commit's experiment is broken") end
 gpuexp.sweep{name = "exp", axes = {{"x", {1, 2}}}, run = function(p)
   local folder = gpuexp.run_options.lines
   local refused = io.open("%s/refuse", "rb")
@@ -44,11 +46,11 @@ gpuexp.sweep{name = "exp", axes = {{"x", {1, 2}}}, run = function(p)
 end}
 ]]
 git("init", "-q")
-T.write(repo .. "/exp.lua", EXPERIMENT:format("base", ws.dir, fixtures, "base"))
+T.write(repo .. "/exp.lua", EXPERIMENT:format("base", ws.dir, ws.dir, fixtures, "base"))
 git("add", "exp.lua")
 git("commit", "-q", "-m", "good")
 local good = io.popen("git -C " .. repo .. " rev-parse HEAD"):read("l")
-T.write(repo .. "/exp.lua", EXPERIMENT:format("new", ws.dir, fixtures, "new"))
+T.write(repo .. "/exp.lua", EXPERIMENT:format("new", ws.dir, ws.dir, fixtures, "new"))
 git("commit", "-q", "-a", "-m", "bad")
 local bad = io.popen("git -C " .. repo .. " rev-parse HEAD"):read("l")
 
@@ -119,6 +121,14 @@ write_reports(night.out_dir, e, result)
 checks.no_lines_night(night.out_dir, {point = "x=1", why = {"instructions +20%; line profiles: not taken: the base " ..
   "commit's point: its run wrote no line profile (no line profile of fixture: CUPTI not found (tried /nowhere/libcupti.so"}})
 T.eq(T.read(judge.night_path(night.out_dir, "exp")), nil, "no night's lines file for the site to read")
+
+-- the point's run failed: what it said (its log goes with the stage's folder)
+T.write(ws.dir .. "/broken", "")
+night, e, result = night_of(good)
+lines.night_stage(night, experiment, result, tools)
+os.remove(ws.dir .. "/broken")
+T.ok(e.explanation:find("line profiles: not taken: the base commit's point: its run failed (exit 1) (", 1, true) and
+  e.explanation:find("exp.lua:3: this commit's experiment is broken)", 1, true), "a failed run: " .. e.explanation)
 
 -- not taken, and said
 night, e, result = night_of(bad)
