@@ -163,6 +163,21 @@ end
 
 local worktree = require("gpuexp.commands.worktree")
 
+-- Why a point's run profiled nothing, from its log (which goes with the stage's folder): --lines'
+-- own message (CUPTI refused), the first failed point's, then for a run that failed the last line
+-- that is not gpuexp's nor a traceback's (a script's error), else an offline plan's notice; "" when
+-- it said none of them.
+local function said_in(log_path, failed)
+  local log = require("gpuexp.store.meta").read_all(log_path) or ""
+  local error_line
+  for line in log:gmatch("[^\n]+") do
+    if not line:find("^gpuexp") and not line:find("^%s") and line ~= "stack traceback:" then error_line = line end
+  end
+  local said = log:match("gpuexp %-%-lines: ([^\n]+)") or log:match("gpuexp: the first: ([^\n]+)")
+    or (failed and error_line) or log:match("(gpuexp: [^\n]*does nothing[^\n]*)") or error_line
+  return said and (" (" .. text.cut(said, 400) .. ")") or ""
+end
+
 -- Runs the point (an --only text) of script with --lines folder, in a worktree of commit when
 -- given (else the script where it is), within timeout_s. Returns true, or nil and why (and the
 -- exit code of a stop signal).
@@ -181,18 +196,15 @@ local function profile_point(o, script_in_repo, script_args, commit, folder, ste
   argv[#argv + 1] = "--"
   argv[#argv + 1] = script
   for _, a in ipairs(script_args or {}) do argv[#argv + 1] = a end
-  local code, stop, timed_out = gpuexp._process.run(argv, {output = string.format("%s/lines-point-%s.log", o.work, step),
-    timeout_s = timeout_s, record = o.work .. "/running.pid"})
+  local log = string.format("%s/lines-point-%s.log", o.work, step)
+  local code, stop, timed_out = gpuexp._process.run(argv, {output = log, timeout_s = timeout_s,
+    record = o.work .. "/running.pid"})
   if tree then worktree.remove(o.repo, tree) end
   if stop ~= 0 then return nil, "interrupted", 128 + stop end
   if timed_out then return nil, string.format("its run passed the %g s left for line profiles", timeout_s) end
-  if code ~= 0 and code ~= EXIT.INCOMPLETE then return nil, string.format("its run failed (exit %d)", code) end
-  -- no profile written: the run said why (CUPTI not loadable, an offline plan...)
-  if not folder_profiles(folder) then
-    local log = require("gpuexp.store.meta").read_all(string.format("%s/lines-point-%s.log", o.work, step)) or ""
-    local said = log:match("gpuexp %-%-lines: ([^\n]+)") or log:match("(gpuexp: [^\n]*does nothing[^\n]*)")
-    return nil, "its run wrote no line profile" .. (said and (" (" .. said .. ")") or "")
-  end
+  if code ~= 0 and code ~= EXIT.INCOMPLETE then return nil, string.format("its run failed (exit %d)%s", code, said_in(log, true)) end
+  -- no profile written: the run said why (CUPTI not loadable, the point failed, an offline plan...)
+  if not folder_profiles(folder) then return nil, "its run wrote no line profile" .. said_in(log) end
   return true
 end
 
