@@ -43,10 +43,11 @@ static void load_cupti(void)
     for (int i = 0; i < n && !handle; i++)
         handle = dlopen(candidates[i], RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
-        load_status = gx_fail(
-            &load_error, GX_ERR_PROFILER,
-            "CUPTI not found (tried %s and /usr/local/cuda/lib64): install the CUDA toolkit's CUPTI or set GX_LIBCUPTI",
-            candidates[0]);
+        char tried[2048] = "";
+        for (int i = 0; i < n; i++)
+            snprintf(tried + strlen(tried), sizeof tried - strlen(tried), "%s%s", i ? ", " : "", candidates[i]);
+        load_status = gx_fail(&load_error, GX_ERR_PROFILER,
+                              "CUPTI not found (tried %s): install the CUDA toolkit's CUPTI or set GX_LIBCUPTI", tried);
         return;
     }
 #define GX_CUPTI_LOAD(name)                                                                                            \

@@ -32,8 +32,8 @@ gpuexp.sweep{name = "exp", axes = {{"x", {1, 2}}}, run = function(p)
   if refused then refused:close() end
   if folder and refused then
     -- as a run whose CUPTI cannot be loaded says it (api/lines.lua), and no profile written
-    io.stderr:write("gpuexp --lines: no line profile of fixture: CUPTI not found (tried /nowhere/libcupti.so and " ..
-      "/usr/local/cuda/lib64): install the CUDA toolkit's CUPTI or set GX_LIBCUPTI\n")
+    io.stderr:write("gpuexp --lines: no line profile of fixture: CUPTI not found (tried /nowhere/libcupti.so): " ..
+      "install the CUDA toolkit's CUPTI or set GX_LIBCUPTI\n")
   elseif folder then
     gpuexp.mkdir(folder)
     local from = assert(io.open("%s/added.%s.lines.json", "rb"))
@@ -78,6 +78,7 @@ T.eq(e.lines.new_commit, bad, "this night's")
 T.ok(e.explanation:find("instructions +20%; line profiles (" .. good:sub(1, 10) .. ".." .. bad:sub(1, 10), 1, true),
   "the explanation's sentence: " .. e.explanation)
 T.ok(e.explanation:find("fixture.cu:8", 1, true), "names the line")
+T.ok(not e.explanation:find(";;", 1, true) and e.explanation:find(": `", 1, true), "the line's text quoted: " .. e.explanation)
 local written = json.decode(T.read(judge.night_path(night.out_dir, "exp")))
 T.eq(written[1].key, "x=1", "the night's file: the point")
 T.eq(judge.recorded(e, {info = {sweep = {output = night.out_dir .. "/exp.csv"}}, record = {experiment = "exp"}}, {}).lines[1].where,

@@ -544,7 +544,7 @@ function M.sentence(summary)
     local why = summary.notes and #summary.notes > 0 and (": " .. table.concat(summary.notes, "; ")) or ""
     return tostring(summary.accounting) .. why
   end
-  return string.format("line %s (%s%s%s): %s; %s", top.where, top.time, top.share ~= "" and (", " .. top.share .. " of the time moved") or "",
+  return string.format("line %s (%s%s%s): `%s`; %s", top.where, top.time, top.share ~= "" and (", " .. top.share .. " of the time moved") or "",
     top.reason ~= "" and (", " .. top.reason .. " grew") or "", top.text, summary.accounting)
 end
 
