@@ -10,8 +10,9 @@
 # genetic_algorithm, bayes_opt, dual_annealing) and gpuexp's racing and model (bench/tune/study.lua),
 # seed by seed. gpuexp's seed 1 starts from empty cubin caches (cold); its later seeds and the referee
 # share the cache its seed-1 racing runs filled (warm). Kernel Tuner keeps no compile cache between runs.
-# A seed starts only when the time left, less the referee's reserve, holds as long as the last seed
-# took (the log says which seeds ran); every step runs under `timeout` of the time left.
+# Seed by seed, space by space: a space's seed 2 or 3 starts only when the time left, less the
+# referee's reserve, holds what its seed before took (the log says which ran); every step runs under
+# `timeout` of the time left.
 # The truth is not re-run: brute force's records (tie set, every configuration's median) come from
 # bench/h100/tune37/tune37_records.tar.gz. Then one referee process (bench/tune/referee.lua)
 # re-measures every reported winner and brute force's best, interleaved, and bench/tune/kt_table.lua
@@ -21,15 +22,15 @@
 # cut run still returns what it finished). Rebuild the tables offline:
 #   tar -xzf kt_records.tar.gz -C DIR && tar -xzf bench/h100/tune37/tune37_records.tar.gz -C DIR \
 #     tune37/conv/brute.json tune37/matmul/brute.json && build/gpuexp --quiet --inline bench/tune/kt_table.lua DIR/kt DIR/tune37
-# KT_COMPARE_BUDGET_S (510: the whole wall), KT_COMPARE_RESERVE_S (60: kept for the referee and the
+# KT_COMPARE_BUDGET_S (520: the whole wall), KT_COMPARE_RESERVE_S (50: kept for the referee and the
 # table), KT_COMPARE_SEEDS ("1 2 3"), KT_COMPARE_STRATEGIES and KT_TIME_LIMIT_S (90: Kernel Tuner's
 # time_limit per run) change the plan.
 set -u
 OUT=${1:?usage: bench/tune/kt_compare.sh OUTDIR}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 GPUEXP=${GPUEXP:-$ROOT/build/gpuexp}
-BUDGET_S=${KT_COMPARE_BUDGET_S:-510}
-RESERVE_S=${KT_COMPARE_RESERVE_S:-60}
+BUDGET_S=${KT_COMPARE_BUDGET_S:-520}
+RESERVE_S=${KT_COMPARE_RESERVE_S:-50}
 SEEDS=${KT_COMPARE_SEEDS:-1 2 3}
 STRATEGIES=${KT_COMPARE_STRATEGIES:-random_sample,genetic_algorithm,bayes_opt,dual_annealing}
 KT_TIME_LIMIT_S=${KT_TIME_LIMIT_S:-90}
@@ -90,24 +91,27 @@ gpuexp_tune() {
   grep "^$space $run: seed $seed," "$LOG" | tail -n 1
 }
 
-last=0 first=1
+# part by part: a part is one space and one seed, Kernel Tuner's strategies then gpuexp's; a part
+# of seed 2 or later starts only when the time left before the reserve holds what the same space's
+# part of the seed before took (that of seed 1 is cold: an overestimate); seed 1's, when 10 s are left
+declare -A took
 for seed in $SEEDS; do
-  if [ $first -eq 0 ] && [ $(($(left) - RESERVE_S)) -lt "$last" ]; then
-    say "seed $seed and later: not run: the last seed took $last s, $(($(left) - RESERVE_S)) s are left before the referee's reserve"
-    break
-  fi
-  first=0
-  seed_started=$(date +%s)
   for space in conv matmul; do
+    need=${took[$space]:-10}
+    if [ $(($(left) - RESERVE_S)) -lt "$need" ]; then
+      say "$space seed $seed: not run: it needs about $need s, $(($(left) - RESERVE_S)) s are left before the referee's reserve"
+      continue
+    fi
+    part_started=$(date +%s)
     step "kernel_tuner $space seed $seed" python3 "$ROOT/bench/tune/kt_run.py" "$space" "$TRUTH" "$RECORDS" "$seed" \
       "$STRATEGIES" "$KT_TIME_LIMIT_S"
     grep "^kernel_tuner $space .* seed $seed:" "$LOG" | tail -n 4
     gpuexp_tune "$space" racing "$seed"
     gpuexp_tune "$space" model "$seed"
+    took[$space]=$(($(date +%s) - part_started))
+    say "$space seed $seed: ${took[$space]} s"
+    pack
   done
-  last=$(($(date +%s) - seed_started))
-  say "seed $seed: $last s"
-  pack
 done
 
 # the referee: every winner re-measured in one process (the reserve is its time)

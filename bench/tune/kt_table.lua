@@ -76,8 +76,12 @@ for _, name in ipairs(wanted) do
       if a.strategy ~= b.strategy then return a.strategy < b.strategy end
       return (a.seed or 0) < (b.seed or 0)
     end)
+    local gpus, named = {}, {}
+    for _, r in ipairs(runs) do
+      if r.gpu and not named[r.gpu] then named[r.gpu] = true; gpus[#gpus + 1] = r.gpu end
+    end
     say(string.format("### %s: %d configurations, budget %d evaluations (a tenth), %s", name, brute.configurations,
-      math.ceil(brute.configurations / 10), runs[1] and (runs[1].gpu or "?") or "no runs"))
+      math.ceil(brute.configurations / 10), #gpus > 0 and table.concat(gpus, ", ") or "no run measured"))
     say("")
     say(string.format("Brute force (%s, not re-run): best %s at %.5f ms, tie set of %d. Referee (%s, %d rounds " ..
       "in one process): brute force's best at %s ms.", brute.gpu or "?", key(brute.best, axes), best_value, #brute.ties,
@@ -96,7 +100,8 @@ for _, name in ipairs(wanted) do
       if not r.best then
         s.failed = s.failed + 1
         say(string.format("| %s | %s | %s | %s | %s | %s | | failed: %s | | | | |", tool, r.strategy, cell(r.seed),
-          r.cache or "none", cell(r.evaluations or ""), num(r.wall_s, "%.1f"), tostring(r.error or "no winner")))
+          r.cache or "none", cell(r.evaluations or ""), num(r.wall_s, "%.1f"),
+          (tostring(r.error or "no winner"):sub(1, 80):gsub("|", "/"))))
       else
         local k = key(r.best, axes)
         local ms = refereed[k]
