@@ -91,8 +91,8 @@ def check(space, truth):
         space, len(ours), -(-brute["configurations"] // 10)))
 
 
-def problem(space, np):
-    """The kernel, its arguments and Kernel Tuner's options for SPACE."""
+def problem(space, np, n=N):
+    """The kernel, its arguments, Kernel Tuner's options and fixed parameters for SPACE (the matmul's n x n)."""
     if space == "conv":
         path = os.environ.get("GPUEXP_KT_CONVOLUTION") or os.path.join(ROOT, ".kt", "convolution.cu")
         with open(path) as f:
@@ -108,14 +108,25 @@ def problem(space, np):
     with open(os.path.join(ROOT, "kernels", "tune_matmul.cu")) as f:
         source = f.read()
     rng = np.random.default_rng(1)
-    a = rng.uniform(-1, 1, (N, N)).astype(np.float32)
-    b = rng.uniform(-1, 1, (N, N)).astype(np.float32)
-    c = np.zeros((N, N), dtype=np.float32)
+    a = rng.uniform(-1, 1, (n, n)).astype(np.float32)
+    b = rng.uniform(-1, 1, (n, n)).astype(np.float32)
+    c = np.zeros((n, n), dtype=np.float32)
     reference = (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float32)
-    return "matmul", source, (N, N), [a, b, c, np.int32(N)], dict(
+    return "matmul", source, (n, n), [a, b, c, np.int32(n)], dict(
         grid_div_x=["block_size_x", "TN"], grid_div_y=["block_size_y", "TM"],
         smem_args={"size": lambda p: KT_DEPTH * (p["block_size_y"] * p["TM"] + p["block_size_x"] * p["TN"]) * 4},
         answer=[None, None, reference, None], atol=1e-2), {}
+
+
+def unwrap_launch_errors():
+    """Kernel Tuner 1.5's CUDA Python backend passes cuLaunchKernel's (CUresult,) tuple to its error check,
+    which checks only a bare CUresult: a launch that fails (too many registers for the block) goes
+    unnoticed, and the output check then stops the whole tuning ("verification failed" for the matmul's
+    bx=32 by=32 tm=8 tn=8: 122 registers x 1024 threads). Unwrapped, the launch error reaches Kernel
+    Tuner's own handling, which skips such a configuration, as gpuexp does."""
+    import kernel_tuner.backends.nvcuda as kt_nvcuda
+    check = kt_nvcuda.cuda_error_check
+    kt_nvcuda.cuda_error_check = lambda error: check(error[0] if isinstance(error, tuple) and error else error)
 
 
 def number(v):
@@ -134,12 +145,7 @@ def main(argv):
     warnings.filterwarnings("ignore")  # bayes_opt's scikit-learn floods the log with RuntimeWarnings
     import numpy as np
     import kernel_tuner
-    import kernel_tuner.backends.nvcuda as kt_nvcuda
-
-    # as bench/kernel_tuner_study.py: Kernel Tuner 1.5's CUDA Python backend checks a launch's
-    # (CUresult,) tuple as a bare CUresult; unwrapped, a failed launch is a skipped configuration
-    error_check = kt_nvcuda.cuda_error_check
-    kt_nvcuda.cuda_error_check = lambda error: error_check(error[0] if isinstance(error, tuple) and error else error)
+    unwrap_launch_errors()
 
     brute, axes, tune_params = load_truth(space, truth)
     names = NAMES[space]

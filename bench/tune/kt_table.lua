@@ -8,32 +8,10 @@
 -- winner, its referee time, its regret against brute force's best as the referee measured both, its
 -- regret in brute force's record, whether it is in brute force's tie set), then a line per strategy.
 -- Prints Markdown and writes RECORDS/kt_table.md.
-local json = require("gpuexp.store.json")
-local RECORDS, TRUTH = arg[1], arg[2]
-assert(RECORDS and TRUTH, "usage: gpuexp bench/tune/kt_table.lua RECORDS TRUTH [SPACE...]")
-local wanted = {}
-for i = 3, #arg do wanted[#wanted + 1] = arg[i] end
-if #wanted == 0 then wanted = {"conv", "matmul"} end
-
-local function read(path)
-  local f = io.open(path, "r")
-  if not f then return nil end
-  local value = json.decode(f:read("a"))
-  f:close()
-  return value
-end
-local function list(folder)
-  local names, pipe = {}, io.popen("ls '" .. folder:gsub("'", "'\\''") .. "' 2>/dev/null")
-  for name in pipe:lines() do if name:match("^[%a_]+%-%d+%.json$") then names[#names + 1] = name end end -- STRATEGY-SEED
-  pipe:close()
-  return names
-end
+local records = dofile(gpuexp.script_dir .. "/records.lua")
+local RECORDS, TRUTH, wanted = records.arguments("bench/tune/kt_table.lua")
+local read, list, key = records.read, records.runs, records.key
 local function cell(v) return tostring(math.tointeger(v) or v) end
-local function key(p, axes)
-  local cells = {}
-  for i, axis in ipairs(axes) do cells[i] = cell(p[axis[1]]) end
-  return table.concat(cells, "/")
-end
 local function median(values)
   if #values == 0 then return nil end
   return gpuexp.stats(values).median

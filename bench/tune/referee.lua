@@ -11,39 +11,12 @@
 -- median and samples (or why it failed); bench/tune/kt_table.lua turns them into regrets. Prints a line
 -- per winner.
 local json = require("gpuexp.store.json")
-local RECORDS, TRUTH = arg[1], arg[2]
-assert(RECORDS and TRUTH, "usage: gpuexp bench/tune/referee.lua RECORDS TRUTH [SPACE...]")
+local records = dofile(gpuexp.script_dir .. "/records.lua")
+local RECORDS, TRUTH, wanted = records.arguments("bench/tune/referee.lua")
 local spaces_of = dofile(gpuexp.script_dir .. "/spaces.lua")
 dofile(gpuexp.script_dir .. "/policy.lua") -- the study's full measurement
 local ROUNDS = 5
-local wanted = {}
-for i = 3, #arg do wanted[#wanted + 1] = arg[i] end
-if #wanted == 0 then wanted = {"conv", "matmul"} end
-
-local function read(path)
-  local f = io.open(path, "r")
-  if not f then return nil end
-  local value = json.decode(f:read("a"))
-  f:close()
-  return value
-end
-local function list(folder)
-  local names, pipe = {}, io.popen("ls '" .. folder:gsub("'", "'\\''") .. "' 2>/dev/null")
-  for name in pipe:lines() do if name:match("^[%a_]+%-%d+%.json$") then names[#names + 1] = name end end -- STRATEGY-SEED
-  pipe:close()
-  table.sort(names)
-  return names
-end
-local function whole(point)
-  local p = {}
-  for k, v in pairs(point) do p[k] = math.tointeger(v) or v end
-  return p
-end
-local function key(p, axes)
-  local cells = {}
-  for i, axis in ipairs(axes) do cells[i] = tostring(math.tointeger(p[axis[1]]) or p[axis[1]]) end
-  return table.concat(cells, "/")
-end
+local read, list, key, whole = records.read, records.runs, records.key, records.whole
 
 local found, device = pcall(gpuexp.device)
 local record = {gpu = found and device and device.facts.name or "none", rounds = ROUNDS,
