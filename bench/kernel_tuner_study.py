@@ -24,26 +24,17 @@ import time
 
 import numpy as np
 import kernel_tuner
-import kernel_tuner.backends.nvcuda as kt_nvcuda
-
-# Kernel Tuner 1.5's CUDA Python backend passes cuLaunchKernel's (CUresult,) tuple to its error check,
-# which checks only a bare CUresult: a launch that fails (too many registers for the block) goes
-# unnoticed, and the output check then stops the whole tuning ("verification failed" for
-# bx=32 by=32 tm=8 tn=8: 122 registers x 1024 threads). Unwrapped here, the launch error reaches
-# Kernel Tuner's own handling, which skips such a configuration, as gpuexp does.
-_error_check = kt_nvcuda.cuda_error_check
-
-
-def _error_check_unwrapped(error):
-    _error_check(error[0] if isinstance(error, tuple) and error else error)
-
-
-kt_nvcuda.cuda_error_check = _error_check_unwrapped
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# the space's restrictions, kernel, data and output check, and the launch check's repair, are those of
+# bench/tune/kt_run.py (the comparison with Kernel Tuner)
+sys.dont_write_bytecode = True  # no __pycache__ left in the tree
+sys.path.insert(0, os.path.join(ROOT, "bench", "tune"))
+import kt_run  # noqa: E402
+
+kt_run.unwrap_launch_errors()
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 1024
 STRATEGIES = (sys.argv[2] if len(sys.argv) > 2 else "random_sample,genetic_algorithm,bayes_opt,dual_annealing").split(",")
-KT = 16
 
 # gpuexp's space (kernels/tune_matmul.lua), in Kernel Tuner's names
 tune_params = {
@@ -53,33 +44,12 @@ tune_params = {
     "TN": [1, 2, 4, 8],
     "UNROLL": [1, 2, 4, 8],
 }
-
-
-def restrictions(p):
-    """gpuexp's where: 32..1024 threads, each tile side at most 256."""
-    return (32 <= p["block_size_x"] * p["block_size_y"] <= 1024 and p["block_size_y"] * p["TM"] <= 256
-            and p["block_size_x"] * p["TN"] <= 256)
-
-
+restrictions = kt_run.matmul_restrictions
 space = sum(1 for bx in tune_params["block_size_x"] for by in tune_params["block_size_y"] for tm in tune_params["TM"]
             for tn in tune_params["TN"] for _ in tune_params["UNROLL"]
-            if 32 <= bx * by <= 1024 and by * tm <= 256 and bx * tn <= 256)
+            if restrictions({"block_size_x": bx, "block_size_y": by, "TM": tm, "TN": tn}))
 MAX_FEVALS = space // 10
-
-with open(os.path.join(ROOT, "kernels", "tune_matmul.cu")) as f:
-    source = f.read()
-
-rng = np.random.default_rng(1)
-a = rng.uniform(-1, 1, (N, N)).astype(np.float32)
-b = rng.uniform(-1, 1, (N, N)).astype(np.float32)
-c = np.zeros((N, N), dtype=np.float32)
-reference = (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float32)
-args = [a, b, c, np.int32(N)]
-answer = [None, None, reference, None]
-
-
-def shared_bytes(p):
-    return KT * (p["block_size_y"] * p["TM"] + p["block_size_x"] * p["TN"]) * 4
+kernel, source, problem_size, args, options, _ = kt_run.problem("matmul", np, N)
 
 
 def key(p):
@@ -104,10 +74,8 @@ rows = []
 for strategy in STRATEGIES:
     started = time.perf_counter()
     results, env = kernel_tuner.tune_kernel(
-        "matmul", source, (N, N), args, tune_params, restrictions=restrictions, lang="nvcuda",
-        grid_div_x=["block_size_x", "TN"], grid_div_y=["block_size_y", "TM"], smem_args={"size": shared_bytes},
-        answer=answer, atol=1e-2, strategy=strategy, strategy_options={"max_fevals": MAX_FEVALS},
-        iterations=7, verbose=False, quiet=True)
+        kernel, source, problem_size, args, tune_params, restrictions=restrictions, lang="nvcuda", strategy=strategy,
+        strategy_options={"max_fevals": MAX_FEVALS}, iterations=7, verbose=False, quiet=True, **options)
     wall = time.perf_counter() - started
     valid = [r for r in results if isinstance(r.get("time"), (int, float))]
     if not valid:

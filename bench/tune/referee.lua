@@ -1,92 +1,74 @@
--- The referee of the comparison with Kernel Tuner (issue 37, item 5): every winner reported on
--- Kernel Tuner's convolution, by gpuexp (OUTDIR/conv/racing.json, model.json, and any other
--- OUTDIR/conv/*.json a run added) and by Kernel Tuner (OUTDIR/kernel_tuner/*.json, from
--- bench/tune/kernel_tuner_convolution.py), re-measured in one run by one method: the study's full
--- measurement (bench/tune/study.lua's policy), five rounds over all winners in turn, each winner's
--- time the median of its rounds' medians; its regret against brute force's best measured the same
--- way. Prints Markdown and writes OUTDIR/comparison.md.
---   gpuexp --quiet bench/tune/referee.lua OUTDIR
+-- The referee of the comparison with Kernel Tuner (issue 37, item 5), run by bench/tune/kt_compare.sh
+-- after every tune:
+--   gpuexp --quiet bench/tune/referee.lua RECORDS TRUTH [SPACE...]
+-- For each space (default conv matmul, those with TRUTH/SPACE/brute.json: gpuexp's brute-force
+-- record, whose best is the reference), every winner reported (by gpuexp: RECORDS/gpuexp/SPACE/*.json
+-- from bench/tune/study.lua; by Kernel Tuner: RECORDS/kernel_tuner/SPACE/*.json from
+-- bench/tune/kt_run.py) and brute force's best, each distinct configuration once, re-measured in this
+-- one process by one method: the study's full measurement (bench/tune/policy.lua), ROUNDS rounds, each
+-- over all the winners in turn (each round starts one further along the list, so that no winner is
+-- always first). Writes RECORDS/referee.json after each space: per winner its point and each round's
+-- median and samples (or why it failed); bench/tune/kt_table.lua turns them into regrets. Prints a line
+-- per winner.
 local json = require("gpuexp.store.json")
-local OUTDIR = assert(arg[1], "usage: gpuexp bench/tune/referee.lua OUTDIR")
-local space = dofile(gpuexp.script_dir .. "/convolution.lua").new()
+local records = dofile(gpuexp.script_dir .. "/records.lua")
+local RECORDS, TRUTH, wanted = records.arguments("bench/tune/referee.lua")
+local spaces_of = dofile(gpuexp.script_dir .. "/spaces.lua")
 dofile(gpuexp.script_dir .. "/policy.lua") -- the study's full measurement
 local ROUNDS = 5
+local read, list, key, whole = records.read, records.runs, records.key, records.whole
 
-local function read(path)
-  local f = io.open(path, "r")
-  if not f then return nil end
-  local value = json.decode(f:read("a"))
-  f:close()
-  return value
-end
-local function list(folder)
-  local names, pipe = {}, io.popen("ls '" .. folder:gsub("'", "'\\''") .. "' 2>/dev/null")
-  for name in pipe:lines() do if name:match("%.json$") then names[#names + 1] = name end end
-  pipe:close()
-  table.sort(names)
-  return names
-end
-local function whole(point)
-  local p = {}
-  for k, v in pairs(point) do p[k] = math.tointeger(v) or v end
-  return p
-end
-local function key(p)
-  local cells = {}
-  for i, axis in ipairs(space.axes) do cells[i] = axis[1] .. "=" .. tostring(p[axis[1]]) end
-  return table.concat(cells, " ")
-end
-
-local brute = assert(read(OUTDIR .. "/conv/brute.json"), "no brute-force record: run bench/tune/run.sh first")
-local entries = {{tool = "gpuexp", strategy = "brute", seed = "-", wall_s = brute.wall_s, gpu_s = brute.gpu_s,
-  best = whole(brute.best)}}
-for _, name in ipairs(list(OUTDIR .. "/conv")) do
-  local r = name ~= "brute.json" and read(OUTDIR .. "/conv/" .. name)
-  if r and r.best then
-    entries[#entries + 1] = {tool = "gpuexp", strategy = r.strategy, seed = r.seed, wall_s = r.wall_s, gpu_s = r.gpu_s,
-      best = whole(r.best), bound = r.regret and r.regret.bound}
+local found, device = pcall(gpuexp.device)
+local record = {gpu = found and device and device.facts.name or "none", rounds = ROUNDS,
+  measure = {min_time_ms = gpuexp.measure_defaults.min_time_ms, min_samples = gpuexp.measure_defaults.min_samples,
+    max_samples = gpuexp.measure_defaults.max_samples, max_noise_pct = gpuexp.measure_defaults.max_noise_pct},
+  spaces = {}}
+local started = gpuexp.clock()
+for _, name in ipairs(wanted) do
+  local brute = read(TRUTH .. "/" .. name .. "/brute.json")
+  if brute then
+    local axes = brute.axes
+    local winners, by_key = {}, {}
+    local function add(point, who)
+      local k = key(point, axes)
+      if not by_key[k] then
+        by_key[k] = {key = k, point = whole(point), medians = {}, samples = {}, reported_by = {}}
+        winners[#winners + 1] = by_key[k]
+      end
+      table.insert(by_key[k].reported_by, who)
+    end
+    add(brute.best, "brute")
+    for _, tool in ipairs({"gpuexp", "kernel_tuner"}) do
+      for _, file in ipairs(list(RECORDS .. "/" .. tool .. "/" .. name)) do
+        local r = read(RECORDS .. "/" .. tool .. "/" .. name .. "/" .. file)
+        if r and r.best then add(r.best, tool .. " " .. file:gsub("%.json$", "")) end
+      end
+    end
+    local space = spaces_of(name)
+    if space.setup then space.setup() end
+    for round = 1, ROUNDS do
+      for i = 1, #winners do
+        local w = winners[(i + round - 2) % #winners + 1]
+        local ok, row = pcall(space.run, w.point)
+        if ok and row.median_ms and (not space.condition or row[space.condition]) then
+          table.insert(w.medians, row.median_ms)
+          table.insert(w.samples, row.samples_ms)
+        else
+          w.failed = ok and ("no " .. (row.median_ms and space.condition or "median_ms")) or tostring(row)
+        end
+      end
+    end
+    record.spaces[name] = {reference = winners[1].key, axes = axes, winners = winners}
+    record.wall_s = gpuexp.clock() - started
+    local file = assert(io.open(RECORDS .. "/referee.json", "w"))
+    file:write(json.encode(record), "\n")
+    file:close()
+    local reference = #winners[1].medians > 0 and gpuexp.stats(winners[1].medians).median
+    for _, w in ipairs(winners) do
+      local ms = #w.medians > 0 and gpuexp.stats(w.medians).median
+      print(string.format("referee %s %s: %s%s (%s)", name, w.key, ms and string.format("%.5f ms", ms) or "failed",
+        ms and reference and string.format(", %+.2f%% from brute force's best", 100 * (ms / reference - 1)) or "",
+        table.concat(w.reported_by, ", ")))
+    end
   end
 end
-for _, name in ipairs(list(OUTDIR .. "/kernel_tuner")) do
-  local r = read(OUTDIR .. "/kernel_tuner/" .. name)
-  if r and r.best then
-    entries[#entries + 1] = {tool = "Kernel Tuner " .. tostring(r.version), strategy = r.strategy, seed = r.seed,
-      wall_s = r.wall_s, gpu_s = r.gpu_s, best = whole(r.best)}
-  end
-end
-
--- every distinct winner, measured in ROUNDS rounds, in turn
-local winners, order = {}, {}
-for _, e in ipairs(entries) do
-  local k = key(e.best)
-  if not winners[k] then winners[k] = {point = e.best, medians = {}}; order[#order + 1] = k end
-end
-space.setup()
-for _ = 1, ROUNDS do
-  for _, k in ipairs(order) do
-    local ok, row = pcall(space.run, winners[k].point)
-    if ok and row.median_ms then table.insert(winners[k].medians, row.median_ms) else winners[k].failed = true end
-  end
-end
-for _, k in ipairs(order) do
-  local w = winners[k]
-  w.ms = #w.medians > 0 and gpuexp.stats(w.medians).median or nil
-end
-local reference = winners[key(entries[1].best)].ms
-
-local lines = {}
-local function say(text) print(text); lines[#lines + 1] = text end
-say(string.format("# Kernel Tuner's convolution: every reported winner re-measured (%d rounds, one run, %s)", ROUNDS,
-  gpuexp.device().facts.name))
-say("")
-say("| tool | strategy | seed | wall s | GPU s | winner | referee ms | regret vs brute force's best | its regret bound |")
-say("| --- | --- | --- | ---: | ---: | --- | ---: | ---: | ---: |")
-for _, e in ipairs(entries) do
-  local w = winners[key(e.best)]
-  say(string.format("| %s | %s | %s | %.1f | %.2f | %s | %s | %s | %s |", e.tool, e.strategy, tostring(e.seed),
-    e.wall_s or 0, e.gpu_s or 0, key(e.best), w.ms and string.format("%.4f", w.ms) or "failed",
-    w.ms and reference and string.format("%+.2f%%", 100 * (w.ms / reference - 1)) or "",
-    type(e.bound) == "number" and string.format("+%.2f%%", 100 * e.bound) or tostring(e.bound or "")))
-end
-local file = io.open(OUTDIR .. "/comparison.md", "w")
-if file then file:write(table.concat(lines, "\n"), "\n"); file:close() end

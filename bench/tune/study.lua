@@ -2,7 +2,8 @@
 --   gpuexp --quiet bench/tune/study.lua SPACE RUN OUTDIR
 -- SPACE: conv (Kernel Tuner's convolution, NVRTC per configuration: bench/tune/convolution.lua),
 -- transpose (kernels/tune_transpose.cu, nvcc per configuration) or matmul (kernels/tune_matmul.cu);
--- RUN: brute, racing or model (seed 1; max_evals a tenth of the space for racing and model).
+-- RUN: brute, racing or model (max_evals a tenth of the space for racing and model); SEED: 1 unless
+-- given (then the files are named RUN-SEED: bench/tune/kt_compare.sh's seeds).
 -- Writes OUTDIR/SPACE/RUN.csv and its rounds (OUTDIR/SPACE/RUN.tune.round-NNN.csv, .samples.csv:
 -- the raw samples of every configuration) and OUTDIR/SPACE/RUN.json: the result (best, ties, the
 -- regret bound, every configuration measured at the final level with its samples), the wall time,
@@ -10,30 +11,12 @@
 -- bench/tune/replay.lua recomputes the tables from these files alone.
 local json = require("gpuexp.store.json")
 
-local SPACE, RUN, OUTDIR = arg[1], arg[2], arg[3]
-assert(SPACE and RUN and OUTDIR, "usage: gpuexp bench/tune/study.lua conv|transpose|matmul brute|racing|model OUTDIR")
+local SPACE, RUN, OUTDIR, SEED = arg[1], arg[2], arg[3], arg[4]
+assert(SPACE and RUN and OUTDIR, "usage: gpuexp bench/tune/study.lua conv|transpose|matmul brute|racing|model OUTDIR [SEED]")
 local here = gpuexp.script_dir
-local space
-if SPACE == "conv" then
-  space = dofile(here .. "/convolution.lua").new()
-elseif SPACE == "transpose" then
-  space = dofile(here .. "/../../kernels/tune_transpose.lua").new{n = 4096}
-elseif SPACE == "matmul" then
-  space = dofile(here .. "/../../kernels/tune_matmul.lua").new{n = 1024}
-elseif SPACE == "fake" then -- no GPU: a synthetic space, so that this script and replay.lua are tested offline
-  space = {axes = {{"a", {1, 2, 3, 4, 5, 6, 7, 8}}, {"b", {1, 2, 3, 4, 5, 6, 7, 8}}, {"c", {1, 2, 3}}}, sources = {},
-    options = {}}
-  space.compile = nil
-  function space.run(p)
-    local s, level = {}, math.max(5, gpuexp.measure_defaults.min_samples or 30)
-    for i = 1, level do
-      s[i] = (1 + 0.03 * ((p.a - 5) ^ 2 + (p.b - 3) ^ 2) + 0.01 * p.c) * (1 + 0.005 * math.sin(i * 12.9898 + p.a * 78.233 + p.b * 3.7 + p.c))
-    end
-    return {median_ms = gpuexp.stats(s).median, samples_ms = s, verified = true}
-  end
-else
-  error("unknown space " .. SPACE)
-end
+local space = dofile(here .. "/spaces.lua")(SPACE)
+local seed = math.tointeger(tonumber(SEED or "1")) or error("the seed is an integer: " .. tostring(SEED))
+local name = SEED and RUN .. "-" .. seed or RUN -- a seed given: OUTDIR/SPACE/RUN-SEED.json
 
 dofile(here .. "/policy.lua") -- the study's full measurement
 
@@ -43,9 +26,9 @@ gpuexp.mkdir(folder)
 local count = #gpuexp.points(space.axes, space.where)
 local started = gpuexp.clock()
 local result = gpuexp.tune{name = "tune", axes = space.axes, where = space.where, setup = space.setup, run = space.run,
-  compile = space.compile, objective = "median_ms", condition = SPACE ~= "conv" and "verified" or nil,
-  sources = space.sources, options = space.options, strategy = RUN, seed = 1,
-  max_evals = RUN ~= "brute" and math.ceil(count / 10) or nil, out = folder .. "/" .. RUN .. ".csv", quiet = true}
+  compile = space.compile, objective = "median_ms", condition = space.condition,
+  sources = space.sources, options = space.options, strategy = RUN, seed = seed,
+  max_evals = RUN ~= "brute" and math.ceil(count / 10) or nil, out = folder .. "/" .. name .. ".csv", quiet = true}
 if not result then print("offline plan: nothing measured") return end
 local wall = gpuexp.clock() - started
 
@@ -58,15 +41,15 @@ local ties = {}
 for i, t in ipairs(result.ties) do ties[i] = {point = t.point, value = t.value, ratio = t.ratio} end
 local found, device = pcall(gpuexp.device)
 local facts = found and device and device.facts or {name = "none (" .. SPACE .. ")", arch = "-"}
-local record = {space = SPACE, run = RUN, strategy = result.strategy, seed = 1, configurations = result.configurations,
+local record = {space = SPACE, run = RUN, strategy = result.strategy, seed = seed, configurations = result.configurations,
   measured = result.measured, evaluations = result.evaluations, gpu_s = result.cost_s, wall_s = wall,
   tune_wall_s = result.wall_s, best = result.best, ties = ties, regret = bound, compile = result.compile,
   cores = require("gpuexp.api.compile_pool").cores(), gpu = facts.name, arch = facts.arch,
   cache = os.getenv("GPUEXP_CACHE_STATE") or "?", evaluated = evaluated, axes = space.axes}
-local file = assert(io.open(folder .. "/" .. RUN .. ".json", "w"))
+local file = assert(io.open(folder .. "/" .. name .. ".json", "w"))
 file:write(json.encode(record), "\n")
 file:close()
-print(string.format("%s %s: %d of %d measured, best %s, GPU %.2f s, wall %.1f s, compile %s", SPACE, RUN,
+print(string.format("%s %s: seed %d, %d of %d measured, best %s, GPU %.2f s, wall %.1f s, compile %s", SPACE, RUN, seed,
   result.measured, count, json.encode(result.best), result.cost_s, wall,
   result.compile and string.format("%.1f s by %d workers, waited %.1f s", result.compile.compile_s,
     result.compile.workers, result.compile.wait_s) or "in the foreground"))
