@@ -467,6 +467,7 @@ function M.run(spec)
   local quiet = t.o.quiet or gpuexp.quiet
   function t.say(text) if not quiet then io.stderr:write(text_formats.message("gpuexp tune '" .. t.name .. "': " .. text) .. "\n") end end
   local rounds = new_rounds(t)
+  t.timing = new_timing()
   if gpuexp.plan then
     plan(t, rounds)
     return nil
@@ -476,7 +477,7 @@ function M.run(spec)
     t.strategy, t.seed, t.max_evals, budget_text(t.o), #t.start))
   local o = t.o
   local started = gpuexp.clock()
-  t.timing = new_timing()
+  t.timing = new_timing() -- (anew: the wall time from here)
   t.pool = timed(t, "pool_s", pool.start, o, t.say)
   local ok, found = pcall(search.run, {space = t.space, strategy = t.strategy, seed = t.seed,
     max_evals = t.max_evals, budget_s = o.budget_s, start = t.start, direction = t.objective.goal,
@@ -551,8 +552,10 @@ function M.print(result, axes, file)
   local c = result.compile
   if c then
     file:write(string.format("compiled ahead: %d configuration(s) by %d worker(s), %.1f s of compiling; the GPU " ..
-      "waited %.1f s for them, %d compiled in the foreground; %.1f s of wall time\n", c.jobs, c.workers, c.compile_s,
-      c.wait_s, c.missed, result.wall_s))
+      "waited %.1f s for them, %d compiled in the foreground; %.1f s of wall time; the helpers busy %.0f%% of the " ..
+      "pool's %.1f s, the first compile back after %.1f s, %.1f s of the jobs' time outside the compiler\n", c.jobs,
+      c.workers, c.compile_s, c.wait_s, c.missed, result.wall_s, 100 * (c.busy or 0), c.life_s or 0, c.first_s or 0,
+      c.latency_s or 0))
   end
   if result.timing then file:write(M.timing_line(result.timing) .. "\n") end
 end
