@@ -42,7 +42,7 @@ end
 -- not run: what a configuration compiles is a function of the configuration alone.)
 function M.serve()
   local channel = gpuexp._worker
-  if os.getenv("GPUEXP_POOL_NICE") ~= "0" then gpuexp._process.nice(M.NICE) end
+  gpuexp._process.nice(M.NICE) -- (a failure leaves it as it was)
   while true do
     local message = channel.receive()
     if not message or message.op ~= "compile" then os.exit(0, false) end
