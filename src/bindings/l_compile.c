@@ -347,6 +347,9 @@ static int gpuexp_toolkit(lua_State *L)
 
 void l_open_compile(lua_State *L)
 {
-    static const luaL_Reg functions[] = {{"compile", l_compile}, {"toolkit", gpuexp_toolkit}, {"_compile_seconds", gpuexp_compile_seconds}, {NULL, NULL}};
+    static const luaL_Reg functions[] = {{"compile", l_compile},
+                                         {"toolkit", gpuexp_toolkit},
+                                         {"_compile_seconds", gpuexp_compile_seconds},
+                                         {NULL, NULL}};
     luaL_setfuncs(L, functions, 0);
 }

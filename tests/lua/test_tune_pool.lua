@@ -16,16 +16,19 @@ local T = dofile(gpuexp.script_dir .. "/../testlib.lua")
 local binary = assert(arg[1], "the gpuexp binary is the first argument")
 local ws = T.workspace(binary)
 
-ws.write("pool.lua", [[
+-- the fake compiler (loadfile(...)(delay, log file)): it sleeps, then its marker is the cache entry;
+-- each compile logged as: name, start, end, which process, its niceness
+ws.write("fake_compiler.lua", [[
+local delay, log_name = ...
 local dir = gpuexp.script_dir
-gpuexp.compile = function(spec) -- the fake compiler: 0.3 s, then its marker is the cache entry
+gpuexp.compile = function(spec)
   local marker = dir .. "/cache_" .. spec.name
   local f = io.open(marker)
   if f then f:close(); return {} end
   local started = gpuexp.clock()
-  gpuexp.sleep(0.3)
+  gpuexp.sleep(delay)
   local out = io.open(marker, "w"); out:close()
-  local log = io.open(dir .. "/compiles.txt", "a")
+  local log = io.open(dir .. "/" .. log_name, "a")
   local stat = io.open("/proc/self/stat"):read("a")
   local fields = {}
   for field in stat:match("%) (.*)"):gmatch("%S+") do fields[#fields + 1] = field end
@@ -34,6 +37,10 @@ gpuexp.compile = function(spec) -- the fake compiler: 0.3 s, then its marker is 
   log:close()
   return {}
 end
+]])
+
+ws.write("pool.lua", [[
+loadfile(gpuexp.script_dir .. "/fake_compiler.lua")(0.3, "compiles.txt")
 local function spec(p) return {source = "// fake", name = string.format("k%d_%d.cu", p.a, p.b)} end
 local r = gpuexp.tune{
   name = "pool", axes = {{"a", {1, 2, 3, 4}}, {"b", {1, 2, 3, 4}}}, strategy = "brute", quiet = true, batch = 4,
@@ -113,19 +120,7 @@ T.eq(serial, 16, "without a pool the measuring process compiles all 16")
 -- only the first follows at once (the measuring process was waiting), the others wait for it to
 -- finish a configuration and read the reply (0.15 s)
 ws.write("depth.lua", [[
-local dir = gpuexp.script_dir
-gpuexp.compile = function(spec)
-  local marker = dir .. "/depth_" .. spec.name
-  local f = io.open(marker)
-  if f then f:close(); return {} end
-  local started = gpuexp.clock()
-  gpuexp.sleep(0.05)
-  local out = io.open(marker, "w"); out:close()
-  local log = io.open(dir .. "/depth.txt", "a")
-  log:write(string.format("%.4f %.4f\n", started, gpuexp.clock()))
-  log:close()
-  return {}
-end
+loadfile(gpuexp.script_dir .. "/fake_compiler.lua")(0.05, "depth.txt")
 local function spec(p) return {source = "// fake", name = string.format("d%d.cu", p.a)} end
 gpuexp.tune{name = "depth", axes = {{"a", {1, 2, 3, 4, 5, 6}}}, strategy = "brute", quiet = true, batch = 6,
   compile = spec, compile_workers = 1,
@@ -138,7 +133,7 @@ gpuexp.tune{name = "depth", axes = {{"a", {1, 2, 3, 4, 5, 6}}}, strategy = "brut
 code, out, err = ws.run("--quiet --no-plan --out depth.csv depth.lua")
 T.eq(code, 0, "the one-helper tune runs: " .. err)
 local spans = {}
-for a, b in (ws.read("depth.txt") or ""):gmatch("(%S+) (%S+)\n") do spans[#spans + 1] = {tonumber(a), tonumber(b)} end
+for a, b in (ws.read("depth.txt") or ""):gmatch("%S+ (%S+) (%S+) helper %S+\n") do spans[#spans + 1] = {tonumber(a), tonumber(b)} end
 T.eq(#spans, 6, "the helper compiled the six")
 table.sort(spans, function(x, y) return x[1] < y[1] end)
 local at_once, gaps = 0, {}
