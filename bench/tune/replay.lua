@@ -148,6 +148,24 @@ if #timing > 0 then
     say(string.format("| %s | %s | %.1f | %.1f | %.1f | %d | %.1f | %s |", t.space, t.run, r.wall_s, r.gpu_s,
       r.compile.compile_s, r.cores, target, r.wall_s <= target and "yes" or "NO"))
   end
+  -- where each one's wall time went (result.timing, docs/howto/tune.md), where the records have it
+  local parts = require("gpuexp.api.tune").TIMING
+  local header = false
+  for _, t in ipairs(timing) do
+    local w = t.r.timing
+    if w then
+      if not header then
+        header = true
+        say("")
+        say("| space | run | wall s | " .. table.concat(parts, " | ") .. " | runs | helpers busy | jobs' time outside the compiler s |")
+        say("| --- | --- | ---:" .. string.rep(" | ---:", #parts + 3) .. " |")
+      end
+      local cells = {}
+      for i, key in ipairs(parts) do cells[i] = string.format("%.1f", w[key]) end
+      say(string.format("| %s | %s | %.1f | %s | %d | %.0f%% | %.1f |", t.space, t.run, w.wall_s, table.concat(cells, " | "),
+        w.runs, 100 * (t.r.compile.busy or 0), t.r.compile.latency_s or 0))
+    end
+  end
 end
 
 local file = io.open(OUTDIR .. "/tune_tables.md", "w")

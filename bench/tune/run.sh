@@ -9,8 +9,9 @@
 # repository, ignored and kept between calls on the same machine); a tune whose record exists is
 # skipped, so a second call finishes what is missing and never redoes a finished one. After each
 # tune the records are packed into OUTDIR/tune37_records.tar.gz; at the end bench/tune/replay.lua
-# writes OUTDIR/tune_tables.md from them. OUTDIR holds three files (run.log too). About 4-6 minutes
-# on an H100 or H200.
+# writes OUTDIR/tune_tables.md from them (with where each cold tune's wall time went: result.timing)
+# and bench/tune/rounds.lua OUTDIR/rounds.txt (each round's configurations and seconds). OUTDIR holds
+# four files (run.log too). About 4-6 minutes on an H100 or H200.
 set -u
 OUT=${1:?usage: bench/tune/run.sh OUTDIR [RECORDS]}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -44,5 +45,6 @@ for space in conv transpose matmul; do
 done
 "$GPUEXP" --quiet --inline "$ROOT/bench/tune/replay.lua" "$RECORDS" 2>> "$LOG" || status=1
 cp "$RECORDS/tune_tables.md" "$OUT/" 2>/dev/null
+"$GPUEXP" --quiet --inline "$ROOT/bench/tune/rounds.lua" "$RECORDS" > "$OUT/rounds.txt" 2>> "$LOG" || status=1
 pack
 exit $status

@@ -7,7 +7,8 @@
 -- Writes OUTDIR/SPACE/RUN.csv and its rounds (OUTDIR/SPACE/RUN.tune.round-NNN.csv, .samples.csv:
 -- the raw samples of every configuration) and OUTDIR/SPACE/RUN.json: the result (best, ties, the
 -- regret bound, every configuration measured at the final level with its samples), the wall time,
--- the GPU time (the sum of the timed samples), what the compile pool did, the GPU and the cores.
+-- the GPU time (the sum of the timed samples), what the compile pool did, where the wall time went
+-- (result.timing: docs/howto/tune.md), the GPU and the cores.
 -- bench/tune/replay.lua recomputes the tables from these files alone.
 local json = require("gpuexp.store.json")
 
@@ -44,6 +45,7 @@ local facts = found and device and device.facts or {name = "none (" .. SPACE .. 
 local record = {space = SPACE, run = RUN, strategy = result.strategy, seed = seed, configurations = result.configurations,
   measured = result.measured, evaluations = result.evaluations, gpu_s = result.cost_s, wall_s = wall,
   tune_wall_s = result.wall_s, best = result.best, ties = ties, regret = bound, compile = result.compile,
+  timing = result.timing,
   cores = require("gpuexp.api.compile_pool").cores(), gpu = facts.name, arch = facts.arch,
   cache = os.getenv("GPUEXP_CACHE_STATE") or "?", evaluated = evaluated, axes = space.axes}
 local file = assert(io.open(folder .. "/" .. name .. ".json", "w"))
@@ -53,3 +55,4 @@ print(string.format("%s %s: seed %d, %d of %d measured, best %s, GPU %.2f s, wal
   result.measured, count, json.encode(result.best), result.cost_s, wall,
   result.compile and string.format("%.1f s by %d workers, waited %.1f s", result.compile.compile_s,
     result.compile.workers, result.compile.wait_s) or "in the foreground"))
+print(SPACE .. " " .. RUN .. ": " .. require("gpuexp.api.tune").timing_line(result.timing))

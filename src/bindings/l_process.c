@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gx_channel.h"
 #include "gx_lock.h"
@@ -188,6 +189,23 @@ static int process_init(lua_State *L)
 static int process_stop_signal(lua_State *L)
 {
     lua_pushinteger(L, gx_process_stop_signal());
+    return 1;
+}
+
+/* gpuexp._process.nice(increment) -> this process's new niceness, or nil and why (a compile helper
+   of gpuexp.tune lowers its own priority, so that the measuring process it works for, whose every
+   wake-up is on the GPU's critical path, never queues behind a compile for a core). */
+static int process_nice(lua_State *L)
+{
+    int increment = (int)luaL_checkinteger(L, 1);
+    errno = 0;
+    int value = nice(increment);
+    if (value == -1 && errno != 0) {
+        lua_pushnil(L);
+        lua_pushstring(L, strerror(errno));
+        return 2;
+    }
+    lua_pushinteger(L, value);
     return 1;
 }
 
@@ -380,6 +398,7 @@ void l_open_process(lua_State *L)
                                          {"spawn", process_spawn},
                                          {"wait", process_wait},
                                          {"stop_signal", process_stop_signal},
+                                         {"nice", process_nice},
                                          {"lock", process_lock},
                                          {"unlock", process_unlock},
                                          {"run", process_run},

@@ -20,6 +20,8 @@
 
 #define COMPILED_SOURCES "gpuexp.compiled_sources"
 
+static double load_seconds; /* time spent in module loads (gpuexp._load_seconds) */
+
 static l_program *check_program(lua_State *L, int index)
 {
     return luaL_checkudata(L, index, GX_PROGRAM_TYPE);
@@ -229,8 +231,12 @@ int l_program_modules(lua_State *L, int program_index)
     size_t log_size = is_ptx ? 65536 : 0;
     char *log = is_ptx ? calloc(1, log_size) : NULL;
     gx_error error;
+    double started = l_now_s();
     for (int i = 0; i < count; i++) {
-        if (gx_module_load(&program->modules[i], &device->device, images[i], log, log_size, &error)) {
+        int failed = gx_module_load(&program->modules[i], &device->device, images[i], log, log_size, &error);
+        load_seconds += l_now_s() - started;
+        started = l_now_s();
+        if (failed) {
             free(log);
             for (int j = 0; j < i; j++)
                 gx_module_unload(&program->modules[j]);
@@ -585,6 +591,14 @@ static int program_index(lua_State *L)
     return 1;
 }
 
+/* gpuexp._load_seconds() -> the seconds this process has spent loading modules (gpuexp.tune's
+   wall-time breakdown: the difference over a configuration is its module loads). */
+static int gpuexp_load_seconds(lua_State *L)
+{
+    lua_pushnumber(L, load_seconds);
+    return 1;
+}
+
 void l_open_program(lua_State *L)
 {
     static const luaL_Reg methods[] = {
@@ -594,6 +608,7 @@ void l_open_program(lua_State *L)
     static const luaL_Reg functions[] = {{"load", gpuexp_load},
                                          {"resolve", gpuexp_resolve},
                                          {"_compiled_sources", gpuexp_compiled_sources},
+                                         {"_load_seconds", gpuexp_load_seconds},
                                          {NULL, NULL}};
     luaL_setfuncs(L, functions, 0);
     lua_newtable(L);

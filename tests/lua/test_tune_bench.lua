@@ -17,6 +17,10 @@ T.eq(#record.evaluated, 192, "brute force's record holds every configuration")
 T.ok(#record.evaluated[1].samples >= 50, "with its samples")
 T.ok(record.regret.confidence == 0.9, "and the regret bound")
 T.ok(ws.read("out/fake/brute.tune.round-001.samples.csv"), "the raw samples files are kept")
+local parts = 0
+for _, key in ipairs(require("gpuexp.api.tune").TIMING) do parts = parts + record.timing[key] end
+T.ok(math.abs(parts - record.timing.wall_s) < 1e-6 and record.timing.runs == 192,
+  "and where its wall time went (result.timing: its parts add up to the wall time)")
 local code, out, err = ws.run(string.format("--quiet --no-plan --inline %s/bench/tune/replay.lua out fake", root))
 T.eq(code, 0, "the replay runs: " .. err)
 T.ok(out:find("| brute | 192 |", 1, true) and out:find("| model | 20 |", 1, true), "the real runs' table: " .. out)

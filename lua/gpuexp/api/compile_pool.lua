@@ -15,6 +15,8 @@
 local M = {}
 
 M.SLOT_BASE = 100000 -- a worker slot from here up is a compile helper
+M.NICE = 10 -- a helper's priority below the measuring process's (its niceness raised by this)
+M.DEPTH = 2 -- jobs in a helper's channel at once
 M.FIELDS = {source = true, file = true, name = true, arch = true, options = true, defines = true, include = true,
   names = true, compiler = true} -- what a helper can be sent (plain data)
 
@@ -40,6 +42,7 @@ end
 -- not run: what a configuration compiles is a function of the configuration alone.)
 function M.serve()
   local channel = gpuexp._worker
+  gpuexp._process.nice(M.NICE) -- (a failure leaves it as it was)
   while true do
     local message = channel.receive()
     if not message or message.op ~= "compile" then os.exit(0, false) end
@@ -100,10 +103,11 @@ function M.start(o, say)
   for _, a in ipairs(arg or {}) do argv[#argv + 1] = a end
 
   local pool = {workers = workers}
-  local helpers, idle = {}, {}
+  local helpers = {}
   local queue, head = {}, 1          -- jobs not yet sent: {key, specs}
   local jobs = {}                    -- key -> {state = "queued"|"sent"|"done"|"foreground", helper}
-  local next_id, stats = 0, {jobs = 0, compile_s = 0, wait_s = 0, missed = 0, failed = 0, workers = workers}
+  local next_id, stats = 0, {jobs = 0, compile_s = 0, wait_s = 0, missed = 0, failed = 0, workers = workers, latency_s = 0}
+  local opened = gpuexp.clock()
   local broken
 
   local function stop_helper(h)
@@ -116,33 +120,41 @@ function M.start(o, say)
     say("the compile pool stopped (" .. why .. "); the rest compile in the foreground")
     for _, h in ipairs(helpers) do stop_helper(h) end
   end
+  -- keeps M.DEPTH jobs in a helper's channel, so that it starts the next as soon as it ends one
+  -- (not when the measuring process, between two configurations, reads its reply)
   local function send_next(h)
-    while head <= #queue do
+    while #h.sent < M.DEPTH and head <= #queue do
       local job = queue[head]
       head = head + 1
       local entry = jobs[job.key]
       if entry.state == "queued" then
         next_id = next_id + 1
         if not h.process:send({op = "compile", id = next_id, specs = job.specs}) then give_up("a helper is gone"); return end
-        entry.state, entry.helper, h.busy = "sent", h, {id = next_id, key = job.key}
-        return
+        entry.state, entry.helper = "sent", h
+        h.sent[#h.sent + 1] = {id = next_id, key = job.key, sent = gpuexp.clock()}
       end
     end
-    h.busy = nil
   end
-  -- a helper's reply (or end): its job is done, the next is sent
+  -- a helper's reply (or end): its oldest job is done, the next is sent
   local function take_reply(h)
     local reply = h.process:receive()
-    local busy = h.busy
+    local busy = h.sent[1]
     if not reply or not busy or reply.id ~= busy.id then
       give_up(reply and "a helper answered out of turn (does the script run a sweep before its tune?)" or
         "a helper ended (its script raised before gpuexp.tune?)")
       return
     end
+    table.remove(h.sent, 1)
     local entry = jobs[busy.key]
     entry.state = "done"
     stats.jobs = stats.jobs + 1
     stats.compile_s = stats.compile_s + (reply.seconds or 0)
+    -- the job's time outside the compiler (from when it was sent, or the helper's previous reply
+    -- was read): the helper's start (its first job), the channel, a reply left unread
+    local now = gpuexp.clock()
+    stats.latency_s = stats.latency_s + math.max(0, now - math.max(busy.sent, h.read or 0) - (reply.seconds or 0))
+    h.read = now
+    stats.first_s = stats.first_s or now - opened
     if not reply.ok then stats.failed = stats.failed + 1 end
     send_next(h)
   end
@@ -151,7 +163,7 @@ function M.start(o, say)
     if broken then return false end
     local processes, owners = {}, {}
     for _, h in ipairs(helpers) do
-      if h.busy then processes[#processes + 1] = h.process; owners[#owners + 1] = h end
+      if h.process and #h.sent > 0 then processes[#processes + 1] = h.process; owners[#owners + 1] = h end
     end
     if #processes == 0 then return false end
     local ready = gpuexp._process.wait(processes, timeout_s)
@@ -163,7 +175,7 @@ function M.start(o, say)
   for i = 1, workers do
     local ok, process = pcall(gpuexp._process.spawn, argv, 0, M.SLOT_BASE + i, true)
     if not ok then give_up("a helper could not start: " .. tostring(type(process) == "table" and process.message or process)) break end
-    helpers[i] = {process = process}
+    helpers[i] = {process = process, sent = {}}
   end
 
   -- Queues the configurations' compiles (each once), in order, and starts idle helpers on them.
@@ -182,7 +194,7 @@ function M.start(o, say)
         end
       end
     end
-    for _, h in ipairs(helpers) do if h.process and not h.busy then send_next(h) end end
+    for _, h in ipairs(helpers) do if h.process then send_next(h) end end
     while pump(0) do end
   end
 
@@ -204,17 +216,21 @@ function M.start(o, say)
     stats.wait_s = stats.wait_s + gpuexp.clock() - started
   end
 
-  -- Ends the helpers; returns what the pool did: {workers, jobs, compile_s, wait_s, missed, failed}.
+  -- Ends the helpers; returns what the pool did: {workers, jobs, compile_s, wait_s, missed, failed,
+  -- latency_s (the jobs' time outside the compiler), first_s (from the start to the first compile
+  -- done), life_s (the pool's life), busy (compile_s over workers x life_s)}.
   function pool.close()
     for _, h in ipairs(helpers) do
       if h.process then
-        if not h.busy then h.process:send({op = "stop"}) end
+        if #h.sent == 0 then h.process:send({op = "stop"}) end
         h.process:kill("KILL")
         h.process:reap(1)
         h.process = nil
       end
     end
     stats.broken = broken
+    stats.life_s = gpuexp.clock() - opened
+    stats.busy = stats.life_s > 0 and stats.compile_s / (workers * stats.life_s) or 0
     return stats
   end
   return pool

@@ -192,6 +192,55 @@ local function sum(list)
   return total
 end
 
+-- The tune's wall-time breakdown (result.timing; docs/howto/tune.md "Where the wall time goes"), in
+-- seconds of the measuring process: gpu_s the timed samples its run callbacks returned; run_s the
+-- rest of those callbacks (warm-up, probes, verification, synchronisation) less wait_s (for the
+-- compile pool), compile_s (gpuexp.compile's cache lookups and foreground compiles) and load_s
+-- (module loads); sweep_s the rounds' engine (rows to the ledger, the CSV and samples files);
+-- pool_s the pool's start, submissions and end; setup_s the script's setup; search_s the rest (the
+-- strategy's statistics and choices between rounds, the result). They add up to wall_s.
+M.TIMING = {"gpu_s", "run_s", "wait_s", "compile_s", "load_s", "sweep_s", "pool_s", "setup_s", "search_s"}
+
+local function new_timing()
+  local timing = {wall_s = 0, runs = 0}
+  for _, key in ipairs(M.TIMING) do timing[key] = 0 end
+  return timing
+end
+
+-- o.run timed into t.timing (waiting for the pool first): the callback's value or error unchanged.
+local function timed_run(t)
+  local timing, column, o = t.timing, t.samples_column, t.o
+  local clock, compiled, loaded = gpuexp.clock, gpuexp._compile_seconds, gpuexp._load_seconds
+  return function(point)
+    local started = clock()
+    if t.pool then t.pool.wait_for(point) end
+    local waited, compile_s, load_s = clock(), compiled(), loaded()
+    local ok, row = pcall(o.run, point)
+    local ended = clock()
+    compile_s, load_s = compiled() - compile_s, loaded() - load_s
+    local gpu_s = 0
+    local samples = ok and type(row) == "table" and row[column]
+    if type(samples) == "table" then
+      for _, ms in ipairs(samples) do if type(ms) == "number" and ms == ms and ms >= 0 then gpu_s = gpu_s + ms / 1000 end end
+    end
+    timing.runs = timing.runs + 1
+    timing.wait_s = timing.wait_s + (waited - started)
+    timing.compile_s, timing.load_s, timing.gpu_s = timing.compile_s + compile_s, timing.load_s + load_s, timing.gpu_s + gpu_s
+    timing.run_s = timing.run_s + (ended - waited) - compile_s - load_s - gpu_s
+    timing.round_s = timing.round_s + (ended - started)
+    if not ok then error(row, 0) end
+    return row
+  end
+end
+
+-- fn(...) timed into t.timing[key]; its values returned.
+local function timed(t, key, fn, ...)
+  local started = gpuexp.clock()
+  local results = table.pack(fn(...))
+  t.timing[key] = t.timing[key] + gpuexp.clock() - started
+  return table.unpack(results, 1, results.n)
+end
+
 -- The tune's settings, from its options alone: the script's options with `gpuexp tune`'s over
 -- them (both checked), its name, objective, strategy and which way the samples run.
 local function settings_of(spec)
@@ -291,17 +340,18 @@ local function new_rounds(t)
     end
     if not set_up then
       set_up = true
-      if o.setup then o.setup() end
+      if o.setup then timed(t, "setup_s", o.setup) end
     end
-    if t.pool then t.pool.submit(points) end
+    if t.pool then timed(t, "pool_s", t.pool.submit, points) end
     local out = string.format("%s.round-%03d.csv", t.prefix, round)
-    local run = o.run
-    if t.pool then run = function(point) t.pool.wait_for(point); return o.run(point) end end
+    local sweep_started = gpuexp.clock()
+    t.timing.round_s = 0
     local rows, path = with_level(level, function()
       return sweep.run{name = string.format("%s/round-%03d", t.name, round), axes = o.axes, expect_failures = true,
-        points = points, run = run, columns = o.columns, out = out, timeout_s = o.timeout_s, quiet = true,
+        points = points, run = timed_run(t), columns = o.columns, out = out, timeout_s = o.timeout_s, quiet = true,
         meta = {tune = t.name, round = round, level = level, strategy = t.strategy, seed = tostring(t.seed)}}
     end)
+    t.timing.sweep_s = t.timing.sweep_s + (gpuexp.clock() - sweep_started) - t.timing.round_s
     local stored_samples
     local function samples_of(row) -- a resumed row: its samples from the round's samples file
       stored_samples = stored_samples or result_store.read(path)
@@ -417,6 +467,7 @@ function M.run(spec)
   local quiet = t.o.quiet or gpuexp.quiet
   function t.say(text) if not quiet then io.stderr:write(text_formats.message("gpuexp tune '" .. t.name .. "': " .. text) .. "\n") end end
   local rounds = new_rounds(t)
+  t.timing = new_timing()
   if gpuexp.plan then
     plan(t, rounds)
     return nil
@@ -425,8 +476,9 @@ function M.run(spec)
   t.say(string.format("%s configurations, strategy %s, seed %d, max_evals %g%s, %d start point(s)", M.count_text(t),
     t.strategy, t.seed, t.max_evals, budget_text(t.o), #t.start))
   local o = t.o
-  t.pool = pool.start(o, t.say)
   local started = gpuexp.clock()
+  t.timing = new_timing() -- (anew: the wall time from here)
+  t.pool = timed(t, "pool_s", pool.start, o, t.say)
   local ok, found = pcall(search.run, {space = t.space, strategy = t.strategy, seed = t.seed,
     max_evals = t.max_evals, budget_s = o.budget_s, start = t.start, direction = t.objective.goal,
     sample_direction = t.sample_direction, alpha = o.alpha, confidence = o.confidence,
@@ -434,17 +486,22 @@ function M.run(spec)
     ahead = t.pool and function(batch)
       local points = {}
       for i, index in ipairs(batch) do points[i] = t.space.point(index) end
-      t.pool.submit(points)
+      timed(t, "pool_s", t.pool.submit, points)
     end})
-  local compile = t.pool and t.pool.close() or nil
+  local compile = t.pool and timed(t, "pool_s", t.pool.close) or nil
   if not ok then error(found, 0) end
   if not found.ties.best then
     error(string.format("tune '%s': no configuration gave a value for '%s' (every row failed or broke the " ..
       "condition; see %s.round-*.csv)", t.name, t.objective.column, t.prefix), 2) -- a script error (exit 1) at the call
   end
   local result, in_tie = result_of(t, found, rounds)
-  result.wall_s, result.compile = gpuexp.clock() - started, compile
   result.drift = drift_of(t, found, result, in_tie)
+  result.wall_s, result.compile, result.timing = gpuexp.clock() - started, compile, t.timing
+  local timing = t.timing
+  timing.round_s, timing.wall_s, timing.search_s = nil, result.wall_s, 0
+  local accounted = 0
+  for _, key in ipairs(M.TIMING) do accounted = accounted + timing[key] end
+  timing.search_s = result.wall_s - accounted
   M.print(result, t.axes, io.stdout)
   for _, d in ipairs(result.drift) do
     io.stderr:write(text_formats.format("gpuexp tune '%s': TUNING DRIFT: the winner stored %s (%s) is now %+.1f%% from the " ..
@@ -495,9 +552,21 @@ function M.print(result, axes, file)
   local c = result.compile
   if c then
     file:write(string.format("compiled ahead: %d configuration(s) by %d worker(s), %.1f s of compiling; the GPU " ..
-      "waited %.1f s for them, %d compiled in the foreground; %.1f s of wall time\n", c.jobs, c.workers, c.compile_s,
-      c.wait_s, c.missed, result.wall_s))
+      "waited %.1f s for them, %d compiled in the foreground; %.1f s of wall time; the helpers busy %.0f%% of the " ..
+      "pool's %.1f s, the first compile back after %.1f s, %.1f s of the jobs' time outside the compiler\n", c.jobs,
+      c.workers, c.compile_s, c.wait_s, c.missed, result.wall_s, 100 * (c.busy or 0), c.life_s or 0, c.first_s or 0,
+      c.latency_s or 0))
   end
+  if result.timing then file:write(M.timing_line(result.timing) .. "\n") end
+end
+
+-- The wall-time breakdown in one line (M.TIMING's parts, which add up to the wall time).
+function M.timing_line(t)
+  return string.format("wall time %.1f s: %.1f GPU-timed samples, %.1f the run callbacks' own host time, %.1f " ..
+    "waiting for the compile pool, %.1f compile calls (cache lookups), %.1f module loads, %.1f the sweeps' rows and " ..
+    "files, %.1f the pool's start and submissions, %.1f setup, %.1f the search between rounds; %d configuration(s) " ..
+    "run, %.1f ms of host time each", t.wall_s, t.gpu_s, t.run_s, t.wait_s, t.compile_s, t.load_s, t.sweep_s,
+    t.pool_s, t.setup_s, t.search_s, t.runs, t.runs > 0 and 1000 * (t.wall_s - t.gpu_s) / t.runs or 0)
 end
 
 return M
