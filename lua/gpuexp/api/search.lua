@@ -10,8 +10,9 @@
 --          the survivors measured eta times longer, until the last level is a full measurement;
 --   model  a tree-structured Parzen estimator over the axes (ordinal, neighbour-smoothed
 --          densities of the best fifth and the rest), picking among candidates drawn from the
---          good density the one with the highest density ratio; its last quarter of the budget
---          climbs from the best measured to its untried neighbours (one axis, one step).
+--          good density the one with the highest density ratio, each screened at a short level and
+--          promoted eta times longer while among the best 1/eta of its level (BOHB-like); its last
+--          quarter of the proposals climbs from the best to its untried neighbours (one axis, one step).
 -- Every strategy takes a seed, a budget (max_evals: full-measurement equivalents; budget_s: the
 -- evaluations' cost_s) and start points measured first. The space is api/space.lua's (a listed one,
 -- or a lazy one whose filter runs only on what is drawn); `ahead(batch)`, when given, hears of the
@@ -340,7 +341,9 @@ end
 -- The model (BOHB-like: the Parzen estimator's proposals raced asynchronously): every proposal is
 -- measured at the screen; a configuration among the best 1/eta of those measured at a rung is
 -- promoted to the next, eta times longer (asynchronous successive halving), until a full
--- measurement. The densities are fitted on the screen's values; the last M.CLIMB of the proposals
+-- measurement, while fewer than 1/eta of the rung were promoted (each rung then costs at most what
+-- the screen does: without the cap, proposals better than the ones before, as a model's are, would
+-- all climb to the top). The densities are fitted on the screen's values; the last M.CLIMB of the proposals
 -- are the untried neighbours of the best (the highest rung first, then its value). Once the budget
 -- left is what the promotions still due may cost, proposals stop and the best not yet promoted at
 -- the highest rung below the top are promoted until nothing more fits.
@@ -358,6 +361,7 @@ function strategies.model(state, rng)
   local measured, at, promoted, count_promoted = {}, {}, {}, {}
   for r = 1, rungs do at[r], promoted[r], count_promoted[r] = {}, {}, 0 end
   local function measure(batch, r)
+    if r == 1 then ahead(state, batch) end -- new configurations: the pool compiles them side by side
     evaluate(state, batch, levels[r])
     for _, index in ipairs(batch) do
       at[r][#at[r] + 1] = index
