@@ -1,20 +1,36 @@
 -- The tuning study's tables (docs/howto/tune.md), recomputed offline from bench/tune/run.sh's records:
---   gpuexp --quiet bench/tune/replay.lua OUTDIR [SPACE...]
+--   gpuexp --quiet bench/tune/replay.lua OUTDIR [SPACE...] [--seeds A-B]
 -- For each space (default conv transpose matmul, those with OUTDIR/SPACE/brute.json):
 --   the real runs on the GPU (seed 1): brute force, racing and model, their best, whether it is in
 --   brute force's tie set, GPU time (the sum of the timed samples) and wall time;
---   replays of seeds 1-10 of racing, model and random on brute force's recorded samples (a short
---   level is the first samples of the full measurement: a simulation, said so), max_evals a tenth;
---   the regret bound's coverage over 50 replays (racing and model, seeds 1-25 each): the 90% bound
---   against the true regret (the winner's brute-force median over the best's, - 1), and its median;
+--   replays of seeds A-B (default 1-10: the published table; develop on others) of racing, model
+--   and random on brute force's recorded samples (a short level is the first samples of the full
+--   measurement, as many as the level's policy takes: a simulation, said so), max_evals a tenth;
+--   the regret bound's coverage over 50 replays (racing and model, seeds A to A+24 each): the 90%
+--   bound against the true regret (the winner's brute-force median over the best's, - 1), and its median;
 --   the cold-cache runs: wall against 1.3 x max(GPU time, compile CPU time / cores).
 -- Prints Markdown and writes it to OUTDIR/tune_tables.md.
 local json = require("gpuexp.store.json")
 local search = require("gpuexp.api.search")
+local tune = require("gpuexp.api.tune")
+dofile(gpuexp.script_dir .. "/policy.lua") -- the study's full measurement: the short levels are simulated from it
 
-local OUTDIR = assert(arg[1], "usage: gpuexp bench/tune/replay.lua OUTDIR [SPACE...]")
-local wanted = {}
-for i = 2, #arg do wanted[#wanted + 1] = arg[i] end
+local usage = "usage: gpuexp bench/tune/replay.lua OUTDIR [SPACE...] [--seeds A-B]"
+local OUTDIR = assert(arg[1], usage)
+local wanted, first_seed, last_seed = {}, 1, 10
+local i = 2
+while arg[i] do
+  if arg[i] == "--seeds" then
+    first_seed, last_seed = (arg[i + 1] or ""):match("^(%d+)%-(%d+)$")
+    first_seed, last_seed = tonumber(first_seed), tonumber(last_seed)
+    assert(first_seed and last_seed and first_seed <= last_seed, usage)
+    i = i + 2
+  else
+    wanted[#wanted + 1] = arg[i]
+    i = i + 1
+  end
+end
+local seeds = last_seed - first_seed + 1
 if #wanted == 0 then wanted = {"conv", "transpose", "matmul"} end
 
 local function load(space, run)
@@ -40,6 +56,25 @@ local function show(point, axes)
   local cells = {}
   for i, axis in ipairs(axes) do cells[i] = axis[1] .. "=" .. cell(point[axis[1]]) end
   return table.concat(cells, " ")
+end
+
+-- A short level's samples: the first ones of the full measurement, as many as the measurement loop
+-- (api/measure.lua) takes under the level's policy (api/tune.lua's level_policy of the study's
+-- policy.lua): a first batch of min_samples, then batches of at least 10 until min_time_ms is
+-- reached (or max_samples, or the recorded samples run out).
+local full_policy = gpuexp.measure_defaults
+local function short_count(samples, level)
+  if level >= 1 then return #samples end
+  local p = tune.level_policy(level, full_policy)
+  local limit = math.min(#samples, p.max_samples)
+  local n, total = 0, 0
+  local wanted = p.min_samples
+  while true do
+    for s = n + 1, math.min(limit, n + wanted) do total = total + samples[s] end
+    n = math.min(limit, n + wanted)
+    if n >= limit or (n >= p.min_samples and total >= p.min_time_ms) then return n end
+    wanted = math.max(10, math.min(2000, math.ceil((p.min_time_ms - total) / math.max(total / n, 1e-4)), limit - n))
+  end
 end
 
 local timing = {}
@@ -68,7 +103,7 @@ for _, name in ipairs(wanted) do
       for i, index in ipairs(batch) do
         local e = recorded[key_of(list[index], axes)]
         if e and e.samples and #e.samples > 0 then
-          local n = math.min(#e.samples, math.max(5, math.ceil(level * #e.samples)))
+          local n = short_count(e.samples, level)
           local samples, cost = {}, 0
           for s = 1, n do samples[s] = e.samples[s]; cost = cost + e.samples[s] end
           results[i] = {value = gpuexp.stats(samples).median, samples = samples, cost_s = cost / 1000}
@@ -103,24 +138,25 @@ for _, name in ipairs(wanted) do
       end
     end
     say("")
-    say("Replayed on brute force's recorded samples (a simulation), max_evals a tenth of the space:")
+    say(string.format("Replayed on brute force's recorded samples (a simulation), seeds %d-%d, max_evals a tenth of the space:",
+      first_seed, last_seed))
     say("")
     say("| strategy | seeds in the tie set | GPU time, median (max) % of brute force's | measured, median |")
     say("| --- | ---: | ---: | ---: |")
     for _, strategy in ipairs({"racing", "model", "random"}) do
       local hits, fractions, measured = 0, {}, {}
-      for seed = 1, 10 do
+      for seed = first_seed, last_seed do
         local r = run(strategy, seed)
         if tied[key_of(list[r.finalists[r.ties.best].index], axes)] then hits = hits + 1 end
-        fractions[seed], measured[seed] = r.cost_s / brute.gpu_s, r.measured
+        fractions[#fractions + 1], measured[#measured + 1] = r.cost_s / brute.gpu_s, r.measured
       end
       local f = gpuexp.stats(fractions)
-      say(string.format("| %s | %d of 10 | %s (%s) | %d |", strategy, hits, pct(f.median), pct(f.max),
+      say(string.format("| %s | %d of %d | %s (%s) | %d |", strategy, hits, seeds, pct(f.median), pct(f.max),
         gpuexp.stats(measured).median))
     end
     local covered, widths, runs = 0, {}, 0
     for _, strategy in ipairs({"racing", "model"}) do
-      for seed = 1, 25 do
+      for seed = first_seed, first_seed + 24 do
         local r = run(strategy, seed)
         local winner = recorded[key_of(list[r.finalists[r.ties.best].index], axes)]
         local true_regret = winner.value / best_value - 1
@@ -131,8 +167,9 @@ for _, name in ipairs(wanted) do
     end
     table.sort(widths)
     say("")
-    say(string.format("Regret bound (replays, racing and model seeds 1-25): the 90%% bound covers the true regret in " ..
-      "%d of %d; median bound %s.", covered, runs, bound_text((widths[runs // 2] + widths[runs // 2 + 1]) / 2)))
+    say(string.format("Regret bound (replays, racing and model seeds %d-%d): the 90%% bound covers the true regret in " ..
+      "%d of %d; median bound %s.", first_seed, first_seed + 24, covered, runs,
+      bound_text((widths[runs // 2] + widths[runs // 2 + 1]) / 2)))
     say("")
   end
 end

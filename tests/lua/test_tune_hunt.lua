@@ -38,7 +38,11 @@ for _, case in ipairs({{"6", "random"}, {"6", "model"}, {"6", "racing"}, {"7", "
   local measured, total, seconds, peak = out:match("MEASURED (%d+) OF (%d+) SECONDS (%S+) PEAK_KB (%d+)")
   T.ok(measured and tonumber(seconds) < 20, what .. " ends in seconds: " .. out)
   T.ok(tonumber(peak) < 300 * 1024, what .. " in bounded memory (under 300 MB): " .. tostring(peak) .. " KB")
-  if case[2] ~= "racing" then T.eq(tonumber(measured), 20, what .. ": 20 measured") end
+  if case[2] == "racing" or case[2] == "model" then -- short levels: 1/27 of a full measurement at the least
+    T.ok(tonumber(measured) > 20 and tonumber(measured) <= 27 * 20, what .. ": 20 full-measurement equivalents: " .. measured)
+  else
+    T.eq(tonumber(measured), 20, what .. ": 20 measured")
+  end
   T.ok(tonumber(total) >= (case[1] == "7" and 6000000 or 1000000), what .. ": the space's size is said: " .. out)
 end
 

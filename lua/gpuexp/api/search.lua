@@ -10,8 +10,9 @@
 --          the survivors measured eta times longer, until the last level is a full measurement;
 --   model  a tree-structured Parzen estimator over the axes (ordinal, neighbour-smoothed
 --          densities of the best fifth and the rest), picking among candidates drawn from the
---          good density the one with the highest density ratio; its last quarter of the budget
---          climbs from the best measured to its untried neighbours (one axis, one step).
+--          good density the one with the highest density ratio, each screened at a short level and
+--          promoted eta times longer while among the best 1/eta of its level (BOHB-like); its last
+--          quarter of the proposals climbs from the best to its untried neighbours (one axis, one step).
 -- Every strategy takes a seed, a budget (max_evals: full-measurement equivalents; budget_s: the
 -- evaluations' cost_s) and start points measured first. The space is api/space.lua's (a listed one,
 -- or a lazy one whose filter runs only on what is drawn); `ahead(batch)`, when given, hears of the
@@ -29,7 +30,8 @@ M.GAMMA = 0.2      -- the model's "good" fraction
 M.INITIAL = 12     -- the model's random start (or a quarter of its budget, when less)
 M.CANDIDATES = 48  -- drawn from the good density per proposal
 M.BATCH = 4        -- proposals per round (one sweep each)
-M.CLIMB = 0.25     -- the model's share of the budget for climbing from the best to its neighbours
+M.CLIMB = 0.25     -- the model's share of its proposals that climb from the best to its neighbours
+M.RUNGS = 4        -- the model's levels: a screen at 1/eta^3, then eta times longer up to a full measurement
 
 -- M.seed(value) -> the seed as an integer from 0 to 2^63-1, or nil: a whole number (a float that is
 -- one, or a string of digits: `gpuexp tune --seed` passes it so, as JSON's numbers are doubles);
@@ -283,22 +285,6 @@ local function draw_position(weights, rng)
   return #weights
 end
 
--- The measured configurations, best first (failed ones last).
-local function ranked(state, measured)
-  local list = {}
-  for index in pairs(measured) do list[#list + 1] = {index = index, value = state.entries[index][1].value} end
-  table.sort(list, function(a, b)
-    if not a.value or not b.value then
-      if a.value ~= nil or b.value ~= nil then return a.value ~= nil end
-      return a.index < b.index
-    end
-    if a.value == b.value then return a.index < b.index end
-    if state.direction == "max" then return a.value > b.value end
-    return a.value < b.value
-  end)
-  return list
-end
-
 -- One proposal of the model: of M.CANDIDATES configurations drawn from the good density (an axis at
 -- a time; a draw the filter refuses or that was measured is drawn again), the highest ratio good/rest.
 local function propose(state, rng, l, g, taken)
@@ -341,26 +327,131 @@ local function neighbours(state, index, taken)
   return list
 end
 
+-- The model's rungs: level 1/eta^(R-1) (the screen) up to 1 (a full measurement). R is M.RUNGS, less
+-- while the budget is under twice what a ladder over the random start costs (R x M.INITIAL /
+-- eta^(R-1)): a small budget measures in full from the start (R = 1).
+local function model_levels(budget, eta)
+  local rungs = M.RUNGS
+  while rungs > 1 and rungs * M.INITIAL / eta ^ (rungs - 1) > budget / 2 do rungs = rungs - 1 end
+  local levels = {}
+  for r = 1, rungs do levels[r] = eta ^ -(rungs - r) end
+  return levels
+end
+
+-- The model (BOHB-like: the Parzen estimator's proposals raced asynchronously): every proposal is
+-- measured at the screen; a configuration among the best 1/eta of those measured at a rung is
+-- promoted to the next, eta times longer (asynchronous successive halving), until a full
+-- measurement, while fewer than 1/eta of the rung were promoted (each rung then costs at most what
+-- the screen does: without the cap, proposals better than the ones before, as a model's are, would
+-- all climb to the top). The densities are fitted on the screen's values; the last M.CLIMB of the proposals
+-- are the untried neighbours of the best (the highest rung first, then its value). Once the budget
+-- left is what the promotions still due may cost, proposals stop and the best not yet promoted at
+-- the highest rung below the top are promoted until nothing more fits.
 function strategies.model(state, rng)
   local spec = state.spec
   local sizes = state.space.sizes
-  local budget = math.floor(state.max_evals + 1e-9)
-  local initial = math.min(budget, M.INITIAL, math.max(2, budget // 4))
-  local climb = budget >= 16 and math.floor(budget * M.CLIMB) or 0
+  local eta = spec.eta or M.ETA
+  local budget = state.max_evals
+  local levels = model_levels(budget, eta)
+  local rungs, screen = #levels, levels[1]
+  local initial = rungs > 1 and M.INITIAL or math.min(math.floor(budget + 1e-9), M.INITIAL,
+    math.max(2, math.floor(budget + 1e-9) // 4))
   local next_index = start_then(state, draws(state, rng))
   local start = unique_start(state)
-  local first, measured = {}, {}
+  local measured, at, promoted, count_promoted = {}, {}, {}, {}
+  for r = 1, rungs do at[r], promoted[r], count_promoted[r] = {}, {}, 0 end
+  local function measure(batch, r)
+    if r == 1 then ahead(state, batch) end -- new configurations: the pool compiles them side by side
+    evaluate(state, batch, levels[r])
+    for _, index in ipairs(batch) do
+      at[r][#at[r] + 1] = index
+      if r > 1 then promoted[r - 1][index] = true; count_promoted[r - 1] = count_promoted[r - 1] + 1 end
+    end
+  end
+  local function fits(n, r) return n > 0 and not exhausted(state, n * levels[r]) end
+  local function value(index, r) local e = state.entries[index][levels[r]]; return e and e.value end
+  local function better(a, b)
+    if state.direction == "max" then return a > b end
+    return a < b
+  end
+  -- a rung's measured configurations with a value, best first
+  local function ranked_at(r)
+    local list = {}
+    for _, index in ipairs(at[r]) do
+      local v = value(index, r)
+      if v then list[#list + 1] = {index = index, value = v} end
+    end
+    table.sort(list, function(a, b)
+      if a.value == b.value then return a.index < b.index end
+      return better(a.value, b.value)
+    end)
+    return list
+  end
+  -- the promotions due: at each rung below the top, the best of its best 1/eta not yet promoted,
+  -- while fewer than 1/eta of it were (so that each rung costs what the screen does)
+  local function promote_due()
+    for r = rungs - 1, 1, -1 do
+      local list, batch, quota = ranked_at(r), {}, math.floor(#at[r] / eta)
+      for i = 1, quota do
+        local e = list[i]
+        if e and not promoted[r][e.index] and count_promoted[r] + #batch < quota then batch[#batch + 1] = e.index end
+      end
+      while #batch > 0 and not fits(#batch, r + 1) do batch[#batch] = nil end
+      if #batch > 0 then measure(batch, r + 1); return true end
+    end
+    return false
+  end
+  -- the budget a configuration promoted from the screen still needs, up to a full measurement
+  local carry = 0
+  for r = 2, rungs do carry = carry + levels[r] end
+  local per_round = spec.batch or M.BATCH
+  local reserve = rungs > 1 and carry * per_round / eta or 0
+  -- the proposals the budget allows: each costs its screen and its expected promotions
+  local each = 0
+  for r = 1, rungs do each = each + levels[r] / eta ^ (r - 1) end
+  local climb_after = math.max(initial, budget / each) * (1 - M.CLIMB)
+
+  local first = {}
   while #first < math.max(initial, #start) do
     local index = next_index()
     if index == nil then break end
     first[#first + 1] = index
   end
-  evaluate(state, first, 1)
+  measure(first, 1)
   for _, index in ipairs(first) do measured[index] = true end
-  local function room() return budget - math.floor(state.evaluations + 1e-9) end
-  -- the density ratio's proposals, until the climb's share of the budget is left
-  while not exhausted(state, 1) and room() > climb do
-    local list = ranked(state, measured)
+  local proposed = #first
+  -- the best so far: the highest rung first, then its value there
+  local function leaders()
+    local list, seen = {}, {}
+    for r = rungs, 1, -1 do
+      for _, e in ipairs(ranked_at(r)) do
+        if not seen[e.index] then seen[e.index] = true; list[#list + 1] = e.index end
+      end
+    end
+    return list
+  end
+  local climbed = {}
+  local function climb(room)
+    local batch = {}
+    for _, index in ipairs(leaders()) do
+      if not climbed[index] then
+        local around = neighbours(state, index, measured)
+        if #around == 0 then climbed[index] = true end
+        for _, other in ipairs(around) do
+          if #batch >= room then break end
+          measured[other] = true
+          batch[#batch + 1] = other
+        end
+        if #batch > 0 then break end
+      end
+    end
+    return batch
+  end
+  local function tpe(room)
+    local list = ranked_at(1)
+    for index in pairs(measured) do
+      if not value(index, 1) then list[#list + 1] = {index = index} end
+    end
     local good_count = math.max(1, math.ceil(M.GAMMA * #list))
     local good, bad = {}, {}
     for i, e in ipairs(list) do
@@ -370,37 +461,45 @@ function strategies.model(state, rng)
     local l, g = {}, {}
     for axis, size in ipairs(sizes) do l[axis], g[axis] = density(good, axis, size), density(bad, axis, size) end
     local batch = {}
-    for _ = 1, math.min(spec.batch or M.BATCH, room() - climb) do
+    for _ = 1, room do
       local index = propose(state, rng, l, g, measured)
       if not index then break end
       measured[index] = true
       batch[#batch + 1] = index
     end
-    if #batch == 0 then break end
-    evaluate(state, batch, 1)
+    return batch
   end
-  -- the climb: the untried neighbours of the best measured, then of the next best, ...
-  local climbed = {}
-  while not exhausted(state, 1) and room() > 0 do
-    local batch = {}
-    for _, e in ipairs(ranked(state, measured)) do
-      if not e.value then break end
-      if not climbed[e.index] then
-        local around = neighbours(state, e.index, measured)
-        if #around == 0 then climbed[e.index] = true end
-        for _, index in ipairs(around) do
-          if #batch >= math.min(spec.batch or M.BATCH, room()) then break end
-          measured[index] = true
-          batch[#batch + 1] = index
-        end
-        if #batch > 0 then break end
-      end
+  -- proposals at the screen, the promotions due between them
+  while true do
+    if not promote_due() then
+      local left = budget - state.evaluations
+      local room = math.min(per_round, math.floor((left - reserve) / screen + 1e-9))
+      if room < 1 or exhausted(state, screen) then break end
+      local batch = proposed >= climb_after and climb(room) or {}
+      if #batch == 0 then batch = tpe(room) end
+      if #batch == 0 then break end
+      proposed = proposed + #batch
+      measure(batch, 1)
     end
-    if #batch == 0 then break end
-    evaluate(state, batch, 1)
+  end
+  -- what is left: the promotions due, then the best not yet promoted at the highest rung below the top
+  while rungs > 1 do
+    if not promote_due() then
+      local done = true
+      for r = rungs - 1, 1, -1 do
+        for _, e in ipairs(ranked_at(r)) do
+          if not promoted[r][e.index] then
+            if fits(1, r + 1) then measure({e.index}, r + 1); done = false end
+            break
+          end
+        end
+        if not done then break end
+      end
+      if done then break end
+    end
   end
   local indices = {}
-  for index in pairs(measured) do indices[#indices + 1] = index end
+  for _, index in ipairs(at[rungs]) do indices[#indices + 1] = index end
   table.sort(indices)
   return indices, 1
 end

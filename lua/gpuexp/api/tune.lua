@@ -166,19 +166,26 @@ local function rounds_prefix(spec, name)
   return out:gsub("%.csv$", "") .. "." .. name:gsub("[^%w_.-]", "_")
 end
 
--- The measurement policy of a level: a full measurement at level 1 (the script's own policy);
--- racing's short levels a fraction of its minimum GPU time, a few samples, no noise target.
+-- The measurement policy of a level: a full measurement at level 1 (the script's own policy); a
+-- short level (racing's, the model's) a fraction of its minimum GPU time, a few samples, no noise
+-- target. M.level_policy(level, defaults) -> the options a level below 1 changes (defaults: the
+-- script's gpuexp.measure_defaults; bench/tune/replay.lua simulates short levels with it).
+function M.level_policy(level, defaults)
+  local measure = require("gpuexp.api.measure")
+  local min_samples = math.max(5, math.floor((defaults.min_samples or measure.defaults.min_samples) * level + 0.5))
+  return {min_time_ms = math.max(1, (defaults.min_time_ms or measure.defaults.min_time_ms) * level),
+    min_samples = min_samples, max_noise_pct = 100,
+    -- the same share of the samples' cap: a full measurement that stops there costs level x it
+    max_samples = math.max(min_samples, math.ceil((defaults.max_samples or measure.defaults.max_samples) * level)),
+    timeout_s = math.max(0.1, (defaults.timeout_s or measure.defaults.timeout_s) * level)}
+end
+
 local function with_level(level, fn)
   if level >= 1 then return fn() end
   local defaults = gpuexp.measure_defaults
   local saved = {}
   for k, v in pairs(defaults) do saved[k] = v end
-  local measure = require("gpuexp.api.measure")
-  local full_ms = defaults.min_time_ms or measure.defaults.min_time_ms
-  defaults.min_time_ms = math.max(1, full_ms * level)
-  defaults.min_samples = math.max(5, math.floor((defaults.min_samples or measure.defaults.min_samples) * level + 0.5))
-  defaults.max_noise_pct = 100
-  defaults.timeout_s = math.max(0.1, (defaults.timeout_s or measure.defaults.timeout_s) * level)
+  for k, v in pairs(M.level_policy(level, defaults)) do defaults[k] = v end
   local results = table.pack(pcall(fn))
   for k in pairs(defaults) do defaults[k] = nil end
   for k, v in pairs(saved) do defaults[k] = v end
