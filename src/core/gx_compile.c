@@ -215,6 +215,40 @@ void gx_compile_cache_store(const gx_compile_request *request, gx_compile_result
             request->cache_directory, problem.message);
 }
 
+/* A compile error is as much a function of the key as a cubin is: kept as KEY.fail (the error's
+   message), so that a source that does not compile fails at once the next time, with the same
+   message (a tune's compile helpers reach a configuration first; its run then needs only the error).
+   0 when none is kept; else the error, set from the kept message (GX_ERR_COMPILE). */
+int gx_compile_cache_failure(const gx_compile_request *request, const char *key, gx_error *error)
+{
+    if (!request->cache_directory || !*request->cache_directory)
+        return 0;
+    char path[4096], *text = NULL;
+    size_t size = 0;
+    gx_error ignored;
+    cache_path(path, sizeof path, request->cache_directory, key, "fail");
+    if (gx_read_file(path, &text, &size, &ignored))
+        return 0;
+    gx_fail(error, GX_ERR_COMPILE, "%s", text);
+    gx_error_append(error, "\n(kept in the compile cache: %s)", path);
+    free(text);
+    return error->kind;
+}
+
+/* Keeps a compile error (GX_ERR_COMPILE only: a missing library or memory is not the source's) for
+   gx_compile_cache_failure; a failed write is ignored (the next run compiles it again). */
+void gx_compile_cache_store_failure(const gx_compile_request *request, const char *key, const gx_error *error)
+{
+    if (error->kind != GX_ERR_COMPILE || !request->cache_directory || !*request->cache_directory)
+        return;
+    char directory[4096], path[4096];
+    gx_error ignored;
+    snprintf(directory, sizeof directory, "%s/%.2s", request->cache_directory, key);
+    cache_path(path, sizeof path, request->cache_directory, key, "fail");
+    if (!gx_make_directories(directory, &ignored))
+        gx_write_file_atomic(path, error->message, strlen(error->message), &ignored);
+}
+
 void gx_compile_result_free(gx_compile_result *result)
 {
     free(result->cubin);

@@ -49,6 +49,10 @@ void gx_compile_keys(const gx_compile_request *request, const char *compiler, ch
 int gx_compile_cache_load(const gx_compile_request *request, gx_compile_result *result);
 /* Best effort: a failed write costs a compile later. */
 void gx_compile_cache_store(const gx_compile_request *request, gx_compile_result *result);
+/* A kept compile error of this key: 0 when none, else GX_ERR_COMPILE with its message in *error. */
+int gx_compile_cache_failure(const gx_compile_request *request, const char *key, gx_error *error);
+/* Keeps a GX_ERR_COMPILE error under the key (other errors are not the source's). */
+void gx_compile_cache_store_failure(const gx_compile_request *request, const char *key, const gx_error *error);
 void gx_compile_result_free(gx_compile_result *result);
 /* The compile policy, in the core so that no binding decides it:
    The architecture to compile for: `given` (arch = ...) when there is one, else the build of the

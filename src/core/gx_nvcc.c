@@ -337,6 +337,8 @@ int gx_nvcc_compile(const gx_compile_request *request, gx_compile_result *result
     gx_compile_keys(request, compiler, result->key, result->source_key);
     if (gx_compile_cache_load(request, result) == 0)
         return GX_OK;
+    if (gx_compile_cache_failure(request, result->key, error))
+        return error->kind;
 
     struct timespec start, end;
     clock_gettime(CLOCK_MONOTONIC, &start);
@@ -366,6 +368,8 @@ int gx_nvcc_compile(const gx_compile_request *request, gx_compile_result *result
                              request->source_name, result->log);
         else
             status = nvcc_failed(request, result, argv, argc, exit_code, error);
+        if (exit_code < 128) /* the source's error, kept; a signal (a kill, a timeout) is not */
+            gx_compile_cache_store_failure(request, result->key, error);
         goto done;
     }
     if ((status = read_outputs(&files, result, error)) != GX_OK)

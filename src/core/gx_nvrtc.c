@@ -265,6 +265,8 @@ int gx_nvrtc_compile(const gx_compile_request *request, gx_compile_result *resul
     gx_compile_keys(request, compiler, result->key, result->source_key);
     if (gx_compile_cache_load(request, result) == 0)
         return GX_OK;
+    if (gx_compile_cache_failure(request, result->key, error))
+        return error->kind;
 
     double start = now_seconds();
     nvrtcProgram program;
@@ -272,6 +274,8 @@ int gx_nvrtc_compile(const gx_compile_request *request, gx_compile_result *resul
     if (status)
         return status;
     status = compile_program(program, request, result, error);
+    if (status)
+        gx_compile_cache_store_failure(request, result->key, error);
     if (!status)
         status = read_outputs(program, request, result, error);
     if (!status)

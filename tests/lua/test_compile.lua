@@ -78,6 +78,23 @@ end, "nvrtcCompileProgram failed: NVRTC_ERROR_COMPILATION")
 T.eq(err.kind, "compile", "error kind")
 T.ok(err.message:find('broken.cu(2): error: identifier "undefined_name" is undefined', 1, true), "log with file and line: " .. err.message)
 T.ok(err.message:find("^.-test_compile.lua:%d+: "), "script location first")
+-- a compile error is kept in the cubin cache: the same source fails again at once, with the same
+-- log, and says where it was kept (a tune's compile helpers reach a failing configuration first);
+-- cache = false compiles it again
+local broken = 'extern "C" __global__ void k(float *o) {\n  o[0] = undefined_name;\n}\n// ' ..
+  gpuexp.hash("kept" .. os.time() .. gpuexp.clock()) .. "\n"
+local function broken_compile(cache)
+  return T.raises(function() gpuexp.compile{source = broken, name = "kept.cu", arch = "sm_80", cache = cache} end,
+    "nvrtcCompileProgram failed: NVRTC_ERROR_COMPILATION")
+end
+local first_error = broken_compile()
+T.ok(not first_error.message:find("kept in the compile cache", 1, true), "the first time compiled: " .. first_error.message)
+local kept = broken_compile()
+T.eq(kept.kind, "compile", "a kept error's kind")
+T.ok(kept.message:find("kept in the compile cache", 1, true) and
+  kept.message:find('kept.cu(2): error: identifier "undefined_name" is undefined', 1, true), "kept, with its log: " .. kept.message)
+T.ok(kept.message:find("^.-test_compile.lua:%d+: "), "a kept error names the script's line")
+T.ok(not broken_compile(false).message:find("kept in the compile cache", 1, true), "cache = false compiles it again")
 T.raises(function() gpuexp.compile{source = "x", file = "y"} end, "exactly one of 'source'")
 T.raises(function() gpuexp.compile{file = "no/such/kernel.cu", arch = "sm_80"} end, "kernel file 'no/such/kernel.cu' not found")
 T.raises(function() gpuexp.compile{source = "", arch = "gfx90a"} end, "arch must look like 'sm_90'")

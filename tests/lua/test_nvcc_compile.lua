@@ -26,6 +26,11 @@ print("BROKEN " .. raised(function()
   gpuexp.compile{source = unique .. "__global__ void k() { int x = ; }\n", name = "broken", compiler = "nvcc",
     arch = "sm_90"}
 end))
+-- the same again: its error kept in the cache, nvcc not run
+print("KEPT " .. raised(function()
+  gpuexp.compile{source = unique .. "__global__ void k() { int x = ; }\n", name = "broken", compiler = "nvcc",
+    arch = "sm_90"}
+end))
 -- PTX only for a virtual architecture
 local ptx = gpuexp.compile{source = unique .. "__global__ void k(float *x) { x[0] = 1; }\n", name = "ptx_only.cu",
   compiler = "nvcc", arch = "compute_90"}
@@ -43,13 +48,17 @@ end))
 ]])
 local code, out, err = ws.run("--quiet --inline --arch sm_90 steps.lua", "TMPDIR=" .. ws.dir .. "/tmp")
 T.eq(code, 0, "the script runs: " .. err)
-local broken = out:match("BROKEN ([^\n]*\n.-)\nPTX") or ""
+local broken = out:match("BROKEN ([^\n]*\n.-)\nKEPT") or ""
+local kept = out:match("KEPT ([^\n]*\n.-)\nPTX") or ""
+T.ok(not broken:find("kept in the compile cache", 1, true), "the first time nvcc ran: " .. broken)
+T.ok(kept:find("nvcc failed (exit code 1) for broken (arch sm_90):", 1, true) and
+  kept:find("kept in the compile cache", 1, true), "the second time, the kept error: " .. kept)
 T.ok(broken:find("nvcc failed (exit code 1) for broken (arch sm_90):", 1, true), "how nvcc ended: " .. broken)
 T.ok(broken:find("broken.cu", 1, true) and broken:find("error", 1, true), "nvcc's log, of the file as written: " .. broken)
 T.ok(broken:find("command: [^\n]*nvcc %-cubin %-arch=sm_90 %-Xptxas=%-v %-%-keep"), "the command: " .. broken)
 T.ok(out:find("PTX compute_90 true true", 1, true), "compute_90: the PTX: " .. out)
 T.ok(out:find("CUBIN sm_90 true", 1, true), "sm_90: a cubin and its PTX: " .. out)
-T.ok(out:find("REFUSED steps.lua:23: nvcc option '--dryrun' is not accepted", 1, true), "a refused option: " .. out)
+T.ok(out:find("REFUSED steps.lua:28: nvcc option '--dryrun' is not accepted", 1, true), "a refused option: " .. out)
 local listing = io.popen("ls -A '" .. ws.dir .. "/tmp'")
 local left = listing:read("a")
 listing:close()
