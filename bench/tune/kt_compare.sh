@@ -24,7 +24,9 @@
 #     tune37/conv/brute.json tune37/matmul/brute.json && build/gpuexp --quiet --inline bench/tune/kt_table.lua DIR/kt DIR/tune37
 # KT_COMPARE_BUDGET_S (520: the whole wall), KT_COMPARE_RESERVE_S (50: kept for the referee and the
 # table), KT_COMPARE_SEEDS ("1 2 3"), KT_COMPARE_STRATEGIES and KT_TIME_LIMIT_S (90: Kernel Tuner's
-# time_limit per run) change the plan.
+# time_limit per run) change the plan. KT_COMPARE_PRIOR names an earlier call's kt_records.tar.gz
+# (its seeds' records, on the same kind of GPU): this call's seeds are added to them, and the referee
+# re-measures the winners of all of them in one run.
 set -u
 OUT=${1:?usage: bench/tune/kt_compare.sh OUTDIR}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -47,7 +49,12 @@ trap 'rm -rf "$WORK"' EXIT
 RECORDS=$WORK/kt TRUTH=$WORK/tune37 CACHES=$WORK/caches SITE=$WORK/site
 mkdir -p "$RECORDS" "$CACHES/shared"
 STEPS=$RECORDS/steps.tsv
-printf 'step\tseconds\texit\n' > "$STEPS"
+if [ -n "${KT_COMPARE_PRIOR:-}" ]; then
+  tar -xzf "$KT_COMPARE_PRIOR" -C "$WORK" || { echo "kt_compare.sh: cannot read $KT_COMPARE_PRIOR" | tee -a "$LOG" >&2; exit 2; }
+  rm -f "$RECORDS/referee.json" "$RECORDS/kt_table.md" # the referee's run is this call's, of every seed
+else
+  printf 'step\tseconds\texit\n' > "$STEPS"
+fi
 say() { echo "$*" | tee -a "$LOG"; }
 left() { echo $((START + BUDGET_S - $(date +%s))); }
 now() { date +%s.%N; }
@@ -83,9 +90,10 @@ grep "Kernel Tuner's space" "$LOG" | tail -n 2
 gpuexp_tune() {
   local space=$1 run=$2 seed=$3 cache=$CACHES/shared state=warm
   if [ "$seed" = 1 ]; then
-    state=cold
     [ "$run" = racing ] || { cache=$CACHES/$space-$run-1; mkdir -p "$cache"; }
   fi
+  # cold: an empty cache (seed 1's; a later seed's racing when no seed 1 ran in this call)
+  [ -n "$(ls -A "$cache" 2>/dev/null)" ] || state=cold
   GPUEXP_CACHE_DIR=$cache GPUEXP_CACHE_STATE=$state step "gpuexp $space $run seed $seed ($state)" \
     "$GPUEXP" --quiet "$ROOT/bench/tune/study.lua" "$space" "$run" "$RECORDS/gpuexp" "$seed"
   grep "^$space $run: seed $seed," "$LOG" | tail -n 1
