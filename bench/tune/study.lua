@@ -9,7 +9,8 @@
 -- regret bound, every configuration measured at the final level with its samples), the wall time,
 -- the GPU time (the sum of the timed samples), what the compile pool did, where the wall time went
 -- (result.timing: docs/howto/tune.md), the GPU and the cores.
--- bench/tune/replay.lua recomputes the tables from these files alone.
+-- bench/tune/replay.lua recomputes the tables from these files alone. GPUEXP_STUDY_WORKERS sets the
+-- compile pool's helpers (default: the cores less one).
 local json = require("gpuexp.store.json")
 
 local SPACE, RUN, OUTDIR, SEED = arg[1], arg[2], arg[3], arg[4]
@@ -29,7 +30,8 @@ local started = gpuexp.clock()
 local result = gpuexp.tune{name = "tune", axes = space.axes, where = space.where, setup = space.setup, run = space.run,
   compile = space.compile, objective = "median_ms", condition = space.condition,
   sources = space.sources, options = space.options, strategy = RUN, seed = seed,
-  max_evals = RUN ~= "brute" and math.ceil(count / 10) or nil, out = folder .. "/" .. name .. ".csv", quiet = true}
+  max_evals = RUN ~= "brute" and math.ceil(count / 10) or nil, out = folder .. "/" .. name .. ".csv", quiet = true,
+  compile_workers = math.tointeger(tonumber(os.getenv("GPUEXP_STUDY_WORKERS") or ""))} -- default: the cores less one
 if not result then print("offline plan: nothing measured") return end
 local wall = gpuexp.clock() - started
 
