@@ -198,9 +198,14 @@ end
 function M.count_pass(run, code)
   local o = run.options
   if not o.lines or o.lines_only or run.plan or run.worker or not (code == 0 or code == 1 or code == 5) then return code end
-  local work = os.tmpname()
-  os.remove(work)
-  gpuexp.mkdir(work)
+  -- a folder of its own (mktemp -d: never a name another user could have taken first)
+  local made, _, _, folder = gpuexp._process.run({"mktemp", "-d", (os.getenv("TMPDIR") or "/tmp") .. "/gpuexp-lines.XXXXXX"},
+    {capture = true})
+  local work = made == 0 and folder and folder:gsub("%s+$", "") or ""
+  if work == "" then
+    io.stderr:write("gpuexp --lines: no SASS counts: cannot make a temporary folder (mktemp -d failed); the PC samples are kept\n")
+    return code
+  end
   local log = work .. "/counts.log"
   local result, stop = gpuexp._process.run(M.count_argv(run.worker_argv, o.lines, work .. "/counts.csv"), {output = log})
   if stop ~= 0 then code = 128 + stop
