@@ -90,7 +90,7 @@ expect 2 "gpuexp occupancy: block size 2048 is outside 1..1024 for sm_90" "$gpue
 expect_line 2 1 "" "$gpuexp" occupancy --arch sm_90 --block 256,2048
 
 # metrics without CUPTI, and names checked without a GPU
-expect 3 "gpuexp metrics: CUPTI not found (tried /nonexistent and /usr/local/cuda/lib64): install the CUDA toolkit's CUPTI or set GX_LIBCUPTI" \
+expect 3 "gpuexp metrics: CUPTI not found (tried /nonexistent): install the CUDA toolkit's CUPTI or set GX_LIBCUPTI" \
     env GX_LIBCUPTI=/nonexistent "$gpuexp" metrics --chips
 # (not in the sanitizer job: CUPTI loads libnvperf_host with RTLD_DEEPBIND, which AddressSanitizer refuses)
 if [ -z "${GPUEXP_NO_CUPTI_HOST:-}" ]; then
