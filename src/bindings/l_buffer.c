@@ -107,11 +107,7 @@ static void check_element(lua_State *L, int index, gx_type type, void *out, cons
         memcpy(out, &value, 8);
         return;
     }
-    static const lua_Integer low[GX_TYPE_COUNT] = {
-        [GX_I32] = INT32_MIN, [GX_U32] = 0, [GX_U8] = 0, [GX_I8] = INT8_MIN, [GX_I16] = INT16_MIN, [GX_U16] = 0};
-    static const lua_Integer high[GX_TYPE_COUNT] = {[GX_I32] = INT32_MAX, [GX_U32] = UINT32_MAX, [GX_U8] = UINT8_MAX,
-                                                    [GX_I8] = INT8_MAX,   [GX_I16] = INT16_MAX,  [GX_U16] = UINT16_MAX};
-    if (value < low[type] || value > high[type])
+    if (!gx_type_integer_fits(type, value))
         l_raisef(L, GX_ERR_USAGE, "%s %lld does not fit in %s", what, (long long)value, gx_type_name(type));
     gx_element_set(out, type, 0, (double)value);
 }

@@ -23,41 +23,15 @@ static int make_scalar(lua_State *L, int type)
         if (!is_integer)
             return l_raisef(L, GX_ERR_USAGE, "gpuexp.%s: expected an integer, got %s", gx_type_name((gx_type)type),
                             lua_tostring(L, 1));
-        int ok = 1;
-        switch (type) {
-        case GX_I32:
-            ok = v >= INT32_MIN && v <= INT32_MAX;
-            scalar->value.i32 = (int32_t)v;
-            break;
-        case GX_U32:
-            ok = v >= 0 && v <= UINT32_MAX;
-            scalar->value.u32 = (uint32_t)v;
-            break;
-        case GX_I64: scalar->value.i64 = v; break;
-        case GX_U64:
-            ok = v >= 0;
-            scalar->value.u64 = (uint64_t)v;
-            break;
-        case GX_U8:
-            ok = v >= 0 && v <= 255;
-            scalar->value.u8 = (uint8_t)v;
-            break;
-        case GX_I8:
-            ok = v >= -128 && v <= 127;
-            scalar->value.i8 = (int8_t)v;
-            break;
-        case GX_I16:
-            ok = v >= INT16_MIN && v <= INT16_MAX;
-            scalar->value.i16 = (int16_t)v;
-            break;
-        case GX_U16:
-            ok = v >= 0 && v <= UINT16_MAX;
-            scalar->value.u16 = (uint16_t)v;
-            break;
-        }
+        /* a 64-bit type holds any lua_Integer (u64: not a negative one); the others their range */
+        int ok = type == GX_I64 || (type == GX_U64 ? v >= 0 : gx_type_integer_fits((gx_type)type, v));
         if (!ok)
             return l_raisef(L, GX_ERR_USAGE, "gpuexp.%s: %lld is out of range", gx_type_name((gx_type)type),
                             (long long)v);
+        if (type == GX_I64 || type == GX_U64)
+            memcpy(&scalar->value, &v, sizeof v);
+        else
+            gx_element_set(&scalar->value, (gx_type)type, 0, (double)v); /* exact: 32 bits or fewer */
     }
     luaL_setmetatable(L, GX_SCALAR_TYPE);
     return 1;

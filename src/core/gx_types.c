@@ -70,6 +70,14 @@ int gx_type_is_float(gx_type type)
     return type == GX_F32 || type == GX_F64 || gx_type_is_narrow_float(type);
 }
 
+int gx_type_integer_fits(gx_type type, long long value)
+{
+    static const long long low[GX_TYPE_COUNT] = {[GX_I32] = INT32_MIN, [GX_I8] = INT8_MIN, [GX_I16] = INT16_MIN};
+    static const long long high[GX_TYPE_COUNT] = {[GX_I32] = INT32_MAX, [GX_U32] = UINT32_MAX, [GX_U8] = UINT8_MAX,
+                                                  [GX_I8] = INT8_MAX,   [GX_I16] = INT16_MAX,  [GX_U16] = UINT16_MAX};
+    return high[type] != 0 && value >= low[type] && value <= high[type];
+}
+
 double gx_element_get(const void *base, gx_type type, size_t i)
 {
     switch (type) {

@@ -31,6 +31,9 @@ int gx_type_parse_c(const char *c_name);
 const char *gx_type_name(gx_type type);
 size_t gx_type_size(gx_type type);
 int gx_type_is_float(gx_type type);
+/* Whether an integer value fits an integer type of 32 bits or fewer (i32, u32, i16, u16, i8, u8);
+   0 for the other types, whose callers decide (a 64-bit type holds any lua_Integer's bits). */
+int gx_type_integer_fits(gx_type type, long long value);
 
 /* Reads/writes one element as a double (integers beyond 2^53 lose precision); f16, bf16 and fp8
    are rounded as the CUDA headers round (gx_narrow.h). */
