@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gx_clock.h"
 #include "gx_files.h"
 #include "gx_nvcc.h"
 #include "gx_toolkit.h"
@@ -293,13 +294,13 @@ int l_compile(lua_State *L)
     snprintf(program->notes, sizeof program->notes, "%s", build.notes);
     program->source = strdup(source); /* NULL when out of memory: the messages then give PTX types */
     gx_error error;
-    double started = l_now_s();
+    double started = gx_clock_s();
     int failed = use_nvcc ? gx_nvcc_compile(&request, &program->compiled, &error)
                           : gx_nvrtc_compile(&request, &program->compiled, &error);
     say_cache_warnings(&program->compiled, failed);
     if (!failed)
         failed = gx_compile_check_names(&request, &program->compiled, &error);
-    compile_seconds += l_now_s() - started;
+    compile_seconds += gx_clock_s() - started;
     if (failed) {
         compile_hints(&error, program->compiler);
         return l_raise(L, &error);

@@ -11,6 +11,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "gx_clock.h"
 #include "gx_files.h"
 #include "gx_symbols.h"
 #include "gx_signature.h"
@@ -231,11 +232,11 @@ int l_program_modules(lua_State *L, int program_index)
     size_t log_size = is_ptx ? 65536 : 0;
     char *log = is_ptx ? calloc(1, log_size) : NULL;
     gx_error error;
-    double started = l_now_s();
+    double started = gx_clock_s();
     for (int i = 0; i < count; i++) {
         int failed = gx_module_load(&program->modules[i], &device->device, images[i], log, log_size, &error);
-        load_seconds += l_now_s() - started;
-        started = l_now_s();
+        load_seconds += gx_clock_s() - started;
+        started = gx_clock_s();
         if (failed) {
             free(log);
             for (int j = 0; j < i; j++)

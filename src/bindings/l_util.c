@@ -2,7 +2,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "gx_driver.h"
 #include "gx_nvrtc.h"
@@ -311,11 +310,4 @@ void l_call_gpuexp(lua_State *L, const char *name)
     lua_getfield(L, -1, name);
     lua_remove(L, -2);
     lua_call(L, 0, 1);
-}
-
-double l_now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }

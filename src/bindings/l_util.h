@@ -58,7 +58,5 @@ void l_check_element_spec(lua_State *L, int index, int *type, size_t *count);
 void l_set_cuda_versions(lua_State *L, int loaded_only);
 /* Pushes a table of statistics (min_ms, median_ms, ...) computed from samples (sorted in place). */
 void l_push_stats(lua_State *L, double *samples, size_t count, const char *unit_suffix);
-/* The monotonic clock in seconds (the host-time counters gpuexp.tune's wall-time breakdown reads). */
-double l_now_s(void);
 
 #endif

@@ -4,13 +4,13 @@
    sampling's records are read from the configured buffer after every Stop and at Disable, and from
    cuptiPCSamplingGetData into a buffer of its own until nothing remains; one SASS record comes back
    per (instruction, metric); and the two collectors never share a process (gx_lines_plan_for). */
+#include "gx_clock.h"
 #include "gx_lines.h"
 
 #include <elf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "gx_cupti_internal.h"
 #include "gx_driver.h"
@@ -49,13 +49,6 @@ void gx_lines_plan_for(int owner, int want_pc, int want_sass, gx_lines_plan *pla
                  "not taken: this process samples PCs, and SASS metrics after PC sampling fail (CUPTI 13, "
                  "driver 580); count them in a process of their own: line_profile{sass = true, pc_sampling = "
                  "false} (docs/howto/lines.md)");
-}
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
 /* Copies a message into a stage's note, cut to fit. */
@@ -306,7 +299,7 @@ static int sass_pass(gx_line_profile *p, const gx_device *device, const void *im
 static int sass_stage(gx_line_profile *p, const gx_device *device, const void *image, const char *symbol,
                       gx_line_launch_fn launch, void *user, gx_error *error)
 {
-    double started = now_s();
+    double started = gx_clock_s();
     gx_error refusal;
     if (gx_cupti_device_supported(device, CUPTI_PROFILER_SASS_METRICS, &refusal)) {
         if (refusal.kind != GX_ERR_PROFILER) {
@@ -342,7 +335,7 @@ static int sass_stage(gx_line_profile *p, const gx_device *device, const void *i
                      " (and with all %d metrics at once: %.300s)", p->metric_count, first_refusal);
     }
     p->sass_done = !refused;
-    p->sass_seconds = now_s() - started;
+    p->sass_seconds = gx_clock_s() - started;
     return GX_OK;
 }
 
@@ -581,7 +574,7 @@ static int pc_stage(gx_line_profile *p, const gx_device *device, const void *ima
 {
     CUptiResult result_;
     gx_error stage_failure_, refusal;
-    double started = now_s();
+    double started = gx_clock_s();
     if (gx_cupti_device_supported(device, CUPTI_PROFILER_PC_SAMPLING, &refusal)) {
         if (refusal.kind != GX_ERR_PROFILER) {
             *error = refusal;
@@ -611,7 +604,7 @@ static int pc_stage(gx_line_profile *p, const gx_device *device, const void *ima
     }
     if (failure.kind != GX_OK || !s->open) {
         note(p->pc_error, sizeof p->pc_error, failure.message);
-        p->pc_seconds = now_s() - started;
+        p->pc_seconds = gx_clock_s() - started;
         return GX_OK;
     }
     /* the profile's reasons, and sample counters for the instructions the SASS stage found */
@@ -659,7 +652,7 @@ static int pc_stage(gx_line_profile *p, const gx_device *device, const void *ima
         if (status != GX_OK || drain(s, p, &refused, error))
             break;
         if (p->record_samples >= o->min_samples || p->launches >= o->max_launches ||
-            now_s() - started >= o->max_seconds)
+            gx_clock_s() - started >= o->max_seconds)
             break;
         /* CUPTI counted samples it has not handed over (they come at Disable), or none came from
            three ranges: more launches would only fill its buffers */
@@ -686,7 +679,7 @@ static int pc_stage(gx_line_profile *p, const gx_device *device, const void *ima
                 "PC sampling gave no samples (%d launch(es) in %d range(s), CUPTI counted %llu samples, %llu dropped)",
                 p->launches, p->ranges, (unsigned long long)p->total_samples, (unsigned long long)p->dropped_samples);
     }
-    p->pc_seconds = now_s() - started;
+    p->pc_seconds = gx_clock_s() - started;
     return status;
 }
 

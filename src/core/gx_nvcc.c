@@ -1,3 +1,4 @@
+#include "gx_clock.h"
 #include "gx_nvcc.h"
 
 #include <dirent.h>
@@ -8,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "gx_files.h"
@@ -340,8 +340,7 @@ int gx_nvcc_compile(const gx_compile_request *request, gx_compile_result *result
     if (gx_compile_cache_failure(request, result->key, error))
         return error->kind;
 
-    struct timespec start, end;
-    clock_gettime(CLOCK_MONOTONIC, &start);
+    double start = gx_clock_s();
     nvcc_files files;
     if ((status = prepare_files(request, &files, error)) != GX_OK)
         return status;
@@ -376,8 +375,7 @@ int gx_nvcc_compile(const gx_compile_request *request, gx_compile_result *result
         goto done;
     if (request->name_expression_count && (status = read_lowered_names(request, result, error)) != GX_OK)
         goto done;
-    clock_gettime(CLOCK_MONOTONIC, &end);
-    result->compile_seconds = (double)(end.tv_sec - start.tv_sec) + (double)(end.tv_nsec - start.tv_nsec) * 1e-9;
+    result->compile_seconds = gx_clock_s() - start;
     gx_compile_cache_store(request, result);
 done:
     for (int i = 0; i < argc; i++)

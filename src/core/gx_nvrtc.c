@@ -1,3 +1,4 @@
+#include "gx_clock.h"
 #include "gx_nvrtc.h"
 
 #include <dlfcn.h>
@@ -6,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 // an X-macro list, one entry a line (clang-format 14 does not settle on such a list)
 // clang-format off
@@ -118,13 +118,6 @@ static int nvrtc_fail(gx_error *error, const char *call, nvrtcResult result)
 {
     return gx_fail(error, result == NVRTC_ERROR_COMPILATION ? GX_ERR_COMPILE : GX_ERR_SYSTEM, "%s failed: %s", call,
                    nvrtc.nvrtcGetErrorString(result));
-}
-
-static double now_seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
 /* A program of the request's source with its name expressions added (for their lowered names). */
@@ -268,7 +261,7 @@ int gx_nvrtc_compile(const gx_compile_request *request, gx_compile_result *resul
     if (gx_compile_cache_failure(request, result->key, error))
         return error->kind;
 
-    double start = now_seconds();
+    double start = gx_clock_s();
     nvrtcProgram program;
     int status = create_program(request, &program, error);
     if (status)
@@ -285,7 +278,7 @@ int gx_nvrtc_compile(const gx_compile_request *request, gx_compile_result *resul
         gx_compile_result_free(result);
         return status;
     }
-    result->compile_seconds = now_seconds() - start;
+    result->compile_seconds = gx_clock_s() - start;
     gx_compile_cache_store(request, result);
     return GX_OK;
 }

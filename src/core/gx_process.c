@@ -1,3 +1,4 @@
+#include "gx_clock.h"
 #include "gx_process.h"
 
 #include "gx_guard.h"
@@ -310,13 +311,6 @@ int gx_process_end_recorded(const char *path)
     return 1;
 }
 
-static double monotonic_seconds(void)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
-}
-
 int gx_process_start(char *const argv[], const gx_run_options *options, int input, int output, gx_guarded *started,
                      gx_error *error)
 {
@@ -354,7 +348,7 @@ int gx_process_finish(gx_guarded *started, const gx_run_options *options, gx_run
     memset(result, 0, sizeof *result);
     pid_t group = started->guard;
     int status = 0;
-    double begun = monotonic_seconds(), kill_at = -1;
+    double begun = gx_clock_s(), kill_at = -1;
     double grace = options->grace_s > 0 ? options->grace_s : 5;
     sigset_t during; /* the stop signals let in while waiting, so one is taken here and passed on */
     sigprocmask(SIG_SETMASK, NULL, &during);
@@ -366,7 +360,7 @@ int gx_process_finish(gx_guarded *started, const gx_run_options *options, gx_run
         struct timespec nap = {0, 20 * 1000 * 1000};
         if (ppoll(&report, 1, &nap, &during) > 0 && gx_guard_ended(started, &status))
             break;
-        double now = monotonic_seconds();
+        double now = gx_clock_s();
         if (stop_signal && !result->stop) {
             result->stop = stop_signal;
             kill(-group, stop_signal); /* the group: a shell and what it started */
@@ -385,7 +379,7 @@ int gx_process_finish(gx_guarded *started, const gx_run_options *options, gx_run
         unlink(options->record);
     if (result->stop || result->timed_out)
         kill(-group, SIGKILL); /* what the command left in its group goes with it */
-    result->seconds = monotonic_seconds() - begun;
+    result->seconds = gx_clock_s() - begun;
     result->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
     result->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     return GX_OK;

@@ -4,11 +4,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define XXH_INLINE_ALL /* header-only: no libxxhash at run time */
 #include <xxhash.h>
 
+#include "gx_clock.h"
 #include "gx_cache.h"
 #include "gx_files.h"
 #include "gx_cupti.h"
@@ -33,13 +33,6 @@ struct gx_profiler {
     size_t scratch_bytes;
     gx_profile_timing timing; /* where the last collect's time went */
 };
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 const gx_profile_timing *gx_profiler_timing(const gx_profiler *p)
 {
@@ -287,7 +280,7 @@ static int replay(gx_profiler *p, const char *const *names, int count, int range
 {
     gx_profile_timing *t = &p->timing;
     memset(t, 0, sizeof *t);
-    double mark = now_s();
+    double mark = gx_clock_s();
     *passes = 0;
     if (count <= 0)
         return gx_fail(error, GX_ERR_USAGE, "no metrics asked for");
@@ -316,7 +309,7 @@ static int replay(gx_profiler *p, const char *const *names, int count, int range
     config.passIndex = 0;
     config.targetNestingLevel = 1;
     CUPTI_CHECK(error, cuptiRangeProfilerSetConfig, &config);
-    double now = now_s();
+    double now = gx_clock_s();
     t->setup_s = now - mark;
     mark = now;
     for (int pass = 0;; pass++) {
@@ -324,23 +317,23 @@ static int replay(gx_profiler *p, const char *const *names, int count, int range
             return gx_fail(error, GX_ERR_PROFILER, "CUPTI asked for more than 256 replay passes");
         if ((before && before(user, pass, error)) || GX_CU(error, d->cuCtxSynchronize()))
             return error->kind;
-        now = now_s();
+        now = gx_clock_s();
         t->prepare_s += now - mark;
         mark = now;
         CUpti_RangeProfiler_Start_Params start = {.structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
         start.pRangeProfilerObject = p->range;
         CUPTI_CHECK(error, cuptiRangeProfilerStart, &start);
-        now = now_s();
+        now = gx_clock_s();
         t->start_s += now - mark;
         mark = now;
         int launched = inside(user, pass, error);
-        now = now_s();
+        now = gx_clock_s();
         t->launch_s += now - mark;
         mark = now;
         CUpti_RangeProfiler_Stop_Params stop = {.structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
         stop.pRangeProfilerObject = p->range;
         CUptiResult stopped = gx_cupti.cuptiRangeProfilerStop(&stop);
-        now = now_s();
+        now = gx_clock_s();
         t->stop_s += now - mark;
         mark = now;
         if (launched)
@@ -367,7 +360,7 @@ static int replay(gx_profiler *p, const char *const *names, int count, int range
     if (info.numTotalRanges != (size_t)ranges)
         return gx_fail(error, GX_ERR_PROFILER, "CUPTI recorded %zu range(s) where %d kernel(s) ran",
                        info.numTotalRanges, ranges);
-    now = now_s();
+    now = gx_clock_s();
     t->decode_s = now - mark;
     return GX_OK;
 }
@@ -413,11 +406,11 @@ int gx_profiler_collect_ranges(gx_profiler *p, const char *const *names, int cou
     struct single s = {prepare, run, user};
     if (replay(p, names, count, ranges, single_before, single_inside, &s, passes, error))
         return error->kind;
-    double mark = now_s();
+    double mark = gx_clock_s();
     int status = GX_OK;
     for (int r = 0; r < ranges && status == GX_OK; r++)
         status = evaluate(p, names, count, r, values + (size_t)r * (size_t)count, error);
-    p->timing.evaluate_s = now_s() - mark;
+    p->timing.evaluate_s = gx_clock_s() - mark;
     return status;
 }
 
@@ -452,10 +445,10 @@ int gx_profiler_collect_batch(gx_profiler *p, const char *const *names, int coun
     int per_launch = kernels_per_prepare + 1;
     if (replay(p, names, count, launches * per_launch, NULL, batch_inside, &b, passes, error))
         return error->kind;
-    double mark = now_s();
+    double mark = gx_clock_s();
     for (int i = 0; i < launches; i++) /* each launch's range comes after its prepare's kernels */
         if (evaluate(p, names, count, i * per_launch + kernels_per_prepare, values + (size_t)i * (size_t)count, error))
             return error->kind;
-    p->timing.evaluate_s = now_s() - mark;
+    p->timing.evaluate_s = gx_clock_s() - mark;
     return GX_OK;
 }
