@@ -484,7 +484,6 @@ function M.run(spec)
     t.strategy, t.seed, t.max_evals, budget_text(t.o), #t.start))
   local o = t.o
   local started = gpuexp.clock()
-  t.timing = new_timing() -- (anew: the wall time from here)
   t.pool = timed(t, "pool_s", pool.start, o, t.say)
   local ok, found = pcall(search.run, {space = t.space, strategy = t.strategy, seed = t.seed,
     max_evals = t.max_evals, budget_s = o.budget_s, start = t.start, direction = t.objective.goal,
