@@ -334,6 +334,22 @@ T.eq(code, 2, "an empty folder")
 T.ok(err:find("holds no line profile", 1, true), err)
 code, _, err = ws.run("lines --top 0 b n")
 T.eq(code, 2, "--top 0")
+-- folders of --lines runs: each launch's PC samples (X.lines.json) read with its SASS counts beside
+-- them (X.sass.lines.json), a launch with counts alone paired by its counts' name
+for _, side in ipairs({{"bc", both_base}, {"nc", both_new}}) do
+  gpuexp.mkdir(ws.dir .. "/" .. side[1])
+  line_profile.write(ws.dir .. "/" .. side[1] .. "/k-1" .. line_profile.SUFFIX, judge.only(side[2], "samples"))
+  line_profile.write(ws.dir .. "/" .. side[1] .. "/k-1" .. line_profile.SASS_SUFFIX, judge.only(side[2], "counts"))
+  line_profile.write(ws.dir .. "/" .. side[1] .. "/k-3" .. line_profile.SASS_SUFFIX, judge.only(side[2], "counts"))
+end
+code, out, err = ws.run("lines bc nc --json")
+T.eq(code, 0, "folders with SASS counts beside: " .. err)
+decoded = json.decode(out)
+T.eq(#decoded, 2, "two launches, each once: " .. out)
+for _, summary in ipairs(decoded) do
+  T.eq(summary.basis, "counts", "ranked by the counts: " .. out)
+  T.eq(summary.lines[1].where, "k.cu:3", "the added line first")
+end
 
 -- ---- --lines: the SASS counts' second run ----
 local api = require("gpuexp.api.lines")

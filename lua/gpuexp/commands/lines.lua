@@ -28,9 +28,8 @@ local function folder_profiles(folder)
   local files, names = {}, {}
   for name in listing:gmatch("[^\n]+") do names[name] = true end
   for name in pairs(names) do
-    local counts = name:sub(-#line_profile.SASS_SUFFIX) == line_profile.SASS_SUFFIX
-    if counts and not names[name:sub(1, #name - #line_profile.SASS_SUFFIX) .. line_profile.SUFFIX]
-      or not counts and name:sub(-#line_profile.SUFFIX) == line_profile.SUFFIX then
+    local launch = line_profile.launch_path(name)
+    if launch ~= name and not names[launch] or launch == name and name:sub(-#line_profile.SUFFIX) == line_profile.SUFFIX then
       files[#files + 1] = name
     end
   end
@@ -63,10 +62,7 @@ function M.pairs_of(base, new)
   local new_files, why_new = folder_profiles(new)
   if not new_files then return nil, why_new end
   -- a launch's files by its name (its SASS counts alone under the name of its PC samples)
-  local function launch_of(name)
-    return name:sub(-#line_profile.SASS_SUFFIX) == line_profile.SASS_SUFFIX
-      and name:sub(1, #name - #line_profile.SASS_SUFFIX) .. line_profile.SUFFIX or name
-  end
+  local launch_of = line_profile.launch_path
   local in_base, left_base, left_new = {}, {}, {}
   for _, name in ipairs(base_files) do in_base[launch_of(name)] = name end
   for _, name in ipairs(new_files) do

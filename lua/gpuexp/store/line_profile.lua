@@ -128,6 +128,12 @@ end
 
 -- The path of the SASS counts beside a profile's path (X.lines.json -> X.sass.lines.json).
 function M.sass_path(path) return path:sub(1, #path - #M.SUFFIX) .. M.SASS_SUFFIX end
+-- The other way: the launch's profile path of a SASS counts' path (X.sass.lines.json ->
+-- X.lines.json); any other path as it is.
+function M.launch_path(path)
+  if path:sub(-#M.SASS_SUFFIX) ~= M.SASS_SUFFIX then return path end
+  return path:sub(1, #path - #M.SASS_SUFFIX) .. M.SUFFIX
+end
 
 -- One profile of a launch from two of it, each by one collector (in two processes): the PC samples
 -- of `sampled` and the SASS counts of `counted`, instruction by instruction (matched by function
@@ -172,7 +178,7 @@ end
 -- a path to the counts alone reads them alone. Nil and why, as read.
 function M.read_with_counts(path)
   local profile, why = M.read(path)
-  if not profile or path:sub(-#M.SASS_SUFFIX) == M.SASS_SUFFIX then return profile, why end
+  if not profile or M.launch_path(path) ~= path then return profile, why end
   local counts_path = M.sass_path(path)
   local file = io.open(counts_path, "rb")
   if not file then return profile end
